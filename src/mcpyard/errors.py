@@ -1,0 +1,77 @@
+"""The one error tree of mcpyard.
+
+Every error mcpyard raises on purpose derives from `McpyardError`, carries structured
+data, and has a message that says what went wrong and what to do::
+
+    McpyardError
+    ├── ConfigError            a source cannot be used at all (nothing starts until fixed)
+    ├── UsageError             a command line or API argument is wrong
+    ├── StateError             the host cannot do that now (reload during a call, closed host)
+    └── CallError              a tool call was refused or failed before a result existed
+                               (`code` is the `CallResult.error.code` the model sees)
+
+Per-server problems (a bad value, a missing command, a dead process) are not raised:
+they become that server's state and reason on the status page, and the other servers
+carry on.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+__all__ = ["CallError", "ConfigError", "McpyardError", "StateError", "UsageError"]
+
+
+class McpyardError(Exception):
+    """Base class of every error mcpyard raises on purpose."""
+
+    def __init__(self, message: str) -> None:
+        super().__init__(message)
+        self.message = message
+
+    def __str__(self) -> str:
+        return self.message
+
+
+class ConfigError(McpyardError):
+    """A configuration source cannot be used; nothing starts until it is fixed.
+
+    Attributes:
+        source: the file at fault, when there is one.
+        entry: the server id or entry position at fault, when there is one.
+        field: the field at fault, when there is one.
+    """
+
+    def __init__(
+        self,
+        message: str,
+        *,
+        source: Path | None = None,
+        entry: str | None = None,
+        field: str | None = None,
+    ) -> None:
+        super().__init__(message)
+        self.source = source
+        self.entry = entry
+        self.field = field
+
+
+class UsageError(McpyardError):
+    """A command-line or library argument is wrong."""
+
+
+class StateError(McpyardError):
+    """The host cannot do that in its current state (for example, reload during a call)."""
+
+
+class CallError(McpyardError):
+    """A tool call was refused or failed before the server gave a result.
+
+    Attributes:
+        code: a short stable code (`unknown_tool`, `invalid_arguments`, `server_unavailable`,
+            `timeout`, `cancelled`, `approval_required`, …), the `error.code` of `CallResult`.
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
