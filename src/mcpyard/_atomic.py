@@ -1,0 +1,95 @@
+"""Write a file atomically: a private temporary file in the same folder, fsync, rename, fsync the folder."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets
+from pathlib import Path
+
+__all__ = ["write_atomic"]
+
+_TEMP_ATTEMPTS = 8
+
+# O_NOFOLLOW and O_CLOEXEC do not exist everywhere (Windows); O_BINARY only exists there.
+_TEMP_FLAGS = (
+    os.O_WRONLY
+    | os.O_CREAT
+    | os.O_EXCL
+    | getattr(os, "O_NOFOLLOW", 0)
+    | getattr(os, "O_CLOEXEC", 0)
+    | getattr(os, "O_BINARY", 0)
+)
+
+
+def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Replace `path` with `data` so that readers see the old file or the new one, never half of one.
+
+    The temporary file is created next to `path` with `O_CREAT|O_EXCL|O_NOFOLLOW` and
+    already carries `mode` (less the umask) from its first moment: it is never created
+    wider and narrowed afterwards. A missing parent folder is created with mode 0700.
+    If `path` is a symbolic link, the link itself is replaced, never its target.
+
+    Args:
+        path: the file to write.
+        data: its complete new content.
+        mode: permission bits of the new file.
+
+    Raises:
+        OSError: the folder cannot be created or written, or `path` cannot be replaced;
+            no temporary file is left behind.
+    """
+    parent = path.parent
+    _make_private_folder(parent)
+    fd, temp = _create_temp(parent, path.name, mode)
+    try:
+        try:
+            view = memoryview(data)
+            while view:
+                written = os.write(fd, view)
+                view = view[written:]
+            os.fsync(fd)
+        finally:
+            os.close(fd)
+        os.replace(temp, path)
+    except BaseException:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+        raise
+    _fsync_folder(parent)
+
+
+def _make_private_folder(folder: Path) -> None:
+    if folder.is_dir():
+        return
+    # Missing ancestors get the default mode, like `mkdir -p`; the folder that holds the
+    # file is the one that must be private.
+    folder.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        folder.mkdir(mode=0o700)
+    except FileExistsError:
+        if not folder.is_dir():
+            raise
+
+
+def _create_temp(folder: Path, name: str, mode: int) -> tuple[int, Path]:
+    for _ in range(_TEMP_ATTEMPTS):
+        temp = folder / f".{name}.{secrets.token_hex(8)}.tmp"
+        try:
+            return os.open(temp, _TEMP_FLAGS, mode), temp
+        except FileExistsError:
+            continue
+    raise FileExistsError(f"could not create a unique temporary file next to {folder / name}")
+
+
+def _fsync_folder(folder: Path) -> None:
+    # Makes the rename itself durable. Windows cannot open a folder this way; there the
+    # rename is already as durable as the platform allows.
+    directory_flag = getattr(os, "O_DIRECTORY", None)
+    if directory_flag is None:
+        return
+    fd = os.open(folder, os.O_RDONLY | directory_flag)
+    try:
+        os.fsync(fd)
+    finally:
+        os.close(fd)

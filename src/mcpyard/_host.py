@@ -1,0 +1,448 @@
+"""The Host: one session over every configured server, the core all faces drive (API-1)."""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import secrets as _random
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import anyio
+import anyio.abc
+
+from mcpyard._status import ServerStatus, Status, ToolStatus
+from mcpyard._version import __version__
+from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix
+from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
+from mcpyard.connect import ClientIdentity, ProgressFn, Supervisor
+from mcpyard.errors import CallError, StateError, UsageError
+from mcpyard.pipeline import CallResult, resolve, shape, validate_arguments
+
+__all__ = ["Host", "ToolInfo", "read_config"]
+
+MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
+CONNECT_SLACK = 5.0
+"""Beyond the slowest server's own connect timeout, how long `open()` waits before giving up on it."""
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """A tool as offered to the model (`Host.tools()`)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+    server: str
+    tool: str
+    title: str | None
+    definition_hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "annotations": self.annotations,
+            "server": self.server,
+            "tool": self.tool,
+            "title": self.title,
+            "definition_hash": self.definition_hash,
+        }
+
+
+@dataclass(frozen=True, slots=True)
+class _Plan:
+    """What the configuration says to run: specs, and who shadows whom."""
+
+    config: LoadedConfig
+    prefixes: Mapping[str, str]
+    shadowed_by: Mapping[str, ServerSpec]
+
+    @property
+    def runnable(self) -> list[ServerSpec]:
+        return [s for s in self.config.servers if s.state == "ok" and s.id not in self.shadowed_by]
+
+
+def read_config(
+    *,
+    workspace: Path,
+    config_file: Path | None,
+    trust_project: bool,
+    environ: Mapping[str, str],
+    config_home: Path,
+    data_home: Path,
+    secrets: Mapping[str, str],
+) -> LoadedConfig:
+    """Read every source for a workspace, with its trust as recorded (CFG-1, CFG-6).
+
+    Raises:
+        ConfigError: a source cannot be used.
+    """
+    from mcpyard._paths import user_config_file
+
+    trusted = trust_project or TrustStore(data_home / "trust.json").is_trusted(workspace)
+    return load_config(
+        workspace=workspace,
+        config_file=config_file,
+        user_config_file=user_config_file(config_home),
+        trusted=trusted,
+        environ=environ,
+        secrets=secrets,
+    )
+
+
+def _plan(config: LoadedConfig) -> _Plan:
+    prefixes = {spec.id: server_prefix(spec.name, spec.id, spec.position) for spec in config.servers}
+    owner: dict[str, ServerSpec] = {}
+    shadowed_by: dict[str, ServerSpec] = {}
+    # Later entries have higher priority: they keep the prefix (CAT-1).
+    for spec in reversed(config.servers):
+        if spec.state != "ok":
+            continue
+        prefix = prefixes[spec.id]
+        if prefix in owner:
+            shadowed_by[spec.id] = owner[prefix]
+        else:
+            owner[prefix] = spec
+    return _Plan(config, prefixes, shadowed_by)
+
+
+class Host:
+    """A host session: configuration, one supervisor per server, the catalog and the call pipeline.
+
+    Open it with `Host.open(...)`; everything it started stops when the block ends.
+    """
+
+    def __init__(
+        self,
+        *,
+        workspace: Path,
+        config_file: Path | None,
+        mode: Mode | None,
+        approver: Any,
+        trust_project: bool,
+        environ: Mapping[str, str],
+        config_home: Path,
+        data_home: Path,
+        secrets: Mapping[str, str],
+    ) -> None:
+        if mode is not None and mode not in MODES:
+            raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
+        self.workspace = workspace
+        self.session_id = _random.token_hex(16)
+        self._config_file = config_file
+        self._mode_arg = mode
+        self.approver = approver
+        self._trust_project = trust_project
+        self._environ = environ
+        self._config_home = config_home
+        self._data_home = data_home
+        self._secrets = secrets
+        self._identity = ClientIdentity("mcpyard", __version__)
+        self._plan: _Plan | None = None
+        self._supervisors: dict[str, Supervisor] = {}
+        self._finished: dict[str, anyio.Event] = {}
+        self._catalog = Catalog()
+        self._tg: anyio.abc.TaskGroup | None = None
+        self._calls_in_flight = 0
+
+    # ----------------------------------------------------------------- opening
+
+    @classmethod
+    @contextlib.asynccontextmanager
+    async def open(
+        cls,
+        workspace: Path | str | None = None,
+        config_file: Path | str | None = None,
+        mode: Mode | None = None,
+        approver: Any = None,
+        trust_project: bool = False,
+        *,
+        environ: Mapping[str, str] | None = None,
+        config_home: Path | None = None,
+        data_home: Path | None = None,
+        secrets: Mapping[str, str] | None = None,
+    ) -> AsyncIterator[Host]:
+        """Read the configuration, connect every server concurrently, and yield the host.
+
+        Args:
+            workspace: the project folder (default: the current directory).
+            config_file: a config file that comes before every other source (CFG-1).
+            mode: `read-only`, `plan`, `ask` or `auto` (default: the config's, else `ask`).
+            approver: `async (card) -> "once" | "session" | "deny"`, or None.
+            trust_project: load the workspace's `.mcp.json` even if it was never trusted.
+            environ: the environment to expand and pass on (default: `os.environ`).
+            config_home: folder of the user config (default: `MCPYARD_CONFIG_HOME` or the platform's).
+            data_home: folder of mcpyard's data (default: `MCPYARD_DATA_HOME` or the platform's).
+            secrets: saved secrets by name, for `${secret:NAME}`.
+
+        Raises:
+            ConfigError: a configuration source cannot be used (nothing was started).
+            UsageError: an argument is wrong.
+        """
+        from mcpyard._paths import config_home as default_config_home
+        from mcpyard._paths import data_home as default_data_home
+
+        env = dict(os.environ if environ is None else environ)
+        root = Path(workspace if workspace is not None else Path.cwd()).expanduser().resolve()
+        if not root.is_dir():
+            raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
+        host = cls(
+            workspace=root,
+            config_file=Path(config_file).expanduser() if config_file is not None else None,
+            mode=mode,
+            approver=approver,
+            trust_project=trust_project,
+            environ=env,
+            config_home=config_home or default_config_home(env),
+            data_home=data_home or default_data_home(env),
+            secrets=dict(secrets or {}),
+        )
+        plan = _plan(await anyio.to_thread.run_sync(host._load))
+        async with anyio.create_task_group() as tg:
+            host._tg = tg
+            try:
+                await host._apply(plan)
+                yield host
+            finally:
+                host._tg = None
+                for supervisor in host._supervisors.values():
+                    supervisor.request_stop()
+                # Leaving the task group waits for every server to be stopped (CONN-5).
+
+    def _load(self) -> LoadedConfig:
+        return read_config(
+            workspace=self.workspace,
+            config_file=self._config_file,
+            trust_project=self._trust_project,
+            environ=self._environ,
+            config_home=self._config_home,
+            data_home=self._data_home,
+            secrets=self._secrets,
+        )
+
+    async def _apply(self, plan: _Plan) -> None:
+        """Stop servers that left or changed, start new or changed ones, wait for them to settle."""
+        old = self._plan
+        self._plan = plan
+        wanted = {spec.id: spec for spec in plan.runnable}
+        for server_id, supervisor in list(self._supervisors.items()):
+            spec = wanted.get(server_id)
+            same = (
+                spec is not None
+                and old is not None
+                and spec.fingerprint() == supervisor.spec.fingerprint()
+                and plan.prefixes[server_id] == old.prefixes.get(server_id)
+            )
+            if same and spec is not None:
+                supervisor.spec = spec
+                continue
+            supervisor.request_stop()
+            await self._finished[server_id].wait()
+            del self._supervisors[server_id]
+        started = [self._start(spec) for spec in plan.runnable if spec.id not in self._supervisors]
+        self._rebuild_catalog()
+        if started:
+            limit = max(s.spec.connect_timeout_secs for s in started) + CONNECT_SLACK
+            with anyio.move_on_after(limit):
+                for supervisor in started:
+                    await supervisor.settled.wait()
+
+    def _start(self, spec: ServerSpec) -> Supervisor:
+        assert self._tg is not None
+        supervisor = Supervisor(
+            spec,
+            workspace=self.workspace,
+            environ=self._environ,
+            identity=self._identity,
+            on_change=lambda _: self._rebuild_catalog(),
+        )
+        tg = self._tg
+        supervisor.attach_spawner(lambda fn: tg.start_soon(fn))
+        finished = anyio.Event()
+
+        async def run() -> None:
+            try:
+                await supervisor.run()
+            finally:
+                finished.set()
+
+        self._supervisors[spec.id] = supervisor
+        self._finished[spec.id] = finished
+        tg.start_soon(run, name=f"mcpyard server {spec.id}")
+        return supervisor
+
+    def _rebuild_catalog(self) -> None:
+        if self._plan is None:
+            return
+        listings = [
+            ServerTools(spec.id, self._plan.prefixes[spec.id], supervisor.tools)
+            for spec in self._plan.runnable
+            if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
+        ]
+        self._catalog = build_catalog(listings, self.settings_separator)
+
+    # ----------------------------------------------------------------- reading
+
+    @property
+    def config(self) -> LoadedConfig:
+        if self._plan is None:
+            raise StateError("the host is not open")
+        return self._plan.config
+
+    @property
+    def settings_separator(self) -> str:
+        return self._plan.config.settings.tool_name_separator if self._plan else "__"
+
+    @property
+    def mode(self) -> Mode:
+        if self._mode_arg is not None:
+            return self._mode_arg
+        configured = self._plan.config.settings.mode if self._plan else None
+        return configured or "ask"
+
+    @property
+    def catalog(self) -> Catalog:
+        return self._catalog
+
+    def tools(self) -> list[ToolInfo]:
+        """The model-facing tools of every connected server (CAT-1, CAT-4)."""
+        return [
+            ToolInfo(
+                name=entry.name,
+                description=entry.description,
+                input_schema=entry.input_schema,
+                annotations=entry.annotations,
+                server=entry.server,
+                tool=entry.tool,
+                title=entry.title,
+                definition_hash=entry.definition_hash,
+            )
+            for entry in self._catalog.entries.values()
+        ]
+
+    def instructions(self) -> dict[str, str]:
+        """Raw instructions by server id, as the connected servers sent them."""
+        return {
+            server_id: supervisor.instructions
+            for server_id, supervisor in self._supervisors.items()
+            if supervisor.instructions
+        }
+
+    def status(self) -> Status:
+        """Every configured server with its state and reason (CLI-1, API-2)."""
+        plan = self._plan
+        if plan is None:
+            raise StateError("the host is not open")
+        warnings = list(plan.config.warnings)
+        servers: list[ServerStatus] = []
+        for spec in plan.config.servers:
+            servers.append(self._server_status(plan, spec))
+            supervisor = self._supervisors.get(spec.id)
+            if supervisor is not None:
+                warnings.extend(w for w in supervisor.warnings if w not in warnings)
+        return Status(
+            session_id=self.session_id,
+            mode=self.mode,
+            workspace=self.workspace,
+            warnings=tuple(warnings),
+            servers=tuple(servers),
+        )
+
+    def _server_status(self, plan: _Plan, spec: ServerSpec) -> ServerStatus:
+        base: dict[str, Any] = {
+            "id": spec.id,
+            "name": plan.prefixes[spec.id],
+            "source": spec.source,
+            "transport": spec.transport,
+            "headers_sent": tuple(name for name, _ in spec.headers),
+            "command": spec.command,
+            "url": spec.url,
+        }
+        if spec.state != "ok":
+            return ServerStatus(state=spec.state, reason=spec.problem, **base)
+        if (owner := plan.shadowed_by.get(spec.id)) is not None:
+            reason = (
+                f"shadowed by server {owner.id!r} from the {owner.source} config ({owner.source_path}): "
+                f"both use the tool prefix {plan.prefixes[spec.id]!r}; rename one with `name`"
+            )
+            return ServerStatus(state="shadowed", reason=reason, **base)
+        supervisor = self._supervisors[spec.id]
+        base["transport"] = supervisor.transport_used
+        tools = tuple(
+            ToolStatus(entry.name, entry.tool, dict(entry.annotations), entry.definition_hash)
+            for entry in self._catalog.of_server(spec.id)
+        )
+        return ServerStatus(
+            state=supervisor.state,
+            reason=supervisor.reason,
+            protocol_version=supervisor.protocol_version,
+            tools=tools,
+            instructions_bytes=len((supervisor.instructions or "").encode()),
+            note=supervisor.note,
+            **base,
+        )
+
+    # ----------------------------------------------------------------- calls
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        on_progress: ProgressFn | None = None,
+    ) -> CallResult:
+        """Run one tool call through the pipeline; failures come back as a `CallResult`, never raised."""
+        self._calls_in_flight += 1
+        try:
+            entry = resolve(self._catalog, name)
+            args = dict(arguments or {})
+            validate_arguments(entry, args)
+            return shape(entry, await self._dispatch(entry, args, on_progress))
+        except CallError as exc:
+            return CallResult.refusal(exc.code, exc.message, tool=name, server=_server_of(self._catalog, name))
+        finally:
+            self._calls_in_flight -= 1
+
+    async def _dispatch(self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None) -> Any:
+        supervisor = self._supervisors.get(entry.server)
+        if supervisor is None:
+            raise CallError("server_unavailable", f"server {entry.server!r} is not running")
+        return await supervisor.call(
+            entry.tool, arguments, timeout=supervisor.spec.call_timeout_secs, on_progress=on_progress
+        )
+
+    # ----------------------------------------------------------------- reload
+
+    async def reload(self) -> Status:
+        """Re-read every source and apply the difference (CFG-7).
+
+        Raises:
+            StateError: a call is in flight.
+            ConfigError: a source cannot be used; the running servers are left as they were.
+        """
+        if self._tg is None:
+            raise StateError("the host is not open")
+        if self._calls_in_flight:
+            raise StateError(
+                f"cannot reload while {self._calls_in_flight} tool call(s) are in flight; "
+                "wait for them to finish, then reload"
+            )
+        plan = _plan(await anyio.to_thread.run_sync(self._load))
+        await self._apply(plan)
+        return self.status()
+
+    def run_in_background(self, fn: Callable[[], Awaitable[None]]) -> None:
+        """Run `fn` in the host's task group (stopped with the host)."""
+        if self._tg is None:
+            raise StateError("the host is not open")
+        self._tg.start_soon(fn)
+
+
+def _server_of(catalog: Catalog, name: str) -> str | None:
+    entry = catalog.get(name)
+    return entry.server if entry else None

@@ -1,0 +1,101 @@
+"""The catalog: model-facing names mapped to (server, tool), with hashes and clean texts."""
+
+from __future__ import annotations
+
+from collections.abc import Iterable, Mapping
+from dataclasses import dataclass, field
+from types import MappingProxyType
+from typing import Any
+
+from mcpyard.catalog._hashing import definition_hash
+from mcpyard.catalog._naming import assign_names
+from mcpyard.catalog._sanitize import sanitize_text
+
+__all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
+
+MAX_TITLE = 256
+
+
+@dataclass(frozen=True, slots=True)
+class CatalogEntry:
+    """One tool as the model sees it, and where it really lives."""
+
+    name: str
+    """Model-facing name (CAT-1)."""
+    server: str
+    """Server id."""
+    tool: str
+    """The tool's name on its server."""
+    description: str
+    title: str | None
+    input_schema: Mapping[str, Any]
+    output_schema: Mapping[str, Any] | None
+    annotations: Mapping[str, Any]
+    definition_hash: str
+    wire: Mapping[str, Any] = field(repr=False)
+    """The definition as the server sent it (JSON form)."""
+
+    def hint(self, key: str) -> bool:
+        """Whether annotation `key` is exactly `true` (only `true` counts, POL-2)."""
+        return self.annotations.get(key) is True
+
+
+@dataclass(frozen=True, slots=True)
+class ServerTools:
+    """One connected server's listing: its id, tool prefix and tools in wire (JSON) form."""
+
+    server: str
+    prefix: str
+    tools: tuple[Mapping[str, Any], ...]
+
+
+@dataclass(frozen=True, slots=True)
+class Catalog:
+    """An immutable name → entry map; rebuilt whole whenever a listing changes."""
+
+    entries: Mapping[str, CatalogEntry] = field(default_factory=lambda: MappingProxyType({}))
+
+    def get(self, name: str) -> CatalogEntry | None:
+        return self.entries.get(name)
+
+    def of_server(self, server: str) -> list[CatalogEntry]:
+        return [entry for entry in self.entries.values() if entry.server == server]
+
+    def __len__(self) -> int:
+        return len(self.entries)
+
+
+def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
+    schema = wire.get("inputSchema")
+    output = wire.get("outputSchema")
+    annotations = wire.get("annotations")
+    title = wire.get("title")
+    if title is None and isinstance(annotations, dict):
+        title = annotations.get("title")
+    description = wire.get("description")
+    return CatalogEntry(
+        name=name,
+        server=server,
+        tool=str(wire["name"]),
+        description=sanitize_text(description) if isinstance(description, str) else "",
+        title=sanitize_text(title, limit=MAX_TITLE) if isinstance(title, str) else None,
+        input_schema=schema if isinstance(schema, dict) else {"type": "object"},
+        output_schema=output if isinstance(output, dict) else None,
+        annotations=annotations if isinstance(annotations, dict) else {},
+        definition_hash=definition_hash(wire),
+        wire=wire,
+    )
+
+
+def build_catalog(listings: Iterable[ServerTools], separator: str) -> Catalog:
+    """Name every tool of every listed server (CAT-1) and hash its definition (CAT-2).
+
+    Listings come in priority order, lowest first; servers sharing a prefix were
+    already resolved (shadowed) by the host, so names only collide within a server.
+    """
+    entries: dict[str, CatalogEntry] = {}
+    for listing in listings:
+        names = assign_names(listing.prefix, separator, [str(tool["name"]) for tool in listing.tools])
+        for name, wire in zip(names, listing.tools, strict=True):
+            entries[name] = _entry(name, listing.server, wire)
+    return Catalog(MappingProxyType(entries))

@@ -1,0 +1,35 @@
+"""The console: `mcpyard status`, `tools`, `call`, `reload`, `trust`, `doctor`, `demo` (CLI)."""
+
+from __future__ import annotations
+
+import sys
+
+__all__ = ["console_main", "main"]
+
+
+def main(argv: list[str] | None = None) -> int:
+    """Run the `mcpyard` command; usage errors become one line and exit code 2."""
+    import click
+
+    from mcpyard.cli._app import app
+
+    try:
+        code = app(args=argv, prog_name="mcpyard", standalone_mode=False)
+    except click.exceptions.Exit as exc:
+        return exc.exit_code
+    except click.UsageError as exc:
+        where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
+        sys.stderr.write(f"mcpyard: error: {exc.format_message()}{where}\n")
+        return 2
+    except click.Abort:
+        sys.stderr.write("mcpyard: interrupted\n")
+        return 130
+    except click.ClickException as exc:
+        sys.stderr.write(f"mcpyard: error: {exc.format_message()}\n")
+        return exc.exit_code
+    return code if isinstance(code, int) else 0
+
+
+def console_main() -> None:
+    """Entry point of the installed `mcpyard` script."""
+    raise SystemExit(main())

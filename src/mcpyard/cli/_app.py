@@ -1,0 +1,29 @@
+"""The `mcpyard` command: one Typer app, one small module per command (CLI-2)."""
+
+from __future__ import annotations
+
+import typer
+
+from mcpyard.cli._call import call
+from mcpyard.cli._demo import demo
+from mcpyard.cli._doctor import doctor
+from mcpyard.cli._reload import reload, trust
+from mcpyard.cli._status import status, tools
+
+__all__ = ["app"]
+
+app = typer.Typer(
+    name="mcpyard",
+    help="mcpyard: connect, name, govern and call the tools of many MCP servers.",
+    add_completion=False,
+    no_args_is_help=True,
+    pretty_exceptions_enable=False,
+    rich_markup_mode=None,
+)
+app.command()(status)
+app.command()(tools)
+app.command()(call)
+app.command()(reload)
+app.command()(trust)
+app.command()(doctor)
+app.command()(demo)

@@ -1,0 +1,86 @@
+"""`mcpyard call`: one call through the whole pipeline (API-3)."""
+
+from __future__ import annotations
+
+import json as jsonlib
+from typing import Annotated, Any
+
+import typer
+
+from mcpyard.cli._common import (
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    EXIT_USAGE,
+    Globals,
+    JsonOpt,
+    McpConfigOpt,
+    TrustOpt,
+    WorkspaceOpt,
+    fail,
+    open_host,
+    print_json,
+    run,
+)
+from mcpyard.cli._render import render_result
+
+__all__ = ["call", "parse_arguments"]
+
+TOOL_FAILURES = frozenset({"tool_error", "server_error", "timeout", "cancelled", "connection_lost", "invalid_result"})
+"""Codes of calls that reached the server and failed there (exit 1); every other code is a refusal (exit 2)."""
+
+
+def parse_arguments(args_json: str | None, pairs: list[str]) -> dict[str, Any]:
+    """`--args JSON` (an object) merged with `--arg k=v` pairs (values parsed as JSON when they are)."""
+    arguments: dict[str, Any] = {}
+    if args_json is not None:
+        try:
+            parsed = jsonlib.loads(args_json)
+        except jsonlib.JSONDecodeError as exc:
+            fail(f"--args is not valid JSON ({exc.msg} at character {exc.pos}); pass an object like '{{\"a\": 1}}'")
+        if not isinstance(parsed, dict):
+            fail("--args must be a JSON object, like '{\"a\": 1}'")
+        arguments.update(parsed)
+    for pair in pairs:
+        key, sep, raw = pair.partition("=")
+        if not sep or not key:
+            fail(f"--arg {pair!r} is not KEY=VALUE")
+        try:
+            arguments[key] = jsonlib.loads(raw)
+        except jsonlib.JSONDecodeError:
+            arguments[key] = raw
+    return arguments
+
+
+def call(
+    name: Annotated[str, typer.Argument(help="The tool's model-facing name (see `mcpyard tools`).")],
+    args_json: Annotated[
+        str | None, typer.Option("--args", "--json-args", help="Arguments as a JSON object.", show_default=False)
+    ] = None,
+    arg: Annotated[list[str] | None, typer.Option("--arg", help="One argument as KEY=VALUE (repeatable).")] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
+    workspace: WorkspaceOpt = None,
+    mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
+    json: JsonOpt = False,
+) -> None:
+    """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused)."""
+    opts = Globals(workspace, mcp_config, trust, json)
+    arguments = parse_arguments(args_json, arg or [])
+    del yes  # approvals arrive with the policy stage; every call runs non-interactively for now
+
+    async def main() -> int:
+        async with open_host(opts, mode=mode) as host:
+            result = await host.call(name, arguments)
+        if opts.json:
+            print_json(result.to_json())
+        else:
+            render_result(result, opts.console(), rich=opts.rich)
+        if result.ok:
+            return EXIT_OK
+        code = result.error["code"] if result.error else ""
+        return EXIT_TOOL_ERROR if code in TOOL_FAILURES else EXIT_USAGE
+
+    raise typer.Exit(run(main))

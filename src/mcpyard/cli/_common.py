@@ -1,0 +1,117 @@
+"""What every command shares: global options, opening a host, printing, errors and exit codes (API-4)."""
+
+from __future__ import annotations
+
+import json
+import os
+import sys
+from collections.abc import AsyncIterator, Awaitable, Callable
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+
+import typer
+
+from mcpyard.errors import ConfigError, McpyardError, StateError, UsageError
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mcpyard._host import Host
+
+__all__ = [
+    "EXIT_OK",
+    "EXIT_TOOL_ERROR",
+    "EXIT_USAGE",
+    "Globals",
+    "JsonOpt",
+    "McpConfigOpt",
+    "TrustOpt",
+    "WorkspaceOpt",
+    "fail",
+    "open_host",
+    "print_json",
+    "run",
+]
+
+EXIT_OK = 0
+EXIT_TOOL_ERROR = 1
+EXIT_USAGE = 2
+
+WorkspaceOpt = Annotated[
+    Path | None,
+    typer.Option("--workspace", help="The project folder (default: the current directory).", show_default=False),
+]
+McpConfigOpt = Annotated[
+    Path | None,
+    typer.Option("--mcp-config", help="A config file that comes before every other source.", show_default=False),
+]
+TrustOpt = Annotated[
+    bool, typer.Option("--trust", help="Trust the workspace's .mcp.json for this run only.")
+]
+JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
+
+T = TypeVar("T")
+
+
+@dataclass(frozen=True, slots=True)
+class Globals:
+    """The options every command accepts after its name."""
+
+    workspace: Path | None
+    mcp_config: Path | None
+    trust: bool
+    json: bool
+
+    def console(self, *, stderr: bool = False) -> Console:
+        from rich.console import Console
+
+        return Console(stderr=stderr, highlight=False, markup=self.rich, soft_wrap=not self.rich)
+
+    @property
+    def rich(self) -> bool:
+        """Tables and colour only on a terminal (CLI-3)."""
+        return not self.json and sys.stdout.isatty()
+
+
+def print_json(value: Any) -> None:
+    sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
+    sys.stdout.flush()
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one readable error line on stderr and exit."""
+    sys.stderr.write(f"mcpyard: error: {message}\n")
+    raise typer.Exit(code)
+
+
+@asynccontextmanager
+async def open_host(opts: Globals, *, mode: str | None = None, approver: Any = None) -> AsyncIterator[Host]:
+    """Open a host for a command, with the CLI's global options."""
+    from mcpyard._host import Host
+
+    async with Host.open(
+        workspace=opts.workspace,
+        config_file=opts.mcp_config,
+        mode=mode,  # type: ignore[arg-type]  # checked by Host
+        approver=approver,
+        trust_project=opts.trust,
+        environ=os.environ,
+    ) as host:
+        yield host
+
+
+def run(main: Callable[[], Awaitable[T]]) -> T:
+    """Run a command's async body; turn mcpyard's errors into one line and exit code 2 (ERR-1)."""
+    import anyio
+
+    try:
+        return anyio.run(main)
+    except (ConfigError, UsageError, StateError) as exc:
+        fail(str(exc))
+    except McpyardError as exc:
+        fail(str(exc))
+    except KeyboardInterrupt:
+        sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
+        raise typer.Exit(130) from None

@@ -1,0 +1,105 @@
+"""`mcpyard doctor SERVER`: check one server's entry and start it by hand, showing what it printed."""
+
+from __future__ import annotations
+
+import os
+import shlex
+from pathlib import Path
+from typing import Annotated, Any
+
+import typer
+
+from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, print_json, run
+
+__all__ = ["doctor"]
+
+
+def doctor(
+    server: Annotated[str, typer.Argument(help="The server's id (or name) to check.")],
+    workspace: WorkspaceOpt = None,
+    mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
+    json: JsonOpt = False,
+) -> None:
+    """Check one server: its source, form, expansion, trust and timeouts; then start it and report."""
+    opts = Globals(workspace, mcp_config, trust, json)
+
+    async def main() -> None:
+        import anyio
+
+        from mcpyard._host import read_config
+        from mcpyard._paths import config_home, data_home
+        from mcpyard._version import __version__
+        from mcpyard.connect import ClientIdentity, Supervisor
+
+        root = Path(opts.workspace or Path.cwd()).expanduser().resolve()
+        config = await anyio.to_thread.run_sync(
+            lambda: read_config(
+                workspace=root,
+                config_file=opts.mcp_config,
+                trust_project=opts.trust,
+                environ=os.environ,
+                config_home=config_home(os.environ),
+                data_home=data_home(os.environ),
+                secrets={},
+            )
+        )
+        matches = [s for s in config.servers if server in (s.id, s.name)]
+        if not matches:
+            known = ", ".join(s.id for s in config.servers) or "none"
+            fail(f"no server {server!r} in the configuration (configured: {known})")
+        spec = matches[-1]
+        report: dict[str, Any] = {
+            "id": spec.id,
+            "source": spec.source,
+            "source_path": str(spec.source_path),
+            "config_state": spec.state,
+            "problem": spec.problem,
+            "transport": spec.transport,
+            "command_line": shlex.join([spec.command, *spec.args]) if spec.command else None,
+            "url": spec.url,
+            "cwd": spec.cwd or str(root),
+            "env_names": [name for name, _ in spec.env],
+            "inherit_env": spec.inherit_env,
+            "connect_timeout_secs": spec.connect_timeout_secs,
+            "call_timeout_secs": spec.call_timeout_secs,
+            "shutdown_timeout_secs": spec.shutdown_timeout_secs,
+            "warnings": [w for w in config.warnings if repr(spec.id) in w or f" {spec.id} " in w],
+        }
+        if spec.state == "ok":
+            async with anyio.create_task_group() as tg:
+                supervisor = Supervisor(
+                    spec,
+                    workspace=root,
+                    environ=os.environ,
+                    identity=ClientIdentity("mcpyard", __version__),
+                    on_change=lambda _: None,
+                )
+                supervisor.attach_spawner(lambda fn: tg.start_soon(fn))
+                tg.start_soon(supervisor.run)
+                await supervisor.settled.wait()
+                report |= {
+                    "state": supervisor.state,
+                    "reason": supervisor.reason,
+                    "protocol_version": supervisor.protocol_version,
+                    "tools": [tool.get("name") for tool in supervisor.tools],
+                    "instructions_bytes": len((supervisor.instructions or "").encode()),
+                }
+                supervisor.request_stop()
+            if supervisor.process is not None:
+                report["stderr"] = list(supervisor.process.stderr_tail)
+        if opts.json:
+            print_json(report)
+            return
+        console = opts.console()
+        for key, value in report.items():
+            if value in (None, [], ()):
+                continue
+            if isinstance(value, list):
+                console.print(f"{key}:")
+                for item in value:
+                    console.print(f"  {item}")
+            else:
+                console.print(f"{key}: {value}")
+
+    run(main)

@@ -1,0 +1,269 @@
+"""Turn one raw entry into a validated, expanded `ServerSpec` (CFG-3, CFG-4, CFG-5, CFG-6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from mcpyard.config._expand import Expander, Expansion
+from mcpyard.config._fields import FieldReader, env_label
+from mcpyard.config._model import DEFAULT_MAX_FILE_BYTES, ServerSpec, SourceKind, TransportName
+from mcpyard.config._names import describe_entry, is_credential_variable, is_http_token
+from mcpyard.config._read import Form, RawEntry
+
+__all__ = ["EntryContext", "build_spec"]
+
+_REMOTE: tuple[TransportName, ...] = ("streamable_http", "sse", "websocket")
+_BREAKS = ("\r", "\n", "\0")
+_MOVE = "move this server to your user config or a --mcp-config file"
+
+
+@dataclass(frozen=True, slots=True)
+class EntryContext:
+    """Where entries come from, and the expander that applies to them."""
+
+    kind: SourceKind
+    path: Path
+    form: Form
+    expander: Expander
+
+
+def build_spec(raw: RawEntry, context: EntryContext, warnings: list[str]) -> ServerSpec:
+    """Validate and expand one entry whose keys were checked; a bad value fails only this entry (CFG-4).
+
+    Warnings (unset variables, ignored fields…) are appended to `warnings`. The returned
+    spec has `position` 0; the loader numbers the merged list.
+    """
+    return _Builder(raw, context, warnings).build()
+
+
+class _Builder:
+    def __init__(self, raw: RawEntry, context: EntryContext, warnings: list[str]) -> None:
+        self._raw = raw
+        self._context = context
+        self._warnings = warnings
+        self._where = describe_entry(raw.id, context.kind, context.path)
+        self._problems: list[str] = []
+        self._secrets: list[tuple[str, str]] = []
+
+    def build(self) -> ServerSpec:
+        read = FieldReader(self._raw.fields)
+        command, url, cwd = read.text("command"), read.text("url"), read.text("cwd")
+        args, env, headers = read.texts("args") or (), read.table("env"), read.table("headers")
+        inherit_env = read.variable_names("inherit_env")
+        explicit = self._explicit_transport(read)
+        for key, _ in env:
+            if not key or "=" in key or "\0" in key:
+                read.problems.append(
+                    f"{env_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)"
+                )
+        for key, _ in headers:
+            if not is_http_token(key):
+                read.problems.append(
+                    f"{env_label('headers', key)}: is not a valid header name; "
+                    "use letters, digits and !#$%&'*+-.^_`|~ only"
+                )
+        common = ServerSpec(
+            id=self._raw.id,
+            source=self._context.kind,
+            source_path=self._context.path,
+            position=0,
+            name=read.text("name") or self._raw.id,
+            trust_annotations=read.flag("trust_annotations", True),
+            max_file_bytes=read.whole("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
+            shared_tools=read.texts("shared_tools"),
+            connect_timeout_secs=read.seconds("connect_timeout_secs", 30.0) or 30.0,
+            call_timeout_secs=read.seconds("call_timeout_secs", 60.0, nullable=True),
+            shutdown_timeout_secs=read.seconds("shutdown_timeout_secs", 5.0) or 5.0,
+            enabled=read.flag("enabled", True),
+        )
+        if read.problems:
+            return replace(common, state="failed", problem="; ".join(read.problems))
+        if not common.enabled:
+            return replace(common, state="disabled", transport=explicit)
+        if command is None:
+            if url is None:
+                problem = (
+                    "neither `command` nor `url` is set; add `command` to start a local server "
+                    "or `url` to connect to a remote one"
+                )
+                self._warnings.append(f"{self._where} is skipped: {problem}")
+                return replace(common, state="skipped", problem=problem)
+            if explicit == "stdio":
+                problem = (
+                    "transport: `stdio` starts a local process and needs `command`, but this entry has only "
+                    "`url`; remove `transport` or set it to streamable_http, sse or websocket"
+                )
+                return replace(common, state="failed", problem=problem)
+            self._ignored(args=bool(args), env=bool(env), cwd=cwd is not None, inherit_env=bool(inherit_env))
+            expanded_url = self._plain("url", url)
+            transport, fallback = self._check_url(expanded_url, explicit)
+            spec = replace(
+                common,
+                transport=transport,
+                sse_fallback=fallback,
+                url=_without_userinfo(expanded_url),
+                headers=tuple((key, self._header(key, value)) for key, value in headers),
+            )
+        else:
+            if url is not None:
+                problem = (
+                    "command, url: both are set; keep `command` for a local server or `url` for a remote one"
+                )
+                return replace(common, state="failed", problem=problem)
+            if explicit in _REMOTE:
+                problem = (
+                    f"transport: `{explicit}` connects to a `url`, but this entry has only `command`; "
+                    "remove `transport` or set it to stdio"
+                )
+                return replace(common, state="failed", problem=problem)
+            self._ignored(headers=bool(headers))
+            spec = replace(
+                common,
+                transport="stdio",
+                command=self._plain("command", command),
+                args=tuple(self._plain(f"args[{index}]", arg) for index, arg in enumerate(args)),
+                env=tuple((key, self._plain(env_label("env", key), value)) for key, value in env),
+                cwd=(self._plain("cwd", cwd) or None) if cwd is not None else None,
+                inherit_env=self._inherit(inherit_env),
+            )
+            self._check_process_strings(spec)
+        unique_secrets = tuple(dict.fromkeys(self._secrets))
+        if self._problems:
+            return replace(
+                spec, state="failed", problem="; ".join(self._problems), secret_values=unique_secrets
+            )
+        return replace(spec, secret_values=unique_secrets)
+
+    def _explicit_transport(self, read: FieldReader) -> TransportName | None:
+        transport = read.transport("transport")
+        if self._context.form != "shared" or "type" not in self._raw.fields:
+            return transport
+        mapped = read.transport("type")
+        if transport is not None and mapped is not None and transport != mapped:
+            read.problems.append(
+                f"type: means `{mapped}` but `transport` says `{transport}`; keep one of them"
+            )
+        return transport or mapped
+
+    def _ignored(self, **present: bool) -> None:
+        names = [f"`{name}`" for name, there in present.items() if there]
+        if names:
+            kind = "remote" if "`headers`" in names else "local (stdio)"
+            self._warnings.append(
+                f"{self._where}: ignoring {', '.join(names)}, which only {kind} servers use; remove it"
+            )
+
+    def _expand(self, template: str, field: str) -> Expansion:
+        result = self._context.expander.expand(template)
+        if result.error is not None:
+            self._problems.append(f"{field}: {result.error}")
+        for ref in result.blocked:
+            what = "saved secrets" if ref.kind == "secret" else ref.name
+            self._warnings.append(
+                f"{self._where}: {ref} in {field} expands to empty because a project file may not read "
+                f"{what}; to pass it, {_MOVE}"
+            )
+        self._secrets.extend(result.secrets)
+        return result
+
+    def _plain(self, field: str, template: str) -> str:
+        result = self._expand(template, field)
+        for ref in result.unresolved:
+            if ref.kind == "secret":
+                fix = f"is not saved, so it expands to empty; save it with `mcpyard secrets set {ref.name}`"
+            else:
+                fix = f"is not set, so it expands to empty; set {ref.name} or write ${{{ref.name}:-default}}"
+            self._warnings.append(f"{self._where}: {ref} in {field} {fix}")
+        return result.value
+
+    def _header(self, key: str, template: str) -> str:
+        label = env_label("headers", key)
+        result = self._expand(template, label)
+        for ref in result.unresolved:
+            if ref.kind == "secret":
+                fix = f"save it with `mcpyard secrets set {ref.name}`"
+                self._problems.append(f"{label}: secret {ref.name} ({ref}) is not saved; {fix}")
+            else:
+                fix = f"set it, write ${{{ref.name}:-default}}, or remove the header"
+                self._problems.append(f"{label}: {ref} is not set; {fix}")
+        if any(mark in result.value for mark in _BREAKS):
+            if result.line_breaks:
+                names = ", ".join(dict.fromkeys(str(ref) for ref in result.line_breaks))
+                self._problems.append(
+                    f"{label}: the value of {names} holds a line break, which a header cannot carry; fix it"
+                )
+            else:
+                self._problems.append(f"{label}: the value holds a line break, which a header cannot carry")
+        return result.value
+
+    def _inherit(self, names: tuple[str, ...] | Literal["*"]) -> tuple[str, ...] | Literal["*"]:
+        if names == "*" or self._context.kind != "project":
+            return names
+        kept: list[str] = []
+        for index, name in enumerate(names):
+            if is_credential_variable(name):
+                self._warnings.append(
+                    f"{self._where}: inherit_env[{index}] names {name}, which a project file may not pass "
+                    f"to a server; it is dropped. To pass it, {_MOVE}"
+                )
+                continue
+            kept.append(name)
+        return tuple(kept)
+
+    def _check_process_strings(self, spec: ServerSpec) -> None:
+        if not spec.command:
+            self._problems.append("command: is empty after expansion; set the variables it uses")
+        labelled = [("command", spec.command or ""), ("cwd", spec.cwd or "")]
+        labelled += [(f"args[{index}]", arg) for index, arg in enumerate(spec.args)]
+        labelled += [(env_label("env", key), value) for key, value in spec.env]
+        for field, value in labelled:
+            if "\0" in value:
+                self._problems.append(
+                    f"{field}: holds a NUL character, which a process cannot receive; remove it"
+                )
+
+    def _check_url(self, url: str, explicit: TransportName | None) -> tuple[TransportName, bool]:
+        # The URL itself is never quoted in a message: it may carry a token in its query.
+        transport: TransportName = explicit or "streamable_http"
+        if not url:
+            self._problems.append("url: is empty after expansion; set the variables it uses")
+            return transport, explicit is None
+        if any(char.isspace() or not char.isprintable() for char in url):
+            self._problems.append("url: holds spaces or control characters; percent-encode them")
+            return transport, explicit is None
+        try:
+            parts = urlsplit(url)
+            _ = parts.port
+        except ValueError:
+            self._problems.append("url: is not a valid URL (check the host and the port)")
+            return transport, explicit is None
+        scheme = parts.scheme.lower()
+        if explicit is None and scheme in ("ws", "wss"):
+            transport = "websocket"
+        if parts.username is not None or parts.password is not None or "@" in parts.netloc:
+            self._problems.append(
+                "url: carries a user name or password, which mcpyard refuses to send in a URL; "
+                "remove it and send the credential in `headers` (for example Authorization)"
+            )
+        schemes = ("ws", "wss") if transport == "websocket" else ("http", "https")
+        if scheme not in schemes:
+            wanted = "ws:// or wss://" if transport == "websocket" else "http:// or https://"
+            also = "" if explicit else " (or ws:// or wss:// for a websocket)"
+            self._problems.append(f"url: must start with {wanted} for {transport}{also}")
+        elif not parts.hostname:
+            self._problems.append("url: has no host; write it as scheme://host[:port]/path")
+        return transport, explicit is None and transport == "streamable_http"
+
+
+def _without_userinfo(url: str) -> str:
+    """The URL kept in the spec: a refused user name or password is not carried along."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return url
+    if "@" not in parts.netloc:
+        return url
+    return urlunsplit(parts._replace(netloc=parts.netloc.rpartition("@")[2]))

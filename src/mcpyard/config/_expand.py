@@ -1,0 +1,184 @@
+"""`${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${secret:NAME}` expansion (CFG-5, CFG-6)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Literal
+
+from mcpyard.config._names import is_credential_variable
+
+__all__ = ["Expander", "Expansion", "Ref", "TemplateError", "parse_template"]
+
+MAX_DEPTH = 8
+"""How deep defaults may nest (`${A:-${B:-x}}` is depth 2); deeper is a malformed value."""
+
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+_FORMS = "${NAME}, ${NAME:-default}, ${env:NAME} or ${secret:NAME}"
+_BREAKS = ("\r", "\n", "\0")
+
+
+@dataclass(frozen=True, slots=True)
+class Ref:
+    """One reference in a template: an environment variable or a saved secret."""
+
+    kind: Literal["env", "secret"]
+    name: str
+
+    def __str__(self) -> str:
+        if self.kind == "secret":
+            return f"${{secret:{self.name}}}"
+        return f"${{{self.name}}}"
+
+
+@dataclass(frozen=True, slots=True)
+class _Node:
+    ref: Ref
+    default: tuple[_Part, ...] | None
+
+
+_Part = str | _Node
+
+
+class TemplateError(ValueError):
+    """A template cannot be parsed; the message gives positions and names, never values."""
+
+
+@dataclass(slots=True)
+class Expansion:
+    """The outcome of expanding one template; the caller decides what each finding means."""
+
+    value: str
+    error: str | None = None
+    """Why the template is malformed (then `value` is empty and nothing was looked up)."""
+    unresolved: list[Ref] = field(default_factory=list)
+    """Unset variables with no default, and secrets that are not saved."""
+    blocked: list[Ref] = field(default_factory=list)
+    """References a project file may not make (credential variables, any secret)."""
+    line_breaks: list[Ref] = field(default_factory=list)
+    """References whose value contains CR, LF or NUL."""
+    secrets: list[tuple[str, str]] = field(default_factory=list, repr=False)
+    """`(name, value)` of every secret expanded, for redaction."""
+
+
+def parse_template(text: str) -> tuple[_Part, ...]:
+    """Split a template into literal text and references.
+
+    A `$` not followed by `{` is literal text, and so is a `}` outside a reference.
+
+    Raises:
+        TemplateError: a `${` is not closed, names nothing valid, or nests too deep.
+    """
+    parts, _ = _parse_sequence(text, 0, 0)
+    return parts
+
+
+def _parse_sequence(text: str, pos: int, depth: int) -> tuple[tuple[_Part, ...], int]:
+    parts: list[_Part] = []
+    literal: list[str] = []
+    while pos < len(text):
+        char = text[pos]
+        if depth and char == "}":
+            break
+        if char == "$" and text.startswith("${", pos):
+            if literal:
+                parts.append("".join(literal))
+                literal = []
+            node, pos = _parse_reference(text, pos, depth)
+            parts.append(node)
+            continue
+        literal.append(char)
+        pos += 1
+    if literal:
+        parts.append("".join(literal))
+    return tuple(parts), pos
+
+
+def _parse_reference(text: str, start: int, depth: int) -> tuple[_Node, int]:
+    where = f"the `${{` at character {start + 1}"
+    if depth >= MAX_DEPTH:
+        raise TemplateError(f"{where} nests defaults more than {MAX_DEPTH} deep; simplify it")
+    pos = start + 2
+    kind: Literal["env", "secret"] = "env"
+    if text.startswith("secret:", pos):
+        kind, pos = "secret", pos + len("secret:")
+    elif text.startswith("env:", pos):
+        pos += len("env:")
+    match = (_SECRET if kind == "secret" else _VARIABLE).match(text, pos)
+    if match is None:
+        if "}" not in text[pos:]:
+            raise TemplateError(f"{where} is never closed with `}}`; write {_FORMS}")
+        raise TemplateError(f"{where} does not start a valid reference; write {_FORMS}")
+    ref = Ref(kind, match.group())
+    pos = match.end()
+    if text.startswith("}", pos):
+        return _Node(ref, None), pos + 1
+    if kind == "env" and text.startswith(":-", pos):
+        default, pos = _parse_sequence(text, pos + 2, depth + 1)
+        if pos >= len(text):
+            raise TemplateError(f"{where} is never closed with `}}`; write {_FORMS}")
+        return _Node(ref, default), pos + 1
+    if pos >= len(text):
+        raise TemplateError(f"{where} is never closed with `}}`; write {_FORMS}")
+    raise TemplateError(f"{where} is not a valid reference; write {_FORMS}")
+
+
+class Expander:
+    """Expands templates against one environment and one set of saved secrets.
+
+    In restricted mode (a project file, CFG-6) credential variables and every secret
+    expand to empty and are reported as `blocked`; defaults are not used for them.
+    """
+
+    def __init__(
+        self,
+        *,
+        environ: Mapping[str, str],
+        secrets: Mapping[str, str],
+        restricted: bool,
+    ) -> None:
+        self._environ = environ
+        self._secrets = secrets
+        self._restricted = restricted
+
+    def expand(self, template: str) -> Expansion:
+        """Expand `template`; never raises, a malformed one is reported in `Expansion.error`."""
+        try:
+            parts = parse_template(template)
+        except TemplateError as error:
+            return Expansion(value="", error=str(error))
+        result = Expansion(value="")
+        result.value = self._join(parts, result)
+        return result
+
+    def _join(self, parts: tuple[_Part, ...], result: Expansion) -> str:
+        return "".join(part if isinstance(part, str) else self._resolve(part, result) for part in parts)
+
+    def _resolve(self, node: _Node, result: Expansion) -> str:
+        ref = node.ref
+        if ref.kind == "secret":
+            if self._restricted:
+                result.blocked.append(ref)
+                return ""
+            value = self._secrets.get(ref.name)
+            if value is None:
+                result.unresolved.append(ref)
+                return ""
+            result.secrets.append((ref.name, value))
+        else:
+            if self._restricted and is_credential_variable(ref.name):
+                result.blocked.append(ref)
+                return ""
+            found = self._environ.get(ref.name)
+            if not found:
+                if node.default is not None:
+                    return self._join(node.default, result)
+                if found is None:
+                    result.unresolved.append(ref)
+                return ""
+            value = found
+        if any(mark in value for mark in _BREAKS):
+            result.line_breaks.append(ref)
+        return value

@@ -1,0 +1,240 @@
+"""The fields of a server entry (CFG-3): which keys exist, and type checks with precise messages."""
+
+from __future__ import annotations
+
+import difflib
+import math
+import re
+from collections.abc import Mapping
+from pathlib import Path
+from typing import Literal
+
+from mcpyard.config._model import SourceKind, TransportName
+from mcpyard.config._names import describe_entry, quote
+from mcpyard.config._read import Form
+from mcpyard.errors import ConfigError
+
+__all__ = ["FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label"]
+
+FIELDS = (
+    "command",
+    "args",
+    "env",
+    "inherit_env",
+    "cwd",
+    "url",
+    "transport",
+    "headers",
+    "name",
+    "trust_annotations",
+    "max_file_bytes",
+    "shared_tools",
+    "connect_timeout_secs",
+    "call_timeout_secs",
+    "shutdown_timeout_secs",
+    "enabled",
+)
+TRANSPORTS: tuple[TransportName, ...] = ("stdio", "streamable_http", "sse", "websocket")
+
+TYPE_ALIASES: dict[str, TransportName] = {
+    "stdio": "stdio",
+    "http": "streamable_http",
+    "streamable-http": "streamable_http",
+    "streamable_http": "streamable_http",
+    "streamablehttp": "streamable_http",
+    "sse": "sse",
+    "ws": "websocket",
+    "websocket": "websocket",
+}
+"""Values of the shared form's `type` key, which other MCP clients write instead of `transport`."""
+
+_PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
+
+_SHARED_HINTS = {
+    "disabled": "write `enabled: false` to keep a server from starting",
+    "autoApprove": "allow tools with `permissions.allow` in your user config",
+    "alwaysAllow": "allow tools with `permissions.allow` in your user config",
+    "timeout": "set `call_timeout_secs` (in seconds)",
+}
+
+
+def check_keys(
+    fields: Mapping[str, object],
+    *,
+    server_id: str,
+    form: Form,
+    kind: SourceKind,
+    path: Path,
+    warnings: list[str],
+) -> None:
+    """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
+
+    Raises:
+        ConfigError: an unknown field in the own form, naming field, entry and source.
+    """
+    where = describe_entry(server_id, kind, path)
+    for key in fields:
+        if key in FIELDS or (form == "shared" and key == "type"):
+            continue
+        if form == "shared":
+            hint = _SHARED_HINTS.get(key, "mcpyard does not read it")
+            warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
+            continue
+        if key == "type":
+            hint = "; write `transport` (stdio, streamable_http, sse or websocket)"
+        else:
+            close = difflib.get_close_matches(key, FIELDS, n=1)
+            hint = f"; did you mean `{close[0]}`?" if close else f"; the fields are {', '.join(FIELDS)}"
+        raise ConfigError(
+            f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key
+        )
+
+
+def env_label(prefix: str, key: str) -> str:
+    """`env.TOKEN`, `headers.X-Api-Key`, or `env['odd key']` when the key is not a plain name."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{prefix}.{key}"
+    return f"{prefix}[{quote(key)}]"
+
+
+def _kind(value: object) -> str:
+    if value is None:
+        return "null"
+    if isinstance(value, bool):
+        return "true/false"
+    if isinstance(value, int | float):
+        return "a number"
+    if isinstance(value, str):
+        return "a string"
+    if isinstance(value, list):
+        return "a list"
+    if isinstance(value, dict):
+        return "an object"
+    return type(value).__name__
+
+
+class FieldReader:
+    """Reads typed fields of one entry, collecting `<field>: <what is wrong and the fix>` problems.
+
+    A missing field, or JSON `null`, gives the default. A wrong value gives the default
+    too and adds a problem, so every problem of an entry is reported at once.
+    """
+
+    def __init__(self, fields: Mapping[str, object]) -> None:
+        self._fields = fields
+        self.problems: list[str] = []
+
+    def _bad(self, key: str, message: str) -> None:
+        self.problems.append(f"{key}: {message}")
+
+    def text(self, key: str) -> str | None:
+        value = self._fields.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, str):
+            self._bad(key, f"must be a string, not {_kind(value)}")
+            return None
+        if not value:
+            self._bad(key, "is empty; give a value or remove the field")
+            return None
+        return value
+
+    def texts(self, key: str) -> tuple[str, ...] | None:
+        value = self._fields.get(key)
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            self._bad(key, f"must be a list of strings, not {_kind(value)}")
+            return None
+        for index, item in enumerate(value):
+            if not isinstance(item, str):
+                self._bad(key, f"must be a list of strings; item {index} is {_kind(item)}, quote it")
+                return None
+        return tuple(value)
+
+    def table(self, key: str) -> tuple[tuple[str, str], ...]:
+        value = self._fields.get(key)
+        if value is None:
+            return ()
+        if not isinstance(value, dict):
+            self._bad(key, f"must be an object of names to strings, not {_kind(value)}")
+            return ()
+        pairs: list[tuple[str, str]] = []
+        for name, item in value.items():
+            if not isinstance(item, str):
+                self._bad(env_label(key, name), f"must be a string, not {_kind(item)}; quote it")
+                continue
+            pairs.append((name, item))
+        return tuple(pairs)
+
+    def variable_names(self, key: str) -> tuple[str, ...] | Literal["*"]:
+        value = self._fields.get(key)
+        if value == "*":
+            return "*"
+        if value is None:
+            return ()
+        names = self.texts(key)
+        if names is None:
+            self.problems[-1] += ', or "*" for the whole environment'
+            return ()
+        for index, name in enumerate(names):
+            if not name or "=" in name or "\0" in name:
+                self._bad(f"{key}[{index}]", "is not a variable name (empty, or holds `=` or NUL)")
+                return ()
+        return names
+
+    def flag(self, key: str, default: bool) -> bool:
+        value = self._fields.get(key)
+        if value is None:
+            return default
+        if not isinstance(value, bool):
+            self._bad(key, f"must be true or false, not {_kind(value)}")
+            return default
+        return value
+
+    def whole(self, key: str, default: int) -> int:
+        value = self._fields.get(key)
+        if value is None:
+            return default
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            shown = repr(value) if isinstance(value, int | float) else _kind(value)
+            self._bad(key, f"must be a whole number of at least 1, not {shown}")
+            return default
+        return value
+
+    def seconds(self, key: str, default: float | None, *, nullable: bool = False) -> float | None:
+        value = self._fields.get(key)
+        if nullable and ((value is None and key in self._fields) or value == "none"):
+            return None
+        if value is None:
+            return default
+        if (
+            isinstance(value, bool)
+            or not isinstance(value, int | float)
+            or not math.isfinite(value)
+            or value <= 0
+        ):
+            shown = repr(value) if isinstance(value, int | float) else _kind(value)
+            fix = '; for no limit write null (JSON) or "none" (TOML)' if nullable else ""
+            self._bad(key, f"must be a number of seconds greater than 0, not {shown}{fix}")
+            return default
+        return float(value)
+
+    def transport(self, key: str) -> TransportName | None:
+        value = self._fields.get(key)
+        if value is None:
+            return None
+        if isinstance(value, str):
+            for name in TRANSPORTS:
+                if value == name:
+                    return name
+            if key == "type" and value.lower() in TYPE_ALIASES:
+                return TYPE_ALIASES[value.lower()]
+        choices = "stdio, http, streamable-http, sse or ws" if key == "type" else ", ".join(TRANSPORTS)
+        alias = TYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
+        fix = f" (`{value}` is written `{alias}` here)" if alias and key != "type" else ""
+        shown = quote(value) if isinstance(value, str) else _kind(value)
+        self._bad(key, f"must be one of {choices}, not {shown}{fix}")
+        return None

@@ -1,0 +1,203 @@
+"""`load_config`: read every source, merge them by priority and number the servers (CFG-1, CFG-6)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from pathlib import Path
+
+from mcpyard.config._entry import EntryContext, build_spec
+from mcpyard.config._expand import Expander
+from mcpyard.config._fields import check_keys
+from mcpyard.config._model import HostSettings, LoadedConfig, ServerSpec, SourceKind
+from mcpyard.config._names import SOURCE_LABELS, describe_source, quote
+from mcpyard.config._read import Form, Format, RawEntry, read_document, split_source
+from mcpyard.config._settings import SettingsPatch, merge_settings, read_settings
+from mcpyard.errors import ConfigError
+
+__all__ = ["PROJECT_FILE", "load_config"]
+
+PROJECT_FILE = ".mcp.json"
+UNTRUSTED_PROBLEM = "the workspace is not trusted; run `mcpyard trust` (or pass --trust) to start this server"
+
+
+@dataclass(slots=True)
+class _Layer:
+    """One source after its checks, before its entries are expanded."""
+
+    kind: SourceKind
+    path: Path
+    entries: tuple[RawEntry, ...] = ()
+    context: EntryContext | None = None
+    """`None` for an untrusted project file: its entries are listed, never expanded."""
+    entry_warnings: dict[str, list[str]] = field(default_factory=dict)
+    settings: SettingsPatch = field(default_factory=SettingsPatch)
+    warnings: list[str] = field(default_factory=list)
+
+
+def load_config(
+    *,
+    workspace: Path,
+    config_file: Path | None,
+    user_config_file: Path,
+    trusted: bool,
+    environ: Mapping[str, str],
+    secrets: Mapping[str, str],
+) -> LoadedConfig:
+    """Read the flag file, the user config and the project file into one configuration.
+
+    Pure apart from reading those files: nothing is started, nothing is fetched. Per-entry
+    problems become that entry's `state` and `problem`; the project file never raises.
+
+    Args:
+        workspace: the workspace root; its `.mcp.json` is the project file.
+        config_file: the `--mcp-config` file (JSON, or TOML when it ends in `.toml`), if any.
+        user_config_file: the user config (TOML); missing is fine.
+        trusted: whether the project file may start servers (CFG-6).
+        environ: the environment `${VAR}` references read.
+        secrets: saved secrets by name, for `${secret:NAME}`.
+
+    Returns:
+        The servers (project, user, flag order; file order within each), merged
+        host settings, warnings, and the sources read, highest priority first.
+
+    Raises:
+        ConfigError: the flag file or the user config cannot be used (missing flag file,
+            malformed file, both forms or neither, an id twice, an unknown field of the
+            own form, a bad host setting).
+    """
+    layers: list[_Layer] = []
+    project_path = workspace / PROJECT_FILE
+    if os.path.lexists(project_path):
+        layers.append(_project_layer(project_path, trusted=trusted, environ=environ, secrets=secrets))
+    if os.path.lexists(user_config_file):
+        layers.append(_own_layer("user", user_config_file, "toml", environ=environ, secrets=secrets))
+    if config_file is not None:
+        fmt: Format = "toml" if config_file.suffix.lower() == ".toml" else "json"
+        layers.append(_own_layer("flag", config_file, fmt, environ=environ, secrets=secrets))
+
+    warnings = [warning for layer in layers for warning in layer.warnings]
+    winners = _pick_winners(layers, warnings)
+    servers: list[ServerSpec] = []
+    for layer in layers:
+        for raw in layer.entries:
+            if winners[raw.id] is not layer:
+                continue
+            warnings.extend(layer.entry_warnings.get(raw.id, ()))
+            servers.append(replace(_spec(raw, layer, warnings), position=len(servers)))
+    return LoadedConfig(
+        servers=tuple(servers),
+        settings=_settings(layers),
+        warnings=tuple(warnings),
+        sources=tuple((layer.kind, layer.path) for layer in reversed(layers)),
+    )
+
+
+def _own_layer(
+    kind: SourceKind, path: Path, fmt: Format, *, environ: Mapping[str, str], secrets: Mapping[str, str]
+) -> _Layer:
+    """Check a flag file or user config completely; raises ConfigError on any source-level problem."""
+    raw = split_source(
+        read_document(path, fmt, kind=kind, suggest=kind == "flag"), kind=kind, path=path, fmt=fmt
+    )
+    form: Form = raw.form or "own"
+    layer = _Layer(
+        kind=kind,
+        path=path,
+        entries=raw.entries,
+        context=EntryContext(kind, path, form, Expander(environ=environ, secrets=secrets, restricted=False)),
+        settings=read_settings(raw.settings, kind=kind, path=path, environ=environ),
+        warnings=raw.warnings,
+    )
+    _check_entries(layer, form)
+    return layer
+
+
+def _project_layer(
+    path: Path, *, trusted: bool, environ: Mapping[str, str], secrets: Mapping[str, str]
+) -> _Layer:
+    """Check the project file; any problem with it becomes one warning, never an error (CFG-6)."""
+    label = describe_source("project", path)
+    try:
+        raw = split_source(read_document(path, "json", kind="project"), kind="project", path=path, fmt="json")
+        if not trusted:
+            count = len(raw.entries)
+            warnings = []
+            if count:
+                servers = "1 server" if count == 1 else f"{count} servers"
+                verb = "was" if count == 1 else "were"
+                warnings.append(
+                    f"{servers} in {label} {verb} not started: the workspace is not trusted; "
+                    "run `mcpyard trust` (or pass --trust) to start them"
+                )
+            return _Layer(kind="project", path=path, entries=raw.entries, warnings=warnings)
+        form: Form = raw.form or "shared"
+        expander = Expander(environ=environ, secrets=secrets, restricted=True)
+        layer = _Layer(
+            kind="project",
+            path=path,
+            entries=raw.entries,
+            context=EntryContext("project", path, form, expander),
+            warnings=raw.warnings,
+        )
+        _check_entries(layer, form)
+    except ConfigError as error:
+        return _Layer(kind="project", path=path, warnings=[f"{error.message}; its servers were not started"])
+    if raw.settings:
+        keys = ", ".join(quote(key) for key in raw.settings)
+        layer.warnings.append(
+            f"{label} sets host settings ({keys}), which a project file may not set; they are ignored. "
+            "Put them in your user config or a --mcp-config file"
+        )
+    return layer
+
+
+def _check_entries(layer: _Layer, form: Form) -> None:
+    for raw in layer.entries:
+        notes: list[str] = []
+        check_keys(
+            raw.fields,
+            server_id=raw.id,
+            form=form,
+            kind=layer.kind,
+            path=layer.path,
+            warnings=notes,
+        )
+        layer.entry_warnings[raw.id] = notes
+
+
+def _pick_winners(layers: list[_Layer], warnings: list[str]) -> dict[str, _Layer]:
+    """The highest-priority layer for each id, with one warning per id defined more than once (CFG-1)."""
+    owners: dict[str, list[_Layer]] = {}
+    for layer in layers:
+        for raw in layer.entries:
+            owners.setdefault(raw.id, []).append(layer)
+    for server_id, found in owners.items():
+        if len(found) > 1:
+            used, *others = reversed(found)
+            shadowed = " and in ".join(describe_source(layer.kind, layer.path) for layer in others)
+            warnings.append(
+                f"server {quote(server_id)} is defined in {describe_source(used.kind, used.path)} and in "
+                f"{shadowed}; the entry in the {SOURCE_LABELS[used.kind]} is used"
+            )
+    return {server_id: found[-1] for server_id, found in owners.items()}
+
+
+def _spec(raw: RawEntry, layer: _Layer, warnings: list[str]) -> ServerSpec:
+    if layer.context is None:
+        return ServerSpec(
+            id=raw.id,
+            source=layer.kind,
+            source_path=layer.path,
+            position=0,
+            name=raw.id,
+            state="untrusted",
+            problem=UNTRUSTED_PROBLEM,
+        )
+    return build_spec(raw, layer.context, warnings)
+
+
+def _settings(layers: list[_Layer]) -> HostSettings:
+    patches = {layer.kind: layer.settings for layer in layers}
+    return merge_settings(patches.get("user", SettingsPatch()), patches.get("flag", SettingsPatch()))

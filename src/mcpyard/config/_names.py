@@ -1,0 +1,99 @@
+"""Names the configuration treats specially, and how messages name sources, entries and fields."""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from mcpyard.config._model import SourceKind
+
+__all__ = [
+    "CREDENTIAL_VARIABLES",
+    "SOURCE_LABELS",
+    "describe_entry",
+    "describe_source",
+    "is_credential_variable",
+    "is_http_token",
+    "looks_secret",
+    "quote",
+]
+
+CREDENTIAL_VARIABLES: frozenset[str] = frozenset(
+    {
+        "ANTHROPIC_API_KEY",
+        "OPENAI_API_KEY",
+        "OPENCODE_API_KEY",
+        "OPENCODE_GO_API_KEY",
+        "DEEPSEEK_API_KEY",
+        "GEMINI_API_KEY",
+        "GOOGLE_API_KEY",
+        "OPENROUTER_API_KEY",
+        "GROQ_API_KEY",
+        "XAI_API_KEY",
+        "MISTRAL_API_KEY",
+    }
+)
+"""Environment variables a project file may never read (CFG-6); their references expand to empty."""
+
+_SECRET_MARKERS = (
+    "KEY",
+    "TOKEN",
+    "SECRET",
+    "PASSWORD",
+    "PASSWD",
+    "CREDENTIAL",
+    "AUTH",
+    "COOKIE",
+    "SESSION",
+)
+
+# RFC 9110 section 5.6.2: token = 1*tchar.
+_TCHAR = frozenset("!#$%&'*+-.^_`|~0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz")
+
+SOURCE_LABELS: dict[SourceKind, str] = {
+    "flag": "--mcp-config file",
+    "user": "user config",
+    "project": "project file",
+}
+
+_QUOTE_LIMIT = 80
+
+
+def looks_secret(name: str) -> bool:
+    """Whether an environment variable or header name looks like it holds a secret (CONN-2).
+
+    True when the name contains KEY, TOKEN, SECRET, PASSWORD, PASSWD, CREDENTIAL, AUTH,
+    COOKIE or SESSION, in any case. Such variables are not passed by `inherit_env: "*"`.
+    """
+    folded = name.casefold()
+    return any(marker.casefold() in folded for marker in _SECRET_MARKERS)
+
+
+def is_credential_variable(name: str) -> bool:
+    """Whether a project file is forbidden to read this variable (CFG-6), in any case."""
+    return name.upper() in CREDENTIAL_VARIABLES
+
+
+def is_http_token(name: str) -> bool:
+    """Whether `name` may be an HTTP header name: one or more RFC 9110 token characters."""
+    return bool(name) and all(char in _TCHAR for char in name)
+
+
+def quote(text: str) -> str:
+    """Show a name taken from a file (an id, a key) in a message, escaping anything unprintable.
+
+    Ids and keys of a project file are untrusted text: `repr` escapes control, bidi and
+    other invisible characters so a message can never carry a terminal escape sequence.
+    """
+    if len(text) > _QUOTE_LIMIT:
+        return repr(text[:_QUOTE_LIMIT]) + "…"
+    return repr(text)
+
+
+def describe_source(kind: SourceKind, path: Path) -> str:
+    """`user config /home/me/.config/mcpyard/config.toml`, and so on."""
+    return f"{SOURCE_LABELS[kind]} {path}"
+
+
+def describe_entry(server_id: str, kind: SourceKind, path: Path) -> str:
+    """`server 'github' in user config /home/me/.config/mcpyard/config.toml`."""
+    return f"server {quote(server_id)} in {describe_source(kind, path)}"

@@ -1,0 +1,172 @@
+"""Host settings (CFG-8): read from the flag file and the user config, merged field by field."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Literal, NoReturn, TypeVar
+
+from mcpyard.config._model import Hook, HostSettings, Mode, SourceKind
+from mcpyard.config._names import describe_source, quote
+from mcpyard.errors import ConfigError
+
+__all__ = ["SettingsPatch", "merge_settings", "read_settings"]
+
+MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
+SEPARATORS: tuple[Literal["__", "_"], ...] = ("__", "_")
+
+_T = TypeVar("_T")
+
+
+@dataclass(frozen=True, slots=True)
+class SettingsPatch:
+    """The settings one source sets; `None` means the source leaves that field alone."""
+
+    allow: tuple[str, ...] | None = None
+    deny: tuple[str, ...] | None = None
+    mode: Mode | None = None
+    tool_name_separator: Literal["__", "_"] | None = None
+    max_result_bytes: int | None = None
+    grants: tuple[Path, ...] | None = None
+    hooks: tuple[Hook, ...] | None = None
+
+
+def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
+    """Settings of `higher` (the flag file) replace those of `lower` (the user config), field by field."""
+    default = HostSettings()
+
+    def pick(high: _T | None, low: _T | None, fallback: _T) -> _T:
+        if high is not None:
+            return high
+        return low if low is not None else fallback
+
+    return HostSettings(
+        allow=pick(higher.allow, lower.allow, default.allow),
+        deny=pick(higher.deny, lower.deny, default.deny),
+        mode=higher.mode or lower.mode,
+        tool_name_separator=pick(
+            higher.tool_name_separator, lower.tool_name_separator, default.tool_name_separator
+        ),
+        max_result_bytes=pick(higher.max_result_bytes, lower.max_result_bytes, default.max_result_bytes),
+        grants=pick(higher.grants, lower.grants, default.grants),
+        hooks=pick(higher.hooks, lower.hooks, default.hooks),
+    )
+
+
+def read_settings(
+    raw: Mapping[str, object], *, kind: SourceKind, path: Path, environ: Mapping[str, str]
+) -> SettingsPatch:
+    """Validate the host settings of one source.
+
+    Args:
+        raw: the top-level settings keys of the file (`permissions`, `mode`, …).
+        environ: where `~` in `grants` finds `HOME`.
+
+    Raises:
+        ConfigError: a setting is unknown or has a bad value; the message names the
+            setting and the source.
+    """
+    reader = _Reader(kind, path)
+    permissions = reader.table(raw, "permissions", ("allow", "deny"))
+    hooks_table = reader.table(raw, "hooks", ("pre_call",))
+    grants = reader.strings(raw, "grants")
+    return SettingsPatch(
+        allow=reader.strings(permissions, "permissions.allow", "allow"),
+        deny=reader.strings(permissions, "permissions.deny", "deny"),
+        mode=reader.choice(raw, "mode", MODES),
+        tool_name_separator=reader.choice(raw, "tool_name_separator", SEPARATORS),
+        max_result_bytes=reader.whole(raw, "max_result_bytes"),
+        grants=None if grants is None else tuple(reader.grant(text, environ) for text in grants),
+        hooks=reader.hooks(hooks_table),
+    )
+
+
+class _Reader:
+    def __init__(self, kind: SourceKind, path: Path) -> None:
+        self._path = path
+        self._label = describe_source(kind, path)
+
+    def fail(self, field: str, message: str) -> NoReturn:
+        raise ConfigError(f"{self._label}: {field}: {message}", source=self._path, field=field)
+
+    def table(self, raw: Mapping[str, object], key: str, keys: tuple[str, ...]) -> Mapping[str, object]:
+        value = raw.get(key)
+        if value is None:
+            return {}
+        if not isinstance(value, dict):
+            self.fail(key, f"must be a table (an object) with {' and '.join(keys)}")
+        for name in value:
+            if name not in keys:
+                self.fail(f"{key}.{name}", f"is not a setting; {key} holds {' and '.join(keys)} only")
+        return value
+
+    def strings(
+        self, raw: Mapping[str, object], field: str, key: str | None = None
+    ) -> tuple[str, ...] | None:
+        value = raw.get(key or field)
+        if value is None:
+            return None
+        if not isinstance(value, list) or not all(isinstance(item, str) and item for item in value):
+            self.fail(field, "must be a list of non-empty strings")
+        return tuple(value)
+
+    def choice(self, raw: Mapping[str, object], field: str, choices: tuple[_T, ...]) -> _T | None:
+        value = raw.get(field)
+        if value is None:
+            return None
+        matches = [choice for choice in choices if value == choice]
+        if not matches:
+            shown = quote(value) if isinstance(value, str) else repr(value)
+            self.fail(field, f"must be one of {', '.join(repr(choice) for choice in choices)}, not {shown}")
+        return matches[0]
+
+    def whole(self, raw: Mapping[str, object], field: str) -> int | None:
+        value = raw.get(field)
+        if value is None:
+            return None
+        if isinstance(value, float) and value.is_integer():
+            value = int(value)
+        if isinstance(value, bool) or not isinstance(value, int) or value < 1:
+            self.fail(field, f"must be a whole number of bytes, at least 1, not {value!r}")
+        return value
+
+    def grant(self, text: str, environ: Mapping[str, str]) -> Path:
+        """A granted folder; `~` is the user's home, a relative path is relative to the file's folder."""
+        if "\0" in text:
+            self.fail("grants", "a folder path holds a NUL character; remove it")
+        home = environ.get("HOME") or environ.get("USERPROFILE")
+        if home and (text == "~" or text.startswith(("~/", "~\\"))):
+            folder = Path(home) / text[2:]
+        else:
+            try:
+                folder = Path(text).expanduser()
+            except RuntimeError:
+                self.fail(
+                    "grants", f"cannot expand {quote(text)}: the home folder is unknown; write a full path"
+                )
+        if not folder.is_absolute():
+            folder = self._path.parent.absolute() / folder
+        return folder
+
+    def hooks(self, table: Mapping[str, object]) -> tuple[Hook, ...] | None:
+        value = table.get("pre_call")
+        if value is None:
+            return None
+        if not isinstance(value, list):
+            self.fail("hooks.pre_call", "must be a list of tables (objects) with `match` and `command`")
+        hooks: list[Hook] = []
+        for index, item in enumerate(value):
+            field = f"hooks.pre_call[{index}]"
+            if not isinstance(item, dict):
+                self.fail(field, "must be a table (an object) with `match` and `command`")
+            for key in item:
+                if key not in ("match", "command"):
+                    self.fail(f"{field}.{key}", "is not a hook field; a hook has `match` and `command` only")
+            match, command = item.get("match"), item.get("command")
+            if not isinstance(match, str) or not match:
+                self.fail(f"{field}.match", "must be a non-empty tool-name or path glob, such as 'github__*'")
+            if not isinstance(command, str) or not command:
+                self.fail(f"{field}.command", "must be the command to run, a non-empty string")
+            hooks.append(Hook(match=match, command=command))
+        return tuple(hooks)

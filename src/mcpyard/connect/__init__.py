@@ -1,0 +1,17 @@
+"""Connections to MCP servers: one supervisor per server over stdio, streamable HTTP or SSE."""
+
+from mcpyard.connect._environment import BASE_VARIABLES, looks_secret, server_environment
+from mcpyard.connect._stdio import StdioProcess, StdioTransport
+from mcpyard.connect._supervisor import ClientIdentity, ProgressFn, Supervisor, SupervisorState
+
+__all__ = [
+    "BASE_VARIABLES",
+    "ClientIdentity",
+    "ProgressFn",
+    "StdioProcess",
+    "StdioTransport",
+    "Supervisor",
+    "SupervisorState",
+    "looks_secret",
+    "server_environment",
+]

@@ -1,0 +1,229 @@
+"""A stdio transport that keeps its process in view: exit code, stderr tail, whole-group stop (CONN-2, CONN-5).
+
+The SDK's `stdio_client` hides the process, so it can report neither an exit code
+nor what the server printed before dying, and its shutdown waits are fixed. This one
+speaks the same newline-delimited JSON-RPC (parsed and serialized by the SDK's own
+message models) with a linear reader: a buffer scanned once per chunk.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import os
+import signal
+import subprocess
+import sys
+from collections import deque
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
+
+__all__ = ["MAX_LINE_BYTES", "StdioProcess", "StdioTransport"]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A message longer than this ends the connection: the peer is flooding, not answering."""
+STDERR_LINES = 20
+STDERR_LINE_CHARS = 500
+TERM_GRACE = 2.0
+_POLL = 0.02
+
+
+@dataclass
+class StdioProcess:
+    """What the host can observe of a running stdio server."""
+
+    pid: int | None = None
+    returncode: int | None = None
+    stderr_tail: deque[str] = field(default_factory=lambda: deque(maxlen=STDERR_LINES))
+    exited: anyio.Event = field(default_factory=anyio.Event)
+    problem: str | None = None
+    """Why the transport ended on its own side (a flood, unparseable output), if it did."""
+
+    def describe_exit(self) -> str:
+        """`exited with code N` plus the last lines of stderr, for the status page."""
+        code = self.returncode
+        if code is None:
+            text = "the server closed its output"
+        elif code < 0:
+            text = f"killed by signal {signal.Signals(-code).name}" if -code in signal.valid_signals() else ""
+            text = text or f"exited with code {code}"
+        else:
+            text = f"exited with code {code}"
+        if self.problem:
+            text = f"{self.problem}; {text}"
+        if self.stderr_tail:
+            text += "; stderr: " + " | ".join(self.stderr_tail)
+        return text
+
+
+def _group_alive(pgid: int) -> bool:
+    try:
+        os.killpg(pgid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # a member changed user; it still exists
+        return True
+    return True
+
+
+def _signal_group(pgid: int, sig: signal.Signals) -> None:
+    with contextlib.suppress(ProcessLookupError, PermissionError):
+        os.killpg(pgid, sig)
+
+
+class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
+    """Starts a server process in its own process group and exchanges messages over its pipes.
+
+    Leaving the context stops the server (CONN-5): stdin closed, `shutdown_timeout`
+    to exit, SIGTERM to the whole group, 2 s, SIGKILL; grandchildren that outlive the
+    server itself get the same treatment.
+    """
+
+    def __init__(
+        self,
+        command: str,
+        args: tuple[str, ...],
+        *,
+        env: Mapping[str, str],
+        cwd: str,
+        shutdown_timeout: float,
+        process: StdioProcess | None = None,
+    ) -> None:
+        self._argv = [command, *args]
+        self._env = dict(env)
+        self._cwd = cwd
+        self._shutdown_timeout = shutdown_timeout
+        self.process = process or StdioProcess()
+        self._stack: contextlib.AsyncExitStack | None = None
+
+    async def __aenter__(self) -> TransportStreams:
+        async with contextlib.AsyncExitStack() as stack:
+            streams = await stack.enter_async_context(self._run())
+            self._stack = stack.pop_all()
+            return streams
+
+    async def __aexit__(self, *exc_info: object) -> None:
+        stack, self._stack = self._stack, None
+        if stack is not None:
+            await stack.__aexit__(None, None, None)
+
+    def kill(self) -> None:
+        """Kill the whole process group at once (a server that ignored cancellation)."""
+        if self.process.pid is not None:
+            _signal_group(self.process.pid, signal.SIGKILL)
+
+    @contextlib.asynccontextmanager
+    async def _run(self) -> AsyncIterator[TransportStreams]:
+        proc = await anyio.open_process(
+            self._argv,
+            env=self._env,
+            cwd=self._cwd,
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+            start_new_session=sys.platform != "win32",
+        )
+        self.process.pid = proc.pid
+        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+        write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
+
+        async def read_stdout() -> None:
+            assert proc.stdout is not None
+            buffer = bytearray()
+            async with read_writer:
+                try:
+                    async for chunk in proc.stdout:
+                        start = len(buffer)
+                        buffer += chunk
+                        end = buffer.find(b"\n", start)
+                        while end != -1:
+                            line = bytes(buffer[:end])
+                            del buffer[: end + 1]
+                            if line.strip():
+                                await read_writer.send(_parse(line))
+                            end = buffer.find(b"\n")
+                        if len(buffer) > MAX_LINE_BYTES:
+                            self.process.problem = f"the server sent a message over {MAX_LINE_BYTES} bytes"
+                            self.kill()
+                            return
+                except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
+                    return
+
+        async def read_stderr() -> None:
+            assert proc.stderr is not None
+            pending = b""
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                async for chunk in proc.stderr:
+                    lines = (pending + chunk).split(b"\n")
+                    pending = lines.pop()[-4096:]
+                    for raw in lines:
+                        self._keep_stderr(raw)
+            if pending:
+                self._keep_stderr(pending)
+
+        async def write_stdin() -> None:
+            assert proc.stdin is not None
+            with contextlib.suppress(anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
+                async with write_reader:
+                    async for message in write_reader:
+                        data = message.message.model_dump_json(by_alias=True, exclude_unset=True)
+                        await proc.stdin.send(data.encode() + b"\n")
+            # The peer is gone or we are closing: let the session see the end.
+            await read_writer.aclose()
+
+        async def watch_exit() -> None:
+            self.process.returncode = await proc.wait()
+            self.process.exited.set()
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(read_stdout)
+            tg.start_soon(read_stderr)
+            tg.start_soon(write_stdin)
+            tg.start_soon(watch_exit)
+            try:
+                yield read_stream, write_stream
+            finally:
+                # Shielded: an interrupted host must still stop its servers (CONN-5).
+                with anyio.CancelScope(shield=True):
+                    await self._stop(proc)
+                    await write_stream.aclose()
+                    await read_stream.aclose()
+                tg.cancel_scope.cancel()
+
+    def _keep_stderr(self, raw: bytes) -> None:
+        text = raw.decode("utf-8", "replace").rstrip()
+        if text:
+            self.process.stderr_tail.append(text[:STDERR_LINE_CHARS])
+
+    async def _stop(self, proc: anyio.abc.Process) -> None:
+        if proc.stdin is not None:
+            with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
+                await proc.stdin.aclose()
+        with anyio.move_on_after(self._shutdown_timeout):
+            await self.process.exited.wait()
+        pgid = proc.pid
+        if sys.platform == "win32":  # pragma: no cover
+            if proc.returncode is None:
+                proc.kill()
+            return
+        # The server may be gone while its children (npx's node, a spawned helper) live on.
+        if _group_alive(pgid):
+            _signal_group(pgid, signal.SIGTERM)
+            with anyio.move_on_after(TERM_GRACE):
+                while _group_alive(pgid):
+                    await anyio.sleep(_POLL)
+            _signal_group(pgid, signal.SIGKILL)
+        with anyio.move_on_after(TERM_GRACE):
+            await self.process.exited.wait()
+
+
+def _parse(line: bytes) -> SessionMessage | Exception:
+    try:
+        return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
+    except ValueError as exc:
+        return exc

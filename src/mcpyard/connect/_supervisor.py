@@ -1,0 +1,422 @@
+"""One supervisor per server: connect, list, watch for changes, call, stop (CONN-1 to CONN-6, CALL-2)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+import os
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from mcp import Client
+from mcp.client._transport import Transport
+from mcp.client.session import IncomingMessage
+from mcp.shared.exceptions import MCPError
+
+from mcpyard.config import ServerSpec
+from mcpyard.connect._environment import server_environment
+from mcpyard.connect._errors import describe_failure, leaf_exception
+from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
+from mcpyard.connect._stdio import StdioProcess, StdioTransport
+from mcpyard.errors import CallError
+
+__all__ = ["CANCEL_GRACE", "MAX_PAGES", "MAX_TOOLS", "ClientIdentity", "ProgressFn", "Supervisor", "SupervisorState"]
+
+SupervisorState = Literal["connecting", "connected", "failed", "stopped"]
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+
+MAX_PAGES = 100
+MAX_TOOLS = 10_000
+CANCEL_GRACE = 2.0
+"""How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
+BACKOFF_FIRST = 1.0
+BACKOFF_MAX = 60.0
+
+
+@dataclass(frozen=True, slots=True)
+class ClientIdentity:
+    """How mcpyard introduces itself to servers."""
+
+    name: str
+    version: str
+
+
+class Supervisor:
+    """Owns one server's connection for the life of a host session.
+
+    `run()` is the supervisor's task: it connects within `connect_timeout_secs`, lists
+    every page of tools, keeps the listing fresh, and stops the server when asked or
+    when the host is cancelled. Calls come from other tasks through `call()`.
+    """
+
+    def __init__(
+        self,
+        spec: ServerSpec,
+        *,
+        workspace: Path,
+        environ: Mapping[str, str],
+        identity: ClientIdentity,
+        on_change: Callable[[Supervisor], None],
+    ) -> None:
+        self.spec = spec
+        self._workspace = workspace
+        self._environ = environ
+        self._identity = identity
+        self._on_change = on_change
+        self.state: SupervisorState = "connecting"
+        self.reason: str | None = None
+        self.note: str | None = None
+        """Something the status page should say even while connected (a restart, a fallback)."""
+        self.protocol_version: str | None = None
+        self.transport_used: str | None = spec.transport
+        self.tools: tuple[Mapping[str, Any], ...] = ()
+        self.instructions: str | None = None
+        self.settled = anyio.Event()
+        """Set once the first connection attempt has ended, connected or not."""
+        self.warnings: list[str] = []
+        self.process: StdioProcess | None = None
+        """The stdio server's process as last seen (exit code, stderr tail)."""
+        self._client: Client | None = None
+        self._stop = anyio.Event()
+        self._end: anyio.Event = anyio.Event()
+        self._relist = anyio.Event()
+        self._restart = False
+        self._lost = False
+        self._stdio: StdioTransport | None = None
+        self._in_flight = 0
+
+    # ----------------------------------------------------------------- lifecycle
+
+    @property
+    def is_stdio(self) -> bool:
+        return self.spec.transport == "stdio"
+
+    def request_stop(self) -> None:
+        self._stop.set()
+        self._end.set()
+
+    async def run(self) -> None:
+        """Connect and stay connected until asked to stop; reconnect remote servers that drop."""
+        backoff = BACKOFF_FIRST
+        try:
+            while not self._stop.is_set():
+                was_connected = await self._connect_once()
+                if self._stop.is_set():
+                    break
+                if self._restart:
+                    self._restart = False
+                    continue
+                if self.is_stdio or not was_connected:
+                    break
+                # A remote connection dropped: keep the tools, refuse calls, retry with backoff (CONN-4).
+                self.state = "failed"
+                self.reason = f"connection lost; reconnecting in {backoff:g} s"
+                self._on_change(self)
+                with anyio.move_on_after(backoff):
+                    await self._stop.wait()
+                backoff = min(backoff * 2, BACKOFF_MAX)
+        finally:
+            self.settled.set()
+
+    async def _connect_once(self) -> bool:
+        """One connection's life. Returns whether it got connected."""
+        self._end = anyio.Event()
+        self._lost = False
+        self.state = "connecting"
+        self._on_change(self)
+        connected = False
+        timeout = self.spec.connect_timeout_secs
+        observations = HttpObservations()
+        process = StdioProcess()
+        self.process = process if self.is_stdio else None
+        try:
+            with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                try:
+                    connected = await self._session(self._transport(observations, process), scope)
+                except Exception as exc:
+                    if not self._should_fall_back(observations):
+                        raise
+                    # The streamable POST was refused with 404/405: an old-style SSE server (CONN-1).
+                    self.transport_used = "sse"
+                    self.note = "the server refused streamable HTTP; using SSE"
+                    with contextlib.suppress(Exception):
+                        exc.__traceback__ = None
+                    connected = await self._session(sse_transport(self._url, self._headers, observations), scope)
+            if scope.cancelled_caught and not connected and not self._stop.is_set():
+                self._fail(self._timeout_reason(process))
+        except Exception as exc:
+            self._fail(self._failure_reason(exc, observations, process))
+        finally:
+            self._client = None
+            self._stdio = None
+        if connected and self.is_stdio and not self._stop.is_set() and not self._restart:
+            self.state = "stopped"
+            self.reason = f"the server process {process.describe_exit()}"
+            self.tools = ()
+            self.instructions = None
+            self._on_change(self)
+        return connected
+
+    def _should_fall_back(self, observations: HttpObservations) -> bool:
+        return (
+            self.spec.sse_fallback and self.transport_used == "streamable_http" and observations.saw("POST", 404, 405)
+        )
+
+    @property
+    def _url(self) -> str:
+        assert self.spec.url is not None
+        return self.spec.url
+
+    @property
+    def _headers(self) -> dict[str, str]:
+        return dict(self.spec.headers)
+
+    def _transport(self, observations: HttpObservations, process: StdioProcess) -> Transport:
+        spec = self.spec
+        if spec.transport == "stdio":
+            assert spec.command is not None
+            cwd = Path(spec.cwd) if spec.cwd else self._workspace
+            if not cwd.is_absolute():
+                cwd = self._workspace / cwd
+            self._stdio = StdioTransport(
+                spec.command,
+                spec.args,
+                env=server_environment(self._environ, spec.inherit_env, spec.env),
+                cwd=os.fspath(cwd),
+                shutdown_timeout=spec.shutdown_timeout_secs,
+                process=process,
+            )
+            return self._stdio
+        if self.transport_used == "sse":
+            return sse_transport(self._url, self._headers, observations)
+        if self.transport_used == "streamable_http":
+            return streamable_transport(self._url, self._headers, observations)
+        raise CallError("unsupported_transport", f"transport {spec.transport!r} is not available yet")
+
+    async def _session(self, transport: Transport, scope: anyio.CancelScope) -> bool:
+        client = Client(
+            transport,
+            mode="auto",
+            cache=None,
+            message_handler=self._on_message,
+            client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
+        )
+        async with client:
+            self.protocol_version = client.protocol_version
+            self.instructions = client.instructions
+            self.tools = await self._list_tools(client)
+            # Some servers announce changes before a client can hear them: list once more (CONN-6).
+            self._relist = anyio.Event()
+            self.tools = await self._list_tools(client)
+            async with anyio.create_task_group() as tg:
+                if self._hears_changes(client):
+                    # Subscribed before `connected`, so no change after that moment goes unheard.
+                    await tg.start(self._listen_modern, client)
+                tg.start_soon(self._follow_changes, client)
+                if self._stdio is not None:
+                    tg.start_soon(self._watch_exit, self._stdio.process)
+                scope.deadline = math.inf
+                self._client = client
+                self.state = "connected"
+                self.reason = None
+                self.settled.set()
+                self._on_change(self)
+                await self._end.wait()
+                tg.cancel_scope.cancel()
+            self._client = None
+        return True
+
+    async def _watch_exit(self, process: StdioProcess) -> None:
+        await process.exited.wait()
+        self._end.set()
+
+    def _fail(self, reason: str) -> None:
+        self.state = "failed"
+        self.reason = reason
+        self.tools = ()
+        self.settled.set()
+        self._on_change(self)
+
+    def _timeout_reason(self, process: StdioProcess) -> str:
+        text = f"did not finish connecting within {self.spec.connect_timeout_secs:g} s"
+        if self.is_stdio:
+            text += " (no answer to the MCP handshake: is this an MCP stdio server?)"
+            if process.stderr_tail:
+                text += "; stderr: " + " | ".join(process.stderr_tail)
+        return text
+
+    def _failure_reason(self, exc: BaseException, observations: HttpObservations, process: StdioProcess) -> str:
+        leaf = leaf_exception(exc)
+        if self.is_stdio and process.pid is not None and process.returncode is not None:
+            return f"the server process {process.describe_exit()} before the handshake finished"
+        if not self.is_stdio and (status := observations.last_error()) is not None:
+            return f"{self.spec.url} answered HTTP {status}"
+        return describe_failure(leaf, command=self.spec.command, url=self.spec.url)
+
+    # ----------------------------------------------------------------- listings
+
+    async def _list_tools(self, client: Client) -> tuple[Mapping[str, Any], ...]:
+        tools: list[Mapping[str, Any]] = []
+        cursor: str | None = None
+        for _ in range(MAX_PAGES):
+            page = await client.list_tools(cursor=cursor)
+            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
+            cursor = page.next_cursor
+            if not cursor:
+                break
+        else:
+            self._warn(f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
+        if len(tools) > MAX_TOOLS:
+            self._warn(f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used")
+            tools = tools[:MAX_TOOLS]
+        return tuple(tools)
+
+    def _warn(self, text: str) -> None:
+        if text not in self.warnings:
+            self.warnings.append(text)
+
+    async def _on_message(self, message: IncomingMessage) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            self._relist.set()
+        await anyio.lowlevel.checkpoint()
+
+    @staticmethod
+    def _hears_changes(client: Client) -> bool:
+        """Whether the server is of the new era and announces tool changes (through `listen()`)."""
+        tools = client.server_capabilities.tools
+        return bool(tools and tools.list_changed) and client.protocol_version not in _HANDSHAKE_VERSIONS
+
+    async def _follow_changes(self, client: Client) -> None:
+        """Re-list when the server says its tools changed (both eras, CONN-4)."""
+        while True:
+            await self._relist.wait()
+            self._relist = anyio.Event()
+            try:
+                self.tools = await self._list_tools(client)
+            except Exception as exc:  # a failed refresh keeps the last listing
+                self._warn(f"server {self.spec.id!r}: refreshing tools failed: {describe_failure(exc)}")
+                continue
+            self._on_change(self)
+
+    async def _listen_modern(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
+                async for _event in subscription:
+                    self._relist.set()
+        except Exception as exc:  # the listing still works; only change notices are lost
+            self._warn(f"server {self.spec.id!r}: cannot follow tool changes: {describe_failure(exc)}")
+            with contextlib.suppress(RuntimeError):
+                task_status.started()
+
+    # ----------------------------------------------------------------- calls
+
+    @property
+    def in_flight(self) -> int:
+        return self._in_flight
+
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout: float | None,
+        on_progress: ProgressFn | None = None,
+    ) -> types.CallToolResult:
+        """Call one tool; progress restarts the clock; timeouts and cancels send `notifications/cancelled`.
+
+        Raises:
+            CallError: `server_unavailable`, `timeout`, `server_error` or `connection_lost`.
+        """
+        client = self._client
+        if client is None or self.state != "connected":
+            raise CallError("server_unavailable", self._unavailable_message())
+        self._in_flight += 1
+        try:
+            with anyio.CancelScope() as scope:
+                if timeout is not None:
+                    scope.deadline = anyio.current_time() + timeout
+
+                async def progress(value: float, total: float | None, message: str | None) -> None:
+                    if timeout is not None:
+                        scope.deadline = anyio.current_time() + timeout
+                    if on_progress is not None:
+                        await on_progress(value, total, message)
+
+                try:
+                    return await client.call_tool(tool, dict(arguments), progress_callback=progress)
+                except MCPError as exc:
+                    if exc.code == types.CONNECTION_CLOSED:
+                        self._connection_lost()
+                        raise CallError("connection_lost", self._lost_message()) from None
+                    raise CallError("server_error", f"server {self.spec.id!r} answered with an error: {exc.message}")
+                except RuntimeError as exc:  # the SDK's output-schema check
+                    raise CallError("invalid_result", f"server {self.spec.id!r} sent an invalid result: {exc}")
+                except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+                    self._connection_lost()
+                    raise CallError("connection_lost", self._lost_message()) from None
+            self._after_abandon(client)
+            raise CallError(
+                "timeout",
+                f"tool {tool!r} on server {self.spec.id!r} did not answer within {timeout:g} s; "
+                "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null for tools that wait on a person)",
+            )
+        except anyio.get_cancelled_exc_class():
+            self._after_abandon(client)
+            raise
+        finally:
+            self._in_flight -= 1
+
+    def _unavailable_message(self) -> str:
+        what = {"connecting": "is still connecting", "failed": "is not connected", "stopped": "has stopped"}
+        text = f"server {self.spec.id!r} {what.get(self.state, 'is not available')}"
+        return text + (f": {self.reason}" if self.reason else "")
+
+    def _lost_message(self) -> str:
+        if self.is_stdio:
+            return f"server {self.spec.id!r} closed the connection during the call (its process ended)"
+        return f"the connection to server {self.spec.id!r} was lost during the call; mcpyard is reconnecting"
+
+    def _connection_lost(self) -> None:
+        if not self.is_stdio:
+            self._lost = True
+            self._end.set()
+
+    def _after_abandon(self, client: Client) -> None:
+        """A stdio server has 2 s after a cancellation to show it is alive, else it is restarted (CALL-2)."""
+        stdio = self._stdio
+        if stdio is None or self._client is not client:
+            return
+
+        async def probe() -> None:
+            with anyio.move_on_after(CANCEL_GRACE) as waited:
+                with contextlib.suppress(Exception):
+                    await client.list_tools()
+            if waited.cancelled_caught and self._stdio is stdio and not self._stop.is_set():
+                self.note = (
+                    f"restarted: did not answer {CANCEL_GRACE:g} s after a cancellation, so mcpyard killed it"
+                )
+                self._restart = True
+                stdio.kill()
+                self._end.set()
+
+        self._spawn(probe)
+
+    _spawner: Callable[[Callable[[], Awaitable[None]]], None] | None = None
+
+    def _spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
+        if self._spawner is not None:
+            self._spawner(fn)
+
+    def attach_spawner(self, spawner: Callable[[Callable[[], Awaitable[None]]], None]) -> None:
+        """Where background work of this supervisor runs (the host's task group)."""
+        self._spawner = spawner
+
+
+_HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)

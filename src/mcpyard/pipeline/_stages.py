@@ -1,0 +1,114 @@
+"""The call pipeline's stages, each a small function of its inputs (CALL-1, CALL-2)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from functools import lru_cache
+from typing import Any
+
+import mcp_types as types
+
+from mcpyard.catalog import Catalog, CatalogEntry, canonical_json
+from mcpyard.errors import CallError
+from mcpyard.pipeline._result import CallResult
+
+__all__ = ["resolve", "shape", "validate_arguments"]
+
+MAX_ERRORS_SHOWN = 3
+
+
+def resolve(catalog: Catalog, name: str) -> CatalogEntry:
+    """The catalog entry for a model-facing name.
+
+    Raises:
+        CallError: `unknown_tool`, naming the closest known tools.
+    """
+    entry = catalog.get(name)
+    if entry is not None:
+        return entry
+    known = sorted(catalog.entries)
+    close = [candidate for candidate in known if name.lower() in candidate.lower() or candidate.endswith(name)][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; list the tools with `mcpyard tools`"
+    raise CallError("unknown_tool", f"unknown tool {name!r}{hint}")
+
+
+@lru_cache(maxsize=1024)
+def _validator(schema_json: str) -> Any:
+    import json
+
+    from jsonschema import validators
+
+    schema = json.loads(schema_json)
+    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+    cls.check_schema(schema)
+    return cls(schema)
+
+
+def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
+    """Check the arguments against the tool's input schema (CALL-1).
+
+    Raises:
+        CallError: `invalid_arguments` naming each problem and where it is.
+    """
+    from jsonschema import SchemaError
+
+    try:
+        validator = _validator(canonical_json(entry.input_schema))
+    except (SchemaError, ValueError, TypeError) as exc:
+        raise CallError(
+            "invalid_schema",
+            f"tool {entry.name!r} has an input schema mcpyard cannot use ({_first_line(exc)}); "
+            f"report it to the maintainers of server {entry.server!r}",
+        ) from None
+    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
+    if not errors:
+        return
+    problems = []
+    for error in errors[:MAX_ERRORS_SHOWN]:
+        where = "/".join(str(part) for part in error.absolute_path) or "(arguments)"
+        problems.append(f"{where}: {error.message}")
+    more = f" (and {len(errors) - MAX_ERRORS_SHOWN} more)" if len(errors) > MAX_ERRORS_SHOWN else ""
+    raise CallError(
+        "invalid_arguments",
+        f"arguments for {entry.name!r} do not match its input schema: {'; '.join(problems)}{more}",
+    )
+
+
+def _first_line(exc: BaseException) -> str:
+    return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+def _block_text(block: Mapping[str, Any]) -> str:
+    kind = block.get("type")
+    if kind == "text":
+        return str(block.get("text", ""))
+    if kind in ("image", "audio"):
+        return f"[{kind} attachment: {block.get('mimeType', 'unknown type')}]"
+    if kind == "resource":
+        resource = block.get("resource") or {}
+        if isinstance(resource, dict) and "text" in resource:
+            return str(resource["text"])
+        return f"[resource attachment: {resource.get('uri', '?') if isinstance(resource, dict) else '?'}]"
+    if kind == "resource_link":
+        return f"[resource link: {block.get('uri', '?')}]"
+    return f"[{kind} content]"
+
+
+def shape(entry: CatalogEntry, result: types.CallToolResult) -> CallResult:
+    """Turn a server result into what the model reads."""
+    content = [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
+    text = "\n".join(_block_text(block) for block in content)
+    if not content and result.structured_content is not None:
+        text = canonical_json(result.structured_content)
+    error = None
+    if result.is_error:
+        error = {"code": "tool_error", "message": text or f"tool {entry.name!r} reported an error"}
+    return CallResult(
+        ok=not result.is_error,
+        text=text,
+        content=content,
+        structured=result.structured_content,
+        error=error,
+        tool=entry.name,
+        server=entry.server,
+    )

@@ -1,0 +1,83 @@
+"""CAT-1: model-facing tool names."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from mcpyard.catalog import MAX_NAME_LENGTH, assign_names, sanitize_name, server_prefix, tool_name
+
+
+@pytest.mark.parametrize(
+    ("raw", "expected"),
+    [
+        ("plain", "plain"),
+        ("with-dash_and_underscore09", "with-dash_and_underscore09"),
+        ("get.weather/v2", "get_weather_v2"),
+        ("naïve tool", "na_ve_tool"),
+        ("emoji🙂", "emoji_"),
+        ("", ""),
+    ],
+)
+def test_cat1_every_character_but_letters_digits_underscore_and_dash_becomes_underscore(raw: str, expected: str) -> None:
+    assert sanitize_name(raw) == expected
+
+
+@pytest.mark.parametrize(
+    ("name", "server_id", "position", "expected"),
+    [
+        ("docs", "documentation", 0, "docs"),
+        (None, "files", 3, "files"),
+        ("", "files", 3, "files"),
+        (None, None, 2, "mcp2"),
+        ("my server", "x", 0, "my_server"),
+    ],
+)
+def test_cat1_prefix_is_name_else_id_else_position(
+    name: str | None, server_id: str | None, position: int, expected: str
+) -> None:
+    assert server_prefix(name, server_id, position) == expected
+
+
+@pytest.mark.parametrize(("separator", "expected"), [("__", "notes__read"), ("_", "notes_read")])
+def test_cat1_prefix_and_tool_are_joined_by_the_separator(separator: str, expected: str) -> None:
+    assert tool_name("notes", separator, "read") == expected
+
+
+def test_cat1_long_names_are_cut_to_64_with_a_hash_of_the_full_name() -> None:
+    tool = "t" * 80
+    name = tool_name("server", "__", tool)
+    digest = hashlib.sha256(f"server__{tool}".encode()).hexdigest()[:6]
+    assert len(name) == MAX_NAME_LENGTH
+    assert name.endswith("-" + digest)
+    assert name.startswith("server__ttt")
+
+
+def test_cat1_cut_names_stay_unique_and_stable() -> None:
+    first = tool_name("s", "__", "x" * 70 + "a")
+    second = tool_name("s", "__", "x" * 70 + "b")
+    assert first != second
+    assert first == tool_name("s", "__", "x" * 70 + "a")
+
+
+def test_cat1_names_colliding_after_sanitizing_both_get_hash_suffixes() -> None:
+    names = assign_names("srv", "__", ["a.b", "a/b", "c"])
+    assert names[2] == "srv__c"
+    assert names[0] != names[1]
+    assert all(re.fullmatch(r"srv__a_b-[0-9a-f]{6}", n) for n in names[:2])
+
+
+def test_cat1_renaming_a_server_renames_its_tools() -> None:
+    assert assign_names("old", "__", ["t"]) != assign_names("new", "__", ["t"])
+
+
+@given(st.lists(st.text(max_size=120), min_size=1, max_size=8, unique=True), st.text(max_size=40))
+def test_cat1_names_are_always_valid_unique_and_at_most_64(tools: list[str], prefix: str) -> None:
+    names = assign_names(sanitize_name(prefix) or "mcp0", "__", tools)
+    assert len(set(names)) == len(names)
+    for name in names:
+        assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name)

@@ -1,0 +1,24 @@
+"""The public face of `mcpyard.config` is pinned: adding a name is an API decision."""
+
+from __future__ import annotations
+
+import mcpyard.config
+
+
+def test_the_public_names_of_the_config_package_are_pinned() -> None:
+    """API: the names other packages may import from `mcpyard.config`."""
+    assert sorted(mcpyard.config.__all__) == [
+        "CREDENTIAL_VARIABLES",
+        "Hook",
+        "HostSettings",
+        "LoadedConfig",
+        "Mode",
+        "ServerSpec",
+        "SourceKind",
+        "TransportName",
+        "TrustStore",
+        "load_config",
+        "looks_secret",
+    ]
+    for name in mcpyard.config.__all__:
+        assert getattr(mcpyard.config, name) is not None

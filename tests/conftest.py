@@ -1,0 +1,57 @@
+"""Shared test fixtures: an isolated mcpyard home, config writing, the anyio backend."""
+
+from __future__ import annotations
+
+import json
+import sys
+from dataclasses import dataclass
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+SERVERS = Path(__file__).resolve().parent / "servers"
+PYTHON = sys.executable
+
+
+def fixture_server(name: str, *args: str) -> dict[str, Any]:
+    """A stdio server entry running one of tests/servers/*.py."""
+    return {"command": PYTHON, "args": [str(SERVERS / f"{name}.py"), *args]}
+
+
+@dataclass
+class Home:
+    """A temporary workspace plus mcpyard config and data folders, isolated from the user's."""
+
+    root: Path
+    workspace: Path
+    config_home: Path
+    data_home: Path
+
+    def write_config(self, servers: dict[str, dict[str, Any]], **settings: Any) -> Path:
+        """Write a flag config file in the shared form (`mcpServers`)."""
+        path = self.root / "flag.json"
+        path.write_text(json.dumps({"mcpServers": servers, **settings}), encoding="utf-8")
+        return path
+
+    @property
+    def environ(self) -> dict[str, str]:
+        import os
+
+        return {
+            **{k: v for k, v in os.environ.items() if not k.startswith("MCPYARD_")},
+            "MCPYARD_CONFIG_HOME": str(self.config_home),
+            "MCPYARD_DATA_HOME": str(self.data_home),
+        }
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> Home:
+    workspace = tmp_path / "workspace"
+    workspace.mkdir()
+    return Home(tmp_path, workspace, tmp_path / "config", tmp_path / "data")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"

@@ -1,0 +1,167 @@
+"""Basic fixture server: echo, add, slow, fail, env, cwd and friends, over stdio, SSE or streamable HTTP.
+
+Run as `python tests/servers/basic.py [--transport stdio|sse|streamable-http] [--port N]
+[--name NAME] [--many-tools N] [--long-name]`.
+"""
+
+from __future__ import annotations
+
+import argparse
+import base64
+import hashlib
+import os
+from collections.abc import Callable, Sequence
+from typing import Annotated, Literal
+
+import anyio
+from mcp.server.mcpserver import Context, Image, MCPServer
+from mcp.server.mcpserver.exceptions import ToolError
+from mcp_types import ToolAnnotations
+from pydantic import Field
+
+INSTRUCTIONS = "Basic fixture server."
+
+LONG_TOOL_NAME = "get.the weather report.for one city.and then.tell me all about it.v1.0"
+"""A 70-character tool name with dots and spaces, registered by `--long-name`."""
+
+FAIL_MESSAGE = "fail: this tool always fails"
+
+# The smallest valid PNG: one transparent pixel.
+TINY_PNG = base64.b64decode(
+    "iVBORw0KGgoAAAANSUhEUgAAAAEAAAABCAYAAAAfFcSJAAAADUlEQVR42mNkYPhfDwAChwGA60e6kgAAAABJRU5ErkJggg=="
+)
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+READ_ONLY_IDEMPOTENT = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
+
+Transport = Literal["stdio", "sse", "streamable-http"]
+
+
+def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = False) -> MCPServer:
+    """Build the fixture server with its standard tools plus the optional extras."""
+    server = MCPServer(name, instructions=INSTRUCTIONS, version="1.0", log_level="WARNING")
+    calls = 0
+
+    @server.tool(annotations=READ_ONLY)
+    def echo(text: str) -> str:
+        """Return the text unchanged."""
+        return text
+
+    @server.tool(annotations=READ_ONLY_IDEMPOTENT)
+    def add(a: int, b: int) -> int:
+        """Add two whole numbers."""
+        return a + b
+
+    @server.tool(annotations=READ_ONLY)
+    async def slow(ctx: Context, seconds: float, progress_every: float = 0) -> str:
+        """Sleep for `seconds`; when `progress_every` > 0, report progress that often."""
+        if progress_every <= 0:
+            await anyio.sleep(seconds)
+            return f"slept {seconds} s"
+        elapsed = 0.0
+        while elapsed < seconds:
+            step = min(progress_every, seconds - elapsed)
+            await anyio.sleep(step)
+            elapsed += step
+            await ctx.report_progress(elapsed, seconds, f"{elapsed:g} of {seconds:g} s")
+        return f"slept {seconds} s"
+
+    @server.tool(annotations=READ_ONLY)
+    def fail() -> str:
+        """Always fail with a tool error."""
+        raise ToolError(FAIL_MESSAGE)
+
+    @server.tool(annotations=READ_ONLY)
+    def env(name: str) -> str:
+        """Return the value of an environment variable of the server process, or "" when unset."""
+        return os.environ.get(name, "")
+
+    @server.tool(annotations=READ_ONLY)
+    def cwd() -> str:
+        """Return the working directory of the server process."""
+        return os.getcwd()
+
+    @server.tool(annotations=READ_ONLY)
+    def big_text(chars: int) -> str:
+        """Return a text of exactly `chars` characters (a repeating alphabet)."""
+        alphabet = "abcdefghijklmnopqrstuvwxyz"
+        return (alphabet * (chars // len(alphabet) + 1))[:chars]
+
+    @server.tool(annotations=READ_ONLY)
+    def tiny_png() -> Image:
+        """Return a 1x1 PNG image."""
+        return Image(data=TINY_PNG, format="png")
+
+    @server.tool(annotations=READ_ONLY_IDEMPOTENT)
+    def file_digest(
+        data: Annotated[
+            str, Field(description="The file's bytes.", json_schema_extra={"contentEncoding": "base64"})
+        ],
+    ) -> str:
+        """Return the size and SHA-256 of a file sent as base64."""
+        raw = base64.b64decode(data, validate=True)
+        return f"{len(raw)} bytes, sha256 {hashlib.sha256(raw).hexdigest()}"
+
+    # Claims to be idempotent, yet its answer moves with every call: a cached answer shows up stale.
+    @server.tool(annotations=READ_ONLY_IDEMPOTENT)
+    def call_count() -> int:
+        """Return how many times bump has been called."""
+        return calls
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    def bump() -> int:
+        """Add one to the counter that call_count reports, and return the new value."""
+        nonlocal calls
+        calls += 1
+        return calls
+
+    for index in range(many_tools):
+        server.add_tool(
+            _numbered_tool(index),
+            name=f"t{index}",
+            description=f"Extra tool number {index}.",
+            annotations=READ_ONLY,
+        )
+
+    if long_name:
+        server.add_tool(_long_named_tool, name=LONG_TOOL_NAME, annotations=READ_ONLY)
+
+    return server
+
+
+def _numbered_tool(index: int) -> Callable[[], int]:
+    def numbered() -> int:
+        return index
+
+    return numbered
+
+
+def _long_named_tool() -> str:
+    """A tool whose name is 70 characters long and holds dots and spaces."""
+    return "long"
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve until the transport closes."""
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--name", default="basic", help="server name (serverInfo.name)")
+    parser.add_argument(
+        "--many-tools", type=int, default=0, metavar="N", help="register extra tools t0..tN-1"
+    )
+    parser.add_argument("--long-name", action="store_true", help=f"register the tool {LONG_TOOL_NAME!r}")
+    args = parser.parse_args(argv)
+    server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)
+    transport: Transport = args.transport
+    if transport == "stdio":
+        server.run("stdio")
+    elif transport == "sse":
+        server.run("sse", host=args.host, port=args.port)
+    else:
+        server.run("streamable-http", host=args.host, port=args.port)
+
+
+if __name__ == "__main__":
+    main()

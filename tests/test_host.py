@@ -1,0 +1,196 @@
+"""The Host over real fixture servers: connecting, naming, calling, reload (CONN, CAT, CALL-1, CALL-2, CFG-7)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+
+from mcpyard import Host, StateError
+from tests.conftest import Home, fixture_server
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def open_host(home: Home, servers: dict[str, dict[str, Any]], **settings: Any) -> AsyncIterator[Host]:
+    config = home.write_config(servers, **settings)
+    async with Host.open(
+        workspace=home.workspace,
+        config_file=config,
+        environ=home.environ,
+        config_home=home.config_home,
+        data_home=home.data_home,
+    ) as host:
+        yield host
+
+
+async def test_conn1_stdio_server_connects_and_lists_prefixed_tools(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        status = host.status()
+        [server] = status.servers
+        assert server.state == "connected", server.reason
+        assert server.protocol_version
+        names = {tool.name for tool in host.tools()}
+        assert {"basic__echo", "basic__add", "basic__slow"} <= names
+        assert server.instructions_bytes == len(b"Basic fixture server.")
+
+
+async def test_call1_call_runs_and_returns_the_text(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        result = await host.call("basic__add", {"a": 2, "b": 3})
+        assert result.ok, result.error
+        assert result.text == "5"
+        assert result.server == "basic"
+
+
+async def test_call1_unknown_tool_is_refused_with_a_clear_error(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        result = await host.call("basic__nope", {})
+        assert not result.ok
+        assert result.error is not None
+        assert result.error["code"] == "unknown_tool"
+        assert "basic__nope" in result.error["message"]
+
+
+async def test_call1_arguments_not_matching_the_schema_are_refused_before_the_server(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        result = await host.call("basic__add", {"a": "two"})
+        assert not result.ok
+        assert result.error is not None
+        assert result.error["code"] == "invalid_arguments"
+        assert "a:" in result.error["message"]
+        assert "'b' is a required property" in result.error["message"]
+
+
+async def test_call_tool_error_is_reported_as_not_ok(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        result = await host.call("basic__fail", {})
+        assert not result.ok
+        assert result.error is not None
+        assert result.error["code"] == "tool_error"
+        assert "always fails" in result.text
+
+
+async def test_call2_timeout_cancels_the_call(home: Home) -> None:
+    entry = {**fixture_server("basic"), "call_timeout_secs": 0.5}
+    async with open_host(home, {"basic": entry}) as host:
+        with anyio.fail_after(10):
+            result = await host.call("basic__slow", {"seconds": 30})
+        assert result.error is not None
+        assert result.error["code"] == "timeout"
+        # The server honoured the cancellation and is still usable.
+        assert (await host.call("basic__add", {"a": 1, "b": 1})).text == "2"
+        assert host.status().servers[0].note is None
+
+
+async def test_call2_progress_restarts_the_clock(home: Home) -> None:
+    entry = {**fixture_server("basic"), "call_timeout_secs": 0.6}
+    async with open_host(home, {"basic": entry}) as host:
+        seen: list[float] = []
+
+        async def progress(value: float, total: float | None, message: str | None) -> None:
+            seen.append(value)
+
+        with anyio.fail_after(10):
+            result = await host.call("basic__slow", {"seconds": 1.5, "progress_every": 0.2}, on_progress=progress)
+        assert result.ok, result.error
+        assert len(seen) >= 3
+
+
+async def test_call2_a_stdio_server_ignoring_cancellation_is_killed_and_restarted(home: Home) -> None:
+    entry = {**fixture_server("ignores_cancel"), "call_timeout_secs": 0.5}
+    async with open_host(home, {"stubborn": entry}) as host:
+        with anyio.fail_after(15):
+            result = await host.call("stubborn__block", {"seconds": 20})
+            assert result.error is not None
+            assert result.error["code"] == "timeout"
+            while host.status().servers[0].note is None or host.status().servers[0].state != "connected":
+                await anyio.sleep(0.05)
+        server = host.status().servers[0]
+        assert server.note is not None
+        assert "restarted" in server.note
+        assert (await host.call("stubborn__ok", {})).ok
+
+
+async def test_conn4_a_stdio_server_that_exits_is_marked_stopped_and_its_tools_leave(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host:
+        process = host._supervisors["basic"].process
+        assert process is not None
+        assert process.pid is not None
+        import os
+        import signal
+
+        os.kill(process.pid, signal.SIGTERM)
+        with anyio.fail_after(10):
+            while host.status().servers[0].state != "stopped":
+                await anyio.sleep(0.02)
+        server = host.status().servers[0]
+        assert server.reason is not None
+        assert "signal SIGTERM" in server.reason or "code" in server.reason
+        assert host.tools() == []
+        result = await host.call("basic__add", {"a": 1, "b": 2})
+        assert result.error is not None
+        assert result.error["code"] == "unknown_tool"
+
+
+async def test_conn4_list_changed_refreshes_the_catalog(home: Home) -> None:
+    async with open_host(home, {"dyn": fixture_server("list_changed")}) as host:
+        result = await host.call("dyn__add_tool", {"name": "fresh"})
+        assert result.ok, result.error
+        with anyio.fail_after(10):
+            while "dyn__fresh" not in {tool.name for tool in host.tools()}:
+                await anyio.sleep(0.02)
+
+
+async def test_conn6_every_page_of_tools_is_listed(home: Home) -> None:
+    async with open_host(home, {"paged": fixture_server("paged")}) as host:
+        assert len([t for t in host.tools() if t.server == "paged"]) == 6
+
+
+async def test_conn6_endless_paging_is_bounded(home: Home) -> None:
+    async with open_host(home, {"paged": fixture_server("paged", "--endless")}) as host:
+        status = host.status()
+        assert status.servers[0].state == "connected"
+        assert any("100 pages" in warning for warning in status.warnings)
+
+
+async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(home: Home) -> None:
+    entry = {**fixture_server("basic"), "env": {"GIVEN": "yes"}}
+    environ = home.environ
+    async with open_host(home, {"basic": entry}) as host:
+        assert (await host.call("basic__env", {"name": "GIVEN"})).text == "yes"
+        assert (await host.call("basic__env", {"name": "MCPYARD_DATA_HOME"})).text == ""
+        assert Path((await host.call("basic__cwd", {})).text) == home.workspace.resolve()
+        assert "PATH" in environ
+
+
+async def test_cfg7_reload_keeps_unchanged_servers_and_applies_changes(home: Home) -> None:
+    async with open_host(home, {"a": fixture_server("basic"), "b": fixture_server("basic")}) as host:
+        first_a = host._supervisors["a"]
+        first_b = host._supervisors["b"]
+        home.write_config({"a": fixture_server("basic"), "c": fixture_server("basic", "--name", "c")})
+        status = await host.reload()
+        assert [s.id for s in status.servers] == ["a", "c"]
+        assert host._supervisors["a"] is first_a
+        assert "b" not in host._supervisors
+        assert first_b.state != "connected" or first_b.settled.is_set()
+        assert {t.server for t in host.tools()} == {"a", "c"}
+
+
+async def test_cfg7_reload_is_refused_while_a_call_is_in_flight(home: Home) -> None:
+    async with open_host(home, {"basic": fixture_server("basic")}) as host, anyio.create_task_group() as tg:
+        started = anyio.Event()
+
+        async def slow_call() -> None:
+            started.set()
+            await host.call("basic__slow", {"seconds": 1})
+
+        tg.start_soon(slow_call)
+        await started.wait()
+        with pytest.raises(StateError, match="in flight"):
+            await host.reload()
