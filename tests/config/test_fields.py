@@ -223,3 +223,20 @@ def test_fields_the_transport_does_not_use_are_ignored_with_a_warning_cfg_3(
     assert mentioning(loaded, "server 's'", f"ignoring {ignored}")
     assert spec.headers == ()
     assert spec.env == ()
+
+
+@pytest.mark.parametrize(
+    ("entry", "field"),
+    [
+        ({"command": "x", "args": ["a\u0000b"]}, "args[0]"),
+        ({"command": "x", "env": {"K": "a\u0000"}}, "env.K"),
+        ({"command": "x\u0000y"}, "command"),
+    ],
+)
+def test_a_nul_character_in_a_process_string_fails_the_entry_cfg_4(
+    cfg: Setup, entry: dict[str, object], field: str
+) -> None:
+    """CFG-4, ERR-1: a process cannot receive NUL; the entry fails naming the field, not later."""
+    spec, _ = cfg.load_one(entry)
+    assert spec.state == "failed"
+    assert spec.problem == f"{field}: holds a NUL character, which a process cannot receive; remove it"

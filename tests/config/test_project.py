@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Callable
 from pathlib import Path
 
@@ -229,3 +230,19 @@ def test_only_the_workspace_root_mcp_json_is_the_project_file_cfg_1(cfg: Setup, 
     (cfg.workspace / "sub" / ".mcp.json").write_text('{"mcpServers": {"n": {"command": "x"}}}')
     (cfg.workspace / ".mcp.toml").write_text('[mcp.mcpServers.t]\ncommand = "x"\n')
     assert cfg.load().servers == ()
+
+
+def test_a_project_file_that_is_a_fifo_gives_one_warning_without_hanging_cfg_6_err_1(cfg: Setup) -> None:
+    """CFG-6, ERR-1: a pipe planted as `.mcp.json` is unreadable, never a hang."""
+    cfg.workspace.mkdir(parents=True)
+    os.mkfifo(cfg.workspace / ".mcp.json")
+    loaded = cfg.load()
+    assert len(mentioning(loaded, "cannot be read (not a regular file)")) == 1
+
+
+def test_a_project_file_nested_absurdly_deep_gives_one_warning_cfg_6_err_1(cfg: Setup) -> None:
+    """CFG-6, ERR-1: a hostile file cannot crash the loader."""
+    cfg.project('{"mcpServers": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    loaded = cfg.load()
+    assert len(loaded.warnings) == 1
+    assert "its servers were not started" in loaded.warnings[0]

@@ -9,19 +9,21 @@ __all__ = ["console_main", "main"]
 
 def main(argv: list[str] | None = None) -> int:
     """Run the `mcpyard` command; usage errors become one line and exit code 2."""
-    import click
+    # Typer vendors click; its exception classes live only there.
+    import typer
+    from typer._click import exceptions as click
 
     from mcpyard.cli._app import app
 
     try:
         code = app(args=argv, prog_name="mcpyard", standalone_mode=False)
-    except click.exceptions.Exit as exc:
+    except typer.Exit as exc:
         return exc.exit_code
     except click.UsageError as exc:
         where = f" (see `{exc.ctx.command_path} --help`)" if exc.ctx is not None else ""
         sys.stderr.write(f"mcpyard: error: {exc.format_message()}{where}\n")
         return 2
-    except click.Abort:
+    except typer.Abort:
         sys.stderr.write("mcpyard: interrupted\n")
         return 130
     except click.ClickException as exc:

@@ -98,15 +98,7 @@ class _Builder:
                 )
                 return replace(common, state="failed", problem=problem)
             self._ignored(args=bool(args), env=bool(env), cwd=cwd is not None, inherit_env=bool(inherit_env))
-            expanded_url = self._plain("url", url)
-            transport, fallback = self._check_url(expanded_url, explicit)
-            spec = replace(
-                common,
-                transport=transport,
-                sse_fallback=fallback,
-                url=_without_userinfo(expanded_url),
-                headers=tuple((key, self._header(key, value)) for key, value in headers),
-            )
+            spec = self._remote(common, url, headers, explicit)
         else:
             if url is not None:
                 problem = (
@@ -120,22 +112,52 @@ class _Builder:
                 )
                 return replace(common, state="failed", problem=problem)
             self._ignored(headers=bool(headers))
-            spec = replace(
-                common,
-                transport="stdio",
-                command=self._plain("command", command),
-                args=tuple(self._plain(f"args[{index}]", arg) for index, arg in enumerate(args)),
-                env=tuple((key, self._plain(env_label("env", key), value)) for key, value in env),
-                cwd=(self._plain("cwd", cwd) or None) if cwd is not None else None,
-                inherit_env=self._inherit(inherit_env),
-            )
-            self._check_process_strings(spec)
+            spec = self._stdio(common, command, args, env, cwd, inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
         if self._problems:
             return replace(
                 spec, state="failed", problem="; ".join(self._problems), secret_values=unique_secrets
             )
         return replace(spec, secret_values=unique_secrets)
+
+    def _stdio(
+        self,
+        common: ServerSpec,
+        command: str,
+        args: tuple[str, ...],
+        env: tuple[tuple[str, str], ...],
+        cwd: str | None,
+        inherit_env: tuple[str, ...] | Literal["*"],
+    ) -> ServerSpec:
+        spec = replace(
+            common,
+            transport="stdio",
+            command=self._plain("command", command),
+            args=tuple(self._plain(f"args[{index}]", arg) for index, arg in enumerate(args)),
+            env=tuple((key, self._plain(env_label("env", key), value)) for key, value in env),
+            # An unset `${DIR}` already warned; starting in the workspace beats failing on "".
+            cwd=(self._plain("cwd", cwd) or None) if cwd is not None else None,
+            inherit_env=self._inherit(inherit_env),
+        )
+        self._check_process_strings(spec)
+        return spec
+
+    def _remote(
+        self,
+        common: ServerSpec,
+        url: str,
+        headers: tuple[tuple[str, str], ...],
+        explicit: TransportName | None,
+    ) -> ServerSpec:
+        expanded_url = self._plain("url", url)
+        transport, fallback = self._check_url(expanded_url, explicit)
+        return replace(
+            common,
+            transport=transport,
+            sse_fallback=fallback,
+            url=_without_userinfo(expanded_url),
+            headers=tuple((key, self._header(key, value)) for key, value in headers),
+        )
 
     def _explicit_transport(self, read: FieldReader) -> TransportName | None:
         transport = read.transport("transport")

@@ -1,0 +1,119 @@
+"""`mcpyard status --json` over a config that gives every state at once (CLI-1, API-2, CONN-3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+import time
+from typing import Any
+
+import anyio
+import pytest
+
+from tests.conftest import Home, fixture_server
+from tests.servers.http_runner import serve_http
+
+pytestmark = pytest.mark.anyio
+
+SILENT_TIMEOUT = 3
+
+
+def run_cli(home: Home, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpyard", *args],
+        capture_output=True,
+        text=True,
+        env=home.environ,
+        timeout=timeout,
+        check=False,
+    )
+
+
+async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None:
+    (home.workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"proj1": {"command": "echo"}, "proj2": {"url": "https://example.invalid/mcp"}}})
+    )
+    async with serve_http("basic", "streamable-http") as http_url, serve_http("basic", "sse") as sse_url:
+        servers: dict[str, dict[str, Any]] = {
+            "alpha": fixture_server("basic"),
+            "beta": fixture_server("basic"),
+            "remote_http": {"url": http_url},
+            # No transport given: the streamable POST is refused, so mcpyard falls back to SSE (CONN-1).
+            "remote_sse": {"url": sse_url},
+            "missing": {"command": "/nonexistent/mcp-server-xyz"},
+            "crasher": fixture_server("exits_at_once"),
+            "silent": {**fixture_server("never_answers"), "connect_timeout_secs": SILENT_TIMEOUT},
+            "twin_low": {**fixture_server("basic"), "name": "twin"},
+            "twin_high": {**fixture_server("basic"), "name": "twin"},
+            "empty": {},
+        }
+        config = home.write_config(servers)
+        started = time.monotonic()
+        done = await anyio.to_thread.run_sync(
+            lambda: run_cli(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
+        )
+        elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    page = json.loads(done.stdout)
+    assert set(page) >= {"session_id", "mode", "workspace", "warnings", "servers"}
+    assert page["mode"] == "ask"
+    by_id = {server["id"]: server for server in page["servers"]}
+
+    for healthy in ("alpha", "beta", "remote_http", "remote_sse", "twin_high"):
+        assert by_id[healthy]["state"] == "connected", (healthy, by_id[healthy]["reason"])
+        assert by_id[healthy]["protocol_version"]
+        assert by_id[healthy]["tools"]
+    assert by_id["alpha"]["transport"] == "stdio"
+    assert by_id["remote_http"]["transport"] == "streamable_http"
+    assert by_id["remote_sse"]["transport"] == "sse"
+    tool = by_id["alpha"]["tools"][0]
+    assert set(tool) >= {"name", "tool", "annotations", "definition_hash"}
+    assert tool["name"].startswith("alpha__")
+
+    assert by_id["missing"]["state"] == "failed"
+    assert "command not found" in by_id["missing"]["reason"]
+    assert by_id["crasher"]["state"] == "failed"
+    assert "code 3" in by_id["crasher"]["reason"]
+    assert "cannot open database" in by_id["crasher"]["reason"]
+    assert by_id["silent"]["state"] == "failed"
+    assert f"within {SILENT_TIMEOUT} s" in by_id["silent"]["reason"]
+    assert by_id["twin_low"]["state"] == "shadowed"
+    assert "twin_high" in by_id["twin_low"]["reason"]
+    assert by_id["empty"]["state"] == "skipped"
+    assert by_id["empty"]["reason"]
+    for project in ("proj1", "proj2"):
+        assert by_id[project]["state"] == "untrusted"
+        assert by_id[project]["source"] == "project"
+    assert any("mcpyard trust" in warning for warning in page["warnings"])
+    # Servers connect concurrently: the whole page takes about the slowest connect timeout.
+    assert elapsed < SILENT_TIMEOUT + 15
+
+
+def test_api2_status_exits_2_with_one_line_when_the_config_cannot_be_read(home: Home) -> None:
+    config = home.root / "bad.json"
+    config.write_text('{"servers": [], "mcpServers": {}}')
+    done = run_cli(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert "Traceback" not in done.stderr
+    assert "bad.json" in done.stderr
+
+
+@pytest.mark.parametrize(
+    "args",
+    [
+        ["status", "--nope"],
+        ["call"],
+        ["call", "x", "--args", "{not json"],
+        ["call", "x", "--args", "[1]"],
+        ["frobnicate"],
+    ],
+)
+def test_cli2_usage_errors_are_one_line_and_exit_2(home: Home, args: list[str]) -> None:
+    done = run_cli(home, *args, "--workspace", str(home.workspace))
+    assert done.returncode == 2, done
+    assert "Traceback" not in done.stderr
+    assert done.stderr.startswith("mcpyard: error:")
+    assert len(done.stderr.strip().splitlines()) == 1
