@@ -1,4 +1,4 @@
-"""The Host over real fixture servers: connecting, naming, calling, reload (CONN, CAT, CALL-1, CALL-2, CFG-7)."""
+"""The Host over real fixture servers: connect, name, call, reload (CONN, CAT, CALL-1, CALL-2, CFG-7)."""
 
 from __future__ import annotations
 
@@ -97,7 +97,9 @@ async def test_call2_progress_restarts_the_clock(home: Home) -> None:
             seen.append(value)
 
         with anyio.fail_after(10):
-            result = await host.call("basic__slow", {"seconds": 1.5, "progress_every": 0.2}, on_progress=progress)
+            result = await host.call(
+                "basic__slow", {"seconds": 1.5, "progress_every": 0.2}, on_progress=progress
+            )
         assert result.ok, result.error
         assert len(seen) >= 3
 
@@ -109,8 +111,11 @@ async def test_call2_a_stdio_server_ignoring_cancellation_is_killed_and_restarte
             result = await host.call("stubborn__block", {"seconds": 20})
             assert result.error is not None
             assert result.error["code"] == "timeout"
-            while host.status().servers[0].note is None or host.status().servers[0].state != "connected":
-                await anyio.sleep(0.05)
+            await host.wait_until(
+                lambda h: (
+                    h.status().servers[0].note is not None and h.status().servers[0].state == "connected"
+                )
+            )
         server = host.status().servers[0]
         assert server.note is not None
         assert "restarted" in server.note
@@ -127,8 +132,7 @@ async def test_conn4_a_stdio_server_that_exits_is_marked_stopped_and_its_tools_l
 
         os.kill(process.pid, signal.SIGTERM)
         with anyio.fail_after(10):
-            while host.status().servers[0].state != "stopped":
-                await anyio.sleep(0.02)
+            await host.wait_until(lambda h: h.status().servers[0].state == "stopped")
         server = host.status().servers[0]
         assert server.reason is not None
         assert "signal SIGTERM" in server.reason or "code" in server.reason
@@ -143,8 +147,7 @@ async def test_conn4_list_changed_refreshes_the_catalog(home: Home) -> None:
         result = await host.call("dyn__add_tool", {"name": "fresh"})
         assert result.ok, result.error
         with anyio.fail_after(10):
-            while "dyn__fresh" not in {tool.name for tool in host.tools()}:
-                await anyio.sleep(0.02)
+            await host.wait_until(lambda h: "dyn__fresh" in {tool.name for tool in h.tools()})
 
 
 async def test_conn6_every_page_of_tools_is_listed(home: Home) -> None:

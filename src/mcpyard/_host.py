@@ -5,7 +5,7 @@ from __future__ import annotations
 import contextlib
 import os
 import secrets as _random
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -21,7 +21,7 @@ from mcpyard.connect import ClientIdentity, ProgressFn, Supervisor
 from mcpyard.errors import CallError, StateError, UsageError
 from mcpyard.pipeline import CallResult, resolve, shape, validate_arguments
 
-__all__ = ["Host", "ToolInfo", "read_config"]
+__all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
 
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 CONNECT_SLACK = 5.0
@@ -149,6 +149,7 @@ class Host:
         self._catalog = Catalog()
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
+        self._changed = anyio.Event()
 
     # ----------------------------------------------------------------- opening
 
@@ -188,12 +189,10 @@ class Host:
         from mcpyard._paths import data_home as default_data_home
 
         env = dict(os.environ if environ is None else environ)
-        root = Path(workspace if workspace is not None else Path.cwd()).expanduser().resolve()
-        if not root.is_dir():
-            raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
+        root = await anyio.to_thread.run_sync(resolve_workspace, workspace)
         host = cls(
             workspace=root,
-            config_file=Path(config_file).expanduser() if config_file is not None else None,
+            config_file=Path(config_file) if config_file is not None else None,
             mode=mode,
             approver=approver,
             trust_project=trust_project,
@@ -259,10 +258,9 @@ class Host:
             workspace=self.workspace,
             environ=self._environ,
             identity=self._identity,
-            on_change=lambda _: self._rebuild_catalog(),
+            on_change=self._on_server_change,
         )
         tg = self._tg
-        supervisor.attach_spawner(lambda fn: tg.start_soon(fn))
         finished = anyio.Event()
 
         async def run() -> None:
@@ -276,6 +274,9 @@ class Host:
         tg.start_soon(run, name=f"mcpyard server {spec.id}")
         return supervisor
 
+    def _on_server_change(self, _supervisor: Supervisor) -> None:
+        self._rebuild_catalog()
+
     def _rebuild_catalog(self) -> None:
         if self._plan is None:
             return
@@ -285,6 +286,16 @@ class Host:
             if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
         ]
         self._catalog = build_catalog(listings, self.settings_separator)
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+
+    async def wait_until(self, predicate: Callable[[Host], bool]) -> None:
+        """Wait until `predicate(host)` holds, re-checking whenever a server's state or tools change.
+
+        Bound it with `anyio.fail_after`; it never gives up on its own.
+        """
+        while not predicate(self):
+            await self._changed.wait()
 
     # ----------------------------------------------------------------- reading
 
@@ -404,16 +415,20 @@ class Host:
             validate_arguments(entry, args)
             return shape(entry, await self._dispatch(entry, args, on_progress))
         except CallError as exc:
-            return CallResult.refusal(exc.code, exc.message, tool=name, server=_server_of(self._catalog, name))
+            return CallResult.refusal(
+                exc.code, exc.message, tool=name, server=_server_of(self._catalog, name)
+            )
         finally:
             self._calls_in_flight -= 1
 
-    async def _dispatch(self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None) -> Any:
+    async def _dispatch(
+        self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None
+    ) -> Any:
         supervisor = self._supervisors.get(entry.server)
         if supervisor is None:
             raise CallError("server_unavailable", f"server {entry.server!r} is not running")
         return await supervisor.call(
-            entry.tool, arguments, timeout=supervisor.spec.call_timeout_secs, on_progress=on_progress
+            entry.tool, arguments, timeout_secs=supervisor.spec.call_timeout_secs, on_progress=on_progress
         )
 
     # ----------------------------------------------------------------- reload
@@ -436,11 +451,12 @@ class Host:
         await self._apply(plan)
         return self.status()
 
-    def run_in_background(self, fn: Callable[[], Awaitable[None]]) -> None:
-        """Run `fn` in the host's task group (stopped with the host)."""
-        if self._tg is None:
-            raise StateError("the host is not open")
-        self._tg.start_soon(fn)
+
+def resolve_workspace(workspace: Path | str | None) -> Path:
+    root = Path(workspace if workspace is not None else Path.cwd()).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
+    return root
 
 
 def _server_of(catalog: Catalog, name: str) -> str | None:

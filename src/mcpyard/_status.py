@@ -9,7 +9,15 @@ from typing import Any, Literal
 __all__ = ["ServerState", "ServerStatus", "Status", "ToolStatus"]
 
 ServerState = Literal[
-    "connected", "failed", "stopped", "skipped", "shadowed", "untrusted", "disabled", "waiting_for_sign_in", "connecting"
+    "connected",
+    "failed",
+    "stopped",
+    "skipped",
+    "shadowed",
+    "untrusted",
+    "disabled",
+    "waiting_for_sign_in",
+    "connecting",
 ]
 
 

@@ -23,7 +23,9 @@ from mcpyard.catalog import MAX_NAME_LENGTH, assign_names, sanitize_name, server
         ("", ""),
     ],
 )
-def test_cat1_every_character_but_letters_digits_underscore_and_dash_becomes_underscore(raw: str, expected: str) -> None:
+def test_cat1_every_character_but_letters_digits_underscore_and_dash_becomes_underscore(
+    raw: str, expected: str
+) -> None:
     assert sanitize_name(raw) == expected
 
 

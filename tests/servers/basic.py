@@ -9,6 +9,7 @@ from __future__ import annotations
 import argparse
 import base64
 import hashlib
+import logging
 import os
 from collections.abc import Callable, Sequence
 from typing import Annotated, Literal
@@ -24,7 +25,8 @@ INSTRUCTIONS = "Basic fixture server."
 LONG_TOOL_NAME = "get.the weather report.for one city.and then.tell me all about it.v1.0"
 """A 70-character tool name with dots and spaces, registered by `--long-name`."""
 
-FAIL_MESSAGE = "fail: this tool always fails"
+FAIL_MESSAGE = "this tool always fails"
+"""The SDK sends it as `Error executing tool fail: this tool always fails`."""
 
 # The smallest valid PNG: one transparent pixel.
 TINY_PNG = base64.b64decode(
@@ -124,6 +126,8 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
         )
 
     if long_name:
+        # The SDK logs a screenful of warnings for a name outside SEP-986; the name is the point here.
+        logging.getLogger("mcp.shared.tool_name_validation").setLevel(logging.ERROR)
         server.add_tool(_long_named_tool, name=LONG_TOOL_NAME, annotations=READ_ONLY)
 
     return server

@@ -51,8 +51,5 @@ def assign_names(prefix: str, separator: str, tools: Sequence[str]) -> list[str]
     counts = Counter(names)
     result: list[str] = []
     for tool, name in zip(tools, names, strict=True):
-        if counts[name] > 1:
-            name = _with_hash(name, f"{prefix}{separator}{tool}")
-        result.append(name)
+        result.append(_with_hash(name, f"{prefix}{separator}{tool}") if counts[name] > 1 else name)
     return result
-

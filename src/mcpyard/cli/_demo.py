@@ -46,7 +46,7 @@ async def _weather_server() -> AsyncIterator[str]:
     async with anyio.create_task_group() as tg:
         tg.start_soon(lambda: server.serve(sockets=[sock]))
         with anyio.fail_after(20):
-            while not server.started:
+            while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
                 await anyio.sleep(0.01)
         try:
             yield f"http://127.0.0.1:{port}/mcp"

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import os
 import shlex
-from pathlib import Path
 from typing import Annotated, Any
 
 import typer
@@ -27,12 +26,12 @@ def doctor(
     async def main() -> None:
         import anyio
 
-        from mcpyard._host import read_config
+        from mcpyard._host import read_config, resolve_workspace
         from mcpyard._paths import config_home, data_home
         from mcpyard._version import __version__
         from mcpyard.connect import ClientIdentity, Supervisor
 
-        root = Path(opts.workspace or Path.cwd()).expanduser().resolve()
+        root = await anyio.to_thread.run_sync(resolve_workspace, opts.workspace)
         config = await anyio.to_thread.run_sync(
             lambda: read_config(
                 workspace=root,
@@ -75,7 +74,6 @@ def doctor(
                     identity=ClientIdentity("mcpyard", __version__),
                     on_change=lambda _: None,
                 )
-                supervisor.attach_spawner(lambda fn: tg.start_soon(fn))
                 tg.start_soon(supervisor.run)
                 await supervisor.settled.wait()
                 report |= {

@@ -3,12 +3,31 @@
 from __future__ import annotations
 
 import os
-from pathlib import Path
+import shlex
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, open_host, print_json, run
+from mcpyard.cli._common import (
+    Globals,
+    JsonOpt,
+    McpConfigOpt,
+    TrustOpt,
+    WorkspaceOpt,
+    open_host,
+    print_json,
+    run,
+)
 from mcpyard.cli._render import render_status
+from mcpyard.config import ServerSpec
 
 __all__ = ["reload", "trust"]
+
+
+def _what_runs(spec: ServerSpec) -> str:
+    """The exact command line or URL a server entry starts (consent shows what will run)."""
+    if spec.command:
+        return "runs " + shlex.join([spec.command, *spec.args])
+    if spec.url:
+        return f"connects to {spec.url}"
+    return spec.problem or "starts nothing"
 
 
 def reload(
@@ -46,12 +65,32 @@ def trust(
 
     del mcp_config, trust
     opts = Globals(workspace, None, True, json)
-    root = Path(workspace or Path.cwd()).expanduser().resolve()
+    from mcpyard._host import resolve_workspace
+
+    root = resolve_workspace(workspace)
     store = TrustStore(data_home(os.environ) / "trust.json")
 
     async def main() -> None:
-        preview = load_project_preview(root)
-        store.trust(root)
+        import anyio
+
+        from mcpyard._host import read_config
+        from mcpyard._paths import config_home
+
+        config = await anyio.to_thread.run_sync(
+            lambda: read_config(
+                workspace=root,
+                config_file=None,
+                trust_project=True,
+                environ=os.environ,
+                config_home=config_home(os.environ),
+                data_home=data_home(os.environ),
+                secrets={},
+            )
+        )
+        preview = [
+            {"id": spec.id, "runs": _what_runs(spec)} for spec in config.servers if spec.source == "project"
+        ]
+        await anyio.to_thread.run_sync(store.trust, root)
         if opts.json:
             print_json({"workspace": str(root), "trusted": True, "servers": preview})
             return

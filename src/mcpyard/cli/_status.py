@@ -2,7 +2,16 @@
 
 from __future__ import annotations
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, open_host, print_json, run
+from mcpyard.cli._common import (
+    Globals,
+    JsonOpt,
+    McpConfigOpt,
+    TrustOpt,
+    WorkspaceOpt,
+    open_host,
+    print_json,
+    run,
+)
 from mcpyard.cli._render import render_status, render_tools
 
 __all__ = ["status", "tools"]

@@ -112,7 +112,7 @@ class _Builder:
                 )
                 return replace(common, state="failed", problem=problem)
             self._ignored(headers=bool(headers))
-            spec = self._stdio(common, command, args, env, cwd, inherit_env)
+            spec = self._stdio(common, command=command, args=args, env=env, cwd=cwd, inherit_env=inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
         if self._problems:
             return replace(
@@ -123,6 +123,7 @@ class _Builder:
     def _stdio(
         self,
         common: ServerSpec,
+        *,
         command: str,
         args: tuple[str, ...],
         env: tuple[tuple[str, str], ...],

@@ -11,7 +11,17 @@ __all__ = ["BASE_VARIABLES", "SECRET_MARKERS", "looks_secret", "server_environme
 BASE_VARIABLES: tuple[str, ...] = (
     ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
     if sys.platform != "win32"
-    else ("PATH", "PATHEXT", "SYSTEMROOT", "SYSTEMDRIVE", "APPDATA", "LOCALAPPDATA", "USERPROFILE", "TEMP", "TMP")
+    else (
+        "PATH",
+        "PATHEXT",
+        "SYSTEMROOT",
+        "SYSTEMDRIVE",
+        "APPDATA",
+        "LOCALAPPDATA",
+        "USERPROFILE",
+        "TEMP",
+        "TMP",
+    )
 )
 SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
 

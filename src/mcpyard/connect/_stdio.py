@@ -1,4 +1,4 @@
-"""A stdio transport that keeps its process in view: exit code, stderr tail, whole-group stop (CONN-2, CONN-5).
+"""A stdio transport that keeps its process in view: exit code, stderr, whole-group stop (CONN-2, CONN-5).
 
 The SDK's `stdio_client` hides the process, so it can report neither an exit code
 nor what the server printed before dying, and its shutdown waits are fixed. This one
@@ -215,7 +215,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if _group_alive(pgid):
             _signal_group(pgid, signal.SIGTERM)
             with anyio.move_on_after(TERM_GRACE):
-                while _group_alive(pgid):
+                # Grandchildren are not ours to wait on: the only signal is the group emptying.
+                while _group_alive(pgid):  # noqa: ASYNC110
                     await anyio.sleep(_POLL)
             _signal_group(pgid, signal.SIGKILL)
         with anyio.move_on_after(TERM_GRACE):

@@ -13,11 +13,11 @@ from typing import Any, Literal
 import anyio
 import anyio.abc
 import mcp_types as types
-from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcp import Client
 from mcp.client._transport import Transport
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
@@ -26,7 +26,15 @@ from mcpyard.connect._http import HttpObservations, sse_transport, streamable_tr
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.errors import CallError
 
-__all__ = ["CANCEL_GRACE", "MAX_PAGES", "MAX_TOOLS", "ClientIdentity", "ProgressFn", "Supervisor", "SupervisorState"]
+__all__ = [
+    "CANCEL_GRACE",
+    "MAX_PAGES",
+    "MAX_TOOLS",
+    "ClientIdentity",
+    "ProgressFn",
+    "Supervisor",
+    "SupervisorState",
+]
 
 SupervisorState = Literal["connecting", "connected", "failed", "stopped"]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -89,6 +97,8 @@ class Supervisor:
         self._restart = False
         self._lost = False
         self._stdio: StdioTransport | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        """The connection's task group: background work that ends with the connection."""
         self._in_flight = 0
 
     # ----------------------------------------------------------------- lifecycle
@@ -147,7 +157,9 @@ class Supervisor:
                     self.note = "the server refused streamable HTTP; using SSE"
                     with contextlib.suppress(Exception):
                         exc.__traceback__ = None
-                    connected = await self._session(sse_transport(self._url, self._headers, observations), scope)
+                    connected = await self._session(
+                        sse_transport(self._url, self._headers, observations), scope
+                    )
             if scope.cancelled_caught and not connected and not self._stop.is_set():
                 self._fail(self._timeout_reason(process))
         except Exception as exc:
@@ -165,7 +177,9 @@ class Supervisor:
 
     def _should_fall_back(self, observations: HttpObservations) -> bool:
         return (
-            self.spec.sse_fallback and self.transport_used == "streamable_http" and observations.saw("POST", 404, 405)
+            self.spec.sse_fallback
+            and self.transport_used == "streamable_http"
+            and observations.saw("POST", 404, 405)
         )
 
     @property
@@ -215,6 +229,7 @@ class Supervisor:
             self._relist = anyio.Event()
             self.tools = await self._list_tools(client)
             async with anyio.create_task_group() as tg:
+                self._tg = tg
                 if self._hears_changes(client):
                     # Subscribed before `connected`, so no change after that moment goes unheard.
                     await tg.start(self._listen_modern, client)
@@ -228,6 +243,7 @@ class Supervisor:
                 self.settled.set()
                 self._on_change(self)
                 await self._end.wait()
+                self._tg = None
                 tg.cancel_scope.cancel()
             self._client = None
         return True
@@ -251,7 +267,9 @@ class Supervisor:
                 text += "; stderr: " + " | ".join(process.stderr_tail)
         return text
 
-    def _failure_reason(self, exc: BaseException, observations: HttpObservations, process: StdioProcess) -> str:
+    def _failure_reason(
+        self, exc: BaseException, observations: HttpObservations, process: StdioProcess
+    ) -> str:
         leaf = leaf_exception(exc)
         if self.is_stdio and process.pid is not None and process.returncode is not None:
             return f"the server process {process.describe_exit()} before the handshake finished"
@@ -266,14 +284,20 @@ class Supervisor:
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             page = await client.list_tools(cursor=cursor)
-            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
+            tools.extend(
+                tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools
+            )
             cursor = page.next_cursor
             if not cursor:
                 break
         else:
-            self._warn(f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
+            self._warn(
+                f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored"
+            )
         if len(tools) > MAX_TOOLS:
-            self._warn(f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used")
+            self._warn(
+                f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used"
+            )
             tools = tools[:MAX_TOOLS]
         return tuple(tools)
 
@@ -326,7 +350,7 @@ class Supervisor:
         tool: str,
         arguments: Mapping[str, Any],
         *,
-        timeout: float | None,
+        timeout_secs: float | None,
         on_progress: ProgressFn | None = None,
     ) -> types.CallToolResult:
         """Call one tool; progress restarts the clock; timeouts and cancels send `notifications/cancelled`.
@@ -340,32 +364,35 @@ class Supervisor:
         self._in_flight += 1
         try:
             with anyio.CancelScope() as scope:
-                if timeout is not None:
-                    scope.deadline = anyio.current_time() + timeout
+                if timeout_secs is not None:
+                    scope.deadline = anyio.current_time() + timeout_secs
 
-                async def progress(value: float, total: float | None, message: str | None) -> None:
-                    if timeout is not None:
-                        scope.deadline = anyio.current_time() + timeout
+                async def restart_clock(progress: float, total: float | None, message: str | None) -> None:
+                    if timeout_secs is not None:
+                        scope.deadline = anyio.current_time() + timeout_secs
                     if on_progress is not None:
-                        await on_progress(value, total, message)
+                        await on_progress(progress, total, message)
 
                 try:
-                    return await client.call_tool(tool, dict(arguments), progress_callback=progress)
+                    return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
                     if exc.code == types.CONNECTION_CLOSED:
                         self._connection_lost()
                         raise CallError("connection_lost", self._lost_message()) from None
-                    raise CallError("server_error", f"server {self.spec.id!r} answered with an error: {exc.message}")
+                    message = f"server {self.spec.id!r} answered with an error: {exc.message}"
+                    raise CallError("server_error", message) from None
                 except RuntimeError as exc:  # the SDK's output-schema check
-                    raise CallError("invalid_result", f"server {self.spec.id!r} sent an invalid result: {exc}")
+                    message = f"server {self.spec.id!r} sent an invalid result: {exc}"
+                    raise CallError("invalid_result", message) from None
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
                     self._connection_lost()
                     raise CallError("connection_lost", self._lost_message()) from None
             self._after_abandon(client)
             raise CallError(
                 "timeout",
-                f"tool {tool!r} on server {self.spec.id!r} did not answer within {timeout:g} s; "
-                "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null for tools that wait on a person)",
+                f"tool {tool!r} on server {self.spec.id!r} did not answer within {timeout_secs:g} s; "
+                "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null "
+                "for tools that wait on a person)",
             )
         except anyio.get_cancelled_exc_class():
             self._after_abandon(client)
@@ -406,17 +433,8 @@ class Supervisor:
                 stdio.kill()
                 self._end.set()
 
-        self._spawn(probe)
-
-    _spawner: Callable[[Callable[[], Awaitable[None]]], None] | None = None
-
-    def _spawn(self, fn: Callable[[], Awaitable[None]]) -> None:
-        if self._spawner is not None:
-            self._spawner(fn)
-
-    def attach_spawner(self, spawner: Callable[[Callable[[], Awaitable[None]]], None]) -> None:
-        """Where background work of this supervisor runs (the host's task group)."""
-        self._spawner = spawner
+        if self._tg is not None:
+            self._tg.start_soon(probe)
 
 
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
