@@ -84,7 +84,8 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
-        print("  ".join(str(cell).rjust(w) for cell, w in zip(row, widths, strict=True)))
+        cells = [str(cell).rjust(w) if i else str(cell).ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
+        print("  ".join(cells))
 
 
 def live_children() -> list[int]:

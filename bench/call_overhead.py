@@ -96,7 +96,7 @@ def _report(title: str, host: Samples, direct: Samples, goal: float | None) -> f
     return ratio
 
 
-async def run(args: argparse.Namespace, home: Home) -> bool:
+async def run(args: argparse.Namespace, home: Home) -> None:
     config = home.write_config([SERVER_ID])
     async with (
         Host.open(
@@ -127,7 +127,6 @@ async def run(args: argparse.Namespace, home: Home) -> bool:
             return sum(len(getattr(block, "text", "")) for block in result.content)
 
         sides: dict[str, Caller] = {"host": via_host, "direct": via_sdk}
-        ok = True
         small: list[tuple[str, dict[str, Any], int]] = [
             ("echo", {"text": args.text}, len(args.text)),
             ("noop", {}, 0),
@@ -137,7 +136,7 @@ async def run(args: argparse.Namespace, home: Home) -> bool:
                 sides, tool, arguments, expect=expect, rounds=args.rounds, calls=args.calls, warmup=args.warmup
             )
             title = f"{tool}({', '.join(f'{k}={v!r}' for k, v in arguments.items())})"
-            ok &= _report(title, samples["host"], samples["direct"], GOAL_SMALL) <= GOAL_SMALL
+            _report(title, samples["host"], samples["direct"], GOAL_SMALL)
         for size in args.blob_sizes:
             samples = await _compare(
                 sides,
@@ -149,7 +148,6 @@ async def run(args: argparse.Namespace, home: Home) -> bool:
                 warmup=1,
             )
             _report(f"blob(size={size}) = {size / 2**20:g} MiB", samples["host"], samples["direct"], None)
-    return ok
 
 
 def _sizes(text: str) -> list[int]:
@@ -172,15 +170,14 @@ def main() -> None:
     print(f"python {sys.version.split()[0]}, server {SERVER_ID!r} = bench/server.py over stdio on both sides")
     with temp_home() as home:
         try:
-            ok = anyio.run(_bounded, args, home)
+            anyio.run(_bounded, args, home)
         finally:
             stop_leftovers()
-    sys.exit(0 if ok else 1)
 
 
-async def _bounded(args: argparse.Namespace, home: Home) -> bool:
+async def _bounded(args: argparse.Namespace, home: Home) -> None:
     with anyio.fail_after(args.timeout):
-        return await run(args, home)
+        await run(args, home)
 
 
 if __name__ == "__main__":

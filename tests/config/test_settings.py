@@ -125,3 +125,11 @@ def test_a_bad_setting_in_the_flag_file_names_the_flag_file_cfg_8(cfg: Setup, tm
     flag = cfg.flag({"servers": [], "mode": 3})
     with pytest.raises(ConfigError, match=r"--mcp-config file .*flag\.json: mode: must be one of"):
         cfg.load(config_file=flag)
+
+
+def test_deny_rules_of_the_user_and_the_flag_file_add_up_pol_4(cfg: Setup) -> None:
+    """POL-4, CFG-8: a flag file adds deny rules; it can never lift the user's."""
+    cfg.user(USER_TOML)
+    flag = cfg.flag({"servers": [], "permissions": {"deny": ["other__*"]}})
+    settings = cfg.load(config_file=flag, environ={"HOME": "/h"}).settings
+    assert settings.deny == ("*__delete_*", "other__*")

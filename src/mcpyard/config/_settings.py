@@ -33,7 +33,10 @@ class SettingsPatch:
 
 
 def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
-    """Settings of `higher` (the flag file) replace those of `lower` (the user config), field by field."""
+    """Settings of `higher` (the flag file) replace those of `lower` (the user config), field by field.
+
+    Deny rules are the exception: they add up, so a flag file can never lift the user's denials (POL-4).
+    """
     default = HostSettings()
 
     def pick(high: _T | None, low: _T | None, fallback: _T) -> _T:
@@ -43,7 +46,7 @@ def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
 
     return HostSettings(
         allow=pick(higher.allow, lower.allow, default.allow),
-        deny=pick(higher.deny, lower.deny, default.deny),
+        deny=tuple(dict.fromkeys((*(lower.deny or ()), *(higher.deny or ())))),
         mode=higher.mode or lower.mode,
         tool_name_separator=pick(
             higher.tool_name_separator, lower.tool_name_separator, default.tool_name_separator

@@ -1,0 +1,42 @@
+"""The README's commands and examples are real: its examples are the files tests run (STYLE 12)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from pathlib import Path
+
+from tests.conftest import Home
+
+ROOT = Path(__file__).resolve().parent.parent
+README = (ROOT / "README.md").read_text(encoding="utf-8")
+
+
+def test_readme_starts_with_the_two_commands() -> None:
+    block = README.split("```")[1]
+    commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
+    assert commands == ["./scripts/demo", "./scripts/check"]
+    assert (ROOT / "scripts" / "demo").stat().st_mode & 0o111
+    assert (ROOT / "scripts" / "check").stat().st_mode & 0o111
+    assert "scripts/check" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+
+
+def test_readme_examples_are_the_example_files() -> None:
+    for name in ("quickstart.py", "config.toml"):
+        assert (ROOT / "examples" / name).read_text(encoding="utf-8") in README
+
+
+def test_the_library_example_runs(home: Home) -> None:
+    env = {**home.environ, "MCPYARD_PYTHON": sys.executable}
+    done = subprocess.run(
+        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
+        cwd=home.workspace,
+        env=env,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    assert "notes__add_note - Create a note." in done.stdout
+    assert done.stdout.strip().endswith("True Added note 'hello'.")
