@@ -1,0 +1,181 @@
+"""Fixtures for the interop tier: locate the official reference servers and run them on 127.0.0.1."""
+
+from __future__ import annotations
+
+import os
+import subprocess
+import tempfile
+from collections.abc import AsyncIterator, Mapping
+from contextlib import asynccontextmanager
+from dataclasses import dataclass
+from pathlib import Path
+from typing import IO, Any, Literal
+
+import anyio
+import pytest
+from anyio.abc import Process
+from mcp import Client
+from mcp.client.sse import sse_client
+from mcp.client.stdio import StdioServerParameters
+
+from tests.servers.http_runner import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+TOOLS = ROOT / ".tools"
+
+STARTUP_SECONDS = 30
+STOP_SECONDS = 5
+POLL_SECONDS = 0.05
+PORT_ATTEMPTS = 3
+
+EverythingMode = Literal["stdio", "streamableHttp", "sse"]
+"""server-everything's own names for its transports (`mcp-server-everything MODE`)."""
+
+ENDPOINTS: dict[EverythingMode, str] = {"streamableHttp": "/mcp", "sse": "/sse"}
+TRANSPORTS: dict[EverythingMode, str] = {"stdio": "stdio", "streamableHttp": "streamable_http", "sse": "sse"}
+"""mcpyard's `transport` value (CFG-3) for each mode."""
+
+
+def reference_server(env_var: str, default: Path) -> Path:
+    """The executable of a reference server: `$env_var` if set, else where scripts/check installs it.
+
+    Fails (never skips) when it is missing: a skipped interop test proves nothing.
+    """
+    path = Path(os.environ.get(env_var) or default)
+    if not (path.is_file() and os.access(path, os.X_OK)):
+        pytest.fail(
+            f"reference server not found at {path}: run scripts/check, which installs it "
+            f"(or point {env_var} at an installed copy)",
+            pytrace=False,
+        )
+    return path
+
+
+@pytest.fixture
+def everything() -> Path:
+    """npm's `@modelcontextprotocol/server-everything` (pinned by scripts/check)."""
+    return reference_server(
+        "MCPYARD_TEST_EVERYTHING", TOOLS / "node_modules" / ".bin" / "mcp-server-everything"
+    )
+
+
+@pytest.fixture
+def time_server() -> Path:
+    """PyPI's `mcp-server-time` (pinned by scripts/check)."""
+    return reference_server("MCPYARD_TEST_TIME_SERVER", TOOLS / "time-venv" / "bin" / "mcp-server-time")
+
+
+@dataclass(frozen=True)
+class EverythingServer:
+    """server-everything reachable in one mode: the mcpyard config entry, and a direct SDK client."""
+
+    mode: EverythingMode
+    command: Path
+    url: str | None
+
+    @property
+    def transport(self) -> str:
+        return TRANSPORTS[self.mode]
+
+    def entry(self, **fields: Any) -> dict[str, Any]:
+        """The shared-form config entry (CFG-3) that reaches this server."""
+        if self.url is None:
+            return {"command": str(self.command), "args": ["stdio"], "transport": "stdio", **fields}
+        return {"url": self.url, "transport": self.transport, **fields}
+
+    def direct_client(self) -> Client:
+        """An MCP SDK client of its own (no mcpyard in between), for comparing listings."""
+        if self.url is None:
+            return Client(StdioServerParameters(command=str(self.command), args=["stdio"]))
+        if self.mode == "sse":
+            return Client(sse_client(self.url))
+        return Client(self.url)
+
+
+@pytest.fixture(params=["stdio", "streamableHttp", "sse"])
+async def everything_server(
+    request: pytest.FixtureRequest, everything: Path
+) -> AsyncIterator[EverythingServer]:
+    """server-everything in each of its modes; the HTTP ones run as a subprocess on a free port."""
+    mode: EverythingMode = request.param
+    if mode == "stdio":
+        yield EverythingServer(mode, everything, None)
+        return
+    async with serve_everything(everything, mode) as url:
+        yield EverythingServer(mode, everything, url)
+
+
+class ServerStartError(RuntimeError):
+    """The reference server exited before it accepted connections."""
+
+
+@asynccontextmanager
+async def serve_everything(command: Path, mode: EverythingMode) -> AsyncIterator[str]:
+    """Run `mcp-server-everything MODE` with `PORT` set to a free port; yield its MCP URL.
+
+    It listens on every interface; the tests reach it on 127.0.0.1. Stopped (SIGTERM, then
+    SIGKILL) on exit, also when the test is cancelled.
+
+    Raises:
+        ServerStartError: it exited before listening (its stderr is in the message); retried
+            on a fresh port when the port was taken in the meantime.
+        TimeoutError: the port did not accept connections within 30 s.
+    """
+    for attempt in range(1, PORT_ATTEMPTS + 1):
+        port = free_port()
+        environ: Mapping[str, str] = {**os.environ, "PORT": str(port)}
+        with tempfile.TemporaryFile() as stderr:
+            process = await anyio.open_process(
+                [str(command), mode],
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=dict(environ),
+            )
+            try:
+                try:
+                    await wait_until_listening(process, port)
+                except ServerStartError as error:
+                    output = read_all(stderr)
+                    if "EADDRINUSE" in output and attempt < PORT_ATTEMPTS:
+                        continue
+                    raise ServerStartError(f"{error}; its stderr:\n{output}") from None
+                yield f"http://127.0.0.1:{port}{ENDPOINTS[mode]}"
+                return
+            finally:
+                await stop(process)
+    raise AssertionError("unreachable: the last attempt either yields or raises")
+
+
+async def wait_until_listening(process: Process, port: int) -> None:
+    with anyio.fail_after(STARTUP_SECONDS):
+        while True:
+            if process.returncode is not None:
+                raise ServerStartError(
+                    f"server-everything exited with code {process.returncode} before listening"
+                )
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(POLL_SECONDS)
+            else:
+                await stream.aclose()
+                return
+
+
+async def stop(process: Process) -> None:
+    # Shielded so a cancelled or failed test still reaps its server instead of leaking it.
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.terminate()
+            with anyio.move_on_after(STOP_SECONDS):
+                await process.wait()
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+
+
+def read_all(stream: IO[bytes]) -> str:
+    stream.seek(0)
+    return stream.read().decode(errors="replace")
