@@ -33,10 +33,11 @@ async def wait_dead(*pids: int, within: float = 10) -> None:
 
 
 async def read_pid(path: Path, within: float = 20) -> int:
+    file = anyio.Path(path)
     with anyio.fail_after(within):
-        while not path.exists():  # noqa: ASYNC110  # written by another process
+        while not await file.exists():  # noqa: ASYNC110  # written by another process
             await anyio.sleep(0.05)
-    return int(path.read_text().strip())
+    return int((await file.read_text()).strip())
 
 
 async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home) -> None:
