@@ -17,7 +17,7 @@ from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
-from mcpyard.connect import ClientIdentity, ProgressFn, Supervisor
+from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import CallError, StateError, UsageError
 from mcpyard.pipeline import CallResult, resolve, shape, validate_arguments
 
@@ -150,6 +150,7 @@ class Host:
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
         self._changed = anyio.Event()
+        self._reaper = Reaper()
 
     # ----------------------------------------------------------------- opening
 
@@ -202,16 +203,20 @@ class Host:
             secrets=dict(secrets or {}),
         )
         plan = _plan(await anyio.to_thread.run_sync(host._load))
-        async with anyio.create_task_group() as tg:
-            host._tg = tg
-            try:
-                await host._apply(plan)
-                yield host
-            finally:
-                host._tg = None
-                for supervisor in host._supervisors.values():
-                    supervisor.request_stop()
-                # Leaving the task group waits for every server to be stopped (CONN-5).
+        try:
+            async with anyio.create_task_group() as tg:
+                host._tg = tg
+                try:
+                    await host._apply(plan)
+                    yield host
+                finally:
+                    host._tg = None
+                    for supervisor in host._supervisors.values():
+                        supervisor.request_stop()
+                    # Leaving the task group waits for every server to be stopped (CONN-5).
+        finally:
+            with anyio.CancelScope(shield=True):
+                await anyio.to_thread.run_sync(host._reaper.close)
 
     def _load(self) -> LoadedConfig:
         return read_config(
@@ -259,6 +264,7 @@ class Host:
             environ=self._environ,
             identity=self._identity,
             on_change=self._on_server_change,
+            reaper=self._reaper,
         )
         tg = self._tg
         finished = anyio.Event()

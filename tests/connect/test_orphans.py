@@ -107,6 +107,32 @@ async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) 
     await wait_dead(grandchild, silent_pid)
 
 
+async def test_conn5_servers_stop_even_when_mcpyard_itself_is_killed(home: Home) -> None:
+    gc_pid_file = home.root / "grandchild.pid"
+    silent_pid_file = home.root / "silent.pid"
+    silent = f"echo $$ > {silent_pid_file}; exec {sys.executable} {SERVERS / 'never_answers.py'} --linger"
+    config = home.write_config(
+        {
+            "gc": fixture_server("grandchild", "--pid-file", str(gc_pid_file)),
+            "silent": {"command": "sh", "args": ["-c", silent], "connect_timeout_secs": 120},
+        }
+    )
+    cli = await anyio.open_process(
+        [sys.executable, "-m", "mcpyard", "status", "--json", "--mcp-config", str(config)],
+        cwd=home.workspace,
+        env=home.environ,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    async with cli:
+        grandchild = await read_pid(gc_pid_file)
+        silent_pid = await read_pid(silent_pid_file)
+        cli.kill()
+        with anyio.fail_after(10):
+            await cli.wait()
+    await wait_dead(grandchild, silent_pid)
+
+
 async def test_conn5_a_server_killed_mid_call_ends_the_call_with_a_clear_error(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
     async with Host.open(

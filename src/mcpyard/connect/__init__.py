@@ -1,6 +1,7 @@
 """Connections to MCP servers: one supervisor per server over stdio, streamable HTTP or SSE."""
 
 from mcpyard.connect._environment import BASE_VARIABLES, looks_secret, server_environment
+from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._supervisor import ClientIdentity, ProgressFn, Supervisor, SupervisorState
 
@@ -8,6 +9,7 @@ __all__ = [
     "BASE_VARIABLES",
     "ClientIdentity",
     "ProgressFn",
+    "Reaper",
     "StdioProcess",
     "StdioTransport",
     "Supervisor",

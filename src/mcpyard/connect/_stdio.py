@@ -23,6 +23,8 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
+from mcpyard.connect._reaper import Reaper
+
 __all__ = ["MAX_LINE_BYTES", "StdioProcess", "StdioTransport"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
@@ -93,12 +95,14 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         cwd: str,
         shutdown_timeout: float,
         process: StdioProcess | None = None,
+        reaper: Reaper | None = None,
     ) -> None:
         self._argv = [command, *args]
         self._env = dict(env)
         self._cwd = cwd
         self._shutdown_timeout = shutdown_timeout
         self.process = process or StdioProcess()
+        self._reaper = reaper
         self._stack: contextlib.AsyncExitStack | None = None
 
     async def __aenter__(self) -> TransportStreams:
@@ -129,6 +133,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             start_new_session=sys.platform != "win32",
         )
         self.process.pid = proc.pid
+        if self._reaper is not None:
+            self._reaper.watch(proc.pid)
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         write_stream, write_reader = anyio.create_memory_object_stream[SessionMessage](0)
 
@@ -191,6 +197,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                 # Shielded: an interrupted host must still stop its servers (CONN-5).
                 with anyio.CancelScope(shield=True):
                     await self._stop(proc)
+                    if self._reaper is not None:
+                        self._reaper.forget(proc.pid)
                     await write_stream.aclose()
                     await read_stream.aclose()
                 tg.cancel_scope.cancel()

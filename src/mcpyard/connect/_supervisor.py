@@ -23,6 +23,7 @@ from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
+from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.errors import CallError
 
@@ -71,12 +72,14 @@ class Supervisor:
         environ: Mapping[str, str],
         identity: ClientIdentity,
         on_change: Callable[[Supervisor], None],
+        reaper: Reaper | None = None,
     ) -> None:
         self.spec = spec
         self._workspace = workspace
         self._environ = environ
         self._identity = identity
         self._on_change = on_change
+        self._reaper = reaper
         self.state: SupervisorState = "connecting"
         self.reason: str | None = None
         self.note: str | None = None
@@ -205,6 +208,7 @@ class Supervisor:
                 cwd=os.fspath(cwd),
                 shutdown_timeout=spec.shutdown_timeout_secs,
                 process=process,
+                reaper=self._reaper,
             )
             return self._stdio
         if self.transport_used == "sse":
