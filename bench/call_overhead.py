@@ -11,6 +11,7 @@ Run: `.venv/bin/python bench/call_overhead.py [--rounds 5] [--calls 300] [--blob
 from __future__ import annotations
 
 import argparse
+import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -167,7 +168,10 @@ def main() -> None:
     parser.add_argument("--blob-calls", type=int, default=5, help="calls per side per round (blob calls)")
     parser.add_argument("--timeout", type=float, default=280.0, help="give up after this many seconds")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, server {SERVER_ID!r} = bench/server.py over stdio on both sides")
+    print(
+        f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}; "
+        "both sides call bench/server.py over stdio"
+    )
     with temp_home() as home:
         try:
             anyio.run(_bounded, args, home)

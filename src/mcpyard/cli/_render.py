@@ -14,6 +14,10 @@ if TYPE_CHECKING:
 
 __all__ = ["annotation_words", "render_result", "render_status", "render_tools"]
 
+SANDBOX_NOTE = (
+    "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
+)
+
 _STYLE = {
     "connected": "green",
     "failed": "red",
@@ -69,6 +73,8 @@ def render_status(status: Status, console: Console, *, rich: bool) -> None:
         console.print(f"[yellow]warning:[/yellow] {escape(warning)}" if rich else f"warning: {warning}")
     if not status.servers:
         console.print("no servers are configured (see `mcpyard doctor` and the README's config example)")
+    if any(server.transport == "stdio" and server.state == "connected" for server in status.servers):
+        console.print(SANDBOX_NOTE, style="dim" if rich else None)
     for server in status.servers:
         line = _server_line(server)
         if rich:

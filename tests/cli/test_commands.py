@@ -1,0 +1,144 @@
+"""The console commands end to end: call (API-3), tools, reload, trust (CFG-6), doctor, demo (CLI-2, CLI-3)."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+
+import pytest
+
+from tests.conftest import Home, fixture_server
+
+
+def mcpyard(home: Home, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpyard", *args],
+        capture_output=True,
+        text=True,
+        env=home.environ,
+        cwd=home.workspace,
+        timeout=timeout,
+        check=False,
+    )
+
+
+@pytest.fixture
+def config(home: Home) -> str:
+    return str(home.write_config({"basic": fixture_server("basic")}))
+
+
+def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: str) -> None:
+    done = mcpyard(
+        home, "call", "basic__add", "--args", '{"a": 2, "b": 40}', "--json", "--mcp-config", config
+    )
+    assert done.returncode == 0, done.stderr
+    result = json.loads(done.stdout)
+    assert set(result) >= {"ok", "text", "content", "structured", "cached", "handle", "error"}
+    assert result["ok"] is True
+    assert result["text"] == "42"
+    assert result["error"] is None
+    assert result["content"] == [{"type": "text", "text": "42"}]
+
+
+def test_api3_call_with_arg_pairs_prints_plain_text_when_piped(home: Home, config: str) -> None:
+    done = mcpyard(home, "call", "basic__echo", "--arg", "text=hello there", "--mcp-config", config)
+    assert done.returncode == 0, done.stderr
+    assert done.stdout == "hello there\n"
+
+
+def test_api3_a_tool_error_exits_1(home: Home, config: str) -> None:
+    done = mcpyard(home, "call", "basic__fail", "--json", "--mcp-config", config)
+    assert done.returncode == 1
+    result = json.loads(done.stdout)
+    assert result["ok"] is False
+    assert result["error"]["code"] == "tool_error"
+
+
+@pytest.mark.parametrize(
+    ("args", "code"),
+    [
+        (["basic__nope"], "unknown_tool"),
+        (["basic__add", "--args", '{"a": "x", "b": 1}'], "invalid_arguments"),
+    ],
+)
+def test_api3_a_refusal_exits_2_with_its_code(home: Home, config: str, args: list[str], code: str) -> None:
+    done = mcpyard(home, "call", *args, "--json", "--mcp-config", config)
+    assert done.returncode == 2
+    assert json.loads(done.stdout)["error"]["code"] == code
+
+
+def test_cli2_tools_json_lists_model_facing_tools(home: Home, config: str) -> None:
+    done = mcpyard(home, "tools", "--json", "--mcp-config", config)
+    assert done.returncode == 0, done.stderr
+    tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
+    assert tools["basic__add"]["server"] == "basic"
+    assert tools["basic__add"]["tool"] == "add"
+    assert tools["basic__add"]["annotations"]["readOnlyHint"] is True
+    assert tools["basic__add"]["input_schema"]["type"] == "object"
+
+
+def test_cli3_status_is_plain_text_when_piped(home: Home, config: str) -> None:
+    done = mcpyard(home, "status", "--mcp-config", config)
+    assert done.returncode == 0, done.stderr
+    assert "\x1b[" not in done.stdout
+    assert "* basic [flag] connected · stdio" in done.stdout
+    assert "    basic__add  (read-only, idempotent)" in done.stdout
+
+
+def test_cfg6_trust_starts_the_project_servers_from_then_on(home: Home) -> None:
+    (home.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": fixture_server("basic")}}))
+    before = json.loads(mcpyard(home, "status", "--json").stdout)
+    assert before["servers"][0]["state"] == "untrusted"
+    once = json.loads(mcpyard(home, "status", "--json", "--trust").stdout)
+    assert once["servers"][0]["state"] == "connected"
+    trusted = mcpyard(home, "trust")
+    assert trusted.returncode == 0, trusted.stderr
+    assert "runs " + sys.executable in trusted.stdout
+    after = json.loads(mcpyard(home, "status", "--json").stdout)
+    assert after["servers"][0]["state"] == "connected"
+    assert after["servers"][0]["source"] == "project"
+
+
+def test_cfg7_reload_command_prints_the_status_page(home: Home, config: str) -> None:
+    done = mcpyard(home, "reload", "--json", "--mcp-config", config)
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["servers"][0]["state"] == "connected"
+
+
+def test_cli2_doctor_reports_what_a_failing_server_printed(home: Home) -> None:
+    config = home.write_config({"crasher": fixture_server("exits_at_once"), "ok": fixture_server("basic")})
+    done = mcpyard(home, "doctor", "crasher", "--json", "--mcp-config", str(config))
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert report["state"] == "failed"
+    assert "code 3" in report["reason"]
+    assert any("cannot open database" in line for line in report["stderr"])
+    assert report["command_line"].startswith(sys.executable)
+
+
+def test_cli2_doctor_names_an_unknown_server(home: Home, config: str) -> None:
+    done = mcpyard(home, "doctor", "nosuch", "--mcp-config", config)
+    assert done.returncode == 2
+    assert "no server 'nosuch'" in done.stderr
+    assert "basic" in done.stderr
+
+
+def test_the_embedded_default_demo_runs_and_calls_real_servers(home: Home) -> None:
+    done = mcpyard(home, "demo", "--json")
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    states = {server["id"]: server["state"] for server in report["status"]["servers"]}
+    assert states == {"notes": "connected", "weather": "connected"}
+    calls = report["calls"]
+    assert [call["ok"] for call in calls[:7]] == [True] * 7
+    assert calls[-2]["error"]["code"] == "invalid_arguments"
+    assert calls[-1]["error"]["code"] == "unknown_tool"
+
+
+def test_help_does_not_import_the_sdk() -> None:
+    code = "import sys; from mcpyard.cli import main; main(['--help']); print('mcp' in sys.modules)"
+    done = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
+    )
+    assert done.stdout.strip().endswith("False")
