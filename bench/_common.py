@@ -59,9 +59,7 @@ def temp_home() -> Iterator[Home]:
 
 def server_params(home: Home) -> StdioServerParameters:
     """The same server as `Home.write_config` writes, for the SDK's own stdio client."""
-    return StdioServerParameters(
-        command=PYTHON, args=[str(SERVER_SCRIPT)], env=home.environ, cwd=str(home.workspace)
-    )
+    return StdioServerParameters(command=PYTHON, args=[str(SERVER_SCRIPT)], env=home.environ, cwd=str(home.workspace))
 
 
 def percentile(values: Sequence[float], q: float) -> float:
@@ -84,7 +82,9 @@ def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
     print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
     print("  ".join("-" * w for w in widths))
     for row in rows:
-        cells = [str(cell).rjust(w) if i else str(cell).ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))]
+        cells = [
+            str(cell).rjust(w) if i else str(cell).ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
+        ]
         print("  ".join(cells))
 
 

@@ -147,9 +147,7 @@ async def run(args: argparse.Namespace, home: Home) -> None:
         )
         print(f"N={count}: host {host:.3f} s, direct {direct:.3f} s, ratio {ratio:.3f}", flush=True)
     print(f"\nconnect N stdio servers, median of {args.rounds} round(s) per side; goal host/direct <= {GOAL}")
-    print_table(
-        ["N", "host s", "direct s", "ratio", "goal", "host stop s", "direct stop s", "servers RSS GiB"], rows
-    )
+    print_table(["N", "host s", "direct s", "ratio", "goal", "host stop s", "direct stop s", "servers RSS GiB"], rows)
 
 
 def _sizes(text: str) -> list[int]:

@@ -31,7 +31,5 @@ def test_public_names_are_pinned() -> None:
 
 def test_importing_mcpyard_does_not_import_the_sdk() -> None:
     code = "import sys, mcpyard; print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert done.stdout.strip() == "False"

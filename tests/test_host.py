@@ -97,9 +97,7 @@ async def test_call2_progress_restarts_the_clock(home: Home) -> None:
             seen.append(value)
 
         with anyio.fail_after(10):
-            result = await host.call(
-                "basic__slow", {"seconds": 1.5, "progress_every": 0.2}, on_progress=progress
-            )
+            result = await host.call("basic__slow", {"seconds": 1.5, "progress_every": 0.2}, on_progress=progress)
         assert result.ok, result.error
         assert len(seen) >= 3
 
@@ -112,9 +110,7 @@ async def test_call2_a_stdio_server_ignoring_cancellation_is_killed_and_restarte
             assert result.error is not None
             assert result.error["code"] == "timeout"
             await host.wait_until(
-                lambda h: (
-                    h.status().servers[0].note is not None and h.status().servers[0].state == "connected"
-                )
+                lambda h: h.status().servers[0].note is not None and h.status().servers[0].state == "connected"
             )
         server = host.status().servers[0]
         assert server.note is not None

@@ -421,15 +421,11 @@ class Host:
             validate_arguments(entry, args)
             return shape(entry, await self._dispatch(entry, args, on_progress))
         except CallError as exc:
-            return CallResult.refusal(
-                exc.code, exc.message, tool=name, server=_server_of(self._catalog, name)
-            )
+            return CallResult.refusal(exc.code, exc.message, tool=name, server=_server_of(self._catalog, name))
         finally:
             self._calls_in_flight -= 1
 
-    async def _dispatch(
-        self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None
-    ) -> Any:
+    async def _dispatch(self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None) -> Any:
         supervisor = self._supervisors.get(entry.server)
         if supervisor is None:
             raise CallError("server_unavailable", f"server {entry.server!r} is not running")

@@ -29,9 +29,7 @@ def config(home: Home) -> str:
 
 
 def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: str) -> None:
-    done = mcpyard(
-        home, "call", "basic__add", "--args", '{"a": 2, "b": 40}', "--json", "--mcp-config", config
-    )
+    done = mcpyard(home, "call", "basic__add", "--args", '{"a": 2, "b": 40}', "--json", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert set(result) >= {"ok", "text", "content", "structured", "cached", "handle", "error"}
@@ -138,7 +136,5 @@ def test_the_embedded_default_demo_runs_and_calls_real_servers(home: Home) -> No
 
 def test_help_does_not_import_the_sdk() -> None:
     code = "import sys; from mcpyard.cli import main; main(['--help']); print('mcp' in sys.modules)"
-    done = subprocess.run(
-        [sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30
-    )
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert done.stdout.strip().endswith("False")

@@ -32,9 +32,7 @@ def run_cli(home: Home, *args: str, timeout: float = 60) -> subprocess.Completed
 
 async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None:
     (home.workspace / ".mcp.json").write_text(
-        json.dumps(
-            {"mcpServers": {"proj1": {"command": "echo"}, "proj2": {"url": "https://example.invalid/mcp"}}}
-        )
+        json.dumps({"mcpServers": {"proj1": {"command": "echo"}, "proj2": {"url": "https://example.invalid/mcp"}}})
     )
     async with serve_http("basic", "streamable-http") as http_url, serve_http("basic", "sse") as sse_url:
         servers: dict[str, dict[str, Any]] = {
@@ -53,9 +51,7 @@ async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None
         config = home.write_config(servers)
         started = time.monotonic()
         done = await anyio.to_thread.run_sync(
-            lambda: run_cli(
-                home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace)
-            )
+            lambda: run_cli(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
         )
         elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr

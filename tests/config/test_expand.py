@@ -71,9 +71,7 @@ def test_references_expand_as_written_cfg_5(template: str, value: str) -> None:
         ("${X:-" * (MAX_DEPTH + 1) + "}" * (MAX_DEPTH + 1), f"more than {MAX_DEPTH} deep"),
     ],
 )
-def test_a_malformed_reference_is_reported_without_looking_anything_up_cfg_5(
-    template: str, message: str
-) -> None:
+def test_a_malformed_reference_is_reported_without_looking_anything_up_cfg_5(template: str, message: str) -> None:
     """CFG-5: a malformed `${` is an error for that field, with its position and the valid forms."""
     result = Expander(environ=ENVIRON, secrets=SECRETS, restricted=False).expand(template)
     assert result.error is not None
@@ -157,9 +155,7 @@ def test_a_header_that_cannot_be_sent_stops_the_server_naming_header_and_referen
     cfg: Setup, headers: dict[str, str], environ: dict[str, str], secrets: dict[str, str], problem: str
 ) -> None:
     """CFG-5, SEC-2: the server fails before any request; the message names, never shows, the value."""
-    spec, loaded = cfg.load_one(
-        {"url": "https://x.test/mcp", "headers": headers}, environ=environ, secrets=secrets
-    )
+    spec, loaded = cfg.load_one({"url": "https://x.test/mcp", "headers": headers}, environ=environ, secrets=secrets)
     assert spec.state == "failed"
     assert spec.problem is not None
     assert problem in spec.problem

@@ -14,8 +14,7 @@ from ._support import Setup, by_id, mentioning
 SAME_SERVER_FORMS = {
     "json-own": (
         "flag.json",
-        '{"servers": [{"id": "gh", "command": "npx", "args": ["-y", "gh"], '
-        '"env": {"A": "1"}, "name": "git"}]}',
+        '{"servers": [{"id": "gh", "command": "npx", "args": ["-y", "gh"], "env": {"A": "1"}, "name": "git"}]}',
     ),
     "json-shared": (
         "flag.json",
@@ -105,9 +104,7 @@ def test_both_forms_neither_form_or_a_repeated_id_is_an_error_naming_the_source_
         ('{"servers": [], "mod": "ask"}', "did you mean `mode`?"),
     ],
 )
-def test_a_badly_shaped_json_source_is_an_error_that_says_the_fix_cfg_2(
-    cfg: Setup, text: str, needle: str
-) -> None:
+def test_a_badly_shaped_json_source_is_an_error_that_says_the_fix_cfg_2(cfg: Setup, text: str, needle: str) -> None:
     """CFG-2, ERR-1: the message says what is wrong and how to write it."""
     with pytest.raises(ConfigError, match=r"flag\.json") as caught:
         cfg.load(config_file=cfg.flag(text))
@@ -185,9 +182,7 @@ def test_the_shared_form_type_maps_onto_transport_cfg_3(
 
 def test_an_unknown_shared_type_fails_only_that_server_cfg_3_cfg_4(cfg: Setup) -> None:
     """CFG-3, CFG-4: a `type` mcpyard cannot map stops that entry and says which values work."""
-    flag = cfg.flag(
-        {"mcpServers": {"bad": {"type": "grpc", "url": "https://x.test"}, "good": {"command": "x"}}}
-    )
+    flag = cfg.flag({"mcpServers": {"bad": {"type": "grpc", "url": "https://x.test"}, "good": {"command": "x"}}})
     servers = by_id(cfg.load(config_file=flag))
     assert servers["bad"].state == "failed"
     assert servers["bad"].problem is not None
@@ -207,9 +202,7 @@ def test_unknown_top_level_keys_of_a_shared_json_file_only_warn_cfg_3(cfg: Setup
     flag = cfg.flag({"mcpServers": {"a": {"command": "x"}}, "globalShortcut": "Ctrl+K", "$schema": "x"})
     loaded = cfg.load(config_file=flag)
     assert [spec.id for spec in loaded.servers] == ["a"]
-    assert loaded.warnings == (
-        f"--mcp-config file {flag}: ignoring the unknown top-level key 'globalShortcut'",
-    )
+    assert loaded.warnings == (f"--mcp-config file {flag}: ignoring the unknown top-level key 'globalShortcut'",)
 
 
 def test_a_settings_only_user_config_is_not_an_error_cfg_2_cfg_8(cfg: Setup) -> None:

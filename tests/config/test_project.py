@@ -156,9 +156,7 @@ def test_a_trusted_project_file_cannot_read_credential_variables_cfg_6(
     assert all("sk-live-123" not in warning for warning in loaded.warnings)
 
 
-@pytest.mark.parametrize(
-    "reference", ["${ANTHROPIC_API_KEY:-fallback}", "${env:OPENAI_API_KEY}", "${groq_api_key}"]
-)
+@pytest.mark.parametrize("reference", ["${ANTHROPIC_API_KEY:-fallback}", "${env:OPENAI_API_KEY}", "${groq_api_key}"])
 def test_credential_references_are_blocked_in_every_spelling_cfg_6(cfg: Setup, reference: str) -> None:
     """CFG-6: defaults do not apply, `env:` does not help, the case of the name does not matter."""
     cfg.project({"mcpServers": {"p": {"command": "x", "args": [reference]}}})
@@ -170,9 +168,7 @@ def test_credential_references_are_blocked_in_every_spelling_cfg_6(cfg: Setup, r
 
 def test_inherit_env_in_a_project_file_drops_credential_variables_with_a_warning_cfg_6(cfg: Setup) -> None:
     """CFG-6: `inherit_env` naming a credential variable loses that name, with a warning."""
-    cfg.project(
-        {"mcpServers": {"p": {"command": "x", "inherit_env": ["LANG", "OPENAI_API_KEY", "XAI_API_KEY"]}}}
-    )
+    cfg.project({"mcpServers": {"p": {"command": "x", "inherit_env": ["LANG", "OPENAI_API_KEY", "XAI_API_KEY"]}}})
     loaded = cfg.load()
     assert by_id(loaded)["p"].inherit_env == ("LANG",)
     assert len(mentioning(loaded, "inherit_env[1]", "OPENAI_API_KEY", "dropped")) == 1

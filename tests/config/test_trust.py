@@ -35,9 +35,7 @@ def test_a_workspace_is_untrusted_until_trusted_cfg_6(store: TrustStore, workspa
     assert not store.is_trusted(workspace.parent / "repo2")
 
 
-def test_trust_is_kept_in_the_file_for_the_next_run_cfg_6(
-    store: TrustStore, workspace: Path, tmp_path: Path
-) -> None:
+def test_trust_is_kept_in_the_file_for_the_next_run_cfg_6(store: TrustStore, workspace: Path, tmp_path: Path) -> None:
     """CFG-6: a new store on the same file sees earlier trust, and trusting twice keeps one record."""
     other = tmp_path / "other"
     other.mkdir()
@@ -116,9 +114,7 @@ def test_a_trust_file_that_is_a_symlink_trusts_nothing_cfg_6(
     assert not store.is_trusted(workspace)
 
 
-def test_a_trust_file_that_is_a_fifo_trusts_nothing_without_hanging_cfg_6(
-    store: TrustStore, workspace: Path
-) -> None:
+def test_a_trust_file_that_is_a_fifo_trusts_nothing_without_hanging_cfg_6(store: TrustStore, workspace: Path) -> None:
     """CFG-6, ERR-1: never a hang."""
     store.path.parent.mkdir(parents=True)
     os.mkfifo(store.path, 0o600)

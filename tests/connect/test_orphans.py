@@ -62,9 +62,7 @@ async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home)
 
 async def test_conn5_a_grandchild_holding_the_pipes_is_stopped_too(home: Home) -> None:
     pid_file = home.root / "grandchild.pid"
-    config = home.write_config(
-        {"gc": {**fixture_server("grandchild", "--pid-file", str(pid_file), "--inherit-stdio")}}
-    )
+    config = home.write_config({"gc": {**fixture_server("grandchild", "--pid-file", str(pid_file), "--inherit-stdio")}})
     async with Host.open(
         workspace=home.workspace,
         config_file=config,

@@ -54,9 +54,7 @@ def reference_server(env_var: str, default: Path) -> Path:
 @pytest.fixture
 def everything() -> Path:
     """npm's `@modelcontextprotocol/server-everything` (pinned by scripts/check)."""
-    return reference_server(
-        "MCPYARD_TEST_EVERYTHING", TOOLS / "node_modules" / ".bin" / "mcp-server-everything"
-    )
+    return reference_server("MCPYARD_TEST_EVERYTHING", TOOLS / "node_modules" / ".bin" / "mcp-server-everything")
 
 
 @pytest.fixture
@@ -93,9 +91,7 @@ class EverythingServer:
 
 
 @pytest.fixture(params=["stdio", "streamableHttp", "sse"])
-async def everything_server(
-    request: pytest.FixtureRequest, everything: Path
-) -> AsyncIterator[EverythingServer]:
+async def everything_server(request: pytest.FixtureRequest, everything: Path) -> AsyncIterator[EverythingServer]:
     """server-everything in each of its modes; the HTTP ones run as a subprocess on a free port."""
     mode: EverythingMode = request.param
     if mode == "stdio":
@@ -151,9 +147,7 @@ async def wait_until_listening(process: Process, port: int) -> None:
     with anyio.fail_after(STARTUP_SECONDS):
         while True:
             if process.returncode is not None:
-                raise ServerStartError(
-                    f"server-everything exited with code {process.returncode} before listening"
-                )
+                raise ServerStartError(f"server-everything exited with code {process.returncode} before listening")
             try:
                 stream = await anyio.connect_tcp("127.0.0.1", port)
             except OSError:

@@ -162,9 +162,7 @@ def offered(host: Host) -> dict[str, ToolInfo]:
     return {info.tool: info for info in host.tools() if info.server == SERVER_ID}
 
 
-async def listings(
-    host: Host, server: EverythingServer
-) -> tuple[dict[str, dict[str, Any]], dict[str, ToolInfo]]:
+async def listings(host: Host, server: EverythingServer) -> tuple[dict[str, dict[str, Any]], dict[str, ToolInfo]]:
     """The server's own listing (through a plain SDK client) and the host's, once they agree.
 
     The server registers some tools only after the handshake and announces them with
@@ -222,9 +220,7 @@ async def test_conn1_cat1_call1_everything_server_connects_lists_every_tool_and_
         assert not problems, "\n".join(problems)
 
 
-async def test_conn2_everything_over_stdio_sees_only_the_minimal_environment(
-    home: Home, everything: Path
-) -> None:
+async def test_conn2_everything_over_stdio_sees_only_the_minimal_environment(home: Home, everything: Path) -> None:
     server = EverythingServer("stdio", everything, None)
     async with open_host(home, server) as host:
         result = await call(host, "get-env", {}, [])

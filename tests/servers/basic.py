@@ -96,9 +96,7 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
 
     @server.tool(annotations=READ_ONLY_IDEMPOTENT)
     def file_digest(
-        data: Annotated[
-            str, Field(description="The file's bytes.", json_schema_extra={"contentEncoding": "base64"})
-        ],
+        data: Annotated[str, Field(description="The file's bytes.", json_schema_extra={"contentEncoding": "base64"})],
     ) -> str:
         """Return the size and SHA-256 of a file sent as base64."""
         raw = base64.b64decode(data, validate=True)
@@ -152,9 +150,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--name", default="basic", help="server name (serverInfo.name)")
-    parser.add_argument(
-        "--many-tools", type=int, default=0, metavar="N", help="register extra tools t0..tN-1"
-    )
+    parser.add_argument("--many-tools", type=int, default=0, metavar="N", help="register extra tools t0..tN-1")
     parser.add_argument("--long-name", action="store_true", help=f"register the tool {LONG_TOOL_NAME!r}")
     args = parser.parse_args(argv)
     server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)

@@ -37,13 +37,9 @@ def write_pid_file(path: Path, pid: int) -> None:
 
 def build_server(grandchild_pid: int) -> MCPServer:
     """Build the server that reports the grandchild's pid."""
-    server = MCPServer(
-        "grandchild", instructions="Fixture server with a grandchild process.", log_level="WARNING"
-    )
+    server = MCPServer("grandchild", instructions="Fixture server with a grandchild process.", log_level="WARNING")
 
-    @server.tool(
-        name="grandchild_pid", annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True)
-    )
+    @server.tool(name="grandchild_pid", annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True))
     def report_pid() -> int:
         """Return the pid of the sleeping grandchild process."""
         return grandchild_pid

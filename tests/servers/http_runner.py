@@ -101,9 +101,7 @@ async def _wait_until_listening(process: Process, port: int) -> None:
     with anyio.fail_after(STARTUP_SECONDS):
         while True:
             if process.returncode is not None:
-                raise ServerStartError(
-                    f"fixture server exited with code {process.returncode} before listening"
-                )
+                raise ServerStartError(f"fixture server exited with code {process.returncode} before listening")
             try:
                 stream = await anyio.connect_tcp("127.0.0.1", port)
             except OSError:

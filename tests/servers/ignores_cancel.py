@@ -15,9 +15,7 @@ from mcp_types import ToolAnnotations
 
 def build_server() -> MCPServer:
     """Build the server with its `block` and `ok` tools."""
-    server = MCPServer(
-        "ignores-cancel", instructions="Fixture server that ignores cancellation.", log_level="WARNING"
-    )
+    server = MCPServer("ignores-cancel", instructions="Fixture server that ignores cancellation.", log_level="WARNING")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     async def block(seconds: float) -> str:

@@ -66,9 +66,7 @@ def build_server(*, late_tool: str | None = None) -> ListChangedServer:
         late = [late_tool] if late_tool is not None and lists_served > 1 else []
         return ["add_tool", *added, *late]
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         nonlocal lists_served
         lists_served += 1
         tools = [

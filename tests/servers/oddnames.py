@@ -29,9 +29,7 @@ ODD_NAMES = ("get.weather/v2", "get_weather_v2", "a" * 70, "naïve tool")
 def build_server() -> Server[Any]:
     """Build the server listing `ODD_NAMES`."""
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(
             tools=[
                 Tool(

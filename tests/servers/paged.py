@@ -59,15 +59,9 @@ def build_server(*, endless: bool = False) -> Server[Any]:
 
     def is_known(name: str) -> bool:
         match = re.fullmatch(r"page(\d+)_[a-z]", name)
-        return (
-            match is not None
-            and name in tool_names(int(match[1]))
-            and (endless or int(match[1]) < PAGE_COUNT)
-        )
+        return match is not None and name in tool_names(int(match[1])) and (endless or int(match[1]) < PAGE_COUNT)
 
-    async def list_tools(
-        ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None
-    ) -> ListToolsResult:
+    async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         page = page_of(params.cursor if params is not None else None)
         has_next = endless or page + 1 < PAGE_COUNT
         return ListToolsResult(

@@ -25,9 +25,7 @@ from mcpyard.cli._render import render_result
 
 __all__ = ["call", "parse_arguments"]
 
-TOOL_FAILURES = frozenset(
-    {"tool_error", "server_error", "timeout", "cancelled", "connection_lost", "invalid_result"}
-)
+TOOL_FAILURES = frozenset({"tool_error", "server_error", "timeout", "cancelled", "connection_lost", "invalid_result"})
 """Codes of calls that reached the server and failed there (exit 1); any other code is a refusal (exit 2)."""
 
 
@@ -38,10 +36,7 @@ def parse_arguments(args_json: str | None, pairs: list[str]) -> dict[str, Any]:
         try:
             parsed = jsonlib.loads(args_json)
         except jsonlib.JSONDecodeError as exc:
-            fail(
-                f"--args is not valid JSON ({exc.msg} at character {exc.pos}); "
-                "pass an object like '{\"a\": 1}'"
-            )
+            fail(f"--args is not valid JSON ({exc.msg} at character {exc.pos}); pass an object like '{{\"a\": 1}}'")
         if not isinstance(parsed, dict):
             fail("--args must be a JSON object, like '{\"a\": 1}'")
         arguments.update(parsed)
@@ -62,15 +57,11 @@ def call(
         str | None,
         typer.Option("--args", "--json-args", help="Arguments as a JSON object.", show_default=False),
     ] = None,
-    arg: Annotated[
-        list[str] | None, typer.Option("--arg", help="One argument as KEY=VALUE (repeatable).")
-    ] = None,
+    arg: Annotated[list[str] | None, typer.Option("--arg", help="One argument as KEY=VALUE (repeatable).")] = None,
     mode: Annotated[
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
-    yes: Annotated[
-        bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")
-    ] = False,
+    yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
     workspace: WorkspaceOpt = None,
     mcp_config: McpConfigOpt = None,
     trust: TrustOpt = False,

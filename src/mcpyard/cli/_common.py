@@ -41,15 +41,11 @@ EXIT_USAGE = 2
 
 WorkspaceOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--workspace", help="The project folder (default: the current directory).", show_default=False
-    ),
+    typer.Option("--workspace", help="The project folder (default: the current directory).", show_default=False),
 ]
 McpConfigOpt = Annotated[
     Path | None,
-    typer.Option(
-        "--mcp-config", help="A config file that comes before every other source.", show_default=False
-    ),
+    typer.Option("--mcp-config", help="A config file that comes before every other source.", show_default=False),
 ]
 TrustOpt = Annotated[bool, typer.Option("--trust", help="Trust the workspace's .mcp.json for this run only.")]
 JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]

@@ -87,9 +87,7 @@ def trust(
                 secrets={},
             )
         )
-        preview = [
-            {"id": spec.id, "runs": _what_runs(spec)} for spec in config.servers if spec.source == "project"
-        ]
+        preview = [{"id": spec.id, "runs": _what_runs(spec)} for spec in config.servers if spec.source == "project"]
         await anyio.to_thread.run_sync(store.trust, root)
         if opts.json:
             print_json({"workspace": str(root), "trusted": True, "servers": preview})

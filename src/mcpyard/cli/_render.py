@@ -14,9 +14,7 @@ if TYPE_CHECKING:
 
 __all__ = ["annotation_words", "render_result", "render_status", "render_tools"]
 
-SANDBOX_NOTE = (
-    "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
-)
+SANDBOX_NOTE = "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
 
 _STYLE = {
     "connected": "green",

@@ -56,9 +56,7 @@ class _Builder:
         explicit = self._explicit_transport(read)
         for key, _ in env:
             if not key or "=" in key or "\0" in key:
-                read.problems.append(
-                    f"{env_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)"
-                )
+                read.problems.append(f"{env_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)")
         for key, _ in headers:
             if not is_http_token(key):
                 read.problems.append(
@@ -101,9 +99,7 @@ class _Builder:
             spec = self._remote(common, url, headers, explicit)
         else:
             if url is not None:
-                problem = (
-                    "command, url: both are set; keep `command` for a local server or `url` for a remote one"
-                )
+                problem = "command, url: both are set; keep `command` for a local server or `url` for a remote one"
                 return replace(common, state="failed", problem=problem)
             if explicit in _REMOTE:
                 problem = (
@@ -115,9 +111,7 @@ class _Builder:
             spec = self._stdio(common, command=command, args=args, env=env, cwd=cwd, inherit_env=inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
         if self._problems:
-            return replace(
-                spec, state="failed", problem="; ".join(self._problems), secret_values=unique_secrets
-            )
+            return replace(spec, state="failed", problem="; ".join(self._problems), secret_values=unique_secrets)
         return replace(spec, secret_values=unique_secrets)
 
     def _stdio(
@@ -166,9 +160,7 @@ class _Builder:
             return transport
         mapped = read.transport("type")
         if transport is not None and mapped is not None and transport != mapped:
-            read.problems.append(
-                f"type: means `{mapped}` but `transport` says `{transport}`; keep one of them"
-            )
+            read.problems.append(f"type: means `{mapped}` but `transport` says `{transport}`; keep one of them")
         return transport or mapped
 
     def _ignored(self, **present: bool) -> None:
@@ -244,9 +236,7 @@ class _Builder:
         labelled += [(env_label("env", key), value) for key, value in spec.env]
         for field, value in labelled:
             if "\0" in value:
-                self._problems.append(
-                    f"{field}: holds a NUL character, which a process cannot receive; remove it"
-                )
+                self._problems.append(f"{field}: holds a NUL character, which a process cannot receive; remove it")
 
     def _check_url(self, url: str, explicit: TransportName | None) -> tuple[TransportName, bool]:
         # The URL itself is never quoted in a message: it may carry a token in its query.

@@ -85,9 +85,7 @@ def check_keys(
         else:
             close = difflib.get_close_matches(key, FIELDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else f"; the fields are {', '.join(FIELDS)}"
-        raise ConfigError(
-            f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key
-        )
+        raise ConfigError(f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key)
 
 
 def env_label(prefix: str, key: str) -> str:
@@ -210,12 +208,7 @@ class FieldReader:
             return None
         if value is None:
             return default
-        if (
-            isinstance(value, bool)
-            or not isinstance(value, int | float)
-            or not math.isfinite(value)
-            or value <= 0
-        ):
+        if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
             shown = repr(value) if isinstance(value, int | float) else _kind(value)
             fix = '; for no limit write null (JSON) or "none" (TOML)' if nullable else ""
             self._bad(key, f"must be a number of seconds greater than 0, not {shown}{fix}")

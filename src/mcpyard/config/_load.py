@@ -98,9 +98,7 @@ def _own_layer(
     kind: SourceKind, path: Path, fmt: Format, *, environ: Mapping[str, str], secrets: Mapping[str, str]
 ) -> _Layer:
     """Check a flag file or user config completely; raises ConfigError on any source-level problem."""
-    raw = split_source(
-        read_document(path, fmt, kind=kind, suggest=kind == "flag"), kind=kind, path=path, fmt=fmt
-    )
+    raw = split_source(read_document(path, fmt, kind=kind, suggest=kind == "flag"), kind=kind, path=path, fmt=fmt)
     form: Form = raw.form or "own"
     layer = _Layer(
         kind=kind,
@@ -114,9 +112,7 @@ def _own_layer(
     return layer
 
 
-def _project_layer(
-    path: Path, *, trusted: bool, environ: Mapping[str, str], secrets: Mapping[str, str]
-) -> _Layer:
+def _project_layer(path: Path, *, trusted: bool, environ: Mapping[str, str], secrets: Mapping[str, str]) -> _Layer:
     """Check the project file; any problem with it becomes one warning, never an error (CFG-6)."""
     label = describe_source("project", path)
     try:

@@ -23,9 +23,7 @@ Format = Literal["json", "toml"]
 Form = Literal["own", "shared"]
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
-_READ_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 SETTING_KEYS = ("permissions", "mode", "tool_name_separator", "max_result_bytes", "grants", "hooks")
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "
@@ -117,19 +115,13 @@ def _read_text(path: Path, label: str) -> str:
     except FileNotFoundError:
         raise ConfigError(f"{label} does not exist; check the path", source=path) from None
     except IsADirectoryError:
-        raise ConfigError(
-            f"{label} is a folder; give the path of a configuration file", source=path
-        ) from None
+        raise ConfigError(f"{label} is a folder; give the path of a configuration file", source=path) from None
     except PermissionError:
-        raise ConfigError(
-            f"{label} cannot be read (permission denied); check its permissions", source=path
-        ) from None
+        raise ConfigError(f"{label} cannot be read (permission denied); check its permissions", source=path) from None
     except OSError as error:
         raise ConfigError(f"{label} cannot be read ({error.strerror or error})", source=path) from None
     if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(
-            f"{label} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", source=path
-        )
+        raise ConfigError(f"{label} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", source=path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:

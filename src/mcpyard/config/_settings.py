@@ -48,9 +48,7 @@ def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
         allow=pick(higher.allow, lower.allow, default.allow),
         deny=tuple(dict.fromkeys((*(lower.deny or ()), *(higher.deny or ())))),
         mode=higher.mode or lower.mode,
-        tool_name_separator=pick(
-            higher.tool_name_separator, lower.tool_name_separator, default.tool_name_separator
-        ),
+        tool_name_separator=pick(higher.tool_name_separator, lower.tool_name_separator, default.tool_name_separator),
         max_result_bytes=pick(higher.max_result_bytes, lower.max_result_bytes, default.max_result_bytes),
         grants=pick(higher.grants, lower.grants, default.grants),
         hooks=pick(higher.hooks, lower.hooks, default.hooks),
@@ -104,9 +102,7 @@ class _Reader:
                 self.fail(f"{key}.{name}", f"is not a setting; {key} holds {' and '.join(keys)} only")
         return value
 
-    def strings(
-        self, raw: Mapping[str, object], field: str, key: str | None = None
-    ) -> tuple[str, ...] | None:
+    def strings(self, raw: Mapping[str, object], field: str, key: str | None = None) -> tuple[str, ...] | None:
         value = raw.get(key or field)
         if value is None:
             return None
@@ -145,9 +141,7 @@ class _Reader:
             try:
                 folder = Path(text).expanduser()
             except RuntimeError:
-                self.fail(
-                    "grants", f"cannot expand {quote(text)}: the home folder is unknown; write a full path"
-                )
+                self.fail("grants", f"cannot expand {quote(text)}: the home folder is unknown; write a full path")
         if not folder.is_absolute():
             folder = self._path.parent.absolute() / folder
         return folder

@@ -16,9 +16,7 @@ __all__ = ["TrustStore"]
 _FORMAT_VERSION = 1
 _MAX_BYTES = 4 * 1024 * 1024
 # O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then refuses it.
-_READ_FLAGS = (
-    os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
-)
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 class TrustStore:

@@ -160,9 +160,7 @@ class Supervisor:
                     self.note = "the server refused streamable HTTP; using SSE"
                     with contextlib.suppress(Exception):
                         exc.__traceback__ = None
-                    connected = await self._session(
-                        sse_transport(self._url, self._headers, observations), scope
-                    )
+                    connected = await self._session(sse_transport(self._url, self._headers, observations), scope)
             if scope.cancelled_caught and not connected and not self._stop.is_set():
                 self._fail(self._timeout_reason(process))
         except Exception as exc:
@@ -180,9 +178,7 @@ class Supervisor:
 
     def _should_fall_back(self, observations: HttpObservations) -> bool:
         return (
-            self.spec.sse_fallback
-            and self.transport_used == "streamable_http"
-            and observations.saw("POST", 404, 405)
+            self.spec.sse_fallback and self.transport_used == "streamable_http" and observations.saw("POST", 404, 405)
         )
 
     @property
@@ -271,9 +267,7 @@ class Supervisor:
                 text += "; stderr: " + " | ".join(process.stderr_tail)
         return text
 
-    def _failure_reason(
-        self, exc: BaseException, observations: HttpObservations, process: StdioProcess
-    ) -> str:
+    def _failure_reason(self, exc: BaseException, observations: HttpObservations, process: StdioProcess) -> str:
         leaf = leaf_exception(exc)
         if self.is_stdio and process.pid is not None and process.returncode is not None:
             return f"the server process {process.describe_exit()} before the handshake finished"
@@ -288,20 +282,14 @@ class Supervisor:
         cursor: str | None = None
         for _ in range(MAX_PAGES):
             page = await client.list_tools(cursor=cursor)
-            tools.extend(
-                tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools
-            )
+            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
             cursor = page.next_cursor
             if not cursor:
                 break
         else:
-            self._warn(
-                f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored"
-            )
+            self._warn(f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
         if len(tools) > MAX_TOOLS:
-            self._warn(
-                f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used"
-            )
+            self._warn(f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used")
             tools = tools[:MAX_TOOLS]
         return tuple(tools)
 
@@ -430,9 +418,7 @@ class Supervisor:
                 with contextlib.suppress(Exception):
                     await client.list_tools()
             if waited.cancelled_caught and self._stdio is stdio and not self._stop.is_set():
-                self.note = (
-                    f"restarted: did not answer {CANCEL_GRACE:g} s after a cancellation, so mcpyard killed it"
-                )
+                self.note = f"restarted: did not answer {CANCEL_GRACE:g} s after a cancellation, so mcpyard killed it"
                 self._restart = True
                 stdio.kill()
                 self._end.set()

@@ -94,9 +94,7 @@ def build_server(store: NoteStore | None = None) -> MCPServer:
         notes.add(title, body)
         return f"Added note {title!r}."
 
-    @server.tool(
-        title="Delete a note", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True)
-    )
+    @server.tool(title="Delete a note", annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     def delete_note(title: str) -> str:
         """Delete the note with this exact title. This cannot be undone."""
         notes.delete(title)

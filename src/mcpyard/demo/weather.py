@@ -84,9 +84,7 @@ def build_server() -> MCPServer:
     """Build the weather server (no network access; all data is invented)."""
     server = MCPServer("weather", instructions=INSTRUCTIONS, version="1.0", log_level="WARNING")
 
-    @server.tool(
-        title="Weather forecast", annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True)
-    )
+    @server.tool(title="Weather forecast", annotations=ToolAnnotations(read_only_hint=True, idempotent_hint=True))
     def forecast(
         city: Annotated[str, Field(min_length=1, max_length=100, description="City name, e.g. Lisbon.")],
         days: Annotated[int, Field(ge=1, le=7, description="How many days ahead, 1 to 7.")] = 3,

@@ -33,9 +33,7 @@ class CallResult:
     server: str | None = None
 
     @classmethod
-    def refusal(
-        cls, code: str, message: str, *, tool: str | None = None, server: str | None = None
-    ) -> CallResult:
+    def refusal(cls, code: str, message: str, *, tool: str | None = None, server: str | None = None) -> CallResult:
         """A call that never produced a server result: refused, failed to dispatch, timed out."""
         return cls(ok=False, text=message, error={"code": code, "message": message}, tool=tool, server=server)
 

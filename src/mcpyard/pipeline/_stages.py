@@ -27,9 +27,7 @@ def resolve(catalog: Catalog, name: str) -> CatalogEntry:
     if entry is not None:
         return entry
     known = sorted(catalog.entries)
-    close = [
-        candidate for candidate in known if name.lower() in candidate.lower() or candidate.endswith(name)
-    ][:5]
+    close = [candidate for candidate in known if name.lower() in candidate.lower() or candidate.endswith(name)][:5]
     hint = f"; did you mean {', '.join(close)}?" if close else "; list the tools with `mcpyard tools`"
     raise CallError("unknown_tool", f"unknown tool {name!r}{hint}")
 
