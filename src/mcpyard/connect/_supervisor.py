@@ -98,6 +98,9 @@ class Supervisor:
         self._end: anyio.Event = anyio.Event()
         self._relist = anyio.Event()
         self._restart = False
+        self._attempt_connected = False
+        self._reconnecting = False
+        """A remote server that was connected and dropped: its tools stay listed until it is back."""
         self._lost = False
         self._stdio: StdioTransport | None = None
         self._tg: anyio.abc.TaskGroup | None = None
@@ -115,7 +118,7 @@ class Supervisor:
         self._end.set()
 
     async def run(self) -> None:
-        """Connect and stay connected until asked to stop; reconnect remote servers that drop."""
+        """Connect and stay connected until asked to stop; reconnect remote servers that drop (CONN-4)."""
         backoff = BACKOFF_FIRST
         try:
             while not self._stop.is_set():
@@ -125,11 +128,17 @@ class Supervisor:
                 if self._restart:
                     self._restart = False
                     continue
-                if self.is_stdio or not was_connected:
+                if self.is_stdio:
                     break
-                # A remote connection dropped: keep the tools, refuse calls, retry with backoff (CONN-4).
+                if was_connected:
+                    self._reconnecting = True
+                    backoff = BACKOFF_FIRST
+                elif not self._reconnecting:
+                    break  # never connected: the reason stands until reload
+                # Keep the tools, refuse calls, retry with backoff.
+                why = f" ({self.reason})" if not was_connected and self.reason else ""
                 self.state = "failed"
-                self.reason = f"connection lost; reconnecting in {backoff:g} s"
+                self.reason = f"connection lost{why}; reconnecting in {backoff:g} s"
                 self._on_change(self)
                 with anyio.move_on_after(backoff):
                     await self._stop.wait()
@@ -141,9 +150,9 @@ class Supervisor:
         """One connection's life. Returns whether it got connected."""
         self._end = anyio.Event()
         self._lost = False
+        self._attempt_connected = False
         self.state = "connecting"
         self._on_change(self)
-        connected = False
         timeout = self.spec.connect_timeout_secs
         observations = HttpObservations()
         process = StdioProcess()
@@ -151,23 +160,24 @@ class Supervisor:
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
                 try:
-                    connected = await self._session(self._transport(observations, process), scope)
-                except Exception as exc:
-                    if not self._should_fall_back(observations):
+                    await self._session(self._transport(observations, process), scope)
+                except Exception:
+                    if self._attempt_connected or not self._should_fall_back(observations):
                         raise
                     # The streamable POST was refused with 404/405: an old-style SSE server (CONN-1).
                     self.transport_used = "sse"
                     self.note = "the server refused streamable HTTP; using SSE"
-                    with contextlib.suppress(Exception):
-                        exc.__traceback__ = None
-                    connected = await self._session(sse_transport(self._url, self._headers, observations), scope)
-            if scope.cancelled_caught and not connected and not self._stop.is_set():
+                    await self._session(sse_transport(self._url, self._headers, observations), scope)
+            if scope.cancelled_caught and not self._attempt_connected and not self._stop.is_set():
                 self._fail(self._timeout_reason(process))
         except Exception as exc:
-            self._fail(self._failure_reason(exc, observations, process))
+            # An error while a live connection winds down is a drop, not a failure to connect.
+            if not self._attempt_connected:
+                self._fail(self._failure_reason(exc, observations, process))
         finally:
             self._client = None
             self._stdio = None
+        connected = self._attempt_connected
         if connected and self.is_stdio and not self._stop.is_set() and not self._restart:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
@@ -213,7 +223,7 @@ class Supervisor:
             return streamable_transport(self._url, self._headers, observations)
         raise CallError("unsupported_transport", f"transport {spec.transport!r} is not available yet")
 
-    async def _session(self, transport: Transport, scope: anyio.CancelScope) -> bool:
+    async def _session(self, transport: Transport, scope: anyio.CancelScope) -> None:
         client = Client(
             transport,
             mode="auto",
@@ -240,13 +250,14 @@ class Supervisor:
                 self._client = client
                 self.state = "connected"
                 self.reason = None
+                self._reconnecting = False
+                self._attempt_connected = True
                 self.settled.set()
                 self._on_change(self)
                 await self._end.wait()
                 self._tg = None
                 tg.cancel_scope.cancel()
             self._client = None
-        return True
 
     async def _watch_exit(self, process: StdioProcess) -> None:
         await process.exited.wait()
@@ -255,7 +266,8 @@ class Supervisor:
     def _fail(self, reason: str) -> None:
         self.state = "failed"
         self.reason = reason
-        self.tools = ()
+        if not self._reconnecting:
+            self.tools = ()
         self.settled.set()
         self._on_change(self)
 

@@ -1,0 +1,103 @@
+"""Remote servers: failure reasons, SSE fallback, reconnecting after a drop (CONN-1, CONN-3, CONN-4)."""
+
+from __future__ import annotations
+
+import subprocess
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import anyio.abc
+import pytest
+
+from mcpyard import Host
+from tests.conftest import SERVERS, Home
+from tests.servers.http_runner import free_port, serve_http
+
+pytestmark = pytest.mark.anyio
+
+
+@asynccontextmanager
+async def open_host(home: Home, servers: dict[str, dict[str, Any]]) -> AsyncIterator[Host]:
+    async with Host.open(
+        workspace=home.workspace,
+        config_file=home.write_config(servers),
+        environ=home.environ,
+        config_home=home.config_home,
+        data_home=home.data_home,
+    ) as host:
+        yield host
+
+
+async def test_conn3_a_remote_failure_names_the_http_status(home: Home) -> None:
+    async with serve_http("basic", "streamable-http") as url:
+        wrong = url.replace("/mcp", "/nothing-here")
+        async with open_host(home, {"r": {"url": wrong, "transport": "streamable_http"}}) as host:
+            server = host.status().servers[0]
+    assert server.state == "failed"
+    assert server.reason is not None
+    assert "HTTP 404" in server.reason
+
+
+async def test_conn3_a_refused_connection_is_named(home: Home) -> None:
+    url = f"http://127.0.0.1:{free_port()}/mcp"
+    async with open_host(home, {"r": {"url": url}}) as host:
+        server = host.status().servers[0]
+    assert server.state == "failed"
+    assert server.reason is not None
+    assert "cannot connect" in server.reason
+    assert url in server.reason
+
+
+async def _start(port: int) -> anyio.abc.Process:
+    process = await anyio.open_process(
+        [sys.executable, str(SERVERS / "basic.py"), "--transport", "streamable-http", "--port", str(port)],
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.DEVNULL,
+    )
+    with anyio.fail_after(20):
+        while True:
+            try:
+                stream = await anyio.connect_tcp("127.0.0.1", port)
+            except OSError:
+                await anyio.sleep(0.05)
+            else:
+                await stream.aclose()
+                return process
+
+
+async def _stop(process: anyio.abc.Process) -> None:
+    with anyio.CancelScope(shield=True):
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+
+
+async def test_conn4_a_dropped_remote_connection_keeps_its_tools_refuses_calls_and_reconnects(home: Home) -> None:
+    port = free_port()
+    process = await _start(port)
+    try:
+        async with open_host(home, {"r": {"url": f"http://127.0.0.1:{port}/mcp"}}) as host:
+            assert (await host.call("r__add", {"a": 1, "b": 1})).text == "2"
+            await _stop(process)
+            with anyio.fail_after(30):
+                lost = await host.call("r__add", {"a": 1, "b": 1})
+            assert not lost.ok
+            assert lost.error is not None
+            assert lost.error["code"] in ("connection_lost", "server_unavailable", "server_error")
+            with anyio.fail_after(10):
+                await host.wait_until(lambda h: h.status().servers[0].state != "connected")
+            # Its tools stay listed while it is away, and calls are refused with a clear error.
+            assert "r__add" in {tool.name for tool in host.tools()}
+            refused = await host.call("r__add", {"a": 1, "b": 1})
+            assert refused.error is not None
+            assert refused.error["code"] == "server_unavailable"
+            process = await _start(port)
+            with anyio.fail_after(30):
+                await host.wait_until(lambda h: h.status().servers[0].state == "connected")
+            assert (await host.call("r__add", {"a": 2, "b": 2})).text == "4"
+    finally:
+        await _stop(process)
