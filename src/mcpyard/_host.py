@@ -214,6 +214,11 @@ class Host:
                     for supervisor in host._supervisors.values():
                         supervisor.request_stop()
                     # Leaving the task group waits for every server to be stopped (CONN-5).
+        except BaseExceptionGroup as group:
+            # The caller's own exception should reach it as itself, not wrapped by our task group.
+            if len(group.exceptions) == 1:
+                raise group.exceptions[0] from group.exceptions[0].__cause__
+            raise
         finally:
             with anyio.CancelScope(shield=True):
                 await anyio.to_thread.run_sync(host._reaper.close)

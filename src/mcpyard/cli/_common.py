@@ -89,15 +89,25 @@ async def open_host(opts: Globals, *, mode: str | None = None, approver: Any = N
     """Open a host for a command, with the CLI's global options."""
     from mcpyard._host import Host
 
-    async with Host.open(
-        workspace=opts.workspace,
-        config_file=opts.mcp_config,
-        mode=mode,  # type: ignore[arg-type]  # checked by Host
-        approver=approver,
-        trust_project=opts.trust,
-        environ=os.environ,
-    ) as host:
-        yield host
+    # Connecting can take a while (CLI-3); the spinner lives on stderr and only on a terminal.
+    spinner = opts.console(stderr=True).status("connecting to the configured MCP servers…") if opts.rich else None
+    if spinner is not None:
+        spinner.start()
+    try:
+        async with Host.open(
+            workspace=opts.workspace,
+            config_file=opts.mcp_config,
+            mode=mode,  # type: ignore[arg-type]  # checked by Host
+            approver=approver,
+            trust_project=opts.trust,
+            environ=os.environ,
+        ) as host:
+            if spinner is not None:
+                spinner.stop()
+            yield host
+    finally:
+        if spinner is not None:
+            spinner.stop()
 
 
 def run(main: Callable[[], Awaitable[T]]) -> T:

@@ -9,6 +9,7 @@ message models) with a linear reader: a buffer scanned once per chunk.
 from __future__ import annotations
 
 import contextlib
+import math
 import os
 import signal
 import subprocess
@@ -183,8 +184,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             await read_writer.aclose()
 
         async def watch_exit() -> None:
-            self.process.returncode = await proc.wait()
-            self.process.exited.set()
+            await self._wait_exit(proc, math.inf)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(read_stdout)
@@ -212,8 +212,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if proc.stdin is not None:
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await proc.stdin.aclose()
-        with anyio.move_on_after(self._shutdown_timeout):
-            await self.process.exited.wait()
+        await self._wait_exit(proc, self._shutdown_timeout)
         pgid = proc.pid
         if sys.platform == "win32":  # pragma: no cover
             if proc.returncode is None:
@@ -227,8 +226,21 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                 while _group_alive(pgid):  # noqa: ASYNC110
                     await anyio.sleep(_POLL)
             _signal_group(pgid, signal.SIGKILL)
-        with anyio.move_on_after(TERM_GRACE):
-            await self.process.exited.wait()
+        await self._wait_exit(proc, TERM_GRACE)
+
+    async def _wait_exit(self, proc: anyio.abc.Process, limit_secs: float) -> None:
+        """Wait up to `limit_secs` for the server itself to exit, and record its exit code.
+
+        Polls the exit code instead of `proc.wait()`, which also waits for the pipes to
+        close (a grandchild holding them would look like a hung server), and works even
+        after the transport's tasks were cancelled.
+        """
+        with anyio.move_on_after(limit_secs):
+            while proc.returncode is None:  # noqa: ASYNC110  # no event exists for another process's exit
+                await anyio.sleep(_POLL)
+        if proc.returncode is not None and not self.process.exited.is_set():
+            self.process.returncode = proc.returncode
+            self.process.exited.set()
 
 
 def _parse(line: bytes) -> SessionMessage | Exception:

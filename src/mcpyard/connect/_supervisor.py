@@ -300,6 +300,14 @@ class Supervisor:
                 break
         else:
             self._warn(f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
+        usable = [tool for tool in tools if not _needs_tasks(tool)]
+        if len(usable) < len(tools):
+            skipped = ", ".join(sorted(str(t.get("name")) for t in tools if _needs_tasks(t)))
+            self._warn(
+                f"server {self.spec.id!r}: tools {skipped} can only run as MCP tasks, "
+                "which mcpyard does not support yet; they are not offered"
+            )
+            tools = usable
         if len(tools) > MAX_TOOLS:
             self._warn(f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used")
             tools = tools[:MAX_TOOLS]
@@ -437,6 +445,12 @@ class Supervisor:
 
         if self._tg is not None:
             self._tg.start_soon(probe)
+
+
+def _needs_tasks(tool: Mapping[str, Any]) -> bool:
+    """A tool whose `execution.taskSupport` is `required` cannot be called plainly."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
