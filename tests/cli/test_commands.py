@@ -138,3 +138,26 @@ def test_help_does_not_import_the_sdk() -> None:
     code = "import sys; from mcpyard.cli import main; main(['--help']); print('mcp' in sys.modules)"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert done.stdout.strip().endswith("False")
+
+
+def test_cli2_doctor_checks_each_variable_without_showing_values(home: Home) -> None:
+    entry = {**fixture_server("basic"), "env": {"A": "${MCPYARD_T_UNSET}", "B": "${MCPYARD_T_SET}", "C": "${NOPE:-d}"}}
+    config = home.write_config({"basic": entry})
+    env = {**home.environ, "MCPYARD_T_SET": "very-private-value"}
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpyard", "doctor", "basic", "--json", "--mcp-config", str(config)],
+        capture_output=True,
+        text=True,
+        env=env,
+        cwd=home.workspace,
+        timeout=60,
+        check=False,
+    )
+    assert done.returncode == 0, done.stderr
+    report = json.loads(done.stdout)
+    assert "${MCPYARD_T_UNSET} in env.A: unset" in report["references"]
+    assert "${MCPYARD_T_SET} in env.B: set" in report["references"]
+    assert "${NOPE} in env.C: unset, default used" in report["references"]
+    assert any("MCPYARD_T_UNSET" in warning for warning in report["warnings"])
+    assert report["state"] == "connected"
+    assert "very-private-value" not in done.stdout

@@ -63,7 +63,8 @@ def doctor(
             "connect_timeout_secs": spec.connect_timeout_secs,
             "call_timeout_secs": spec.call_timeout_secs,
             "shutdown_timeout_secs": spec.shutdown_timeout_secs,
-            "warnings": [w for w in config.warnings if repr(spec.id) in w or f" {spec.id} " in w],
+            "references": [f"{ref} in {field}: {outcome}" for field, ref, outcome in spec.references],
+            "warnings": [w for w in config.warnings if repr(spec.id) in w],
         }
         if spec.state == "ok":
             async with anyio.create_task_group() as tg:

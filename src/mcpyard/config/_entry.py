@@ -47,6 +47,7 @@ class _Builder:
         self._where = describe_entry(raw.id, context.kind, context.path)
         self._problems: list[str] = []
         self._secrets: list[tuple[str, str]] = []
+        self._references: list[tuple[str, str, str]] = []
 
     def build(self) -> ServerSpec:
         read = FieldReader(self._raw.fields)
@@ -111,8 +112,14 @@ class _Builder:
             spec = self._stdio(common, command=command, args=args, env=env, cwd=cwd, inherit_env=inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
         if self._problems:
-            return replace(spec, state="failed", problem="; ".join(self._problems), secret_values=unique_secrets)
-        return replace(spec, secret_values=unique_secrets)
+            return replace(
+                spec,
+                state="failed",
+                problem="; ".join(self._problems),
+                secret_values=unique_secrets,
+                references=tuple(self._references),
+            )
+        return replace(spec, secret_values=unique_secrets, references=tuple(self._references))
 
     def _stdio(
         self,
@@ -182,6 +189,7 @@ class _Builder:
                 f"{what}; to pass it, {_MOVE}"
             )
         self._secrets.extend(result.secrets)
+        self._references.extend((field, str(ref), outcome) for ref, outcome in result.outcomes)
         return result
 
     def _plain(self, field: str, template: str) -> str:

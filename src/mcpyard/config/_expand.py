@@ -61,6 +61,8 @@ class Expansion:
     """References whose value contains CR, LF or NUL."""
     secrets: list[tuple[str, str]] = field(default_factory=list, repr=False)
     """`(name, value)` of every secret expanded, for redaction."""
+    outcomes: list[tuple[Ref, str]] = field(default_factory=list)
+    """What became of each reference (`set`, `unset`, `default used`…), never its value, for `doctor`."""
 
 
 def parse_template(text: str) -> tuple[_Part, ...]:
@@ -158,27 +160,36 @@ class Expander:
 
     def _resolve(self, node: _Node, result: Expansion) -> str:
         ref = node.ref
+        outcomes = result.outcomes
         if ref.kind == "secret":
             if self._restricted:
                 result.blocked.append(ref)
+                outcomes.append((ref, "blocked in a project file"))
                 return ""
             value = self._secrets.get(ref.name)
             if value is None:
                 result.unresolved.append(ref)
+                outcomes.append((ref, "not saved"))
                 return ""
             result.secrets.append((ref.name, value))
+            outcomes.append((ref, "saved"))
         else:
             if self._restricted and is_credential_variable(ref.name):
                 result.blocked.append(ref)
+                outcomes.append((ref, "blocked in a project file"))
                 return ""
             found = self._environ.get(ref.name)
             if not found:
+                state = "unset" if found is None else "set but empty"
                 if node.default is not None:
+                    outcomes.append((ref, f"{state}, default used"))
                     return self._join(node.default, result)
                 if found is None:
                     result.unresolved.append(ref)
+                outcomes.append((ref, state))
                 return ""
             value = found
+            outcomes.append((ref, "set"))
         if any(mark in value for mark in _BREAKS):
             result.line_breaks.append(ref)
         return value

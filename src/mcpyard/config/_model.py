@@ -68,6 +68,8 @@ class ServerSpec:
     enabled: bool = True
     secret_values: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     """`(name, value)` of every `${secret:…}` expanded into this entry, for redaction."""
+    references: tuple[tuple[str, str, str], ...] = ()
+    """`(field, reference, outcome)` of every `${…}` in the entry (`set`, `unset`, `default used`…); no values."""
 
     def fingerprint(self) -> tuple[object, ...]:
         """Everything that, when changed, means the server must be restarted on reload."""
