@@ -10,6 +10,8 @@ from typing import Any
 
 import pytest
 
+from mcpyard.pipeline import CallResult
+
 SERVERS = Path(__file__).resolve().parent / "servers"
 PYTHON = sys.executable
 
@@ -55,3 +57,8 @@ def home(tmp_path: Path) -> Home:
 @pytest.fixture
 def anyio_backend() -> str:
     return "asyncio"
+
+
+def body(result: CallResult) -> str:
+    """The text content a server sent, without mcpyard's fence and file lines."""
+    return "\n".join(str(block["text"]) for block in result.content if block.get("type") == "text")

@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from mcpyard import Host, StateError
-from tests.conftest import Home, fixture_server
+from tests.conftest import Home, body, fixture_server
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,7 @@ async def test_call1_call_runs_and_returns_the_text(home: Home) -> None:
     async with open_host(home, {"basic": fixture_server("basic")}) as host:
         result = await host.call("basic__add", {"a": 2, "b": 3})
         assert result.ok, result.error
-        assert result.text == "5"
+        assert body(result) == "5"
         assert result.server == "basic"
 
 
@@ -84,7 +84,7 @@ async def test_call2_timeout_cancels_the_call(home: Home) -> None:
         assert result.error is not None
         assert result.error["code"] == "timeout"
         # The server honoured the cancellation and is still usable.
-        assert (await host.call("basic__add", {"a": 1, "b": 1})).text == "2"
+        assert body(await host.call("basic__add", {"a": 1, "b": 1})) == "2"
         assert host.status().servers[0].note is None
 
 
@@ -132,14 +132,14 @@ async def test_conn4_a_stdio_server_that_exits_is_marked_stopped_and_its_tools_l
         server = host.status().servers[0]
         assert server.reason is not None
         assert "signal SIGTERM" in server.reason or "code" in server.reason
-        assert host.tools() == []
+        assert host.server_tools() == []
         result = await host.call("basic__add", {"a": 1, "b": 2})
         assert result.error is not None
         assert result.error["code"] == "unknown_tool"
 
 
 async def test_conn4_list_changed_refreshes_the_catalog(home: Home) -> None:
-    async with open_host(home, {"dyn": fixture_server("list_changed")}) as host:
+    async with open_host(home, {"dyn": fixture_server("list_changed")}, mode="auto") as host:
         result = await host.call("dyn__add_tool", {"name": "fresh"})
         assert result.ok, result.error
         with anyio.fail_after(10):
@@ -162,9 +162,9 @@ async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(
     entry = {**fixture_server("basic"), "env": {"GIVEN": "yes"}}
     environ = home.environ
     async with open_host(home, {"basic": entry}) as host:
-        assert (await host.call("basic__env", {"name": "GIVEN"})).text == "yes"
-        assert (await host.call("basic__env", {"name": "MCPYARD_DATA_HOME"})).text == ""
-        assert Path((await host.call("basic__cwd", {})).text) == home.workspace.resolve()
+        assert body(await host.call("basic__env", {"name": "GIVEN"})) == "yes"
+        assert body(await host.call("basic__env", {"name": "MCPYARD_DATA_HOME"})) == ""
+        assert Path(body(await host.call("basic__cwd", {}))) == home.workspace.resolve()
         assert "PATH" in environ
 
 
@@ -178,7 +178,7 @@ async def test_cfg7_reload_keeps_unchanged_servers_and_applies_changes(home: Hom
         assert host._supervisors["a"] is first_a
         assert "b" not in host._supervisors
         assert first_b.state != "connected" or first_b.settled.is_set()
-        assert {t.server for t in host.tools()} == {"a", "c"}
+        assert {t.server for t in host.server_tools()} == {"a", "c"}
 
 
 async def test_cfg7_reload_is_refused_while_a_call_is_in_flight(home: Home) -> None:

@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import contextlib
 import os
-import secrets as _random
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,11 +14,11 @@ import anyio.abc
 
 from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
-from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix
+from mcpyard.catalog import Catalog, ServerTools, build_catalog, server_prefix
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
-from mcpyard.errors import CallError, StateError, UsageError
-from mcpyard.pipeline import CallResult, resolve, shape, validate_arguments
+from mcpyard.errors import StateError, UsageError
+from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 
 __all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
 
@@ -133,10 +132,9 @@ class Host:
         if mode is not None and mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
         self.workspace = workspace
-        self.session_id = _random.token_hex(16)
+        self.session = Session(mode=mode or "ask", approver=approver)
         self._config_file = config_file
         self._mode_arg = mode
-        self.approver = approver
         self._trust_project = trust_project
         self._environ = environ
         self._config_home = config_home
@@ -149,6 +147,13 @@ class Host:
         self._catalog = Catalog()
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
+        self._runner = CallRunner(
+            session=self.session,
+            workspace=workspace,
+            catalog=lambda: self._catalog,
+            server=self._supervisors.get,
+            settings=lambda: self.config.settings,
+        )
         self._changed = anyio.Event()
         self._reaper = Reaper()
 
@@ -203,6 +208,8 @@ class Host:
             secrets=dict(secrets or {}),
         )
         plan = _plan(await anyio.to_thread.run_sync(host._load))
+        if mode is None and plan.config.settings.mode is not None:
+            host.session.mode = plan.config.settings.mode
         try:
             async with anyio.create_task_group() as tg:
                 host._tg = tg
@@ -285,7 +292,10 @@ class Host:
         tg.start_soon(run, name=f"mcpyard server {spec.id}")
         return supervisor
 
-    def _on_server_change(self, _supervisor: Supervisor) -> None:
+    def _on_server_change(self, supervisor: Supervisor) -> None:
+        if supervisor.state != "connected":
+            # The end of a connection forgets that server's cached results (CALL-6).
+            self.session.cache.forget_server(supervisor.spec.id)
         self._rebuild_catalog()
 
     def _rebuild_catalog(self) -> None:
@@ -322,17 +332,32 @@ class Host:
 
     @property
     def mode(self) -> Mode:
-        if self._mode_arg is not None:
-            return self._mode_arg
-        configured = self._plan.config.settings.mode if self._plan else None
-        return configured or "ask"
+        return self.session.mode
+
+    @property
+    def session_id(self) -> str:
+        return self.session.id
 
     @property
     def catalog(self) -> Catalog:
         return self._catalog
 
     def tools(self) -> list[ToolInfo]:
-        """The model-facing tools of every connected server (CAT-1, CAT-4)."""
+        """The model-facing tools of every connected server (CAT-1, CAT-3, CAT-4), then the built-in `read_result`."""
+        builtin = ToolInfo(
+            name=str(READ_RESULT_TOOL["name"]),
+            description=str(READ_RESULT_TOOL["description"]),
+            input_schema=READ_RESULT_TOOL["inputSchema"],
+            annotations=READ_RESULT_TOOL["annotations"],
+            server="mcpyard",
+            tool=str(READ_RESULT_TOOL["name"]),
+            title="Read a stored result",
+            definition_hash="",
+        )
+        return [*self.server_tools(), builtin]
+
+    def server_tools(self) -> list[ToolInfo]:
+        """The model-facing tools of the connected servers only."""
         return [
             ToolInfo(
                 name=entry.name,
@@ -417,26 +442,21 @@ class Host:
         arguments: Mapping[str, Any] | None = None,
         *,
         on_progress: ProgressFn | None = None,
+        conversation: str | None = None,
     ) -> CallResult:
-        """Run one tool call through the pipeline; failures come back as a `CallResult`, never raised."""
+        """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
+
+        Args:
+            name: the model-facing tool name, or `read_result`.
+            arguments: the tool's arguments; file parameters take local paths (CAT-3).
+            on_progress: called with `(progress, total, message)` as the server reports progress.
+            conversation: whose result store handles belong to (default: this host session's).
+        """
         self._calls_in_flight += 1
         try:
-            entry = resolve(self._catalog, name)
-            args = dict(arguments or {})
-            validate_arguments(entry, args)
-            return shape(entry, await self._dispatch(entry, args, on_progress))
-        except CallError as exc:
-            return CallResult.refusal(exc.code, exc.message, tool=name, server=_server_of(self._catalog, name))
+            return await self._runner.run(name, arguments, on_progress=on_progress, conversation=conversation)
         finally:
             self._calls_in_flight -= 1
-
-    async def _dispatch(self, entry: CatalogEntry, arguments: dict[str, Any], on_progress: ProgressFn | None) -> Any:
-        supervisor = self._supervisors.get(entry.server)
-        if supervisor is None:
-            raise CallError("server_unavailable", f"server {entry.server!r} is not running")
-        return await supervisor.call(
-            entry.tool, arguments, timeout_secs=supervisor.spec.call_timeout_secs, on_progress=on_progress
-        )
 
     # ----------------------------------------------------------------- reload
 
@@ -455,6 +475,7 @@ class Host:
                 "wait for them to finish, then reload"
             )
         plan = _plan(await anyio.to_thread.run_sync(self._load))
+        self.session.cache.clear()
         await self._apply(plan)
         return self.status()
 
@@ -464,8 +485,3 @@ def resolve_workspace(workspace: Path | str | None) -> Path:
     if not root.is_dir():
         raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
     return root
-
-
-def _server_of(catalog: Catalog, name: str) -> str | None:
-    entry = catalog.get(name)
-    return entry.server if entry else None

@@ -34,7 +34,8 @@ def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: s
     result = json.loads(done.stdout)
     assert set(result) >= {"ok", "text", "content", "structured", "cached", "handle", "error"}
     assert result["ok"] is True
-    assert result["text"] == "42"
+    assert "\n42\n" in result["text"]
+    assert result["text"].startswith("<mcp-result-")
     assert result["error"] is None
     assert result["content"] == [{"type": "text", "text": "42"}]
 
@@ -42,7 +43,7 @@ def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: s
 def test_api3_call_with_arg_pairs_prints_plain_text_when_piped(home: Home, config: str) -> None:
     done = mcpyard(home, "call", "basic__echo", "--arg", "text=hello there", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
-    assert done.stdout == "hello there\n"
+    assert "\nhello there\n" in done.stdout
 
 
 def test_api3_a_tool_error_exits_1(home: Home, config: str) -> None:
@@ -129,7 +130,11 @@ def test_the_embedded_default_demo_runs_and_calls_real_servers(home: Home) -> No
     states = {server["id"]: server["state"] for server in report["status"]["servers"]}
     assert states == {"notes": "connected", "weather": "connected"}
     calls = report["calls"]
-    assert [call["ok"] for call in calls[:7]] == [True] * 7
+    assert [call["ok"] for call in calls[:6]] == [True] * 6
+    assert calls[4]["cached"] is True
+    assert calls[4]["text"].startswith("cached (same content)")
+    assert calls[6]["error"]["code"] == "denied"
+    assert [call["ok"] for call in calls[7:9]] == [True, True]
     assert calls[-2]["error"]["code"] == "invalid_arguments"
     assert calls[-1]["error"]["code"] == "unknown_tool"
 

@@ -7,6 +7,7 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import assign_names
 from mcpyard.catalog._sanitize import sanitize_text
@@ -29,11 +30,26 @@ class CatalogEntry:
     description: str
     title: str | None
     input_schema: Mapping[str, Any]
+    """The schema offered to the model: file parameters take paths (CAT-3)."""
     output_schema: Mapping[str, Any] | None
     annotations: Mapping[str, Any]
     definition_hash: str
     wire: Mapping[str, Any] = field(repr=False)
     """The definition as the server sent it (JSON form)."""
+    file_params: tuple[str, ...] = ()
+    """Top-level parameters that take a local file path and send its content as base64 (CAT-3)."""
+
+    @property
+    def read_only(self) -> bool:
+        return self.hint("readOnlyHint")
+
+    @property
+    def destructive(self) -> bool:
+        return self.hint("destructiveHint")
+
+    @property
+    def idempotent(self) -> bool:
+        return self.hint("idempotentHint")
 
     def hint(self, key: str) -> bool:
         """Whether annotation `key` is exactly `true` (only `true` counts, POL-2)."""
@@ -67,6 +83,7 @@ class Catalog:
 
 def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
     schema = wire.get("inputSchema")
+    model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
     annotations = wire.get("annotations")
     title = wire.get("title")
@@ -79,11 +96,12 @@ def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
         tool=str(wire["name"]),
         description=sanitize_text(description) if isinstance(description, str) else "",
         title=sanitize_text(title, limit=MAX_TITLE) if isinstance(title, str) else None,
-        input_schema=schema if isinstance(schema, dict) else {"type": "object"},
+        input_schema=model_schema,
         output_schema=output if isinstance(output, dict) else None,
         annotations=annotations if isinstance(annotations, dict) else {},
         definition_hash=definition_hash(wire),
         wire=wire,
+        file_params=file_params,
     )
 
 

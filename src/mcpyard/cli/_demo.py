@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import os
 import socket
 import sys
 import tempfile
@@ -21,7 +22,9 @@ CALLS: tuple[tuple[str, dict[str, Any]], ...] = (
     ("notes__add_note", {"title": "demo", "body": "Written by mcpyard demo."}),
     ("notes__read_note", {"title": "demo"}),
     ("notes__word_count", {"text": "one two three four"}),
+    ("notes__word_count", {"text": "one two three four"}),
     ("notes__summarize_slowly", {"steps": 3}),
+    ("notes__delete_note", {"title": "demo"}),
     ("weather__forecast", {"city": "Lisbon", "days": 2}),
     ("weather__convert_temperature", {"value": 21.5, "to": "fahrenheit"}),
     ("notes__add_note", {"title": 42}),
@@ -60,6 +63,7 @@ def demo(json: JsonOpt = False) -> None:
 
     async def main() -> None:
         from mcpyard._host import Host
+        from mcpyard.policy import Answer, ApprovalCard
 
         console = opts.console()
         template = resources.files("mcpyard.demo").joinpath("demo.toml").read_text(encoding="utf-8")
@@ -69,13 +73,24 @@ def demo(json: JsonOpt = False) -> None:
             config_file = root / "demo.toml"
             config_file.write_text(template, encoding="utf-8")
             async with _weather_server() as url:
-                environ = {"PATH": "", "MCPYARD_DEMO_PYTHON": sys.executable, "MCPYARD_DEMO_WEATHER_URL": url}
+                environ = {**os.environ, "MCPYARD_DEMO_PYTHON": sys.executable, "MCPYARD_DEMO_WEATHER_URL": url}
+
+                async def approver(card: ApprovalCard) -> Answer:
+                    # The demo answers its own cards: once for a change, never for a destructive tool.
+                    answer: Answer = "deny" if card.destructive else "once"
+                    if not opts.json:
+                        for line in card.lines():
+                            console.print(f"  card │ {line}", markup=False)
+                        console.print(f"  card │ the demo answers: {answer}", markup=False)
+                    return answer
+
                 async with Host.open(
                     workspace=root / "workspace",
                     config_file=config_file,
                     environ=environ,
                     config_home=root / "config",
                     data_home=root / "data",
+                    approver=approver,
                 ) as host:
                     page = host.status()
                     results = []

@@ -6,13 +6,10 @@ from collections.abc import Mapping
 from functools import lru_cache
 from typing import Any
 
-import mcp_types as types
-
 from mcpyard.catalog import Catalog, CatalogEntry, canonical_json
 from mcpyard.errors import CallError
-from mcpyard.pipeline._result import CallResult
 
-__all__ = ["resolve", "shape", "validate_arguments"]
+__all__ = ["resolve", "validate_arguments"]
 
 MAX_ERRORS_SHOWN = 3
 
@@ -76,39 +73,3 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-
-
-def _block_text(block: Mapping[str, Any]) -> str:
-    kind = block.get("type")
-    if kind == "text":
-        return str(block.get("text", ""))
-    if kind in ("image", "audio"):
-        return f"[{kind} attachment: {block.get('mimeType', 'unknown type')}]"
-    if kind == "resource":
-        resource = block.get("resource") or {}
-        if isinstance(resource, dict) and "text" in resource:
-            return str(resource["text"])
-        return f"[resource attachment: {resource.get('uri', '?') if isinstance(resource, dict) else '?'}]"
-    if kind == "resource_link":
-        return f"[resource link: {block.get('uri', '?')}]"
-    return f"[{kind} content]"
-
-
-def shape(entry: CatalogEntry, result: types.CallToolResult) -> CallResult:
-    """Turn a server result into what the model reads."""
-    content = [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
-    text = "\n".join(_block_text(block) for block in content)
-    if not content and result.structured_content is not None:
-        text = canonical_json(result.structured_content)
-    error = None
-    if result.is_error:
-        error = {"code": "tool_error", "message": text or f"tool {entry.name!r} reported an error"}
-    return CallResult(
-        ok=not result.is_error,
-        text=text,
-        content=content,
-        structured=result.structured_content,
-        error=error,
-        tool=entry.name,
-        server=entry.server,
-    )

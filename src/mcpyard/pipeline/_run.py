@@ -1,0 +1,264 @@
+"""The call pipeline, stage by stage: resolve → validate → decide → read files → cache → ask → dispatch → shape."""
+
+from __future__ import annotations
+
+import base64
+import functools
+import secrets
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import TYPE_CHECKING, Any
+
+import anyio
+
+from mcpyard.catalog import Catalog, CatalogEntry
+from mcpyard.config import HostSettings, Mode, ServerSpec
+from mcpyard.errors import CallError
+from mcpyard.files import FileRefused, LocalFile, read_local_file
+from mcpyard.pipeline._cache import IdempotentCache, cache_key
+from mcpyard.pipeline._result import CallResult
+from mcpyard.pipeline._shape import ShapeContext, fence, shape_result
+from mcpyard.pipeline._stages import resolve, validate_arguments
+from mcpyard.pipeline._store import ResultStore
+from mcpyard.policy import ApprovalCard, Approver, CallFacts, FileFacts, Rules, decide, preview_arguments
+
+if TYPE_CHECKING:
+    from mcpyard.connect import ProgressFn, Supervisor
+
+__all__ = ["READ_RESULT", "READ_RESULT_TOOL", "CallRunner", "Session"]
+
+READ_RESULT = "read_result"
+READ_RESULT_TOOL: Mapping[str, Any] = {
+    "name": READ_RESULT,
+    "description": (
+        "Read more of a tool result that was cut: give the handle named in the cut mark, the character "
+        "offset to start at, and how many characters to read. Reports the total length."
+    ),
+    "inputSchema": {
+        "type": "object",
+        "properties": {
+            "handle": {"type": "string", "description": "The handle from the cut mark."},
+            "offset": {"type": "integer", "minimum": 0, "default": 0},
+            "length": {"type": "integer", "minimum": 1, "default": 65536},
+        },
+        "required": ["handle"],
+        "additionalProperties": False,
+    },
+    "annotations": {"readOnlyHint": True, "idempotentHint": True},
+}
+
+
+@dataclass
+class Session:
+    """One host session's state: its mode, approver, allows, stored results and cache."""
+
+    mode: Mode
+    approver: Approver | None
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
+    marker: str = field(default_factory=lambda: secrets.token_hex(8))
+    """Random per session, so text inside a result can never close the fence (CALL-7)."""
+    session_allows: set[str] = field(default_factory=set)
+    store: ResultStore = field(default_factory=ResultStore)
+    cache: IdempotentCache = field(default_factory=IdempotentCache)
+
+
+@dataclass(frozen=True, slots=True)
+class _Planned:
+    entry: CatalogEntry
+    spec: ServerSpec
+    arguments: dict[str, Any]
+    """The arguments as sent: file parameters hold the base64 of the bytes read."""
+    files: tuple[LocalFile, ...]
+    file_params: Mapping[str, LocalFile]
+
+
+class CallRunner:
+    """Runs calls against a host's live catalog and servers; knows nothing of the face that called it."""
+
+    def __init__(
+        self,
+        *,
+        session: Session,
+        workspace: Path,
+        catalog: Callable[[], Catalog],
+        server: Callable[[str], Supervisor | None],
+        settings: Callable[[], HostSettings],
+    ) -> None:
+        self.session = session
+        self._workspace = workspace
+        self._catalog = catalog
+        self._server = server
+        self._settings = settings
+
+    async def run(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None,
+        *,
+        on_progress: ProgressFn | None = None,
+        conversation: str | None = None,
+    ) -> CallResult:
+        conversation = conversation or self.session.id
+        try:
+            if name == READ_RESULT:
+                return self._read_result(dict(arguments or {}), conversation)
+            return await self._run(name, dict(arguments or {}), on_progress, conversation)
+        except CallError as exc:
+            entry = self._catalog().get(name)
+            return CallResult.refusal(exc.code, exc.message, tool=name, server=entry.server if entry else None)
+
+    async def _run(
+        self, name: str, arguments: dict[str, Any], on_progress: ProgressFn | None, conversation: str
+    ) -> CallResult:
+        entry = resolve(self._catalog(), name)
+        validate_arguments(entry, arguments)
+        supervisor = self._server(entry.server)
+        if supervisor is None:
+            raise CallError("server_unavailable", f"server {entry.server!r} is not running")
+        spec = supervisor.spec
+        settings = self._settings()
+        sent_files = [param for param in entry.file_params if isinstance(arguments.get(param), str)]
+        facts = CallFacts(
+            name=entry.name,
+            read_only=entry.read_only,
+            destructive=entry.destructive,
+            trust_annotations=spec.trust_annotations,
+            sends_files=bool(sent_files),
+        )
+        decision = decide(facts, self.session.mode, Rules(settings.allow, settings.deny), self.session.session_allows)
+        if decision.verdict == "refuse":
+            raise CallError(decision.code, f"{entry.name} refused: {decision.reason}")
+        planned = await self._read_files(entry, spec, arguments, sent_files, settings.grants)
+
+        cache = self.session.cache
+        key = None
+        if entry.idempotent and spec.trust_annotations:
+            digests = {param: file.sha256 for param, file in planned.file_params.items()}
+            key = cache_key(entry.server, entry.tool, arguments, digests)
+        cached = cache.get(key) if key is not None else None
+        generation = cache.generation(entry.server)
+
+        if decision.verdict == "ask":
+            await self._ask(planned, decision.reason, decision.session_allowed, cached is not None)
+            self._recheck(planned)
+            if cached is not None and cache.generation(entry.server) != generation:
+                # A call that may change the server got there while the card was open (APR-3).
+                raise CallError(
+                    "stale_cache",
+                    f"{entry.name}: the server may have changed while this call waited for approval, so its "
+                    "earlier result was not given and nothing was sent; call the tool again",
+                )
+
+        shaping = ShapeContext(
+            conversation=conversation,
+            marker=self.session.marker,
+            max_bytes=settings.max_result_bytes,
+            store=self.session.store,
+            files=planned.files,
+            cached=cached is not None,
+        )
+        if cached is not None:
+            return shape_result(entry, cached, shaping)
+        if not (entry.read_only and spec.trust_annotations):
+            # Any call that may change the server forgets its results, whether it succeeds or not (CALL-6).
+            cache.forget_server(entry.server)
+        result = await supervisor.call(
+            entry.tool, planned.arguments, timeout_secs=spec.call_timeout_secs, on_progress=on_progress
+        )
+        shaped = shape_result(entry, result, shaping)
+        if key is not None and not result.is_error:
+            cache.put(key, entry.server, result)
+        return shaped
+
+    async def _read_files(
+        self,
+        entry: CatalogEntry,
+        spec: ServerSpec,
+        arguments: dict[str, Any],
+        params: Sequence[str],
+        grants: Sequence[Path],
+    ) -> _Planned:
+        """Read every file parameter once, before approval: these bytes are what is sent (FILE-1 to FILE-3)."""
+        read: dict[str, LocalFile] = {}
+        for param in params:
+            path = arguments[param]
+            try:
+                reader = functools.partial(
+                    read_local_file, path, workspace=self._workspace, grants=grants, max_bytes=spec.max_file_bytes
+                )
+                read[param] = await anyio.to_thread.run_sync(reader)
+            except FileRefused as exc:
+                raise CallError(exc.code, f"{entry.name}: {param}: {exc.message}") from None
+        sent = dict(arguments)
+        for param, file in read.items():
+            sent[param] = base64.b64encode(file.data).decode("ascii")
+        return _Planned(entry, spec, sent, tuple(read.values()), read)
+
+    async def _ask(self, planned: _Planned, reason: str, offers_session: bool, cached: bool) -> None:
+        """Show the card (APR-1); refuse when no one can answer it."""
+        entry = planned.entry
+        approver = self.session.approver
+        if approver is None:
+            raise CallError(
+                "approval_required",
+                f"{entry.name} needs approval ({reason}) and no one can approve it here; "
+                "run it where a person can answer the card, or allow it with a rule or another mode",
+            )
+        original = {param: file.path for param, file in planned.file_params.items()}
+        card = ApprovalCard(
+            tool=entry.name,
+            server=entry.server,
+            server_tool=entry.tool,
+            arguments_preview=preview_arguments(
+                {**planned.arguments, **original},
+                {param: FileFacts(file.path, file.size, file.sha256) for param, file in planned.file_params.items()},
+            ),
+            annotations=entry.annotations,
+            reason=reason,
+            files=tuple(FileFacts(file.path, file.size, file.sha256) for file in planned.files),
+            offers_session=offers_session,
+            destructive=entry.destructive and planned.spec.trust_annotations,
+            cached=cached,
+        )
+        answer = await approver(card)
+        if answer == "session" and offers_session:
+            self.session.session_allows.add(entry.name)
+        elif answer not in ("once", "session"):
+            raise CallError("denied", f"{entry.name} was not approved; nothing was sent")
+
+    def _recheck(self, planned: _Planned) -> None:
+        """Run exactly what was approved: a tool that changed meanwhile is refused (APR-2)."""
+        current = self._catalog().get(planned.entry.name)
+        if current is None or current.definition_hash != planned.entry.definition_hash:
+            raise CallError(
+                "tool_changed",
+                f"{planned.entry.name} changed or left while its card was open; nothing was sent; call it again",
+            )
+        settings = self._settings()
+        facts = CallFacts(
+            name=current.name,
+            read_only=current.read_only,
+            destructive=current.destructive,
+            trust_annotations=planned.spec.trust_annotations,
+            sends_files=bool(planned.files),
+        )
+        if decide(facts, self.session.mode, Rules(settings.allow, settings.deny), ()).verdict == "refuse":
+            raise CallError("denied", f"{current.name} is no longer allowed; nothing was sent")
+
+    def _read_result(self, arguments: dict[str, Any], conversation: str) -> CallResult:
+        """The built-in `read_result(handle, offset, length)` (CALL-4)."""
+        handle = arguments.get("handle")
+        offset = arguments.get("offset", 0)
+        length = arguments.get("length", self._settings().max_result_bytes)
+        if not isinstance(handle, str) or not isinstance(offset, int) or not isinstance(length, int):
+            raise CallError("invalid_arguments", "read_result takes handle (string), offset and length (integers)")
+        if offset < 0 or length < 1:
+            raise CallError("invalid_arguments", "read_result: offset must be ≥ 0 and length ≥ 1")
+        window = self.session.store.read(conversation, handle, offset, min(length, self._settings().max_result_bytes))
+        if window is None:
+            raise CallError("unknown_handle", f"no stored result {handle!r} in this conversation")
+        more = f"; more from offset {window.end}" if window.end < window.total else "; that is the end"
+        body = f"{window.text}\n[read_result: characters {window.offset}–{window.end} of {window.total}{more}]"
+        text = fence(body, server="mcpyard result store", marker=self.session.marker)
+        return CallResult(ok=True, text=text, content=[{"type": "text", "text": window.text}], tool=READ_RESULT)

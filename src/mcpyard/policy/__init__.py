@@ -1,0 +1,28 @@
+"""Deciding whether a call may run (POL) and asking a person when it must (APR)."""
+
+from mcpyard.policy._approval import (
+    Answer,
+    ApprovalCard,
+    Approver,
+    FileFacts,
+    ScriptedApprover,
+    YesApprover,
+    preview_arguments,
+)
+from mcpyard.policy._decide import CallFacts, Decision, Rules, Verdict, decide, matching_rule
+
+__all__ = [
+    "Answer",
+    "ApprovalCard",
+    "Approver",
+    "CallFacts",
+    "Decision",
+    "FileFacts",
+    "Rules",
+    "ScriptedApprover",
+    "Verdict",
+    "YesApprover",
+    "decide",
+    "matching_rule",
+    "preview_arguments",
+]

@@ -1,0 +1,129 @@
+"""Approval cards and the approvers that answer them (APR-1): console, scripted, and `--yes`."""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass, field
+from typing import Any, Literal
+
+__all__ = [
+    "Answer",
+    "ApprovalCard",
+    "Approver",
+    "FileFacts",
+    "ScriptedApprover",
+    "YesApprover",
+    "preview_arguments",
+]
+
+Answer = Literal["once", "session", "deny"]
+Approver = Callable[["ApprovalCard"], Awaitable[Answer]]
+"""Any `async (card) -> "once" | "session" | "deny"`."""
+
+PREVIEW_LIMIT = 2000
+
+
+@dataclass(frozen=True, slots=True)
+class FileFacts:
+    """A local file a call sends: never its bytes (FILE-3)."""
+
+    path: str
+    size: int
+    sha256: str
+
+    def line(self) -> str:
+        return f"{self.path} ({self.size} bytes, sha256 {self.sha256})"
+
+
+@dataclass(frozen=True, slots=True)
+class ApprovalCard:
+    """Everything a person needs to decide on one call (APR-1)."""
+
+    tool: str
+    """The full model-facing tool name."""
+    server: str
+    server_tool: str
+    arguments_preview: str
+    """The arguments as JSON, secrets redacted, file contents replaced by their facts, cut if long."""
+    annotations: Mapping[str, Any]
+    reason: str
+    """Why it asks."""
+    files: tuple[FileFacts, ...] = ()
+    offers_session: bool = False
+    """Whether "allow for this session" may be chosen (never for destructive tools or file-sending calls)."""
+    destructive: bool = False
+    cached: bool = False
+    """The earlier result of the same call will be given again, without contacting the server (CALL-6)."""
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "tool": self.tool,
+            "server": self.server,
+            "server_tool": self.server_tool,
+            "arguments": self.arguments_preview,
+            "annotations": dict(self.annotations),
+            "reason": self.reason,
+            "files": [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in self.files],
+            "offers_session": self.offers_session,
+            "destructive": self.destructive,
+            "cached": self.cached,
+        }
+
+    def lines(self) -> list[str]:
+        """The card as plain lines, for a console or a log."""
+        hints = ", ".join(key for key, value in self.annotations.items() if value is True) or "none"
+        out = [
+            f"tool {self.tool} (server {self.server}, its name there: {self.server_tool})",
+            f"why it asks: {self.reason}",
+            f"annotations: {hints}",
+            f"arguments: {self.arguments_preview}",
+        ]
+        out += [f"file: {facts.line()}" for facts in self.files]
+        if self.cached:
+            out.append("the same call ran before: its earlier result will be given again, the server is not contacted")
+        choices = "allow once / allow for this session / deny" if self.offers_session else "allow once / deny"
+        out.append(f"answer: {choices}")
+        return out
+
+
+def preview_arguments(arguments: Mapping[str, Any], files: Mapping[str, FileFacts] | None = None) -> str:
+    """Arguments as compact JSON with file parameters shown by their facts, cut to a readable length."""
+    shown = dict(arguments)
+    for name, facts in (files or {}).items():
+        shown[name] = f"<file {facts.line()}>"
+    text = json.dumps(shown, ensure_ascii=False, sort_keys=True, default=str)
+    if len(text) > PREVIEW_LIMIT:
+        text = text[:PREVIEW_LIMIT] + f"… ({len(text)} characters in all)"
+    return text
+
+
+@dataclass
+class ScriptedApprover:
+    """Answers cards from a list, in order, and keeps every card it saw: for tests and scripts."""
+
+    answers: list[Answer] = field(default_factory=list)
+    default: Answer = "deny"
+    cards: list[ApprovalCard] = field(default_factory=list)
+
+    @classmethod
+    def always(cls, answer: Answer) -> ScriptedApprover:
+        return cls(default=answer)
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        self.cards.append(card)
+        answer = self.answers.pop(0) if self.answers else self.default
+        if answer == "session" and not card.offers_session:
+            return "deny"
+        return answer
+
+
+@dataclass
+class YesApprover:
+    """`--yes`: "once" to every card except a destructive tool's, which a non-interactive run refuses (POL-2)."""
+
+    cards: list[ApprovalCard] = field(default_factory=list)
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        self.cards.append(card)
+        return "deny" if card.destructive else "once"
