@@ -34,6 +34,7 @@ STDERR_LINES = 20
 STDERR_LINE_CHARS = 500
 TERM_GRACE = 2.0
 _POLL = 0.02
+_IDLE_POLL = 0.5
 
 
 @dataclass
@@ -184,7 +185,9 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             await read_writer.aclose()
 
         async def watch_exit() -> None:
-            await self._wait_exit(proc, math.inf)
+            # The exit code is set as soon as the child is reaped, even while a grandchild
+            # still holds the pipes (which `proc.wait()` would wait for); a slow poll is enough.
+            await self._wait_exit(proc, math.inf, poll=_IDLE_POLL)
 
         async with anyio.create_task_group() as tg:
             tg.start_soon(read_stdout)
@@ -228,7 +231,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             _signal_group(pgid, signal.SIGKILL)
         await self._wait_exit(proc, TERM_GRACE)
 
-    async def _wait_exit(self, proc: anyio.abc.Process, limit_secs: float) -> None:
+    async def _wait_exit(self, proc: anyio.abc.Process, limit_secs: float, *, poll: float = _POLL) -> None:
         """Wait up to `limit_secs` for the server itself to exit, and record its exit code.
 
         Polls the exit code instead of `proc.wait()`, which also waits for the pipes to
@@ -237,7 +240,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         """
         with anyio.move_on_after(limit_secs):
             while proc.returncode is None:  # noqa: ASYNC110  # no event exists for another process's exit
-                await anyio.sleep(_POLL)
+                await anyio.sleep(poll)
         if proc.returncode is not None and not self.process.exited.is_set():
             self.process.returncode = proc.returncode
             self.process.exited.set()

@@ -2,11 +2,13 @@
 
 from __future__ import annotations
 
+from collections import OrderedDict
 from collections.abc import Mapping
-from functools import lru_cache
 from typing import Any
 
-from mcpyard.catalog import Catalog, CatalogEntry, canonical_json
+from jsonschema import SchemaError, validators
+
+from mcpyard.catalog import Catalog, CatalogEntry
 from mcpyard.errors import CallError
 
 __all__ = ["resolve", "validate_arguments"]
@@ -29,16 +31,23 @@ def resolve(catalog: Catalog, name: str) -> CatalogEntry:
     raise CallError("unknown_tool", f"unknown tool {name!r}{hint}")
 
 
-@lru_cache(maxsize=1024)
-def _validator(schema_json: str) -> Any:
-    import json
+_VALIDATORS: OrderedDict[str, Any] = OrderedDict()
+_MAX_VALIDATORS = 4096
 
-    from jsonschema import validators
 
-    schema = json.loads(schema_json)
-    cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-    cls.check_schema(schema)
-    return cls(schema)
+def _validator(entry: CatalogEntry) -> Any:
+    """The schema validator of a tool, built once per definition (not per call)."""
+    key = entry.definition_hash
+    validator = _VALIDATORS.get(key)
+    if validator is None:
+        schema = dict(entry.input_schema)
+        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
+        cls.check_schema(schema)
+        validator = cls(schema)
+        _VALIDATORS[key] = validator
+        if len(_VALIDATORS) > _MAX_VALIDATORS:
+            _VALIDATORS.popitem(last=False)
+    return validator
 
 
 def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
@@ -47,19 +56,17 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
     Raises:
         CallError: `invalid_arguments` naming each problem and where it is.
     """
-    from jsonschema import SchemaError
-
     try:
-        validator = _validator(canonical_json(entry.input_schema))
+        validator = _validator(entry)
     except (SchemaError, ValueError, TypeError) as exc:
         raise CallError(
             "invalid_schema",
             f"tool {entry.name!r} has an input schema mcpyard cannot use ({_first_line(exc)}); "
             f"report it to the maintainers of server {entry.server!r}",
         ) from None
-    errors = sorted(validator.iter_errors(dict(arguments)), key=lambda e: list(e.absolute_path))
-    if not errors:
+    if validator.is_valid(arguments):
         return
+    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     problems = []
     for error in errors[:MAX_ERRORS_SHOWN]:
         where = "/".join(str(part) for part in error.absolute_path) or "(arguments)"
