@@ -11,7 +11,7 @@ import anyio
 import pytest
 
 from mcpyard import Host, StateError
-from tests.conftest import Home, body, fixture_server
+from tests.conftest import PYTHON, SERVERS, Home, body, fixture_server
 
 pytestmark = pytest.mark.anyio
 
@@ -135,7 +135,8 @@ async def test_conn4_a_stdio_server_that_exits_is_marked_stopped_and_its_tools_l
         assert host.server_tools() == []
         result = await host.call("basic__add", {"a": 1, "b": 2})
         assert result.error is not None
-        assert result.error["code"] == "unknown_tool"
+        assert result.error["code"] == "server_unavailable"
+        assert "stopped" in result.error["message"]
 
 
 async def test_conn4_list_changed_refreshes_the_catalog(home: Home) -> None:
@@ -177,7 +178,7 @@ async def test_cfg7_reload_keeps_unchanged_servers_and_applies_changes(home: Hom
         assert [s.id for s in status.servers] == ["a", "c"]
         assert host._supervisors["a"] is first_a
         assert "b" not in host._supervisors
-        assert first_b.state != "connected" or first_b.settled.is_set()
+        assert first_b.state != "connected"
         assert {t.server for t in host.server_tools()} == {"a", "c"}
 
 
@@ -193,3 +194,12 @@ async def test_cfg7_reload_is_refused_while_a_call_is_in_flight(home: Home) -> N
         await started.wait()
         with pytest.raises(StateError, match="in flight"):
             await host.reload()
+
+
+async def test_cfg7_reload_tries_a_failed_server_again(home: Home) -> None:
+    script = home.root / "later.py"
+    async with open_host(home, {"later": {"command": PYTHON, "args": [str(script)]}}) as host:
+        assert host.status().servers[0].state == "failed"
+        script.write_text((SERVERS / "basic.py").read_text())
+        status = await host.reload()
+        assert status.servers[0].state == "connected", status.servers[0].reason

@@ -23,8 +23,10 @@ from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 __all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
 
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
-CONNECT_SLACK = 5.0
-"""Beyond the slowest server's own connect timeout, how long `open()` waits before giving up on it."""
+CONNECT_SLACK = 3.0
+"""Beyond a server's connect and shutdown timeouts (a failed start is torn down before it is
+reported), how long `open()` waits before giving up on it."""
+TERM_GRACE = 2.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -147,6 +149,9 @@ class Host:
         self._catalog = Catalog()
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
+        self._reloading = False
+        self._known_names: dict[str, str] = {}
+        """Every model-facing name ever listed, with its server: a call to a tool of a stopped server names it."""
         self._runner = CallRunner(
             session=self.session,
             workspace=workspace,
@@ -253,6 +258,9 @@ class Host:
                 and old is not None
                 and spec.fingerprint() == supervisor.spec.fingerprint()
                 and plan.prefixes[server_id] == old.prefixes.get(server_id)
+                # A failed or stopped server is tried again on reload.
+                and not self._finished[server_id].is_set()
+                and supervisor.state not in ("failed", "stopped")
             )
             if same and spec is not None:
                 supervisor.spec = spec
@@ -263,7 +271,11 @@ class Host:
         started = [self._start(spec) for spec in plan.runnable if spec.id not in self._supervisors]
         self._rebuild_catalog()
         if started:
-            limit = max(s.spec.connect_timeout_secs for s in started) + CONNECT_SLACK
+            limit = (
+                max(s.spec.connect_timeout_secs + s.spec.shutdown_timeout_secs for s in started)
+                + TERM_GRACE
+                + CONNECT_SLACK
+            )
             with anyio.move_on_after(limit):
                 for supervisor in started:
                     await supervisor.settled.wait()
@@ -307,6 +319,7 @@ class Host:
             if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
         ]
         self._catalog = build_catalog(listings, self.settings_separator)
+        self._known_names.update((entry.name, entry.server) for entry in self._catalog.entries.values())
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
@@ -418,7 +431,9 @@ class Host:
                 f"both use the tool prefix {plan.prefixes[spec.id]!r}; rename one with `name`"
             )
             return ServerStatus(state="shadowed", reason=reason, **base)
-        supervisor = self._supervisors[spec.id]
+        supervisor = self._supervisors.get(spec.id)
+        if supervisor is None:  # being started by a reload right now
+            return ServerStatus(state="connecting", reason="starting", **base)
         base["transport"] = supervisor.transport_used
         tools = tuple(
             ToolStatus(entry.name, entry.tool, dict(entry.annotations), entry.definition_hash)
@@ -452,9 +467,20 @@ class Host:
             on_progress: called with `(progress, total, message)` as the server reports progress.
             conversation: whose result store handles belong to (default: this host session's).
         """
+        if self._reloading:
+            return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
+        if name not in self._catalog.entries and (server_id := self._known_names.get(name)) is not None:
+            supervisor = self._supervisors.get(server_id)
+            why = f": {supervisor.reason}" if supervisor is not None and supervisor.reason else ""
+            state = supervisor.state if supervisor is not None else "not running"
+            message = f"{name} belongs to server {server_id!r}, which is {state}{why}"
+            return CallResult.refusal("server_unavailable", message, tool=name, server=server_id)
         self._calls_in_flight += 1
         try:
             return await self._runner.run(name, arguments, on_progress=on_progress, conversation=conversation)
+        except Exception as exc:  # last resort: a library call never raises for a call that failed
+            message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"
+            return CallResult.refusal("internal_error", message, tool=name)
         finally:
             self._calls_in_flight -= 1
 
@@ -469,14 +495,20 @@ class Host:
         """
         if self._tg is None:
             raise StateError("the host is not open")
+        if self._reloading:
+            raise StateError("a reload is already running; wait for it to finish")
         if self._calls_in_flight:
             raise StateError(
                 f"cannot reload while {self._calls_in_flight} tool call(s) are in flight; "
                 "wait for them to finish, then reload"
             )
-        plan = _plan(await anyio.to_thread.run_sync(self._load))
-        self.session.cache.clear()
-        await self._apply(plan)
+        self._reloading = True
+        try:
+            plan = _plan(await anyio.to_thread.run_sync(self._load))
+            self.session.cache.clear()
+            await self._apply(plan)
+        finally:
+            self._reloading = False
         return self.status()
 
 

@@ -83,3 +83,18 @@ def test_cat1_names_are_always_valid_unique_and_at_most_64(tools: list[str], pre
     assert len(set(names)) == len(names)
     for name in names:
         assert re.fullmatch(r"[A-Za-z0-9_-]{1,64}", name)
+
+
+def test_cat1_names_colliding_across_servers_never_replace_each_other() -> None:
+    from mcpyard.catalog import ServerTools, build_catalog
+
+    catalog = build_catalog(
+        [
+            ServerTools("a", "a", ({"name": "b__c", "inputSchema": {"type": "object"}},)),
+            ServerTools("a__b", "a__b", ({"name": "c", "inputSchema": {"type": "object"}},)),
+        ],
+        "__",
+    )
+    assert len(catalog) == 2
+    assert {entry.server for entry in catalog.entries.values()} == {"a", "a__b"}
+    assert all(re.fullmatch(r"a__b__c-[0-9a-f]{6}", name) for name in catalog.entries)

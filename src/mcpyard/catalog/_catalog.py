@@ -9,7 +9,7 @@ from typing import Any
 
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
-from mcpyard.catalog._naming import assign_names
+from mcpyard.catalog._naming import assign_all_names
 from mcpyard.catalog._sanitize import sanitize_text
 
 __all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
@@ -108,12 +108,11 @@ def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
 def build_catalog(listings: Iterable[ServerTools], separator: str) -> Catalog:
     """Name every tool of every listed server (CAT-1) and hash its definition (CAT-2).
 
-    Listings come in priority order, lowest first; servers sharing a prefix were
-    already resolved (shadowed) by the host, so names only collide within a server.
+    Servers sharing a prefix were already resolved (shadowed) by the host; names that
+    still collide, within a server or across servers, get hash suffixes, so no tool
+    ever silently replaces another.
     """
-    entries: dict[str, CatalogEntry] = {}
-    for listing in listings:
-        names = assign_names(listing.prefix, separator, [str(tool["name"]) for tool in listing.tools])
-        for name, wire in zip(names, listing.tools, strict=True):
-            entries[name] = _entry(name, listing.server, wire)
+    listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
+    names = assign_all_names([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator)
+    entries = {name: _entry(name, server, wire) for name, (server, _, wire) in zip(names, listed, strict=True)}
     return Catalog(MappingProxyType(entries))

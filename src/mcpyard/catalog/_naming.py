@@ -7,7 +7,7 @@ import re
 from collections import Counter
 from collections.abc import Sequence
 
-__all__ = ["MAX_NAME_LENGTH", "assign_names", "sanitize_name", "server_prefix", "tool_name"]
+__all__ = ["MAX_NAME_LENGTH", "assign_all_names", "assign_names", "sanitize_name", "server_prefix", "tool_name"]
 
 MAX_NAME_LENGTH = 64
 _HASH_DIGITS = 6
@@ -41,15 +41,22 @@ def tool_name(prefix: str, separator: str, tool: str) -> str:
     return name
 
 
-def assign_names(prefix: str, separator: str, tools: Sequence[str]) -> list[str]:
-    """Model-facing names for one server's tools, one-to-one.
+def assign_names(prefix: str, separator: str, tools: Sequence[str], *, server: str = "") -> list[str]:
+    """Model-facing names for one server's tools, one-to-one (see `assign_all_names`)."""
+    return assign_all_names([(server, prefix, tool) for tool in tools], separator)
 
-    Names that collide after sanitizing (`a.b` and `a/b`) all get the hash suffix of
-    their full raw name, so each stays unique and stable whatever the listing order.
+
+def assign_all_names(tools: Sequence[tuple[str, str, str]], separator: str) -> list[str]:
+    """Model-facing names for `(server, prefix, tool)` triples across every server, one-to-one.
+
+    Names that collide after sanitizing (`a.b` and `a/b`), or across servers (server `a`
+    with tool `b__c` and server `a__b` with tool `c`), all get a hash suffix of their
+    server and full raw name, so each stays unique and stable whatever the listing order.
     """
-    names = [tool_name(prefix, separator, tool) for tool in tools]
+    names = [tool_name(prefix, separator, tool) for _, prefix, tool in tools]
     counts = Counter(names)
     result: list[str] = []
-    for tool, name in zip(tools, names, strict=True):
-        result.append(_with_hash(name, f"{prefix}{separator}{tool}") if counts[name] > 1 else name)
+    for (server, prefix, tool), name in zip(tools, names, strict=True):
+        unique = _with_hash(name, f"{server}\0{prefix}{separator}{tool}") if counts[name] > 1 else name
+        result.append(unique)
     return result

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import logging
 import sys
 
 __all__ = ["console_main", "main"]
@@ -14,6 +15,10 @@ def main(argv: list[str] | None = None) -> int:
     from typer._click import exceptions as click
 
     from mcpyard.cli._app import app
+
+    # Libraries below may log tracebacks of errors mcpyard already reports in one line;
+    # the console shows mcpyard's own messages only.
+    logging.getLogger().addHandler(logging.NullHandler())
 
     try:
         code = app(args=argv, prog_name="mcpyard", standalone_mode=False)

@@ -65,7 +65,8 @@ class Globals:
     def console(self, *, stderr: bool = False) -> Console:
         from rich.console import Console
 
-        return Console(stderr=stderr, highlight=False, markup=self.rich, soft_wrap=not self.rich)
+        # Never markup: text from servers and config files is data; styles are passed explicitly.
+        return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=not self.rich)
 
     @property
     def rich(self) -> bool:
@@ -80,7 +81,10 @@ def print_json(value: Any) -> None:
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
     """Print one readable error line on stderr and exit."""
-    sys.stderr.write(f"mcpyard: error: {message}\n")
+    from mcpyard.catalog import clean_text
+
+    line = " ".join(clean_text(message).split("\n"))
+    sys.stderr.write(f"mcpyard: error: {line}\n")
     raise typer.Exit(code)
 
 
@@ -123,3 +127,6 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     except KeyboardInterrupt:
         sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
         raise typer.Exit(130) from None
+    except Exception as exc:  # top-level handler: one line, never a traceback (ERR-1)
+        first = (str(exc).splitlines() or [""])[0][:200]
+        fail(f"unexpected {type(exc).__name__}: {first} (please report it)")

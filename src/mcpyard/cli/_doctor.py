@@ -9,6 +9,7 @@ from typing import Annotated, Any
 import typer
 
 from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, print_json, run
+from mcpyard.cli._render import safe
 
 __all__ = ["doctor"]
 
@@ -97,8 +98,8 @@ def doctor(
             if isinstance(value, list):
                 console.print(f"{key}:")
                 for item in value:
-                    console.print(f"  {item}")
+                    console.print(f"  {safe(str(item))}")
             else:
-                console.print(f"{key}: {value}")
+                console.print(f"{key}: {safe(str(value))}")
 
     run(main)

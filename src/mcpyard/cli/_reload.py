@@ -15,7 +15,7 @@ from mcpyard.cli._common import (
     print_json,
     run,
 )
-from mcpyard.cli._render import render_status
+from mcpyard.cli._render import render_status, safe
 from mcpyard.config import ServerSpec
 
 __all__ = ["reload", "trust"]
@@ -93,8 +93,8 @@ def trust(
             print_json({"workspace": str(root), "trusted": True, "servers": preview})
             return
         console = opts.console()
-        console.print(f"trusted {root}: the servers of {root / '.mcp.json'} start from now on")
+        console.print(safe(f"trusted {root}: the servers of {root / '.mcp.json'} start from now on"))
         for line in preview:
-            console.print(f"  {line['id']}: {line['runs']}")
+            console.print(safe(f"  {line['id']}: {line['runs']}"))
 
     run(main)

@@ -5,6 +5,10 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+from rich.text import Text
+
+from mcpyard.catalog import clean_text
+
 if TYPE_CHECKING:
     from rich.console import Console
 
@@ -12,7 +16,7 @@ if TYPE_CHECKING:
     from mcpyard._status import ServerStatus, Status
     from mcpyard.pipeline import CallResult
 
-__all__ = ["annotation_words", "render_result", "render_status", "render_tools"]
+__all__ = ["annotation_words", "render_result", "render_status", "render_tools", "safe"]
 
 SANDBOX_NOTE = "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
 
@@ -61,63 +65,62 @@ def _server_line(server: ServerStatus) -> str:
     return f"{server.id} [{server.source}] {' · '.join(parts)}"
 
 
+def safe(text: str) -> str:
+    """Text from a server or a config file, made safe for a terminal: no escape sequences or controls."""
+    return clean_text(text)
+
+
 def render_status(status: Status, console: Console, *, rich: bool) -> None:
     """The status page (CLI-1)."""
-    from rich.markup import escape
-
     header = f"mcpyard session {status.session_id[:8]} · mode {status.mode} · workspace {status.workspace}"
-    console.print(f"[bold]{escape(header)}[/bold]" if rich else header)
+    console.print(safe(header), style="bold" if rich else None)
     for warning in status.warnings:
-        console.print(f"[yellow]warning:[/yellow] {escape(warning)}" if rich else f"warning: {warning}")
+        console.print(f"warning: {safe(warning)}", style="yellow" if rich else None)
     if not status.servers:
         console.print("no servers are configured (see `mcpyard doctor` and the README's config example)")
     if any(server.transport == "stdio" and server.state == "connected" for server in status.servers):
         console.print(SANDBOX_NOTE, style="dim" if rich else None)
     for server in status.servers:
-        line = _server_line(server)
+        line = safe(_server_line(server))
         if rich:
             style = _STYLE.get(server.state, "")
-            console.print(f"[{style}]●[/{style}] [bold]{escape(line)}[/bold]")
+            console.print(Text.assemble(("● ", style), (line, "bold")))
         else:
             console.print(f"* {line}")
         for extra in (server.reason, server.note, server.sign_in_url):
             if extra:
-                console.print(f"    {escape(extra) if rich else extra}")
+                console.print(f"    {safe(extra)}")
         for tool in server.tools:
             hints = annotation_words(tool.annotations)
-            text = f"    {tool.name}" + (f"  ({hints})" if hints else "")
-            console.print(escape(text) if rich else text)
+            console.print(f"    {safe(tool.name)}" + (f"  ({hints})" if hints else ""))
 
 
 def render_tools(tools: list[ToolInfo], console: Console, *, rich: bool) -> None:
     """The catalog as the model sees it."""
+    rows = []
+    for tool in tools:
+        description = safe(tool.description).strip()
+        first = description.splitlines()[0] if description else ""
+        rows.append((safe(tool.name), safe(tool.server), annotation_words(tool.annotations), first[:120]))
     if rich:
         from rich.table import Table
 
         table = Table(show_header=True, header_style="bold", expand=False)
-        table.add_column("tool")
-        table.add_column("server")
-        table.add_column("hints")
+        for column in ("tool", "server", "hints"):
+            table.add_column(column)
         table.add_column("description", overflow="fold")
-        for tool in tools:
-            first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-            table.add_row(tool.name, tool.server, annotation_words(tool.annotations), first[:120])
+        for row in rows:
+            table.add_row(*(Text(cell) for cell in row))
         console.print(table)
         return
-    for tool in tools:
-        first = tool.description.strip().splitlines()[0] if tool.description.strip() else ""
-        console.print(f"{tool.name}\t{tool.server}\t{annotation_words(tool.annotations)}\t{first[:120]}")
+    for row in rows:
+        console.print("\t".join(row))
 
 
 def render_result(result: CallResult, console: Console, *, rich: bool) -> None:
-    """A call's text, as the model reads it; errors marked."""
-    from rich.markup import escape
-
+    """A call's text, as the model reads it (made safe for the terminal); errors marked."""
     if result.ok:
-        console.print(escape(result.text) if rich else result.text, markup=rich)
+        console.print(safe(result.text))
         return
     code = result.error["code"] if result.error else "error"
-    if rich:
-        console.print(f"[red]{escape(code)}:[/red] {escape(result.text)}")
-    else:
-        console.print(f"{code}: {result.text}", markup=False)
+    console.print(Text.assemble((f"{code}: ", "red" if rich else ""), safe(result.text)))

@@ -2,10 +2,25 @@
 
 from __future__ import annotations
 
+from urllib.parse import urlsplit
+
 import httpx2
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["describe_failure", "leaf_exception"]
+__all__ = ["describe_failure", "leaf_exception", "public_url"]
+
+
+def public_url(url: str | None) -> str:
+    """Scheme, host, port and path only: a query or user info may carry a secret (SEC-2)."""
+    if not url:
+        return "the server"
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port else ""
+    except ValueError:
+        return "the server's URL"
+    return f"{parts.scheme}://{host}{port}{parts.path}"
 
 
 def leaf_exception(exc: BaseException) -> BaseException:
@@ -18,6 +33,7 @@ def leaf_exception(exc: BaseException) -> BaseException:
 def describe_failure(exc: BaseException, *, command: str | None = None, url: str | None = None) -> str:
     """A one-line reason naming the problem and, where possible, the fix."""
     exc = leaf_exception(exc)
+    url = public_url(url)
     if isinstance(exc, FileNotFoundError) and command is not None:
         return f"command not found: {command!r} (is it installed and on PATH? check `command`)"
     if isinstance(exc, PermissionError) and command is not None:
@@ -25,16 +41,20 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, NotADirectoryError | IsADirectoryError) and command is not None:
         return f"cannot start {command!r}: {exc.strerror or exc} (check `command` and `cwd`)"
     if isinstance(exc, httpx2.ConnectError):
-        return f"cannot connect to {url}: {exc or 'connection failed'} (is the server running?)"
+        return f"cannot connect to {url}: {_first_line(exc, 'connection failed')} (is the server running?)"
     if isinstance(exc, httpx2.TimeoutException):
         return f"{url} did not answer in time"
     if isinstance(exc, httpx2.HTTPStatusError):
         return f"{url} answered HTTP {exc.response.status_code}"
     if isinstance(exc, httpx2.HTTPError):
-        return f"HTTP error talking to {url}: {exc}"
+        return f"HTTP error talking to {url}: {type(exc).__name__}"
     if isinstance(exc, MCPError):
         return f"the server refused the connection: {exc.message} (MCP error {exc.code})"
     if isinstance(exc, OSError):
         return f"{exc.strerror or exc}"
-    text = str(exc).strip() or type(exc).__name__
-    return f"{type(exc).__name__}: {text}"[:500]
+    return f"{type(exc).__name__}: {_first_line(exc, type(exc).__name__)}"[:500]
+
+
+def _first_line(exc: BaseException, fallback: str) -> str:
+    lines = str(exc).strip().splitlines()
+    return lines[0][:300] if lines else fallback

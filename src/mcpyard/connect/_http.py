@@ -15,7 +15,6 @@ __all__ = ["HttpObservations", "sse_transport", "streamable_transport"]
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
 """The SDK refuses SSE events over 1 MiB by default; results are capped after decoding instead."""
 CONNECT_TIMEOUT = 30.0
-READ_TIMEOUT = 300.0
 
 
 @dataclass
@@ -40,7 +39,9 @@ def _client(headers: Mapping[str, str], observations: HttpObservations) -> httpx
 
     return httpx2.AsyncClient(
         headers=dict(headers),
-        timeout=httpx2.Timeout(CONNECT_TIMEOUT, read=READ_TIMEOUT),
+        # No read limit: a call may wait on a person (`call_timeout_secs: null`); the
+        # supervisor enforces every call's own deadline.
+        timeout=httpx2.Timeout(CONNECT_TIMEOUT, read=None),
         # MCP traffic never goes through ambient proxies or picks up .netrc credentials.
         trust_env=False,
         follow_redirects=False,
@@ -74,9 +75,8 @@ async def sse_transport(
         timeout: httpx2.Timeout | None = None,
         auth: httpx2.Auth | None = None,
     ) -> httpx2.AsyncClient:
+        del timeout  # the SDK's SSE read limit would end a quiet but healthy stream
         client = _client(headers or {}, observations)
-        if timeout is not None:
-            client.timeout = timeout
         if auth is not None:
             client.auth = auth
         return client

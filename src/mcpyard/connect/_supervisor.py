@@ -18,10 +18,11 @@ from mcp.client._transport import Transport
 from mcp.client.session import IncomingMessage
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
-from mcpyard.connect._errors import describe_failure, leaf_exception
+from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
@@ -99,6 +100,7 @@ class Supervisor:
         self._relist = anyio.Event()
         self._restart = False
         self._attempt_connected = False
+        self._connect_scope: anyio.CancelScope | None = None
         self._reconnecting = False
         """A remote server that was connected and dropped: its tools stay listed until it is back."""
         self._lost = False
@@ -116,6 +118,9 @@ class Supervisor:
     def request_stop(self) -> None:
         self._stop.set()
         self._end.set()
+        if self._connect_scope is not None and not self._attempt_connected:
+            # A connect in progress (a slow start, a reconnect) is abandoned at once.
+            self._connect_scope.cancel()
 
     async def run(self) -> None:
         """Connect and stay connected until asked to stop; reconnect remote servers that drop (CONN-4)."""
@@ -144,6 +149,10 @@ class Supervisor:
                     await self._stop.wait()
                 backoff = min(backoff * 2, BACKOFF_MAX)
         finally:
+            if self._stop.is_set() and self.state in ("connected", "connecting"):
+                self.state = "stopped"
+                self.reason = "stopped by mcpyard"
+                self.tools = ()
             self.settled.set()
 
     async def _connect_once(self) -> bool:
@@ -159,6 +168,7 @@ class Supervisor:
         self.process = process if self.is_stdio else None
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
+                self._connect_scope = scope
                 try:
                     await self._session(self._transport(observations, process), scope)
                 except Exception:
@@ -175,6 +185,7 @@ class Supervisor:
             if not self._attempt_connected:
                 self._fail(self._failure_reason(exc, observations, process))
         finally:
+            self._connect_scope = None
             self._client = None
             self._stdio = None
         connected = self._attempt_connected
@@ -261,6 +272,12 @@ class Supervisor:
 
     async def _watch_exit(self, process: StdioProcess) -> None:
         await process.exited.wait()
+        if not self._stop.is_set() and not self._restart:
+            # Its tools leave the catalog at once, before the transport is torn down (CONN-4).
+            self.state = "stopped"
+            self.reason = f"the server process {process.describe_exit()}"
+            self.tools = ()
+            self._on_change(self)
         self._end.set()
 
     def _fail(self, reason: str) -> None:
@@ -284,7 +301,7 @@ class Supervisor:
         if self.is_stdio and process.pid is not None and process.returncode is not None:
             return f"the server process {process.describe_exit()} before the handshake finished"
         if not self.is_stdio and (status := observations.last_error()) is not None:
-            return f"{self.spec.url} answered HTTP {status}"
+            return f"{public_url(self.spec.url)} answered HTTP {status}"
         return describe_failure(leaf, command=self.spec.command, url=self.spec.url)
 
     # ----------------------------------------------------------------- listings
@@ -393,8 +410,9 @@ class Supervisor:
                         raise CallError("connection_lost", self._lost_message()) from None
                     message = f"server {self.spec.id!r} answered with an error: {exc.message}"
                     raise CallError("server_error", message) from None
-                except RuntimeError as exc:  # the SDK's output-schema check
-                    message = f"server {self.spec.id!r} sent an invalid result: {exc}"
+                except (RuntimeError, ValidationError) as exc:  # the SDK's output-schema and model checks
+                    first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+                    message = f"server {self.spec.id!r} sent an invalid result: {first}"
                     raise CallError("invalid_result", message) from None
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
                     self._connection_lost()

@@ -56,6 +56,11 @@ class ApprovalCard:
     cached: bool = False
     """The earlier result of the same call will be given again, without contacting the server (CALL-6)."""
 
+    def __post_init__(self) -> None:
+        # "Allow for this session" is never offered for a destructive tool or a file-sending call (POL-2, FILE-5).
+        if self.offers_session and (self.destructive or self.files):
+            object.__setattr__(self, "offers_session", False)
+
     def to_json(self) -> dict[str, Any]:
         return {
             "tool": self.tool,
@@ -72,7 +77,7 @@ class ApprovalCard:
 
     def lines(self) -> list[str]:
         """The card as plain lines, for a console or a log."""
-        hints = ", ".join(key for key, value in self.annotations.items() if value is True) or "none"
+        hints = ", ".join(f"{key}={json.dumps(value)}" for key, value in self.annotations.items()) or "none"
         out = [
             f"tool {self.tool} (server {self.server}, its name there: {self.server_tool})",
             f"why it asks: {self.reason}",
