@@ -166,3 +166,23 @@ def test_cli2_doctor_checks_each_variable_without_showing_values(home: Home) -> 
     assert any("MCPYARD_T_UNSET" in warning for warning in report["warnings"])
     assert report["state"] == "connected"
     assert "very-private-value" not in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("tool", "args", "yes", "exit_code", "code"),
+    [
+        ("h__bump", "{}", False, 2, "approval_required"),
+        ("h__bump", "{}", True, 0, None),
+        ("h__destroy", '{"target": "x"}', True, 2, "denied"),
+        ("h__huge", '{"size": 2}', False, 0, None),
+    ],
+)
+def test_api3_yes_answers_once_except_for_a_destructive_tool(
+    home: Home, tool: str, args: str, yes: bool, exit_code: int, code: str | None
+) -> None:
+    config = str(home.write_config({"h": fixture_server("hostile")}))
+    flags = ["--yes"] if yes else []
+    done = mcpyard(home, "call", tool, "--args", args, "--json", "--mcp-config", config, *flags)
+    assert done.returncode == exit_code, done.stderr
+    result = json.loads(done.stdout)
+    assert (result["error"] or {}).get("code") == code

@@ -22,6 +22,7 @@ from mcpyard.cli._common import (
     run,
 )
 from mcpyard.cli._render import render_result
+from mcpyard.policy import YesApprover
 
 __all__ = ["call", "parse_arguments"]
 
@@ -70,10 +71,11 @@ def call(
     """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused)."""
     opts = Globals(workspace, mcp_config, trust, json)
     arguments = parse_arguments(args_json, arg or [])
-    del yes  # approvals arrive with the policy stage; every call runs non-interactively for now
+    # A non-interactive run never shows a card (POL-1): without --yes a call that must ask is refused.
+    approver = YesApprover() if yes else None
 
     async def main() -> int:
-        async with open_host(opts, mode=mode) as host:
+        async with open_host(opts, mode=mode, approver=approver) as host:
             result = await host.call(name, arguments)
         if opts.json:
             print_json(result.to_json())
