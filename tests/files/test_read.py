@@ -9,8 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from mcpyard.files import FileRefused
-
 from ._support import CONTENT, MAX_BYTES, SECRET, Arrangement, Places, assert_explained
 
 LINUX_PROC = pytest.mark.skipif(
@@ -251,26 +249,12 @@ def test_file1_an_empty_path_or_one_holding_nul_is_refused(places: Places, raw: 
     assert SECRET.decode() not in refusal.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=AssertionError,
-    reason="BUG: read_local_file's NUL/empty refusal is one fixed sentence that never names the path as given",
-)
 def test_file1_a_path_holding_nul_is_named_in_its_refusal(places: Places) -> None:
     """FILE-1: like every other refusal, the message names the path the model gave."""
     refusal = places.refusal("notes.txt\0.png")
     assert repr("notes.txt\0.png") in refusal.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=pytest.fail.Exception,
-    reason=(
-        "BUG: the name rules run on the literal path only when it starts with the workspace or a grant as "
-        "written; `//tmp/.../workspace/.env` (POSIX keeps a leading `//` as its own root) skips them, so a "
-        "symlink named `.env`, or a `.git` that is a symlink, is read when the path is spelled with `//`"
-    ),
-)
 @pytest.mark.parametrize(
     ("arrangement", "raw"),
     [
@@ -289,14 +273,6 @@ def test_file1_credential_and_protected_names_are_refused_however_an_absolute_pa
     assert places.refusal(raw).code == "file_refused"
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=FileRefused,
-    reason=(
-        "SPEC DEVIATION: read_local_file calls Path.expanduser(), so `~/notes.txt` names the home folder; "
-        "FILE-1 says a path is relative to the workspace or absolute"
-    ),
-)
 def test_file1_a_relative_path_starting_with_a_tilde_is_in_the_workspace(places: Places) -> None:
     """FILE-1: a path that is not absolute is relative to the workspace, `~` included."""
     places.arrange(Arrangement(files=("~/notes.txt",), data=CONTENT))
@@ -378,7 +354,7 @@ def test_file2_a_huge_sparse_file_is_refused_by_its_size_without_being_read(plac
 
 @LINUX_PROC
 def test_file2_a_file_whose_stat_size_is_zero_is_read_to_its_end_within_max_bytes(places: Places) -> None:
-    """FILE-2: `/proc` files report size 0; the read still stops at the limit, and a file of exactly the limit is sent."""
+    """FILE-2: `/proc` files report size 0; the read stops at the limit, and a file of exactly the limit is sent."""
     cmdline = Path("/proc/self/cmdline").read_bytes()
     proc = [Path("/proc")]
     file = places.read("/proc/self/cmdline", max_bytes=len(cmdline), grants=proc)
@@ -399,14 +375,6 @@ def test_file2_an_endless_file_is_read_no_further_than_max_bytes_plus_one(places
     assert_explained(refusal, code="file_error", raw="/proc/self/pagemap", why="grew past the limit of 4095 bytes")
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason=(
-        "BUG: _open_and_read opens the grant (or workspace) root with a bare os.open; a granted folder that "
-        "is missing or is a file raises a raw FileNotFoundError / NotADirectoryError instead of FileRefused"
-    ),
-)
 @pytest.mark.parametrize(
     ("grant", "arrangement"),
     [
@@ -424,11 +392,6 @@ def test_file2_a_path_under_an_unusable_grant_is_a_file_error(
     assert places.expand(f"{grant}/notes.txt") in refusal.message
 
 
-@pytest.mark.xfail(
-    strict=True,
-    raises=OSError,
-    reason="BUG: _open_and_read does not catch errors of os.read, so an I/O error escapes as a raw OSError",
-)
 @LINUX_PROC
 def test_file2_a_file_that_fails_to_read_is_a_file_error(places: Places) -> None:
     """FILE-2: `/proc/self/mem` opens as a regular file and fails its first read with EIO."""

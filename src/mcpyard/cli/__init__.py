@@ -1,4 +1,4 @@
-"""The console: `mcpyard status`, `tools`, `call`, `reload`, `trust`, `doctor`, `demo` (CLI)."""
+"""The console: `mcpyard status`, `tools`, `call`, `reload`, `trust`, `doctor`, `shell`, `demo` (CLI)."""
 
 from __future__ import annotations
 

@@ -8,6 +8,7 @@ from mcpyard.cli._call import call
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
 from mcpyard.cli._reload import reload, trust
+from mcpyard.cli._shell import shell
 from mcpyard.cli._status import status, tools
 
 __all__ = ["app"]
@@ -26,4 +27,5 @@ app.command()(call)
 app.command()(reload)
 app.command()(trust)
 app.command()(doctor)
+app.command()(shell)
 app.command()(demo)

@@ -51,15 +51,19 @@ def read_local_file(raw: str, *, workspace: Path, grants: Sequence[Path], max_by
             when it is not a regular file within the size limit, or cannot be read (FILE-2).
     """
     if not raw or "\0" in raw:
-        raise FileRefused("file_refused", "the file path is empty or holds a NUL character")
-    given = Path(raw).expanduser()
+        raise FileRefused("file_refused", f"the file path {raw!r} is empty or holds a NUL character")
+    if raw.endswith(("/", os.sep)):
+        raise FileRefused("file_error", f"{raw!r} names a folder, not a file")
+    # No `~` expansion: a path is relative to the workspace or absolute (FILE-1).
+    given = Path(raw)
     if has_parent_reference(PurePath(raw)):
         raise FileRefused("file_refused", f"{raw!r} has a `..` component; give a path without one")
     absolute = given if given.is_absolute() else workspace / given
     roots = [workspace.resolve(), *(grant.resolve() for grant in grants)]
-    literal_root = _root_of(Path(os.path.normpath(absolute)), [workspace, *grants, *roots])
+    literal = _normalized(absolute)
+    literal_root = _root_of(literal, [workspace, *grants, *roots])
     if literal_root is not None:
-        relative = Path(os.path.normpath(absolute)).relative_to(literal_root)
+        relative = literal.relative_to(literal_root)
         if (why := refused_component(relative.parts)) is not None:
             raise FileRefused("file_refused", f"{raw!r} is refused: {why}")
     resolved = Path(os.path.realpath(absolute))
@@ -80,10 +84,23 @@ def read_local_file(raw: str, *, workspace: Path, grants: Sequence[Path], max_by
     return LocalFile(path=raw, data=data, sha256=hashlib.sha256(data).hexdigest())
 
 
+def _normalized(path: Path) -> Path:
+    """`os.path.normpath`, with POSIX's `//` root folded into `/` so no spelling escapes the name checks."""
+    text = os.path.normpath(path)
+    if os.sep == "/" and text.startswith("//"):
+        text = "/" + text.lstrip("/")
+    return Path(text)
+
+
 def _open_and_read(root: Path, parts: Sequence[str], raw: str, max_bytes: int) -> bytes:
     nofollow = getattr(os, "O_NOFOLLOW", 0)
     directory = getattr(os, "O_DIRECTORY", 0)
-    fd = os.open(root, os.O_RDONLY | directory)
+    try:
+        fd = os.open(root, os.O_RDONLY | directory)
+    except OSError as exc:
+        raise FileRefused(
+            "file_error", f"{raw!r} cannot be read: its folder {str(root)!r} is unusable ({exc.strerror or exc})"
+        ) from None
     try:
         for part in parts[:-1]:
             try:
@@ -117,7 +134,10 @@ def _open_and_read(root: Path, parts: Sequence[str], raw: str, max_bytes: int) -
         chunks: list[bytes] = []
         total = 0
         while total <= max_bytes:
-            chunk = os.read(file_fd, min(_READ_CHUNK, max_bytes + 1 - total))
+            try:
+                chunk = os.read(file_fd, min(_READ_CHUNK, max_bytes + 1 - total))
+            except OSError as exc:
+                raise FileRefused("file_error", f"{raw!r} cannot be read: {exc.strerror or exc}") from None
             if not chunk:
                 break
             chunks.append(chunk)

@@ -1,0 +1,241 @@
+"""`mcpyard shell`: an interactive session with `/mcp`, `/tools`, tool calls and approval cards (CLI-2).
+
+On a terminal it prompts and shows cards; fed from a pipe it reads one command per line
+(with `--json`, every command prints one JSON object on one line), and a call that must
+ask is refused unless `--yes` answers the cards.
+"""
+
+from __future__ import annotations
+
+import json as jsonlib
+import shlex
+import signal
+import sys
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Annotated, Any
+
+import typer
+
+from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, open_host, print_json, run
+from mcpyard.cli._render import SANDBOX_NOTE, render_result, render_status, render_tools, safe
+
+if TYPE_CHECKING:
+    from rich.console import Console
+
+    from mcpyard._host import Host
+    from mcpyard.policy import Answer, ApprovalCard
+
+__all__ = ["shell"]
+
+HELP = """commands:
+  /mcp                      the status page
+  /mcp reload               re-read the configuration and reconnect what changed
+  /tools                    the tools as the model sees them
+  call NAME [JSON]          call a tool with a JSON object of arguments
+  read_result HANDLE [OFFSET [LENGTH]]
+                            read more of a result that was cut
+  /help                     this list
+  /quit                     leave (end of input does too)
+Ctrl-C during a call cancels that call."""
+
+
+class ConsoleApprover:
+    """Shows each card on the terminal and asks: allow once, for this session, or deny (APR-1)."""
+
+    def __init__(self, console: Console, read_line: Callable[[str], str]) -> None:
+        self._console = console
+        self._read_line = read_line
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        import anyio
+
+        self._console.print("── approval needed " + "─" * 40, style="yellow")
+        for line in card.lines():
+            self._console.print(safe(line))
+        choices = "[o]nce, [s]ession, [d]eny" if card.offers_session else "[o]nce, [d]eny"
+        while True:
+            try:
+                raw = await anyio.to_thread.run_sync(self._read_line, f"allow? {choices}: ")
+            except EOFError:
+                return "deny"
+            answer = raw.strip().lower()
+            if answer in ("o", "once", "y", "yes"):
+                return "once"
+            if answer in ("s", "session") and card.offers_session:
+                return "session"
+            if answer in ("d", "deny", "n", "no", ""):
+                return "deny"
+
+
+class _Shell:
+    def __init__(self, host: Host, opts: Globals, console: Console) -> None:
+        self.host = host
+        self.opts = opts
+        self.console = console
+
+    def out(self, value: dict[str, Any]) -> None:
+        print_json(value)
+
+    def error(self, message: str) -> None:
+        if self.opts.json:
+            self.out({"error": message})
+        else:
+            self.console.print(f"error: {safe(message)}", style="red" if self.opts.rich else None)
+
+    async def handle(self, line: str) -> bool:
+        """Run one command line; False when the shell should end."""
+        words = line.strip()
+        if not words or words.startswith("#"):
+            return True
+        if words in ("/quit", "/exit"):
+            return False
+        if words == "/help":
+            if self.opts.json:
+                self.out({"help": HELP})
+            else:
+                self.console.print(HELP)
+        elif words == "/mcp":
+            self.show_status(self.host.status())
+        elif words == "/mcp reload":
+            from mcpyard.errors import McpyardError
+
+            try:
+                self.show_status(await self.host.reload())
+            except McpyardError as exc:
+                self.error(str(exc))
+        elif words == "/tools":
+            tools = self.host.tools()
+            if self.opts.json:
+                self.out({"tools": [tool.to_json() for tool in tools]})
+            else:
+                render_tools(tools, self.console, rich=self.opts.rich)
+        elif words.startswith("call ") or words == "call":
+            await self.call(words[len("call") :].strip())
+        elif words.startswith("read_result"):
+            await self.read_result(words[len("read_result") :].strip())
+        else:
+            self.error(f"unknown command {words.split()[0]!r}; /help lists the commands")
+        return True
+
+    def show_status(self, status: Any) -> None:
+        if self.opts.json:
+            self.out(status.to_json())
+        else:
+            render_status(status, self.console, rich=self.opts.rich)
+
+    async def call(self, rest: str) -> None:
+        name, _, raw = rest.partition(" ")
+        if not name:
+            self.error("call needs a tool name: call NAME [JSON]")
+            return
+        try:
+            arguments = jsonlib.loads(raw) if raw.strip() else {}
+        except jsonlib.JSONDecodeError as exc:
+            self.error(f"the arguments are not valid JSON ({exc.msg} at character {exc.pos})")
+            return
+        if not isinstance(arguments, dict):
+            self.error('the arguments must be a JSON object, like {"a": 1}')
+            return
+        await self.run_call(name, arguments)
+
+    async def read_result(self, rest: str) -> None:
+        try:
+            parts = shlex.split(rest)
+            arguments: dict[str, Any] = {"handle": parts[0]}
+            if len(parts) > 1:
+                arguments["offset"] = int(parts[1])
+            if len(parts) > 2:
+                arguments["length"] = int(parts[2])
+        except (ValueError, IndexError):
+            self.error("usage: read_result HANDLE [OFFSET [LENGTH]]")
+            return
+        await self.run_call("read_result", arguments)
+
+    async def run_call(self, name: str, arguments: dict[str, Any]) -> None:
+        import anyio
+
+        async def progress(done: float, total: float | None, message: str | None) -> None:
+            if not self.opts.json:
+                of = f"/{total:g}" if total is not None else ""
+                self.console.print(
+                    f"  progress {done:g}{of} {safe(message or '')}", style="dim" if self.opts.rich else None
+                )
+
+        with anyio.CancelScope() as scope:
+            self.current = scope
+            result = await self.host.call(name, arguments, on_progress=progress)
+        self.current = None
+        if scope.cancelled_caught:
+            self.error(f"{name} was cancelled; mcpyard told the server to stop")
+            return
+        if self.opts.json:
+            self.out(result.to_json())
+        else:
+            render_result(result, self.console, rich=self.opts.rich)
+
+    current: Any = None
+
+
+def shell(
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
+    ] = None,
+    yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
+    workspace: WorkspaceOpt = None,
+    mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
+    json: JsonOpt = False,
+) -> None:
+    """An interactive session: /mcp, /mcp reload, /tools, call NAME [JSON], read_result; reads stdin when piped."""
+    from mcpyard.policy import YesApprover
+
+    opts = Globals(workspace, mcp_config, trust, json)
+    interactive = sys.stdin.isatty() and not json
+    console = opts.console()
+    approver: Any = YesApprover() if yes else (ConsoleApprover(console, input) if interactive else None)
+
+    async def main() -> None:
+        import anyio
+
+        async with open_host(opts, mode=mode, approver=approver) as host:
+            session = _Shell(host, opts, console)
+            if not opts.json:
+                render_status(host.status(), console, rich=opts.rich)
+                if interactive:
+                    console.print("type /help for the commands", style="dim")
+            elif any(s.transport == "stdio" for s in host.status().servers):
+                print(SANDBOX_NOTE, file=sys.stderr)
+            async with anyio.create_task_group() as tg:
+
+                async def interrupts() -> None:
+                    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+                        async for _ in signals:
+                            if session.current is not None:
+                                session.current.cancel()
+                            else:
+                                tg.cancel_scope.cancel()
+
+                if interactive:
+                    tg.start_soon(interrupts)
+                while True:
+                    try:
+                        line = await anyio.to_thread.run_sync(_reader(interactive), abandon_on_cancel=True)
+                    except EOFError:
+                        break
+                    if not await session.handle(line):
+                        break
+                tg.cancel_scope.cancel()
+
+    run(main)
+
+
+def _reader(interactive: bool) -> Callable[[], str]:
+    def read() -> str:
+        if interactive:
+            return input("mcpyard> ")
+        line = sys.stdin.readline()
+        if not line:
+            raise EOFError
+        return line
+
+    return read
