@@ -158,6 +158,7 @@ class Host:
             catalog=lambda: self._catalog,
             server=self._supervisors.get,
             settings=lambda: self.config.settings,
+            environ=environ,
         )
         self._changed = anyio.Event()
         self._reaper = Reaper()

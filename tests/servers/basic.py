@@ -54,19 +54,31 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
         """Add two whole numbers."""
         return a + b
 
+    cancelled = 0
+
     @server.tool(annotations=READ_ONLY)
     async def slow(ctx: Context, seconds: float, progress_every: float = 0) -> str:
         """Sleep for `seconds`; when `progress_every` > 0, report progress that often."""
-        if progress_every <= 0:
-            await anyio.sleep(seconds)
+        nonlocal cancelled
+        try:
+            if progress_every <= 0:
+                await anyio.sleep(seconds)
+                return f"slept {seconds} s"
+            elapsed = 0.0
+            while elapsed < seconds:
+                step = min(progress_every, seconds - elapsed)
+                await anyio.sleep(step)
+                elapsed += step
+                await ctx.report_progress(elapsed, seconds, f"{elapsed:g} of {seconds:g} s")
             return f"slept {seconds} s"
-        elapsed = 0.0
-        while elapsed < seconds:
-            step = min(progress_every, seconds - elapsed)
-            await anyio.sleep(step)
-            elapsed += step
-            await ctx.report_progress(elapsed, seconds, f"{elapsed:g} of {seconds:g} s")
-        return f"slept {seconds} s"
+        except anyio.get_cancelled_exc_class():
+            cancelled += 1
+            raise
+
+    @server.tool(annotations=READ_ONLY)
+    def cancellations() -> int:
+        """How many `slow` calls were cancelled by the client (notifications/cancelled)."""
+        return cancelled
 
     @server.tool(annotations=READ_ONLY)
     def fail() -> str:

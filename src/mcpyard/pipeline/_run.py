@@ -21,7 +21,17 @@ from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._shape import ShapeContext, fence, shape_result
 from mcpyard.pipeline._stages import resolve, validate_arguments
 from mcpyard.pipeline._store import ResultStore
-from mcpyard.policy import ApprovalCard, Approver, CallFacts, FileFacts, Rules, decide, preview_arguments
+from mcpyard.policy import (
+    ApprovalCard,
+    Approver,
+    CallFacts,
+    FileFacts,
+    HookAnswer,
+    Rules,
+    decide,
+    preview_arguments,
+    run_hooks,
+)
 
 if TYPE_CHECKING:
     from mcpyard.connect import ProgressFn, Supervisor
@@ -84,8 +94,10 @@ class CallRunner:
         catalog: Callable[[], Catalog],
         server: Callable[[str], Supervisor | None],
         settings: Callable[[], HostSettings],
+        environ: Mapping[str, str],
     ) -> None:
         self.session = session
+        self._environ = environ
         self._workspace = workspace
         self._catalog = catalog
         self._server = server
@@ -130,6 +142,15 @@ class CallRunner:
         if decision.verdict == "refuse":
             raise CallError(decision.code, f"{entry.name} refused: {decision.reason}")
         planned = await self._read_files(entry, spec, arguments, sent_files, settings.grants)
+        verdict, reason, offers_session = decision.verdict, decision.reason, decision.session_allowed
+        hook = await self._hooks(planned, settings)
+        if hook == "deny":
+            raise CallError("denied", f"{entry.name} refused by a pre_call hook; nothing was sent")
+        if hook == "ask" and verdict == "run":
+            verdict, reason, offers_session = "ask", "a pre_call hook asks for this call", False
+        if hook == "allow" and verdict == "ask" and not (entry.destructive and spec.trust_annotations):
+            # A hook's allow skips the card, never a destructive tool's (POL-2, POL-6).
+            verdict = "run"
 
         cache = self.session.cache
         key = None
@@ -139,8 +160,8 @@ class CallRunner:
         cached = cache.get(key) if key is not None else None
         generation = cache.generation(entry.server)
 
-        if decision.verdict == "ask":
-            await self._ask(planned, decision.reason, decision.session_allowed, cached is not None)
+        if verdict == "ask":
+            await self._ask(planned, reason, offers_session, cached is not None)
             self._recheck(planned)
             if cached is not None and cache.generation(entry.server) != generation:
                 # A call that may change the server got there while the card was open (APR-3).
@@ -194,6 +215,23 @@ class CallRunner:
         for param, file in read.items():
             sent[param] = base64.b64encode(file.data).decode("ascii")
         return _Planned(entry, spec, sent, tuple(read.values()), read)
+
+    async def _hooks(self, planned: _Planned, settings: HostSettings) -> HookAnswer | None:
+        """Ask the user's pre_call hooks, with the call as JSON: tool, server, arguments, files (POL-6)."""
+        if not settings.hooks:
+            return None
+        entry = planned.entry
+        files = [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in planned.files]
+        shown = {**planned.arguments, **{param: f.path for param, f in planned.file_params.items()}}
+        payload = {"tool": entry.name, "server": entry.server, "server_tool": entry.tool, "arguments": shown}
+        return await run_hooks(
+            settings.hooks,
+            name=entry.name,
+            file_paths=[f.path for f in planned.files],
+            payload={**payload, "files": files},
+            cwd=self._workspace,
+            environ=self._environ,
+        )
 
     async def _ask(self, planned: _Planned, reason: str, offers_session: bool, cached: bool) -> None:
         """Show the card (APR-1); refuse when no one can answer it."""

@@ -10,14 +10,17 @@ from mcpyard.policy._approval import (
     preview_arguments,
 )
 from mcpyard.policy._decide import CallFacts, Decision, Rules, Verdict, decide, matching_rule
+from mcpyard.policy._hooks import HOOK_TIMEOUT, HookAnswer, run_hooks
 
 __all__ = [
+    "HOOK_TIMEOUT",
     "Answer",
     "ApprovalCard",
     "Approver",
     "CallFacts",
     "Decision",
     "FileFacts",
+    "HookAnswer",
     "Rules",
     "ScriptedApprover",
     "Verdict",
@@ -25,4 +28,5 @@ __all__ = [
     "decide",
     "matching_rule",
     "preview_arguments",
+    "run_hooks",
 ]
