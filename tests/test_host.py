@@ -85,7 +85,7 @@ async def test_call2_timeout_cancels_the_call(home: Home) -> None:
         assert result.error["code"] == "timeout"
         # notifications/cancelled reached the server, which stopped the call and is still usable.
         with anyio.fail_after(5):
-            while body(await host.call("basic__cancellations", {})) != "1":
+            while body(await host.call("basic__cancellations", {})) != "1":  # noqa: ASYNC110  # state in another process
                 await anyio.sleep(0.05)
         assert body(await host.call("basic__add", {"a": 1, "b": 1})) == "2"
         assert host.status().servers[0].note is None
