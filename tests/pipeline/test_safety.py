@@ -431,3 +431,22 @@ async def test_pol6_a_hook_matching_a_file_path_sees_its_facts_not_its_bytes(hom
     [file] = seen_by_hook["files"]
     assert file["size"] == len("hello file\n")
     assert "hello file" not in record.read_text()
+
+
+async def test_call5_structured_content_is_passed_through_and_validated_against_the_output_schema(home: Home) -> None:
+    config = home.write_config({"b": fixture_server("bad_results")})
+    async with Host.open(
+        workspace=home.workspace,
+        config_file=config,
+        mode="auto",
+        environ=home.environ,
+        config_home=home.config_home,
+        data_home=home.data_home,
+    ) as host:
+        good = await host.call("b__count", {"good": True})
+        bad = await host.call("b__count", {"good": False})
+    assert good.ok, good.error
+    assert good.structured == {"n": 3}
+    assert bad.error is not None
+    assert bad.error["code"] == "invalid_result"
+    assert "b" in bad.error["message"]
