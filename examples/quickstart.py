@@ -4,16 +4,21 @@ from pathlib import Path
 
 import anyio
 
-from mcpyard import Host
+from mcpyard import Answer, ApprovalCard, Host
+
+
+async def approve(card: ApprovalCard) -> Answer:  # asked for each call that must ask
+    print("card:", card.tool, "-", card.reason)
+    return "once"  # or "session", or "deny"
 
 
 async def main() -> None:
     config = Path(__file__).with_name("config.toml")
-    async with Host.open(workspace=Path.cwd(), config_file=config) as host:
+    async with Host.open(workspace=Path.cwd(), config_file=config, approver=approve) as host:
         for tool in host.tools():
             print(tool.name, "-", tool.description.splitlines()[0])
         result = await host.call("notes__add_note", {"title": "hello", "body": "from Python"})
-        print(result.ok, result.text)
+        print(result.ok, result.content[0]["text"])
 
 
 anyio.run(main)

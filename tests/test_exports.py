@@ -8,6 +8,8 @@ import sys
 import mcpyard
 
 PUBLIC = {
+    "Answer",
+    "ApprovalCard",
     "CallError",
     "CallResult",
     "ConfigError",

@@ -14,8 +14,11 @@ if TYPE_CHECKING:
     from mcpyard._host import Host, ToolInfo
     from mcpyard._status import ServerStatus, Status, ToolStatus
     from mcpyard.pipeline import CallResult
+    from mcpyard.policy import Answer, ApprovalCard
 
 __all__ = [
+    "Answer",
+    "ApprovalCard",
     "CallError",
     "CallResult",
     "ConfigError",
@@ -37,6 +40,8 @@ _LAZY = {
     "Status": "mcpyard._status",
     "ToolStatus": "mcpyard._status",
     "CallResult": "mcpyard.pipeline",
+    "ApprovalCard": "mcpyard.policy",
+    "Answer": "mcpyard.policy",
 }
 
 

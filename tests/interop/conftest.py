@@ -3,30 +3,23 @@
 from __future__ import annotations
 
 import os
-import subprocess
-import tempfile
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import IO, Any, Literal
+from typing import Any, Literal
 
-import anyio
 import pytest
-from anyio.abc import Process
 from mcp import Client
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 
-from tests.servers.http_runner import free_port
+from tests.servers.http_runner import serve_process
 
 ROOT = Path(__file__).resolve().parents[2]
 TOOLS = ROOT / ".tools"
 
 STARTUP_SECONDS = 30
-STOP_SECONDS = 5
-POLL_SECONDS = 0.05
-PORT_ATTEMPTS = 3
 
 EverythingMode = Literal["stdio", "streamableHttp", "sse"]
 """server-everything's own names for its transports (`mcp-server-everything MODE`)."""
@@ -101,75 +94,17 @@ async def everything_server(request: pytest.FixtureRequest, everything: Path) ->
         yield EverythingServer(mode, everything, url)
 
 
-class ServerStartError(RuntimeError):
-    """The reference server exited before it accepted connections."""
-
-
 @asynccontextmanager
 async def serve_everything(command: Path, mode: EverythingMode) -> AsyncIterator[str]:
     """Run `mcp-server-everything MODE` with `PORT` set to a free port; yield its MCP URL.
 
     It listens on every interface; the tests reach it on 127.0.0.1. Stopped (SIGTERM, then
     SIGKILL) on exit, also when the test is cancelled.
-
-    Raises:
-        ServerStartError: it exited before listening (its stderr is in the message); retried
-            on a fresh port when the port was taken in the meantime.
-        TimeoutError: the port did not accept connections within 30 s.
     """
-    for attempt in range(1, PORT_ATTEMPTS + 1):
-        port = free_port()
-        environ: Mapping[str, str] = {**os.environ, "PORT": str(port)}
-        with tempfile.TemporaryFile() as stderr:
-            process = await anyio.open_process(
-                [str(command), mode],
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                env=dict(environ),
-            )
-            try:
-                try:
-                    await wait_until_listening(process, port)
-                except ServerStartError as error:
-                    output = read_all(stderr)
-                    if "EADDRINUSE" in output and attempt < PORT_ATTEMPTS:
-                        continue
-                    raise ServerStartError(f"{error}; its stderr:\n{output}") from None
-                yield f"http://127.0.0.1:{port}{ENDPOINTS[mode]}"
-                return
-            finally:
-                await stop(process)
-    raise AssertionError("unreachable: the last attempt either yields or raises")
-
-
-async def wait_until_listening(process: Process, port: int) -> None:
-    with anyio.fail_after(STARTUP_SECONDS):
-        while True:
-            if process.returncode is not None:
-                raise ServerStartError(f"server-everything exited with code {process.returncode} before listening")
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(POLL_SECONDS)
-            else:
-                await stream.aclose()
-                return
-
-
-async def stop(process: Process) -> None:
-    # Shielded so a cancelled or failed test still reaps its server instead of leaking it.
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            process.terminate()
-            with anyio.move_on_after(STOP_SECONDS):
-                await process.wait()
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
-
-
-def read_all(stream: IO[bytes]) -> str:
-    stream.seek(0)
-    return stream.read().decode(errors="replace")
+    async with serve_process(
+        lambda port: [str(command), mode],
+        lambda port: f"http://127.0.0.1:{port}{ENDPOINTS[mode]}",
+        env=lambda port: {**os.environ, "PORT": str(port)},
+        startup_seconds=STARTUP_SECONDS,
+    ) as url:
+        yield url

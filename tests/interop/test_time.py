@@ -50,7 +50,7 @@ async def test_conn1_cat1_call1_time_server_lists_its_tools_and_answers_in_the_a
         assert status.transport == "stdio"
         assert status.protocol_version
 
-        tools = {info.name: info for info in host.tools()}
+        tools = {info.name: info for info in host.server_tools()}
         assert sorted(tools) == ["time__convert_time", "time__get_current_time"]
         assert {info.tool for info in tools.values()} == {"get_current_time", "convert_time"}
         assert all(info.server == SERVER_ID for info in tools.values())

@@ -6,7 +6,7 @@ import socket
 import subprocess
 import sys
 import tempfile
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import IO, Literal
@@ -59,49 +59,62 @@ async def serve_http(
     The URL is `http://127.0.0.1:P/mcp` for streamable HTTP and `http://127.0.0.1:P/sse`
     for SSE. The script must accept those three options (basic.py does; list_changed.py
     does for streamable HTTP). The server is stopped (SIGTERM, then SIGKILL) on exit.
-
-    Raises:
-        ServerStartError: The script exited before accepting connections (its stderr is
-            in the message); retried on a fresh port when the port was taken meanwhile.
-        TimeoutError: The port did not accept connections within 20 s.
     """
     path = script_path(script)
+
+    def command(port: int) -> list[str]:
+        return [sys.executable, str(path), "--transport", transport, "--host", "127.0.0.1", "--port", str(port), *args]
+
+    async with serve_process(command, lambda port: f"http://127.0.0.1:{port}{PATHS[transport]}") as url:
+        yield url
+
+
+@asynccontextmanager
+async def serve_process(
+    command: Callable[[int], Sequence[str]],
+    url: Callable[[int], str],
+    *,
+    env: Callable[[int], Mapping[str, str]] | None = None,
+    startup_seconds: float = STARTUP_SECONDS,
+) -> AsyncIterator[str]:
+    """Start a server process on a free 127.0.0.1 port, wait until it listens, yield its URL, stop it.
+
+    Raises:
+        ServerStartError: The process exited before accepting connections (its stderr is
+            in the message); retried on a fresh port when the port was taken meanwhile.
+        TimeoutError: The port did not accept connections within `startup_seconds`.
+    """
     for attempt in range(1, _PORT_ATTEMPTS + 1):
         port = free_port()
-        command = [
-            sys.executable,
-            str(path),
-            "--transport",
-            transport,
-            "--host",
-            "127.0.0.1",
-            "--port",
-            str(port),
-        ]
         with tempfile.TemporaryFile() as stderr:
             process = await anyio.open_process(
-                [*command, *args], stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, stderr=stderr
+                list(command(port)),
+                stdin=subprocess.DEVNULL,
+                stdout=subprocess.DEVNULL,
+                stderr=stderr,
+                env=dict(env(port)) if env is not None else None,
             )
             try:
                 try:
-                    await _wait_until_listening(process, port)
+                    await _wait_until_listening(process, port, startup_seconds)
                 except ServerStartError as error:
                     output = _read_all(stderr)
-                    if "address already in use" in output.lower() and attempt < _PORT_ATTEMPTS:
+                    taken = "address already in use" in output.lower() or "EADDRINUSE" in output
+                    if taken and attempt < _PORT_ATTEMPTS:
                         continue
                     raise ServerStartError(f"{error}; its stderr:\n{output}") from None
-                yield f"http://127.0.0.1:{port}{PATHS[transport]}"
+                yield url(port)
                 return
             finally:
                 await _stop(process)
     raise AssertionError("unreachable: the last attempt either yields or raises")
 
 
-async def _wait_until_listening(process: Process, port: int) -> None:
-    with anyio.fail_after(STARTUP_SECONDS):
+async def _wait_until_listening(process: Process, port: int, startup_seconds: float) -> None:
+    with anyio.fail_after(startup_seconds):
         while True:
             if process.returncode is not None:
-                raise ServerStartError(f"fixture server exited with code {process.returncode} before listening")
+                raise ServerStartError(f"the server exited with code {process.returncode} before listening")
             try:
                 stream = await anyio.connect_tcp("127.0.0.1", port)
             except OSError:
