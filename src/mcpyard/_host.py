@@ -14,11 +14,12 @@ import anyio.abc
 
 from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
-from mcpyard.catalog import Catalog, ServerTools, build_catalog, server_prefix
+from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
+from mcpyard.policy import Pin, PinStore
 
 __all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
 
@@ -150,7 +151,7 @@ class Host:
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
         self._reloading = False
-        self._known_names: dict[str, str] = {}
+        self._known_names: dict[str, tuple[str, str]] = {}
         """Every model-facing name ever listed, with its server: a call to a tool of a stopped server names it."""
         self._runner = CallRunner(
             session=self.session,
@@ -159,7 +160,10 @@ class Host:
             server=self._supervisors.get,
             settings=lambda: self.config.settings,
             environ=environ,
+            pins=lambda: self.pins,
         )
+        self.pins: Mapping[tuple[str, str], Pin] = {}
+        """Reviewed per-tool policies (POL-5), read at open and on reload."""
         self._changed = anyio.Event()
         self._reaper = Reaper()
 
@@ -214,6 +218,7 @@ class Host:
             secrets=dict(secrets or {}),
         )
         plan = _plan(await anyio.to_thread.run_sync(host._load))
+        host.pins = await anyio.to_thread.run_sync(host._load_pins)
         if mode is None and plan.config.settings.mode is not None:
             host.session.mode = plan.config.settings.mode
         try:
@@ -311,6 +316,28 @@ class Host:
             self.session.cache.forget_server(supervisor.spec.id)
         self._rebuild_catalog()
 
+    def _removed(self, server_id: str) -> list[tuple[str, Pin]]:
+        """Pinned tools a connected server no longer lists, with their model-facing names (POL-5)."""
+        supervisor = self._supervisors.get(server_id)
+        if supervisor is None or supervisor.state != "connected" or self._plan is None:
+            return []
+        listed = {entry.tool for entry in self._catalog.of_server(server_id)}
+        prefix = self._plan.prefixes[server_id]
+        return [
+            (tool_name(prefix, self.settings_separator, pin.tool), pin)
+            for (server, tool), pin in sorted(self.pins.items())
+            if server == server_id and tool not in listed
+        ]
+
+    def _pin_state(self, entry: CatalogEntry) -> str | None:
+        pin = self.pins.get((entry.server, entry.tool))
+        if pin is None:
+            return None
+        return pin.policy if pin.definition_hash == entry.definition_hash else "changed"
+
+    def _load_pins(self) -> Mapping[tuple[str, str], Pin]:
+        return PinStore(self._data_home / "pins.json").load()
+
     def _rebuild_catalog(self) -> None:
         if self._plan is None:
             return
@@ -320,7 +347,7 @@ class Host:
             if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
         ]
         self._catalog = build_catalog(listings, self.settings_separator)
-        self._known_names.update((entry.name, entry.server) for entry in self._catalog.entries.values())
+        self._known_names.update((entry.name, (entry.server, entry.tool)) for entry in self._catalog.entries.values())
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
 
@@ -437,8 +464,11 @@ class Host:
             return ServerStatus(state="connecting", reason="starting", **base)
         base["transport"] = supervisor.transport_used
         tools = tuple(
-            ToolStatus(entry.name, entry.tool, dict(entry.annotations), entry.definition_hash)
+            ToolStatus(entry.name, entry.tool, dict(entry.annotations), entry.definition_hash, self._pin_state(entry))
             for entry in self._catalog.of_server(spec.id)
+        )
+        tools += tuple(
+            ToolStatus(name, pin.tool, {}, pin.definition_hash, "removed") for name, pin in self._removed(spec.id)
         )
         return ServerStatus(
             state=supervisor.state,
@@ -470,7 +500,12 @@ class Host:
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
-        if name not in self._catalog.entries and (server_id := self._known_names.get(name)) is not None:
+        for server_id in self._supervisors:
+            if any(removed == name for removed, _ in self._removed(server_id)):
+                message = f"{name} was reviewed (pinned), but server {server_id!r} no longer lists it; it cannot run"
+                return CallResult.refusal("removed", message, tool=name, server=server_id)
+        if name not in self._catalog.entries and (known := self._known_names.get(name)) is not None:
+            server_id, _ = known
             supervisor = self._supervisors.get(server_id)
             why = f": {supervisor.reason}" if supervisor is not None and supervisor.reason else ""
             state = supervisor.state if supervisor is not None else "not running"
@@ -506,6 +541,7 @@ class Host:
         self._reloading = True
         try:
             plan = _plan(await anyio.to_thread.run_sync(self._load))
+            self.pins = await anyio.to_thread.run_sync(self._load_pins)
             self.session.cache.clear()
             await self._apply(plan)
         finally:

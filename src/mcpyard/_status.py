@@ -29,6 +29,9 @@ class ToolStatus:
     tool: str
     annotations: dict[str, Any]
     definition_hash: str
+    policy: str | None = None
+    """The pinned policy (POL-5): `run_freely`, `ask_first`, `off`; `changed` when the definition
+    moved since it was reviewed; `removed` when the server no longer lists it. None: not pinned."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -36,6 +39,7 @@ class ToolStatus:
             "tool": self.tool,
             "annotations": self.annotations,
             "definition_hash": self.definition_hash,
+            "policy": self.policy,
         }
 
 

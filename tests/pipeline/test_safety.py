@@ -450,3 +450,45 @@ async def test_call5_structured_content_is_passed_through_and_validated_against_
     assert bad.error is not None
     assert bad.error["code"] == "invalid_result"
     assert "b" in bad.error["message"]
+
+
+# ----------------------------------------------------------------- POL-5
+
+
+def pin(home: Home, tool: str, policy: str, definition_hash: str) -> None:
+    from mcpyard.policy import Pin, PinStore
+
+    PinStore(home.data_home / "pins.json").pin(Pin("h", tool, policy, definition_hash))  # type: ignore[arg-type]
+
+
+async def test_pol5_pinned_policies_run_ask_or_refuse_and_show_on_the_status_page(home: Home) -> None:
+    async with hostile(home) as host:
+        hashes = {t.tool: t.definition_hash for t in host.server_tools()}
+    pin(home, "bump", "run_freely", hashes["bump"])
+    pin(home, "huge", "ask_first", hashes["huge"])
+    pin(home, "image", "off", hashes["image"])
+    pin(home, "numbered", "run_freely", "0" * 64)
+    pin(home, "vanished", "run_freely", "1" * 64)
+    approver = ScriptedApprover.always("deny")
+    async with hostile(home, approver=approver) as host:
+        assert (await host.call("h__bump", {})).ok, "run_freely skips the card of a mutating tool"
+        huge = await host.call("h__huge", {"size": 1})
+        assert huge.error is not None
+        assert huge.error["code"] == "denied", "ask_first asks even for a read-only tool"
+        assert [card.tool for card in approver.cards] == ["h__huge"]
+        off = await host.call("h__image", {})
+        assert off.error is not None
+        assert off.error["code"] == "off"
+        changed = await host.call("h__numbered", {"lines": 1})
+        assert changed.error is not None
+        assert changed.error["code"] == "tool_changed"
+        removed = await host.call("h__vanished", {})
+        assert removed.error is not None
+        assert removed.error["code"] == "removed"
+        policies = {tool.tool: tool.policy for tool in host.status().servers[0].tools}
+    assert policies["bump"] == "run_freely"
+    assert policies["huge"] == "ask_first"
+    assert policies["image"] == "off"
+    assert policies["numbered"] == "changed"
+    assert policies["vanished"] == "removed"
+    assert policies["destroy"] is None

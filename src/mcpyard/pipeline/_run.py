@@ -27,6 +27,7 @@ from mcpyard.policy import (
     CallFacts,
     FileFacts,
     HookAnswer,
+    Pin,
     Rules,
     decide,
     preview_arguments,
@@ -95,8 +96,10 @@ class CallRunner:
         server: Callable[[str], Supervisor | None],
         settings: Callable[[], HostSettings],
         environ: Mapping[str, str],
+        pins: Callable[[], Mapping[tuple[str, str], Pin]] = dict,
     ) -> None:
         self.session = session
+        self._pins = pins
         self._environ = environ
         self._workspace = workspace
         self._catalog = catalog
@@ -137,6 +140,7 @@ class CallRunner:
             destructive=entry.destructive,
             trust_annotations=spec.trust_annotations,
             sends_files=bool(sent_files),
+            **self._pinned(current=entry),
         )
         decision = decide(facts, self.session.mode, Rules(settings.allow, settings.deny), self.session.session_allows)
         if decision.verdict == "refuse":
@@ -216,6 +220,13 @@ class CallRunner:
             sent[param] = base64.b64encode(file.data).decode("ascii")
         return _Planned(entry, spec, sent, tuple(read.values()), read)
 
+    def _pinned(self, *, current: CatalogEntry) -> dict[str, Any]:
+        """The reviewed policy of a tool, and whether its definition is still the reviewed one (POL-5)."""
+        pin = self._pins().get((current.server, current.tool))
+        if pin is None:
+            return {}
+        return {"pin": pin.policy, "pin_current": pin.definition_hash == current.definition_hash}
+
     async def _hooks(self, planned: _Planned, settings: HostSettings) -> HookAnswer | None:
         """Ask the user's pre_call hooks, with the call as JSON: tool, server, arguments, files (POL-6)."""
         if not settings.hooks:
@@ -280,6 +291,7 @@ class CallRunner:
             destructive=current.destructive,
             trust_annotations=planned.spec.trust_annotations,
             sends_files=bool(planned.files),
+            **self._pinned(current=current),
         )
         if decide(facts, self.session.mode, Rules(settings.allow, settings.deny), ()).verdict == "refuse":
             raise CallError("denied", f"{current.name} is no longer allowed; nothing was sent")

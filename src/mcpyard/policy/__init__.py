@@ -9,11 +9,13 @@ from mcpyard.policy._approval import (
     YesApprover,
     preview_arguments,
 )
-from mcpyard.policy._decide import CallFacts, Decision, Rules, Verdict, decide, matching_rule
+from mcpyard.policy._decide import CallFacts, Decision, PinPolicy, Rules, Verdict, decide, matching_rule
 from mcpyard.policy._hooks import HOOK_TIMEOUT, HookAnswer, run_hooks
+from mcpyard.policy._pins import POLICIES, Pin, PinStore
 
 __all__ = [
     "HOOK_TIMEOUT",
+    "POLICIES",
     "Answer",
     "ApprovalCard",
     "Approver",
@@ -21,6 +23,9 @@ __all__ = [
     "Decision",
     "FileFacts",
     "HookAnswer",
+    "Pin",
+    "PinPolicy",
+    "PinStore",
     "Rules",
     "ScriptedApprover",
     "Verdict",

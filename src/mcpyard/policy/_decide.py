@@ -9,9 +9,10 @@ from typing import Literal
 
 from mcpyard.config import Mode
 
-__all__ = ["CallFacts", "Decision", "Rules", "Verdict", "decide", "matching_rule"]
+__all__ = ["CallFacts", "Decision", "PinPolicy", "Rules", "Verdict", "decide", "matching_rule"]
 
 Verdict = Literal["run", "ask", "refuse"]
+PinPolicy = Literal["run_freely", "ask_first", "off"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -35,6 +36,10 @@ class CallFacts:
     trust_annotations: bool = True
     sends_files: bool = False
     sends_secret: bool = False
+    pin: PinPolicy | None = None
+    """The reviewed policy of this tool (POL-5), when it is pinned."""
+    pin_current: bool = True
+    """Whether the tool's definition is still the one that was reviewed."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -57,11 +62,14 @@ def matching_rule(name: str, globs: Sequence[str]) -> str | None:
 def decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collection[str]) -> Decision:
     """Decide one call. Pure: the same inputs always give the same decision.
 
-    Order: deny rules (POL-4) → what annotations mean under trust (POL-2, POL-3) →
-    the mode (POL-1) → files and secrets (FILE-5) → session allows and allow rules.
+    Order: deny rules (POL-4) → a pinned policy (POL-5) → what annotations mean under
+    trust (POL-2, POL-3) → the mode (POL-1) → files and secrets (FILE-5) → session allows
+    and allow rules.
     """
     if (rule := matching_rule(facts.name, rules.deny)) is not None:
         return Decision("refuse", f"denied by the rule {rule!r} (deny rules win in every mode)", code="denied")
+    if facts.pin is not None:
+        return _decide_pinned(facts, mode)
     trusted = facts.trust_annotations
     read_only = trusted and facts.read_only and not facts.destructive
     destructive = trusted and facts.destructive
@@ -94,3 +102,24 @@ def decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collectio
         return Decision("run", f"allowed by the rule {rule!r}")
     why = "annotations of this server are not trusted" if not trusted else "the tool may change things"
     return Decision("ask", f"the tool is not read-only ({why})", session_allowed=True)
+
+
+def _decide_pinned(facts: CallFacts, mode: Mode) -> Decision:
+    """A pinned tool follows its reviewed policy; annotations grant nothing here (POL-5)."""
+    if not facts.pin_current:
+        return Decision(
+            "refuse",
+            "its definition changed since it was reviewed, so it is suspended; review it and pin it again "
+            "(`mcpyard pin NAME POLICY`)",
+            code="tool_changed",
+        )
+    if facts.pin == "off":
+        return Decision("refuse", "its reviewed policy is `off`", code="off")
+    sensitive = facts.sends_files or facts.sends_secret
+    if mode in ("read-only", "plan") and (sensitive or not (facts.trust_annotations and facts.read_only)):
+        return Decision("refuse", f"{mode} mode runs only read-only tools that send nothing", code="mode_refused")
+    if sensitive:
+        return Decision("ask", "the call sends a local file or a secret value; such calls always ask")
+    if facts.pin == "ask_first" and mode != "auto":
+        return Decision("ask", "its reviewed policy is `ask_first`")
+    return Decision("run", f"its reviewed policy is `{facts.pin}`" if facts.pin == "run_freely" else "auto mode")

@@ -1,0 +1,74 @@
+"""POL-5: per-tool policies bound to the reviewed definition hash, locally through `mcpyard pin`."""
+
+from __future__ import annotations
+
+import json
+import stat
+from pathlib import Path
+
+import pytest
+
+from mcpyard.config import Mode
+from mcpyard.policy import CallFacts, Pin, PinPolicy, PinStore, Rules, decide
+
+MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
+
+
+@pytest.mark.parametrize(
+    ("pin", "read_only", "mode", "expected"),
+    [
+        ("run_freely", False, "ask", "run"),
+        ("run_freely", True, "ask", "run"),
+        ("ask_first", True, "ask", "ask"),
+        ("ask_first", False, "ask", "ask"),
+        ("ask_first", False, "auto", "run"),
+        ("off", True, "ask", "refuse"),
+        ("off", True, "auto", "refuse"),
+        ("run_freely", False, "read-only", "refuse"),
+        ("run_freely", True, "plan", "run"),
+        ("ask_first", True, "read-only", "ask"),
+    ],
+)
+def test_pol5_a_pinned_tool_follows_its_reviewed_policy(
+    pin: PinPolicy, read_only: bool, mode: Mode, expected: str
+) -> None:
+    facts = CallFacts(name="s__t", read_only=read_only, pin=pin)
+    assert decide(facts, mode, Rules(), ()).verdict == expected
+
+
+@pytest.mark.parametrize("mode", MODES)
+@pytest.mark.parametrize("pin", ["run_freely", "ask_first", "off"])
+def test_pol5_a_changed_definition_is_suspended_in_every_mode(mode: Mode, pin: PinPolicy) -> None:
+    decision = decide(CallFacts(name="s__t", read_only=True, pin=pin, pin_current=False), mode, Rules(), ())
+    assert decision.verdict == "refuse"
+    assert decision.code == "tool_changed"
+
+
+def test_pol5_read_only_hint_never_grants_permission_to_a_pinned_tool() -> None:
+    decision = decide(CallFacts(name="s__t", read_only=True, pin="ask_first"), "ask", Rules(), ())
+    assert decision.verdict == "ask"
+
+
+def test_pol4_deny_rules_beat_a_pinned_run_freely() -> None:
+    decision = decide(CallFacts(name="s__t", pin="run_freely"), "auto", Rules(deny=("s__*",)), ())
+    assert decision.verdict == "refuse"
+    assert decision.code == "denied"
+
+
+def test_pol5_file_sending_still_asks_under_run_freely() -> None:
+    decision = decide(CallFacts(name="s__t", pin="run_freely", sends_files=True), "ask", Rules(), ())
+    assert decision.verdict == "ask"
+    assert not decision.session_allowed
+
+
+def test_pol5_pins_are_stored_atomically_at_0600_and_read_back(tmp_path: Path) -> None:
+    store = PinStore(tmp_path / "data" / "pins.json")
+    assert store.load() == {}
+    store.pin(Pin("s", "t", "ask_first", "ab" * 32))
+    store.pin(Pin("s", "u", "off", "cd" * 32))
+    assert stat.S_IMODE(store.path.stat().st_mode) == 0o600
+    assert set(store.load()) == {("s", "t"), ("s", "u")}
+    assert store.unpin("s", "t")
+    assert not store.unpin("s", "t")
+    assert set(store.load()) == {("s", "u")}
+    assert json.loads(store.path.read_text())["version"] == 1
