@@ -186,3 +186,21 @@ def test_api3_yes_answers_once_except_for_a_destructive_tool(
     assert done.returncode == exit_code, done.stderr
     result = json.loads(done.stdout)
     assert (result["error"] or {}).get("code") == code
+
+
+def test_pol5_pin_and_unpin_from_the_console(home: Home) -> None:
+    config = str(home.write_config({"h": fixture_server("hostile")}))
+    refused = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    assert json.loads(refused.stdout)["error"]["code"] == "approval_required"
+    pinned = mcpyard(home, "pin", "h__bump", "run_freely", "--json", "--mcp-config", config)
+    assert pinned.returncode == 0, pinned.stderr
+    assert json.loads(pinned.stdout)["policy"] == "run_freely"
+    ran = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    assert ran.returncode == 0, ran.stdout
+    bad = mcpyard(home, "pin", "h__bump", "sometimes", "--mcp-config", config)
+    assert bad.returncode == 2
+    assert "run_freely, ask_first, off" in bad.stderr
+    unpinned = mcpyard(home, "unpin", "h__bump", "--mcp-config", config)
+    assert unpinned.returncode == 0, unpinned.stderr
+    again = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    assert json.loads(again.stdout)["error"]["code"] == "approval_required"
