@@ -413,6 +413,22 @@ class Host:
             for entry in self._catalog.entries.values()
         ]
 
+    def system_prompt(self) -> str:
+        """The server instruction sections for the model's system prompt (INS-1 to INS-3, MOD-1).
+
+        Each connected server's instructions, as sent at its last connect, sanitized and
+        fenced under the server's tool prefix. A stdio server that stopped leaves the prompt;
+        a remote server's section stays while it reconnects, until reload.
+        """
+        from mcpyard.model import system_prompt
+
+        if self._plan is None:
+            return ""
+        prefixes = self._plan.prefixes
+        return system_prompt(
+            (prefixes[server_id], text) for server_id, text in self.instructions().items() if server_id in prefixes
+        )
+
     def instructions(self) -> dict[str, str]:
         """Raw instructions by server id, as the connected servers sent them."""
         return {

@@ -277,6 +277,7 @@ class Supervisor:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
             self.tools = ()
+            self.instructions = None  # its section leaves the prompt from the next turn (INS-3)
             self._on_change(self)
         self._end.set()
 
