@@ -20,6 +20,8 @@ from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 from mcpyard.policy import Pin, PinStore
+from mcpyard.secrets import Redactor
+from mcpyard.secrets._inventory import secrets_in_use
 
 __all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
 
@@ -130,7 +132,7 @@ class Host:
         environ: Mapping[str, str],
         config_home: Path,
         data_home: Path,
-        secrets: Mapping[str, str],
+        secrets: Mapping[str, str] | None,
     ) -> None:
         if mode is not None and mode not in MODES:
             raise UsageError(f"unknown mode {mode!r}: use one of {', '.join(MODES)}")
@@ -195,7 +197,8 @@ class Host:
             environ: the environment to expand and pass on (default: `os.environ`).
             config_home: folder of the user config (default: `MCPYARD_CONFIG_HOME` or the platform's).
             data_home: folder of mcpyard's data (default: `MCPYARD_DATA_HOME` or the platform's).
-            secrets: saved secrets by name, for `${secret:NAME}`.
+            secrets: secrets by name for `${secret:NAME}` (default: the saved ones, SEC-1,
+                read again on every reload).
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -215,7 +218,7 @@ class Host:
             environ=env,
             config_home=config_home or default_config_home(env),
             data_home=data_home or default_data_home(env),
-            secrets=dict(secrets or {}),
+            secrets=dict(secrets) if secrets is not None else None,
         )
         plan = _plan(await anyio.to_thread.run_sync(host._load))
         host.pins = await anyio.to_thread.run_sync(host._load_pins)
@@ -242,6 +245,11 @@ class Host:
                 await anyio.to_thread.run_sync(host._reaper.close)
 
     def _load(self) -> LoadedConfig:
+        secrets = self._secrets
+        if secrets is None:
+            from mcpyard.secrets import default_secret_store
+
+            secrets = default_secret_store(self._data_home).get_all()
         return read_config(
             workspace=self.workspace,
             config_file=self._config_file,
@@ -249,13 +257,15 @@ class Host:
             environ=self._environ,
             config_home=self._config_home,
             data_home=self._data_home,
-            secrets=self._secrets,
+            secrets=secrets,
         )
 
     async def _apply(self, plan: _Plan) -> None:
         """Stop servers that left or changed, start new or changed ones, wait for them to settle."""
         old = self._plan
         self._plan = plan
+        # Every value mcpyard will put into a request or an environment, redacted wherever it comes back (SEC-3).
+        self.session.redactor = Redactor(secrets_in_use(plan.runnable, self._environ))
         wanted = {spec.id: spec for spec in plan.runnable}
         for server_id, supervisor in list(self._supervisors.items()):
             spec = wanted.get(server_id)
@@ -346,7 +356,7 @@ class Host:
             for spec in self._plan.runnable
             if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
         ]
-        self._catalog = build_catalog(listings, self.settings_separator)
+        self._catalog = build_catalog(listings, self.settings_separator, redact=self.session.redactor.redact)
         self._known_names.update((entry.name, (entry.server, entry.tool)) for entry in self._catalog.entries.values())
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
@@ -425,8 +435,11 @@ class Host:
         if self._plan is None:
             return ""
         prefixes = self._plan.prefixes
+        redact = self.session.redactor.redact
         return system_prompt(
-            (prefixes[server_id], text) for server_id, text in self.instructions().items() if server_id in prefixes
+            (prefixes[server_id], redact(text))
+            for server_id, text in self.instructions().items()
+            if server_id in prefixes
         )
 
     def instructions(self) -> dict[str, str]:
@@ -448,7 +461,9 @@ class Host:
             servers.append(self._server_status(plan, spec))
             supervisor = self._supervisors.get(spec.id)
             if supervisor is not None:
-                warnings.extend(w for w in supervisor.warnings if w not in warnings)
+                warnings.extend(
+                    text for w in supervisor.warnings if (text := self.session.redactor.redact(w)) not in warnings
+                )
         return Status(
             session_id=self.session_id,
             mode=self.mode,
@@ -486,13 +501,14 @@ class Host:
         tools += tuple(
             ToolStatus(name, pin.tool, {}, pin.definition_hash, "removed") for name, pin in self._removed(spec.id)
         )
+        redact = self.session.redactor.redact
         return ServerStatus(
             state=supervisor.state,
-            reason=supervisor.reason,
+            reason=redact(supervisor.reason) if supervisor.reason else None,
             protocol_version=supervisor.protocol_version,
             tools=tools,
             instructions_bytes=len((supervisor.instructions or "").encode()),
-            note=supervisor.note,
+            note=redact(supervisor.note) if supervisor.note else None,
             **base,
         )
 

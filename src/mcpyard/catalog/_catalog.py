@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
+from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -81,7 +81,7 @@ class Catalog:
         return len(self.entries)
 
 
-def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
+def _entry(name: str, server: str, wire: Mapping[str, Any], redact: Callable[[str], str]) -> CatalogEntry:
     schema = wire.get("inputSchema")
     model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
@@ -94,8 +94,8 @@ def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
         name=name,
         server=server,
         tool=str(wire["name"]),
-        description=sanitize_text(description) if isinstance(description, str) else "",
-        title=sanitize_text(title, limit=MAX_TITLE) if isinstance(title, str) else None,
+        description=sanitize_text(redact(description)) if isinstance(description, str) else "",
+        title=sanitize_text(redact(title), limit=MAX_TITLE) if isinstance(title, str) else None,
         input_schema=model_schema,
         output_schema=output if isinstance(output, dict) else None,
         annotations=annotations if isinstance(annotations, dict) else {},
@@ -105,7 +105,7 @@ def _entry(name: str, server: str, wire: Mapping[str, Any]) -> CatalogEntry:
     )
 
 
-def build_catalog(listings: Iterable[ServerTools], separator: str) -> Catalog:
+def build_catalog(listings: Iterable[ServerTools], separator: str, *, redact: Callable[[str], str] = str) -> Catalog:
     """Name every tool of every listed server (CAT-1) and hash its definition (CAT-2).
 
     Servers sharing a prefix were already resolved (shadowed) by the host; names that
@@ -114,5 +114,5 @@ def build_catalog(listings: Iterable[ServerTools], separator: str) -> Catalog:
     """
     listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
     names = assign_all_names([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator)
-    entries = {name: _entry(name, server, wire) for name, (server, _, wire) in zip(names, listed, strict=True)}
+    entries = {name: _entry(name, server, wire, redact) for name, (server, _, wire) in zip(names, listed, strict=True)}
     return Catalog(MappingProxyType(entries))

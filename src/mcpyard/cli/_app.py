@@ -9,6 +9,7 @@ from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
 from mcpyard.cli._pin import pin, unpin
 from mcpyard.cli._reload import reload, trust
+from mcpyard.cli._secrets import secrets_app
 from mcpyard.cli._shell import shell
 from mcpyard.cli._status import status, tools
 
@@ -32,3 +33,4 @@ app.command()(pin)
 app.command()(unpin)
 app.command()(shell)
 app.command()(demo)
+app.add_typer(secrets_app)

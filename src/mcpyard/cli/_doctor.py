@@ -31,6 +31,8 @@ def doctor(
         from mcpyard._paths import config_home, data_home
         from mcpyard._version import __version__
         from mcpyard.connect import ClientIdentity, Supervisor
+        from mcpyard.secrets import Redactor, default_secret_store
+        from mcpyard.secrets._inventory import secrets_in_use
 
         root = await anyio.to_thread.run_sync(resolve_workspace, opts.workspace)
         config = await anyio.to_thread.run_sync(
@@ -41,9 +43,10 @@ def doctor(
                 environ=os.environ,
                 config_home=config_home(os.environ),
                 data_home=data_home(os.environ),
-                secrets={},
+                secrets=default_secret_store(data_home(os.environ)).get_all(),
             )
         )
+        redactor = Redactor(secrets_in_use(config.servers, os.environ))
         matches = [s for s in config.servers if server in (s.id, s.name)]
         if not matches:
             known = ", ".join(s.id for s in config.servers) or "none"
@@ -88,6 +91,7 @@ def doctor(
                 supervisor.request_stop()
             if supervisor.process is not None:
                 report["stderr"] = list(supervisor.process.stderr_tail)
+        report = redactor.redact_json(report)
         if opts.json:
             print_json(report)
             return

@@ -1,6 +1,6 @@
 """Connections to MCP servers: one supervisor per server over stdio, streamable HTTP or SSE."""
 
-from mcpyard.connect._environment import BASE_VARIABLES, looks_secret, server_environment
+from mcpyard.connect._environment import BASE_VARIABLES, server_environment
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._supervisor import ClientIdentity, ProgressFn, Supervisor, SupervisorState
@@ -14,6 +14,5 @@ __all__ = [
     "StdioTransport",
     "Supervisor",
     "SupervisorState",
-    "looks_secret",
     "server_environment",
 ]

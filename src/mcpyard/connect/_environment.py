@@ -6,7 +6,9 @@ import sys
 from collections.abc import Iterable, Mapping
 from typing import Literal
 
-__all__ = ["BASE_VARIABLES", "SECRET_MARKERS", "looks_secret", "server_environment"]
+from mcpyard.config import looks_secret
+
+__all__ = ["BASE_VARIABLES", "server_environment"]
 
 BASE_VARIABLES: tuple[str, ...] = (
     ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
@@ -23,13 +25,6 @@ BASE_VARIABLES: tuple[str, ...] = (
         "TMP",
     )
 )
-SECRET_MARKERS = ("KEY", "TOKEN", "SECRET", "PASSWORD", "PASSWD", "CREDENTIAL", "AUTH", "COOKIE", "SESSION")
-
-
-def looks_secret(name: str) -> bool:
-    """Whether an environment variable's name looks like it holds a secret (CONN-2)."""
-    upper = name.upper()
-    return any(marker in upper for marker in SECRET_MARKERS)
 
 
 def server_environment(

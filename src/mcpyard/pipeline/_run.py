@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
@@ -33,6 +34,7 @@ from mcpyard.policy import (
     preview_arguments,
     run_hooks,
 )
+from mcpyard.secrets import Redactor
 
 if TYPE_CHECKING:
     from mcpyard.connect import ProgressFn, Supervisor
@@ -72,6 +74,8 @@ class Session:
     session_allows: set[str] = field(default_factory=set)
     store: ResultStore = field(default_factory=ResultStore)
     cache: IdempotentCache = field(default_factory=IdempotentCache)
+    redactor: Redactor = field(default_factory=Redactor)
+    """Secret values mcpyard sends, replaced by their names in everything that comes back (SEC-3)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -121,7 +125,8 @@ class CallRunner:
             return await self._run(name, dict(arguments or {}), on_progress, conversation)
         except CallError as exc:
             entry = self._catalog().get(name)
-            return CallResult.refusal(exc.code, exc.message, tool=name, server=entry.server if entry else None)
+            message = self.session.redactor.redact(exc.message)
+            return CallResult.refusal(exc.code, message, tool=name, server=entry.server if entry else None)
 
     async def _run(
         self, name: str, arguments: dict[str, Any], on_progress: ProgressFn | None, conversation: str
@@ -140,6 +145,7 @@ class CallRunner:
             destructive=entry.destructive,
             trust_annotations=spec.trust_annotations,
             sends_files=bool(sent_files),
+            sends_secret=self.session.redactor.contains(json.dumps(arguments, ensure_ascii=False, default=str)),
             **self._pinned(current=entry),
         )
         decision = decide(facts, self.session.mode, Rules(settings.allow, settings.deny), self.session.session_allows)
@@ -182,6 +188,7 @@ class CallRunner:
             store=self.session.store,
             files=planned.files,
             cached=cached is not None,
+            redactor=self.session.redactor,
         )
         if cached is not None:
             return shape_result(entry, cached, shaping)
@@ -234,7 +241,12 @@ class CallRunner:
         entry = planned.entry
         files = [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in planned.files]
         shown = {**planned.arguments, **{param: f.path for param, f in planned.file_params.items()}}
-        payload = {"tool": entry.name, "server": entry.server, "server_tool": entry.tool, "arguments": shown}
+        payload = {
+            "tool": entry.name,
+            "server": entry.server,
+            "server_tool": entry.tool,
+            "arguments": self.session.redactor.redact_json(shown),
+        }
         return await run_hooks(
             settings.hooks,
             name=entry.name,
@@ -259,9 +271,14 @@ class CallRunner:
             tool=entry.name,
             server=entry.server,
             server_tool=entry.tool,
-            arguments_preview=preview_arguments(
-                {**planned.arguments, **original},
-                {param: FileFacts(file.path, file.size, file.sha256) for param, file in planned.file_params.items()},
+            arguments_preview=self.session.redactor.redact(
+                preview_arguments(
+                    {**planned.arguments, **original},
+                    {
+                        param: FileFacts(file.path, file.size, file.sha256)
+                        for param, file in planned.file_params.items()
+                    },
+                )
             ),
             annotations=entry.annotations,
             reason=reason,

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import mcp_types as types
@@ -14,6 +14,7 @@ from mcpyard.errors import CallError
 from mcpyard.files import LocalFile
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore
+from mcpyard.secrets import Redactor
 
 __all__ = ["CACHED_LINE", "ShapeContext", "cut_to_bytes", "fence", "file_line", "shape_result"]
 
@@ -34,6 +35,7 @@ class ShapeContext:
     store: ResultStore
     files: Sequence[LocalFile] = ()
     cached: bool = False
+    redactor: Redactor = field(default_factory=Redactor)
 
 
 def file_line(file: LocalFile) -> str:
@@ -106,11 +108,17 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     Raises:
         CallError: `result_too_large` when the text is over the 1 MiB the store keeps (CALL-4).
     """
-    content = [block.model_dump(by_alias=True, exclude_none=True, mode="json") for block in result.content]
+    redactor = context.redactor
+    content = [
+        redactor.redact_json(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        for block in result.content
+    ]
+    structured = redactor.redact_json(result.structured_content)
     body = "\n".join(_block_text(block) for block in content)
-    if not content and result.structured_content is not None:
-        body = canonical_json(result.structured_content)
-    body = _replace_echoes(body, context.files)
+    if not content and structured is not None:
+        body = canonical_json(structured)
+    # Redacted before the cut, so a secret can never be half shown across it (SEC-3).
+    body = redactor.redact(_replace_echoes(body, context.files))
     size = len(body.encode("utf-8", "surrogatepass"))
     if size > MAX_STORED_RESULT_BYTES:
         raise CallError(
@@ -137,7 +145,7 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
         ok=not result.is_error,
         text=text,
         content=content,
-        structured=result.structured_content,
+        structured=structured,
         cached=context.cached,
         handle=handle,
         error=error,

@@ -1,0 +1,55 @@
+"""Which values mcpyard put into requests or server environments, and under which label they are redacted (SEC-3)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Iterable, Mapping
+
+from mcpyard.config import ServerSpec, looks_secret
+
+__all__ = ["AUTH_HEADERS", "secrets_in_use"]
+
+AUTH_HEADERS = frozenset({"authorization", "proxy-authorization"})
+_ENV_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
+
+
+def _credential_header(name: str) -> bool:
+    return name.lower() in AUTH_HEADERS or looks_secret(name)
+
+
+def secrets_in_use(specs: Iterable[ServerSpec], environ: Mapping[str, str]) -> list[tuple[str, str]]:
+    """`(label, value)` for every value to redact.
+
+    - a saved secret expanded anywhere into an entry: `%NAME%`;
+    - an environment variable whose name looks secret that reached a stdio server
+      (its `env`, or a name in `inherit_env`): `${env:NAME}`;
+    - an environment variable whose value went into `Authorization`, `Proxy-Authorization`
+      or a header whose name looks secret: `${env:NAME}`; such a header written into the
+      config with no reference at all is redacted whole, as `[header NAME]`.
+    """
+    found: list[tuple[str, str]] = []
+    for spec in specs:
+        found += [(f"%{name}%", value) for name, value in spec.secret_values]
+        if spec.transport == "stdio":
+            found += [(f"${{env:{name}}}", value) for name, value in spec.env if looks_secret(name)]
+            if spec.inherit_env != "*":
+                found += [
+                    (f"${{env:{name}}}", environ[name])
+                    for name in spec.inherit_env
+                    if looks_secret(name) and name in environ
+                ]
+        credential_headers = {name for name, _ in spec.headers if _credential_header(name)}
+        for field, reference, outcome in spec.references:
+            header = field.removeprefix("headers.")
+            if field.startswith("headers.") and header in credential_headers and outcome == "set":
+                match = _ENV_REFERENCE.fullmatch(reference)
+                if match is not None and match.group(1) in environ:
+                    found.append((f"${{env:{match.group(1)}}}", environ[match.group(1)]))
+        # A credential written into the config itself (no reference) is redacted whole.
+        referenced = {field.removeprefix("headers.") for field, _, _ in spec.references if field.startswith("headers.")}
+        found += [
+            (f"[header {name}]", value)
+            for name, value in spec.headers
+            if name in credential_headers and name not in referenced
+        ]
+    return found
