@@ -17,6 +17,7 @@ from mcpyard._version import __version__
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
+from mcpyard.connect._trace import split_trace_headers
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 from mcpyard.policy import Pin, PinStore
@@ -145,7 +146,7 @@ class Host:
         self._config_home = config_home
         self._data_home = data_home
         self._secrets = secrets
-        self._identity = ClientIdentity("mcpyard", __version__)
+        self._identity = ClientIdentity("mcpyard", __version__, self.session.id)
         self._plan: _Plan | None = None
         self._supervisors: dict[str, Supervisor] = {}
         self._finished: dict[str, anyio.Event] = {}
@@ -478,7 +479,8 @@ class Host:
             "name": plan.prefixes[spec.id],
             "source": spec.source,
             "transport": spec.transport,
-            "headers_sent": tuple(name for name, _ in spec.headers),
+            "headers_sent": tuple(name for name, _ in split_trace_headers(spec.headers)[0]),
+            "headers_not_sent": tuple(split_trace_headers(spec.headers)[1]),
             "command": spec.command,
             "url": spec.url,
         }

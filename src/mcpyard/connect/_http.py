@@ -10,6 +10,8 @@ from dataclasses import dataclass, field
 import httpx2
 from mcp.client._transport import TransportStreams
 
+from mcpyard.connect._trace import SESSION_HEADER, TRACE_HEADER, current_traceparent
+
 __all__ = ["HttpObservations", "sse_transport", "streamable_transport"]
 
 MAX_SSE_EVENT_BYTES = 64 * 1024 * 1024
@@ -21,6 +23,7 @@ CONNECT_TIMEOUT = 30.0
 class HttpObservations:
     """HTTP statuses a connection saw, for fallback decisions and failure reasons."""
 
+    session_id: str = ""
     responses: deque[tuple[str, int]] = field(default_factory=lambda: deque(maxlen=16))
 
     def saw(self, method: str, *statuses: int) -> bool:
@@ -37,6 +40,12 @@ def _client(headers: Mapping[str, str], observations: HttpObservations) -> httpx
     async def record(response: httpx2.Response) -> None:
         observations.responses.append((response.request.method, response.status_code))
 
+    async def trace(request: httpx2.Request) -> None:
+        # Every request names the host session; those of a tool call carry its trace (CALL-3).
+        request.headers[SESSION_HEADER] = observations.session_id
+        if (traceparent := current_traceparent()) is not None:
+            request.headers[TRACE_HEADER] = traceparent
+
     return httpx2.AsyncClient(
         headers=dict(headers),
         # No read limit: a call may wait on a person (`call_timeout_secs: null`); the
@@ -45,7 +54,7 @@ def _client(headers: Mapping[str, str], observations: HttpObservations) -> httpx
         # MCP traffic never goes through ambient proxies or picks up .netrc credentials.
         trust_env=False,
         follow_redirects=False,
-        event_hooks={"response": [record]},
+        event_hooks={"request": [trace], "response": [record]},
     )
 
 

@@ -26,6 +26,7 @@ from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
+from mcpyard.connect._trace import split_trace_headers, tool_call_trace
 from mcpyard.errors import CallError
 
 __all__ = [
@@ -51,10 +52,11 @@ BACKOFF_MAX = 60.0
 
 @dataclass(frozen=True, slots=True)
 class ClientIdentity:
-    """How mcpyard introduces itself to servers."""
+    """How mcpyard introduces itself to servers, and the host session it speaks for."""
 
     name: str
     version: str
+    session_id: str = ""
 
 
 class Supervisor:
@@ -163,7 +165,7 @@ class Supervisor:
         self.state = "connecting"
         self._on_change(self)
         timeout = self.spec.connect_timeout_secs
-        observations = HttpObservations()
+        observations = HttpObservations(session_id=self._identity.session_id)
         process = StdioProcess()
         self.process = process if self.is_stdio else None
         try:
@@ -209,7 +211,7 @@ class Supervisor:
 
     @property
     def _headers(self) -> dict[str, str]:
-        return dict(self.spec.headers)
+        return dict(split_trace_headers(self.spec.headers)[0])
 
     def _transport(self, observations: HttpObservations, process: StdioProcess) -> Transport:
         spec = self.spec
@@ -404,7 +406,8 @@ class Supervisor:
                         await on_progress(progress, total, message)
 
                 try:
-                    return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
+                    with tool_call_trace():
+                        return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
                     if exc.code == types.CONNECTION_CLOSED:
                         self._connection_lost()
