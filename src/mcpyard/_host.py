@@ -479,8 +479,7 @@ class Host:
             "name": plan.prefixes[spec.id],
             "source": spec.source,
             "transport": spec.transport,
-            "headers_sent": tuple(name for name, _ in split_trace_headers(spec.headers)[0]),
-            "headers_not_sent": tuple(split_trace_headers(spec.headers)[1]),
+            **_header_names(spec),
             "command": spec.command,
             "url": spec.url,
         }
@@ -510,7 +509,7 @@ class Host:
             protocol_version=supervisor.protocol_version,
             tools=tools,
             instructions_bytes=len((supervisor.instructions or "").encode()),
-            note=redact(supervisor.note) if supervisor.note else None,
+            note=redact(supervisor.note) if supervisor.note else _websocket_note(spec),
             **base,
         )
 
@@ -581,6 +580,20 @@ class Host:
         finally:
             self._reloading = False
         return self.status()
+
+
+def _websocket_note(spec: ServerSpec) -> str | None:
+    if spec.transport == "websocket" and spec.headers:
+        return "websocket servers get no headers: the configured ones are not sent"
+    return None
+
+
+def _header_names(spec: ServerSpec) -> dict[str, tuple[str, ...]]:
+    """Configured header names sent and not sent (never values): websocket sends none (AUTH-1, CALL-3)."""
+    if spec.transport == "websocket":
+        return {"headers_sent": (), "headers_not_sent": tuple(name for name, _ in spec.headers)}
+    sent, not_sent = split_trace_headers(spec.headers)
+    return {"headers_sent": tuple(name for name, _ in sent), "headers_not_sent": tuple(not_sent)}
 
 
 def resolve_workspace(workspace: Path | str | None) -> Path:

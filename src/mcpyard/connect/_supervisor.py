@@ -27,6 +27,7 @@ from mcpyard.connect._http import HttpObservations, sse_transport, streamable_tr
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers, tool_call_trace
+from mcpyard.connect._websocket import websocket_transport
 from mcpyard.errors import CallError
 
 __all__ = [
@@ -234,6 +235,8 @@ class Supervisor:
             return sse_transport(self._url, self._headers, observations)
         if self.transport_used == "streamable_http":
             return streamable_transport(self._url, self._headers, observations)
+        if self.transport_used == "websocket":
+            return websocket_transport(self._url, open_timeout=spec.connect_timeout_secs)
         raise CallError("unsupported_transport", f"transport {spec.transport!r} is not available yet")
 
     async def _session(self, transport: Transport, scope: anyio.CancelScope) -> None:
