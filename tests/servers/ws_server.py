@@ -25,7 +25,7 @@ from starlette.websockets import WebSocket, WebSocketDisconnect
 
 # Run as a script: put the repository root on the path to reach the basic fixture.
 sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
-from tests.servers.basic import build_server  # noqa: E402
+from tests.servers.basic import build_server
 
 SEEN: list[dict[str, str]] = []
 
