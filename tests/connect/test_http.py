@@ -101,3 +101,16 @@ async def test_conn4_a_dropped_remote_connection_keeps_its_tools_refuses_calls_a
             assert body(await host.call("r__add", {"a": 2, "b": 2})) == "4"
     finally:
         await _stop(process)
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+async def test_call4_a_result_near_one_mebibyte_arrives_over_http_and_is_cut(home: Home, transport: str) -> None:
+    async with (
+        serve_http("basic", transport) as url,  # type: ignore[arg-type]
+        open_host(home, {"r": {"url": url}}) as host,
+    ):
+        result = await host.call("r__big_text", {"chars": 1_000_000})
+        assert result.ok, result.error
+        assert result.handle is not None
+        assert "the full result is 1000000 bytes" in result.text
+        assert host.status().servers[0].state == "connected"

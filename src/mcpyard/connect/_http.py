@@ -6,9 +6,14 @@ import contextlib
 from collections import deque
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
+from urllib.parse import urljoin, urlsplit
 
+import anyio
+import anyio.abc
 import httpx2
+import mcp_types as types
 from mcp.client._transport import TransportStreams
+from mcp.shared.message import SessionMessage
 
 from mcpyard.connect._trace import SESSION_HEADER, TRACE_HEADER, current_traceparent
 
@@ -76,19 +81,64 @@ async def streamable_transport(
 async def sse_transport(
     url: str, headers: Mapping[str, str], observations: HttpObservations
 ) -> AsyncIterator[TransportStreams]:
-    """Legacy HTTP+SSE through the SDK, on a client of ours."""
-    from mcp.client.sse import sse_client
+    """Legacy HTTP+SSE: events from a GET stream, messages POSTed to the endpoint it names.
 
-    def factory(
-        headers: dict[str, str] | None = None,
-        timeout: httpx2.Timeout | None = None,
-        auth: httpx2.Auth | None = None,
-    ) -> httpx2.AsyncClient:
-        del timeout  # the SDK's SSE read limit would end a quiet but healthy stream
-        client = _client(headers or {}, observations)
-        if auth is not None:
-            client.auth = auth
-        return client
+    The SDK's own client keeps a 1 MiB limit on one event, so a large result would end the
+    connection; this one takes events up to `MAX_SSE_EVENT_BYTES` and leaves the caps to the
+    pipeline. Messages are parsed and written with the SDK's models.
+    """
+    from mcp.shared._context_streams import create_context_streams
+    from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 
-    async with sse_client(url, headers=dict(headers), httpx_client_factory=factory) as streams:
-        yield streams
+    async with (
+        _client(headers, observations) as client,
+        sse_within_origin(client, url, max_event_size=MAX_SSE_EVENT_BYTES) as events,
+    ):
+        events.response.raise_for_status()
+        read_writer, read_stream = create_context_streams[SessionMessage | Exception](0)
+        write_stream, write_reader = create_context_streams[SessionMessage](0)
+
+        async def read_events(*, task_status: anyio.abc.TaskStatus[str]) -> None:
+            async with read_writer:
+                async for event in events:
+                    if event.event == "endpoint":
+                        endpoint = urljoin(url, event.data)
+                        if _origin(endpoint) != _origin(url):
+                            raise ValueError("the SSE server named an endpoint on another origin; refusing it")
+                        task_status.started(endpoint)
+                    elif event.event == "message" and event.data:
+                        try:
+                            message = types.jsonrpc_message_adapter.validate_json(event.data, by_name=False)
+                        except ValueError as exc:
+                            await read_writer.send(exc)
+                            continue
+                        await read_writer.send(SessionMessage(message))
+
+        async def post(endpoint: str, outgoing: SessionMessage) -> None:
+            body = outgoing.message.model_dump(by_alias=True, mode="json", exclude_unset=True)
+            response = await request_within_origin(client, "POST", endpoint, json=body)
+            response.raise_for_status()
+
+        async def write_messages(endpoint: str) -> None:
+            async with write_reader:
+                async for outgoing in write_reader:
+                    context = write_reader.last_context
+                    async with anyio.create_task_group() as tg:
+                        # The sender's context (its trace, CALL-3) goes with the POST.
+                        if context is not None:
+                            context.run(tg.start_soon, post, endpoint, outgoing)
+                        else:
+                            tg.start_soon(post, endpoint, outgoing)
+
+        async with read_stream, write_stream, anyio.create_task_group() as tg:
+            endpoint = await tg.start(read_events)
+            tg.start_soon(write_messages, endpoint)
+            try:
+                yield read_stream, write_stream
+            finally:
+                tg.cancel_scope.cancel()
+
+
+def _origin(url: str) -> tuple[str, str, int | None]:
+    parts = urlsplit(url)
+    return parts.scheme, parts.hostname or "", parts.port
