@@ -1,4 +1,4 @@
-"""What the benchmarks share: an isolated mcpyard home, the server entry, percentiles, tables, leftovers."""
+"""What the benchmarks share: an isolated mcpyard home, the server entry, interleaved timing, tables, leftovers."""
 
 from __future__ import annotations
 
@@ -6,15 +6,19 @@ import contextlib
 import json
 import math
 import os
+import re
 import signal
 import sys
 import tempfile
-from collections.abc import Iterator, Sequence
-from dataclasses import dataclass
+import time
+from collections.abc import Awaitable, Callable, Iterator, Mapping, Sequence
+from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
-from mcp import StdioServerParameters
+from mcp import Client, StdioServerParameters
+
+from mcpyard import Host
 
 BENCH = Path(__file__).resolve().parent
 SERVER_SCRIPT = BENCH / "server.py"
@@ -77,15 +81,163 @@ def median(values: Sequence[float]) -> float:
 
 
 def print_table(headers: Sequence[str], rows: Sequence[Sequence[str]]) -> None:
-    """A plain, aligned text table."""
+    """A plain text table: the first column aligned left, the others (numbers) right."""
     widths = [max(len(str(cell)) for cell in column) for column in zip(headers, *rows, strict=True)]
-    print("  ".join(h.ljust(w) for h, w in zip(headers, widths, strict=True)))
-    print("  ".join("-" * w for w in widths))
+
+    def line(cells: Sequence[str]) -> str:
+        return "  ".join(
+            cell.ljust(w) if i == 0 else cell.rjust(w) for i, (cell, w) in enumerate(zip(cells, widths, strict=True))
+        )
+
+    print(line(headers))
+    print(line(["-" * w for w in widths]))
     for row in rows:
-        cells = [
-            str(cell).rjust(w) if i else str(cell).ljust(w) for i, (cell, w) in enumerate(zip(row, widths, strict=True))
-        ]
-        print("  ".join(cells))
+        print(line([str(cell) for cell in row]))
+
+
+# ------------------------------------------------------------------ interleaved timing
+
+Caller = Callable[[str, dict[str, Any]], Awaitable[int]]
+"""Calls one tool and returns the length of its text (checked against the expectation)."""
+
+Arguments = Mapping[str, Any] | Callable[[], dict[str, Any]]
+"""The arguments of every call, or a function giving the next call's arguments (fresh keys)."""
+
+
+@dataclass
+class Samples:
+    """One side's measurements, per round: wall seconds of each call, and this process's CPU per call."""
+
+    rounds: list[list[float]] = field(default_factory=list)
+    cpu: list[float] = field(default_factory=list)
+
+    @property
+    def all(self) -> list[float]:
+        return [s for r in self.rounds for s in r]
+
+
+async def time_calls(
+    call: Caller, tool: str, arguments: Arguments, count: int, expect: int
+) -> tuple[list[float], float]:
+    """Wall seconds of each call, and the CPU seconds per call this process spent (all its threads)."""
+    times: list[float] = []
+    cpu_start = time.process_time()
+    for _ in range(count):
+        args = arguments() if callable(arguments) else dict(arguments)
+        start = time.perf_counter()
+        length = await call(tool, args)
+        times.append(time.perf_counter() - start)
+        if length != expect:
+            raise RuntimeError(f"{tool} returned {length} characters, expected {expect}")
+    return times, (time.process_time() - cpu_start) / count
+
+
+async def compare(
+    sides: Mapping[str, Caller],
+    tool: str,
+    arguments: Arguments,
+    *,
+    expect: int,
+    rounds: int,
+    calls: int,
+    warmup: int,
+) -> dict[str, Samples]:
+    """Warm up every side, then run `rounds` rounds of `calls` calls per side, alternating which side goes first."""
+    for call in sides.values():
+        await time_calls(call, tool, arguments, warmup, expect)
+    samples = {name: Samples() for name in sides}
+    names = list(sides)
+    for index in range(rounds):
+        order = names if index % 2 == 0 else names[::-1]
+        for name in order:
+            times, cpu = await time_calls(sides[name], tool, arguments, calls, expect)
+            samples[name].rounds.append(times)
+            samples[name].cpu.append(cpu)
+    return samples
+
+
+def report(
+    title: str,
+    host: Samples,
+    direct: Samples,
+    *,
+    goal: float | None,
+    unit: Literal["ms", "us"] = "ms",
+    labels: tuple[str, str] = ("mcpyard Host.call", "SDK Client.call_tool"),
+) -> float:
+    """Print both sides' p50, p90, min and client CPU per call, and the ratio of the medians; returns the ratio."""
+    scale, digits = (1e3, 3) if unit == "ms" else (1e6, 0)
+
+    def fmt(seconds: float) -> str:
+        return f"{seconds * scale:.{digits}f}"
+
+    ratio = median(host.all) / median(direct.all)
+    per_round = [median(h) / median(d) for h, d in zip(host.rounds, direct.rounds, strict=True)]
+    print(f"\n{title}  ({len(host.rounds)} rounds x {len(host.rounds[0])} calls per side)")
+    rows = [
+        [name, fmt(median(s.all)), fmt(percentile(s.all, 90)), fmt(min(s.all)), fmt(median(s.cpu))]
+        for name, s in zip(labels, (host, direct), strict=True)
+    ]
+    print_table(["side", f"p50 {unit}", f"p90 {unit}", f"min {unit}", f"client CPU {unit}/call"], rows)
+    verdict = "" if goal is None else (f"; goal <= {goal:.2f}: " + ("met" if ratio <= goal else "NOT MET"))
+    print(
+        f"ratio of medians host/direct: {ratio:.3f}"
+        f" (per round: median {median(per_round):.3f}, {min(per_round):.3f}-{max(per_round):.3f});"
+        f" difference {(median(host.all) - median(direct.all)) * 1e6:+.0f} us/call wall,"
+        f" {(median(host.cpu) - median(direct.cpu)) * 1e6:+.0f} us/call client CPU{verdict}",
+        flush=True,
+    )
+    return ratio
+
+
+_TOO_LARGE = re.compile(r"returned (\d+) bytes of text")
+
+
+def host_caller(host: Host, server_id: str, *, cached: bool = False, too_large_ok: bool = False) -> Caller:
+    """`Host.call` of one bench tool, returning the length of the server's text.
+
+    The length is taken from the wire content blocks (`CallResult.content`), never from
+    `CallResult.text`: that one is what the model reads, the data inside mcpyard's fence
+    (and cut at the result cap). `cached` is whether every answer must come from mcpyard's
+    idempotent cache (True) or from the server (False). With `too_large_ok`, mcpyard's
+    `result_too_large` refusal (a result over the 1 MiB it keeps, refused after it was read
+    whole) counts as an answer, and the length is the one the refusal names.
+    """
+
+    async def call(tool: str, arguments: dict[str, Any]) -> int:
+        result = await host.call(f"{server_id}__{tool}", arguments)
+        if not result.ok:
+            error = result.error or {}
+            found = _TOO_LARGE.search(error.get("message", ""))
+            if too_large_ok and error.get("code") == "result_too_large" and found:
+                return int(found[1])
+            raise RuntimeError(f"Host.call({tool}) failed: {result.error}")
+        if result.cached != cached:
+            raise RuntimeError(f"Host.call({tool}) answered from {'its cache' if result.cached else 'the server'}")
+        return sum(len(str(block.get("text", ""))) for block in result.content if block.get("type") == "text")
+
+    return call
+
+
+def sdk_caller(client: Client) -> Caller:
+    """A direct SDK `Client.call_tool`, returning the length of the text content."""
+
+    async def call(tool: str, arguments: dict[str, Any]) -> int:
+        result = await client.call_tool(tool, arguments)
+        if result.is_error:
+            raise RuntimeError(f"call_tool({tool}) failed: {result.content}")
+        return sum(len(getattr(block, "text", "")) for block in result.content)
+
+    return call
+
+
+def load_line() -> str:
+    """Load averages (1, 5, 15 min) and this machine's CPU count, for the top of a run."""
+    one, five, fifteen = os.getloadavg()
+    return f"{os.cpu_count()} CPUs, load average {one:.2f} {five:.2f} {fifteen:.2f}"
+
+
+# ------------------------------------------------------------------ processes
 
 
 def live_children() -> list[int]:
@@ -104,6 +256,29 @@ def live_children() -> list[int]:
         if int(ppid) == me and state != "Z":
             found.append(int(entry.name))
     return found
+
+
+def pin_processes() -> str:
+    """Pin this process to the first CPU and every thread of its children (the servers) to the others.
+
+    Which core a server lands on relative to its client changes the cost of every
+    round trip (a wake-up on the same core or across cores) and tends to stay put for a
+    whole run, so two server processes can differ by 10 % for no reason of their own.
+    Pinned, both sides get the same placement. Returns what was done, for the report.
+    """
+    cpus = sorted(os.sched_getaffinity(0))
+    if len(cpus) < 2:
+        return "not pinned (one CPU)"
+    mine, theirs = {cpus[0]}, set(cpus[1:])
+    for task in Path(f"/proc/{os.getpid()}/task").iterdir():
+        with contextlib.suppress(OSError):
+            os.sched_setaffinity(int(task.name), mine)
+    for pid in live_children():
+        with contextlib.suppress(OSError):
+            for task in Path(f"/proc/{pid}/task").iterdir():
+                with contextlib.suppress(OSError):
+                    os.sched_setaffinity(int(task.name), theirs)
+    return f"pinned: this process to CPU {cpus[0]}, the servers to CPU {','.join(map(str, sorted(theirs)))}"
 
 
 def stop_leftovers() -> int:

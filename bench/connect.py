@@ -8,13 +8,12 @@ after the other (never both at once), alternating which goes first each round; a
 unmeasured N=1 warm-up of each side comes first. Every server is stopped before the
 next measurement and the script checks that no server process is left behind.
 
-Run: `.venv/bin/python bench/connect.py [--sizes 1,10,50] [--rounds 2]`
+Run: `.venv/bin/python bench/connect.py [--sizes 1,10,50] [--rounds 3]`
 """
 
 from __future__ import annotations
 
 import argparse
-import os
 import sys
 import time
 from collections.abc import Awaitable, Callable
@@ -22,13 +21,14 @@ from dataclasses import dataclass
 from pathlib import Path
 
 import anyio
-from _common import Home, live_children, median, print_table, server_params, stop_leftovers, temp_home
 from mcp import Client
 
+from _common import Home, live_children, load_line, median, print_table, server_params, stop_leftovers, temp_home
 from mcpyard import Host
 
 GOAL = 1.1
-TOOLS_PER_SERVER = 3
+TOOLS_PER_SERVER = 5
+"""echo, noop, blob, peek, lookup: the tools of bench/server.py."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,7 +38,9 @@ class Attempt:
     connect_secs: float
     stop_secs: float
     rss_gib: float
-    """Resident memory of all server processes once they were connected."""
+    """Resident memory of this process's children once connected (the servers; for mcpyard also its reaper)."""
+    idle_cpu: float
+    """CPU this process used while connected and idle, as a share of one core (0.05 = 5 %)."""
 
 
 def _servers_rss_gib() -> float:
@@ -54,12 +56,21 @@ def _servers_rss_gib() -> float:
     return total_kib / 2**20
 
 
+async def _idle_cpu(seconds: float) -> float:
+    """The share of one core this process uses while nothing is asked of it for `seconds`."""
+    if seconds <= 0:
+        return 0.0
+    cpu_start, start = time.process_time(), time.perf_counter()
+    await anyio.sleep(seconds)
+    return (time.process_time() - cpu_start) / (time.perf_counter() - start)
+
+
 def _check_stopped(side: str) -> None:
     if left := live_children():
         raise RuntimeError(f"{side}: {len(left)} server process(es) still running after stop: {left}")
 
 
-async def host_side(home: Home, count: int, connect_timeout: float) -> Attempt:
+async def host_side(home: Home, count: int, connect_timeout: float, idle_secs: float) -> Attempt:
     config = home.write_config([f"s{i}" for i in range(count)], connect_timeout_secs=connect_timeout)
     start = time.perf_counter()
     async with Host.open(
@@ -75,13 +86,14 @@ async def host_side(home: Home, count: int, connect_timeout: float) -> Attempt:
         if len(servers) != count or bad:
             raise RuntimeError(f"host: {len(bad)} of {count} servers not connected: {bad[0].state}: {bad[0].reason}")
         rss = _servers_rss_gib()
+        idle = await _idle_cpu(idle_secs)
         leaving = time.perf_counter()
     stopped = time.perf_counter()
     _check_stopped("host")
-    return Attempt(connected - start, stopped - leaving, rss)
+    return Attempt(connected - start, stopped - leaving, rss, idle)
 
 
-async def direct_side(home: Home, count: int, connect_timeout: float) -> Attempt:
+async def direct_side(home: Home, count: int, connect_timeout: float, idle_secs: float) -> Attempt:
     params = server_params(home)
     listed = 0
     all_listed = anyio.Event()
@@ -106,14 +118,15 @@ async def direct_side(home: Home, count: int, connect_timeout: float) -> Attempt
             await all_listed.wait()
         connected = time.perf_counter()
         rss = _servers_rss_gib()
+        idle = await _idle_cpu(idle_secs)
         leaving = time.perf_counter()
         release.set()
     stopped = time.perf_counter()
     _check_stopped("direct")
-    return Attempt(connected - start, stopped - leaving, rss)
+    return Attempt(connected - start, stopped - leaving, rss, idle)
 
 
-Side = Callable[[Home, int, float], Awaitable[Attempt]]
+Side = Callable[[Home, int, float, float], Awaitable[Attempt]]
 
 
 async def run(args: argparse.Namespace, home: Home) -> None:
@@ -121,7 +134,7 @@ async def run(args: argparse.Namespace, home: Home) -> None:
     bound = args.connect_timeout + 30
     for side in sides.values():  # warm-up: disk caches, first imports
         with anyio.fail_after(bound):
-            await side(home, 1, args.connect_timeout)
+            await side(home, 1, args.connect_timeout, 0.0)
     rows: list[list[str]] = []
     names = list(sides)
     for count in args.sizes:
@@ -129,7 +142,7 @@ async def run(args: argparse.Namespace, home: Home) -> None:
         for index in range(args.rounds):
             for name in names if index % 2 == 0 else names[::-1]:
                 with anyio.fail_after(bound):
-                    results[name].append(await sides[name](home, count, args.connect_timeout))
+                    results[name].append(await sides[name](home, count, args.connect_timeout, args.idle_secs))
         host = median([a.connect_secs for a in results["host"]])
         direct = median([a.connect_secs for a in results["direct"]])
         ratio = host / direct
@@ -142,12 +155,32 @@ async def run(args: argparse.Namespace, home: Home) -> None:
                 "met" if ratio <= GOAL else "NOT MET",
                 f"{median([a.stop_secs for a in results['host']]):.2f}",
                 f"{median([a.stop_secs for a in results['direct']]):.2f}",
+                f"{median([a.idle_cpu for a in results['host']]) * 100:.1f}",
+                f"{median([a.idle_cpu for a in results['direct']]) * 100:.1f}",
                 f"{max(a.rss_gib for a in results['host']):.2f}",
             ]
         )
         print(f"N={count}: host {host:.3f} s, direct {direct:.3f} s, ratio {ratio:.3f}", flush=True)
     print(f"\nconnect N stdio servers, median of {args.rounds} round(s) per side; goal host/direct <= {GOAL}")
-    print_table(["N", "host s", "direct s", "ratio", "goal", "host stop s", "direct stop s", "servers RSS GiB"], rows)
+    print(
+        f"stop: time to leave the block (all servers stopped); idle CPU: this process over {args.idle_secs:g} s "
+        "while connected and idle, % of one core; RSS: the host's child processes once connected"
+    )
+    print_table(
+        [
+            "N",
+            "host s",
+            "direct s",
+            "ratio",
+            "goal",
+            "host stop s",
+            "direct stop s",
+            "host idle CPU %",
+            "direct idle CPU %",
+            "children RSS GiB",
+        ],
+        rows,
+    )
 
 
 def _sizes(text: str) -> list[int]:
@@ -157,18 +190,22 @@ def _sizes(text: str) -> list[int]:
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--sizes", type=_sizes, default=[1, 10, 50], help="server counts, comma-separated")
-    parser.add_argument("--rounds", type=int, default=2, help="measurements per side and size")
+    parser.add_argument("--rounds", type=int, default=3, help="measurements per side and size")
     parser.add_argument(
         "--connect-timeout", type=float, default=120.0, help="connect timeout per server (both sides), seconds"
     )
-    parser.add_argument("--timeout", type=float, default=290.0, help="give up on the whole run after this long")
+    parser.add_argument(
+        "--idle-secs", type=float, default=1.0, help="measure this process's CPU while idle and connected (0: skip)"
+    )
+    parser.add_argument("--timeout", type=float, default=480.0, help="give up on the whole run after this long")
     args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {os.cpu_count()} CPUs, load average {os.getloadavg()[0]:.2f}")
+    print(f"python {sys.version.split()[0]}, {load_line()}", flush=True)
     with temp_home() as home:
         try:
             anyio.run(_bounded, args, home)
         finally:
             stop_leftovers()
+    print(f"\nat the end: {load_line()}")
 
 
 async def _bounded(args: argparse.Namespace, home: Home) -> None:

@@ -1,6 +1,12 @@
 """The benchmark server: a minimal stdio MCP server that both sides of every benchmark talk to.
 
-Tools: `echo(text)` (read-only), `noop()` and `blob(size)` (returns `'x' * size`).
+Tools:
+- `echo(text)` (read-only): returns the text;
+- `noop()` (no annotations): returns nothing;
+- `blob(size)` (read-only): returns `'x' * size` (large results);
+- `peek(key)` (read-only, not idempotent): returns `value of <key>`; mcpyard never caches it;
+- `lookup(key)` (read-only and idempotent): the same body as `peek`; mcpyard may answer it from its cache.
+
 Run as `python bench/server.py`; it serves over stdio until its stdin closes. Results are
 unstructured (one text block, no output schema), so a `blob(size)` result carries the text once.
 """
@@ -11,10 +17,16 @@ from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+READ_ONLY_IDEMPOTENT = ToolAnnotations(read_only_hint=True, idempotent_hint=True)
+
+
+def value_of(key: str) -> str:
+    """What `peek(key)` and `lookup(key)` return."""
+    return f"value of {key}"
 
 
 def build_server() -> MCPServer:
-    """The server with its three tools."""
+    """The server with its tools."""
     server = MCPServer("bench", version="1.0", log_level="WARNING")
 
     @server.tool(annotations=READ_ONLY, structured_output=False)
@@ -30,6 +42,16 @@ def build_server() -> MCPServer:
     def blob(size: int) -> str:
         """Return `size` characters of 'x' (large results)."""
         return "x" * size
+
+    @server.tool(annotations=READ_ONLY, structured_output=False)
+    def peek(key: str) -> str:
+        """Return the value of a key (read-only, not idempotent: never cached)."""
+        return value_of(key)
+
+    @server.tool(annotations=READ_ONLY_IDEMPOTENT, structured_output=False)
+    def lookup(key: str) -> str:
+        """Return the value of a key (read-only and idempotent: may be cached)."""
+        return value_of(key)
 
     return server
 
