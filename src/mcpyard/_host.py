@@ -14,7 +14,7 @@ import anyio.abc
 
 from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
-from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, server_prefix, tool_name
+from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, server_prefix, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
 from mcpyard.connect._trace import split_trace_headers
@@ -306,6 +306,7 @@ class Host:
             identity=self._identity,
             on_change=self._on_server_change,
             reaper=self._reaper,
+            redact=self._redact,
         )
         tg = self._tg
         finished = anyio.Event()
@@ -320,6 +321,10 @@ class Host:
         self._finished[spec.id] = finished
         tg.start_soon(run, name=f"mcpyard server {spec.id}")
         return supervisor
+
+    def _redact(self, text: str) -> str:
+        # Looked up on each use: a reload brings a new redactor.
+        return self.session.redactor.redact(text)
 
     def _on_server_change(self, supervisor: Supervisor) -> None:
         if supervisor.state != "connected":
@@ -357,7 +362,7 @@ class Host:
             for spec in self._plan.runnable
             if (supervisor := self._supervisors.get(spec.id)) is not None and supervisor.tools
         ]
-        self._catalog = build_catalog(listings, self.settings_separator, redact=self.session.redactor.redact)
+        self._catalog = build_catalog(listings, self.settings_separator, redactor=self.session.redactor)
         self._known_names.update((entry.name, (entry.server, entry.tool)) for entry in self._catalog.entries.values())
         changed, self._changed = self._changed, anyio.Event()
         changed.set()
@@ -409,7 +414,11 @@ class Host:
         return [*self.server_tools(), builtin]
 
     def server_tools(self) -> list[ToolInfo]:
-        """The model-facing tools of the connected servers only."""
+        """The model-facing tools of the connected servers only.
+
+        A pinned tool that is `off`, or whose definition changed since it was reviewed, is not
+        offered: its new text never reaches the model before a person reviews it (POL-5).
+        """
         return [
             ToolInfo(
                 name=entry.name,
@@ -422,6 +431,7 @@ class Host:
                 definition_hash=entry.definition_hash,
             )
             for entry in self._catalog.entries.values()
+            if not self.pins or self._pin_state(entry) not in ("off", "changed")
         ]
 
     def system_prompt(self) -> str:
@@ -438,7 +448,8 @@ class Host:
         prefixes = self._plan.prefixes
         redact = self.session.redactor.redact
         return system_prompt(
-            (prefixes[server_id], redact(text))
+            # Cleaned before redacting, so a secret split by invisible characters is caught whole.
+            (prefixes[server_id], redact(clean_text(text)))
             for server_id, text in self.instructions().items()
             if server_id in prefixes
         )
@@ -533,10 +544,14 @@ class Host:
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
-        for server_id in self._supervisors:
-            if any(removed == name for removed, _ in self._removed(server_id)):
-                message = f"{name} was reviewed (pinned), but server {server_id!r} no longer lists it; it cannot run"
-                return CallResult.refusal("removed", message, tool=name, server=server_id)
+        if name not in self._catalog.entries and self.pins:
+            # Only a name the catalog does not know can be a removed, pinned tool (POL-5).
+            for server_id in self._supervisors:
+                if any(removed == name for removed, _ in self._removed(server_id)):
+                    message = (
+                        f"{name} was reviewed (pinned), but server {server_id!r} no longer lists it; it cannot run"
+                    )
+                    return CallResult.refusal("removed", message, tool=name, server=server_id)
         if name not in self._catalog.entries and (known := self._known_names.get(name)) is not None:
             server_id, _ = known
             supervisor = self._supervisors.get(server_id)
@@ -576,6 +591,7 @@ class Host:
             plan = _plan(await anyio.to_thread.run_sync(self._load))
             self.pins = await anyio.to_thread.run_sync(self._load_pins)
             self.session.cache.clear()
+            self.session.session_allows.clear()
             await self._apply(plan)
         finally:
             self._reloading = False

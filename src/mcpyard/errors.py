@@ -8,7 +8,9 @@ data, and has a message that says what went wrong and what to do::
     ├── UsageError             a command line or API argument is wrong
     ├── StateError             the host cannot do that now (reload during a call, closed host)
     └── CallError              a tool call was refused or failed before a result existed
-                               (`code` is the `CallResult.error.code` the model sees)
+        │                      (`code` is the `CallResult.error.code` the model sees)
+        └── ServerError        the server answered the call with a protocol error; its text is
+                               the server's, and is shaped (fenced, capped, redacted) like a result
 
 Per-server problems (a bad value, a missing command, a dead process) are not raised:
 they become that server's state and reason on the status page, and the other servers
@@ -19,7 +21,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CallError", "ConfigError", "McpyardError", "StateError", "UsageError"]
+__all__ = ["CallError", "ConfigError", "McpyardError", "ServerError", "StateError", "UsageError"]
 
 
 class McpyardError(Exception):
@@ -75,3 +77,17 @@ class CallError(McpyardError):
     def __init__(self, code: str, message: str) -> None:
         super().__init__(message)
         self.code = code
+
+
+class ServerError(CallError):
+    """The server answered a call with a JSON-RPC error.
+
+    Attributes:
+        server: the server's id.
+        text: the server's error message, untrusted: shaped like a result before anyone reads it.
+    """
+
+    def __init__(self, server: str, text: str) -> None:
+        super().__init__("server_error", f"server {server!r} answered with an error")
+        self.server = server
+        self.text = text

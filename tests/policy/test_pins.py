@@ -72,3 +72,9 @@ def test_pol5_pins_are_stored_atomically_at_0600_and_read_back(tmp_path: Path) -
     assert not store.unpin("s", "t")
     assert set(store.load()) == {("s", "u")}
     assert json.loads(store.path.read_text())["version"] == 1
+
+
+@pytest.mark.parametrize(("mode", "expected"), [("ask", "ask"), ("auto", "run")])
+def test_pol2_a_pinned_run_freely_never_skips_a_destructive_tools_card(mode: Mode, expected: str) -> None:
+    facts = CallFacts(name="s__rm", destructive=True, pin="run_freely")
+    assert decide(facts, mode, Rules(), ()).verdict == expected

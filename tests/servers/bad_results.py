@@ -11,7 +11,16 @@ from typing import Any
 import anyio
 from mcp.server import Server, ServerRequestContext
 from mcp.server.stdio import stdio_server
-from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, PaginatedRequestParams, TextContent, Tool
+from mcp.shared.exceptions import MCPError
+from mcp_types import (
+    CallToolRequestParams,
+    CallToolResult,
+    ListToolsResult,
+    PaginatedRequestParams,
+    TextContent,
+    Tool,
+    ToolAnnotations,
+)
 
 OUTPUT_SCHEMA: dict[str, Any] = {
     "type": "object",
@@ -28,9 +37,17 @@ def build_server() -> Server[Any]:
             input_schema={"type": "object", "properties": {"good": {"type": "boolean"}}, "required": ["good"]},
             output_schema=OUTPUT_SCHEMA,
         )
-        return ListToolsResult(tools=[tool])
+        explode = Tool(
+            name="explode",
+            description="Answer with a JSON-RPC error (code -32000) quoting `text`.",
+            input_schema={"type": "object", "properties": {"text": {"type": "string"}}, "required": ["text"]},
+            annotations=ToolAnnotations(read_only_hint=True),
+        )
+        return ListToolsResult(tools=[tool, explode])
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if params.name == "explode":
+            raise MCPError(-32000, f"exploded: {(params.arguments or {}).get('text')}")
         good = bool((params.arguments or {}).get("good"))
         structured: dict[str, Any] = {"n": 3} if good else {"n": "many"}
         return CallToolResult(content=[TextContent(text=str(structured))], structured_content=structured)

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Iterable, Mapping
+from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
@@ -10,7 +10,8 @@ from typing import Any
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import assign_all_names
-from mcpyard.catalog._sanitize import sanitize_text
+from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
+from mcpyard.secrets._redact import Redactor
 
 __all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
 
@@ -81,7 +82,12 @@ class Catalog:
         return len(self.entries)
 
 
-def _entry(name: str, server: str, wire: Mapping[str, Any], redact: Callable[[str], str]) -> CatalogEntry:
+def _text(value: str, redactor: Redactor, limit: int) -> str:
+    # Cleaned before redacting: a secret split by a zero-width or control character is whole again.
+    return sanitize_text(redactor.redact(clean_text(value)), limit=limit)
+
+
+def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor) -> CatalogEntry:
     schema = wire.get("inputSchema")
     model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
@@ -94,18 +100,19 @@ def _entry(name: str, server: str, wire: Mapping[str, Any], redact: Callable[[st
         name=name,
         server=server,
         tool=str(wire["name"]),
-        description=sanitize_text(redact(description)) if isinstance(description, str) else "",
-        title=sanitize_text(redact(title), limit=MAX_TITLE) if isinstance(title, str) else None,
-        input_schema=model_schema,
-        output_schema=output if isinstance(output, dict) else None,
-        annotations=annotations if isinstance(annotations, dict) else {},
+        description=_text(description, redactor, DESCRIPTION_LIMIT) if isinstance(description, str) else "",
+        title=_text(title, redactor, MAX_TITLE) if isinstance(title, str) else None,
+        # What the model sees is redacted; the hash below covers the definition as sent.
+        input_schema=redactor.redact_json(model_schema),
+        output_schema=redactor.redact_json(output) if isinstance(output, dict) else None,
+        annotations=redactor.redact_json(annotations) if isinstance(annotations, dict) else {},
         definition_hash=definition_hash(wire),
         wire=wire,
         file_params=file_params,
     )
 
 
-def build_catalog(listings: Iterable[ServerTools], separator: str, *, redact: Callable[[str], str] = str) -> Catalog:
+def build_catalog(listings: Iterable[ServerTools], separator: str, *, redactor: Redactor | None = None) -> Catalog:
     """Name every tool of every listed server (CAT-1) and hash its definition (CAT-2).
 
     Servers sharing a prefix were already resolved (shadowed) by the host; names that
@@ -114,5 +121,6 @@ def build_catalog(listings: Iterable[ServerTools], separator: str, *, redact: Ca
     """
     listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
     names = assign_all_names([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator)
-    entries = {name: _entry(name, server, wire, redact) for name, (server, _, wire) in zip(names, listed, strict=True)}
+    scrub = redactor or Redactor()
+    entries = {name: _entry(name, server, wire, scrub) for name, (server, _, wire) in zip(names, listed, strict=True)}
     return Catalog(MappingProxyType(entries))

@@ -127,6 +127,8 @@ def run(main: Callable[[], Awaitable[T]]) -> T:
     except KeyboardInterrupt:
         sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
         raise typer.Exit(130) from None
+    except typer.Exit:
+        raise
     except Exception as exc:  # top-level handler: one line, never a traceback (ERR-1)
         first = (str(exc).splitlines() or [""])[0][:200]
         fail(f"unexpected {type(exc).__name__}: {first} (please report it)")

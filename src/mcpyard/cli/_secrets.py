@@ -40,6 +40,8 @@ def _guard(action: Callable[[], T]) -> T:
         return action()
     except McpyardError as exc:
         fail(str(exc))
+    except OSError as exc:
+        fail(f"cannot use the secrets store: {exc.strerror or exc} ({getattr(exc, 'filename', '') or 'data folder'})")
 
 
 @secrets_app.command("set")

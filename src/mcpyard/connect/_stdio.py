@@ -15,7 +15,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -47,6 +47,8 @@ class StdioProcess:
     exited: anyio.Event = field(default_factory=anyio.Event)
     problem: str | None = None
     """Why the transport ended on its own side (a flood, unparseable output), if it did."""
+    redact: Callable[[str], str] = str
+    """Applied to each stderr line before it is cut, so no part of a secret is kept."""
 
     def describe_exit(self) -> str:
         """`exited with code N` plus the last lines of stderr, for the status page."""
@@ -209,7 +211,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     def _keep_stderr(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip()
         if text:
-            self.process.stderr_tail.append(text[:STDERR_LINE_CHARS])
+            self.process.stderr_tail.append(self.process.redact(text)[:STDERR_LINE_CHARS])
 
     async def _stop(self, proc: anyio.abc.Process) -> None:
         if proc.stdin is not None:

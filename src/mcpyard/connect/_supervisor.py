@@ -28,7 +28,7 @@ from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers, tool_call_trace
 from mcpyard.connect._websocket import websocket_transport
-from mcpyard.errors import CallError
+from mcpyard.errors import CallError, ServerError
 
 __all__ = [
     "CANCEL_GRACE",
@@ -77,6 +77,7 @@ class Supervisor:
         identity: ClientIdentity,
         on_change: Callable[[Supervisor], None],
         reaper: Reaper | None = None,
+        redact: Callable[[str], str] = str,
     ) -> None:
         self.spec = spec
         self._workspace = workspace
@@ -84,6 +85,8 @@ class Supervisor:
         self._identity = identity
         self._on_change = on_change
         self._reaper = reaper
+        self._redact = redact
+        """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
         self.state: SupervisorState = "connecting"
         self.reason: str | None = None
         self.note: str | None = None
@@ -167,7 +170,7 @@ class Supervisor:
         self._on_change(self)
         timeout = self.spec.connect_timeout_secs
         observations = HttpObservations(session_id=self._identity.session_id)
-        process = StdioProcess()
+        process = StdioProcess(redact=self._redact)
         self.process = process if self.is_stdio else None
         try:
             with anyio.CancelScope(deadline=anyio.current_time() + timeout) as scope:
@@ -412,13 +415,13 @@ class Supervisor:
                     with tool_call_trace():
                         return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
-                    if exc.code == types.CONNECTION_CLOSED:
+                    if self._closed_locally(exc):
                         self._connection_lost()
                         raise CallError("connection_lost", self._lost_message()) from None
-                    message = f"server {self.spec.id!r} answered with an error: {exc.message}"
-                    raise CallError("server_error", message) from None
+                    # The server's own words: the pipeline fences, caps and redacts them like a result.
+                    raise ServerError(self.spec.id, exc.message) from None
                 except (RuntimeError, ValidationError) as exc:  # the SDK's output-schema and model checks
-                    first = (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+                    first = (self._redact(str(exc)).splitlines() or [type(exc).__name__])[0][:300]
                     message = f"server {self.spec.id!r} sent an invalid result: {first}"
                     raise CallError("invalid_result", message) from None
                 except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
@@ -436,6 +439,10 @@ class Supervisor:
             raise
         finally:
             self._in_flight -= 1
+
+    def _closed_locally(self, exc: MCPError) -> bool:
+        """The SDK's own "connection closed", not a server error that happens to use code -32000."""
+        return exc.code == types.CONNECTION_CLOSED and exc.message.strip().lower() == "connection closed"
 
     def _unavailable_message(self) -> str:
         what = {"connecting": "is still connecting", "failed": "is not connected", "stopped": "has stopped"}

@@ -7,19 +7,20 @@ import functools
 import json
 import secrets
 from collections.abc import Callable, Mapping, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 import anyio
+import mcp_types as types
 
 from mcpyard.catalog import Catalog, CatalogEntry
 from mcpyard.config import HostSettings, Mode, ServerSpec
-from mcpyard.errors import CallError
+from mcpyard.errors import CallError, ServerError
 from mcpyard.files import FileRefused, LocalFile, read_local_file
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._shape import ShapeContext, fence, shape_result
+from mcpyard.pipeline._shape import ShapeContext, cut_to_bytes, fence, shape_result
 from mcpyard.pipeline._stages import resolve, validate_arguments
 from mcpyard.pipeline._store import ResultStore
 from mcpyard.policy import (
@@ -192,14 +193,23 @@ class CallRunner:
         )
         if cached is not None:
             return shape_result(entry, cached, shaping)
-        if not (entry.read_only and spec.trust_annotations):
+        if not (entry.read_only and not entry.destructive and spec.trust_annotations):
             # Any call that may change the server forgets its results, whether it succeeds or not (CALL-6).
             cache.forget_server(entry.server)
-        result = await supervisor.call(
-            entry.tool, planned.arguments, timeout_secs=spec.call_timeout_secs, on_progress=on_progress
-        )
+        before = cache.generation(entry.server)
+        try:
+            result = await supervisor.call(
+                entry.tool, planned.arguments, timeout_secs=spec.call_timeout_secs, on_progress=on_progress
+            )
+        except ServerError as exc:
+            # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.
+            failed = types.CallToolResult(content=[types.TextContent(type="text", text=exc.text)], is_error=True)
+            shaped = shape_result(entry, failed, shaping)
+            error = {"code": "server_error", "message": shaped.error["message"] if shaped.error else exc.message}
+            return replace(shaped, error=error)
         shaped = shape_result(entry, result, shaping)
-        if key is not None and not result.is_error:
+        # A change that reached the server while this call was out makes its answer stale: not kept.
+        if key is not None and not result.is_error and cache.generation(entry.server) == before:
             cache.put(key, entry.server, result)
         return shaped
 
@@ -273,7 +283,8 @@ class CallRunner:
             server_tool=entry.tool,
             arguments_preview=self.session.redactor.redact(
                 preview_arguments(
-                    {**planned.arguments, **original},
+                    # Redacted before the preview is cut, so no part of a secret is shown.
+                    self.session.redactor.redact_json({**planned.arguments, **original}),
                     {
                         param: FileFacts(file.path, file.size, file.sha256)
                         for param, file in planned.file_params.items()
@@ -322,10 +333,16 @@ class CallRunner:
             raise CallError("invalid_arguments", "read_result takes handle (string), offset and length (integers)")
         if offset < 0 or length < 1:
             raise CallError("invalid_arguments", "read_result: offset must be ≥ 0 and length ≥ 1")
-        window = self.session.store.read(conversation, handle, offset, min(length, self._settings().max_result_bytes))
-        if window is None:
+        limit = self._settings().max_result_bytes
+        stored = self.session.store.read(conversation, handle, offset, min(length, limit))
+        if stored is None:
             raise CallError("unknown_handle", f"no stored result {handle!r} in this conversation")
-        more = f"; more from offset {window.end}" if window.end < window.total else "; that is the end"
-        body = f"{window.text}\n[read_result: characters {window.offset}–{window.end} of {window.total}{more}]"
-        text = fence(body, server="mcpyard result store", marker=self.session.marker)
-        return CallResult(ok=True, text=text, content=[{"type": "text", "text": window.text}], tool=READ_RESULT)
+        server, window = stored
+        shown = cut_to_bytes(window.text, limit)  # the cap holds for windows too (CALL-4)
+        end = window.offset + len(shown)
+        more = f"; more from offset {end}" if end < window.total else "; that is the end"
+        body = f"{shown}\n[read_result: characters {window.offset}–{end} of {window.total}{more}]"
+        text = fence(body, server=server, marker=self.session.marker)
+        return CallResult(
+            ok=True, text=text, content=[{"type": "text", "text": shown}], tool=READ_RESULT, server=server
+        )

@@ -9,7 +9,7 @@ from typing import Any
 
 import mcp_types as types
 
-from mcpyard.catalog import CatalogEntry, canonical_json
+from mcpyard.catalog import CatalogEntry, canonical_json, clean_text
 from mcpyard.errors import CallError
 from mcpyard.files import LocalFile
 from mcpyard.pipeline._result import CallResult
@@ -90,7 +90,7 @@ def _block_text(block: Mapping[str, Any]) -> str:
         resource = block.get("resource")
         mime = resource.get("mimeType") if isinstance(resource, dict) else block.get("mimeType")
         data = resource.get("blob") if isinstance(resource, dict) else block.get("data")
-        size = len(base64.b64decode(data, validate=False)) if isinstance(data, str) else 0
+        size = len(data) * 3 // 4 - data.count("=", -2) if isinstance(data, str) else 0
         return f"[attachment: {mime or 'unknown type'}, {size} bytes]"
     if kind == "resource":
         resource = block.get("resource") or {}
@@ -117,8 +117,9 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     body = "\n".join(_block_text(block) for block in content)
     if not content and structured is not None:
         body = canonical_json(structured)
-    # Redacted before the cut, so a secret can never be half shown across it (SEC-3).
-    body = redactor.redact(_replace_echoes(body, context.files))
+    # Cleaned, then redacted, before the cut: a secret split by invisible characters is caught
+    # whole, and never half shown across the cut (SEC-3).
+    body = redactor.redact(clean_text(_replace_echoes(body, context.files)))
     size = len(body.encode("utf-8", "surrogatepass"))
     if size > MAX_STORED_RESULT_BYTES:
         raise CallError(
@@ -128,7 +129,7 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
         )
     handle = None
     if size > context.max_bytes:
-        handle = context.store.put(context.conversation, body)
+        handle = context.store.put(context.conversation, body, server=entry.server)
         shown = cut_to_bytes(body, context.max_bytes)
         body = (
             f"{shown}\n[… cut by mcpyard: the full result is {size} bytes ({len(body)} characters); "

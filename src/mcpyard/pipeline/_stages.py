@@ -3,10 +3,11 @@
 from __future__ import annotations
 
 from collections import OrderedDict
-from collections.abc import Mapping
+from collections.abc import Iterator, Mapping
 from typing import Any
 
-from jsonschema import SchemaError, validators
+import regex
+from jsonschema import SchemaError, ValidationError, validators
 
 from mcpyard.catalog import Catalog, CatalogEntry
 from mcpyard.errors import CallError
@@ -33,6 +34,24 @@ def resolve(catalog: Catalog, name: str) -> CatalogEntry:
 
 _VALIDATORS: OrderedDict[str, Any] = OrderedDict()
 _MAX_VALIDATORS = 4096
+PATTERN_TIMEOUT = 0.1
+"""A server's `pattern` gets this long per check: a backtracking pattern cannot stall the host."""
+
+
+def _bounded_pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
+    """The `pattern` keyword, with a time limit on the regular expression (THREATS: bound what a peer controls)."""
+    if not validator.is_type(instance, "string") or not isinstance(pattern, str):
+        return
+    try:
+        matched = regex.search(pattern, instance, timeout=PATTERN_TIMEOUT)
+    except regex.error:
+        yield ValidationError(f"the tool's pattern {pattern[:80]!r} is not a valid regular expression")
+        return
+    except TimeoutError:
+        yield ValidationError(f"checking the pattern {pattern[:80]!r} took too long; the value was not accepted")
+        return
+    if matched is None:
+        yield ValidationError(f"{instance[:80]!r} does not match {pattern[:80]!r}")
 
 
 def _validator(entry: CatalogEntry) -> Any:
@@ -43,7 +62,8 @@ def _validator(entry: CatalogEntry) -> Any:
         schema = dict(entry.input_schema)
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         cls.check_schema(schema)
-        validator = cls(schema)
+        bounded = validators.extend(cls, {"pattern": _bounded_pattern})
+        validator = bounded(schema)
         _VALIDATORS[key] = validator
         if len(_VALIDATORS) > _MAX_VALIDATORS:
             _VALIDATORS.popitem(last=False)

@@ -30,28 +30,29 @@ class ResultStore:
     """Handles are random and scoped: a handle from another conversation reads as unknown."""
 
     def __init__(self) -> None:
-        self._results: dict[str, OrderedDict[str, str]] = {}
+        self._results: dict[str, OrderedDict[str, tuple[str, str]]] = {}
 
-    def put(self, conversation: str, text: str) -> str:
+    def put(self, conversation: str, text: str, *, server: str = "") -> str:
         results = self._results.setdefault(conversation, OrderedDict())
         handle = "r_" + secrets.token_hex(8)
-        results[handle] = text
+        results[handle] = (server, text)
         while len(results) > MAX_RESULTS_PER_CONVERSATION or _size(results) > MAX_BYTES_PER_CONVERSATION:
             results.popitem(last=False)
         return handle
 
-    def read(self, conversation: str, handle: str, offset: int, length: int) -> Window | None:
-        """A window of a stored result, or None if this conversation has no such handle."""
+    def read(self, conversation: str, handle: str, offset: int, length: int) -> tuple[str, Window] | None:
+        """The server a stored result came from and a window of it; None if this conversation has no such handle."""
         results = self._results.get(conversation)
-        text = results.get(handle) if results is not None else None
-        if text is None:
+        stored = results.get(handle) if results is not None else None
+        if stored is None:
             return None
+        server, text = stored
         start = max(0, min(offset, len(text)))
-        return Window(text[start : start + max(0, length)], start, len(text))
+        return server, Window(text[start : start + max(0, length)], start, len(text))
 
     def forget(self, conversation: str) -> None:
         self._results.pop(conversation, None)
 
 
-def _size(results: OrderedDict[str, str]) -> int:
-    return sum(len(text) for text in results.values())
+def _size(results: OrderedDict[str, tuple[str, str]]) -> int:
+    return sum(len(text) for _, text in results.values())

@@ -120,6 +120,8 @@ def _decide_pinned(facts: CallFacts, mode: Mode) -> Decision:
         return Decision("refuse", f"{mode} mode runs only read-only tools that send nothing", code="mode_refused")
     if sensitive:
         return Decision("ask", "the call sends a local file or a secret value; such calls always ask")
+    if facts.trust_annotations and facts.destructive and mode != "auto":
+        return Decision("ask", "the tool is marked destructive; it always asks, whatever its reviewed policy")
     if facts.pin == "ask_first" and mode != "auto":
         return Decision("ask", "its reviewed policy is `ask_first`")
     return Decision("run", f"its reviewed policy is `{facts.pin}`" if facts.pin == "run_freely" else "auto mode")
