@@ -14,6 +14,7 @@ import anyio.abc
 
 from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
+from mcpyard.auth import AUTH_FILE, AuthStore
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, server_prefix, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
@@ -169,6 +170,8 @@ class Host:
         """Reviewed per-tool policies (POL-5), read at open and on reload."""
         self._changed = anyio.Event()
         self._reaper = Reaper()
+        self._auth_store = AuthStore(data_home / AUTH_FILE)
+        self._open_browser = False
 
     # ----------------------------------------------------------------- opening
 
@@ -186,6 +189,7 @@ class Host:
         config_home: Path | None = None,
         data_home: Path | None = None,
         secrets: Mapping[str, str] | None = None,
+        open_browser: bool = False,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -200,6 +204,8 @@ class Host:
             data_home: folder of mcpyard's data (default: `MCPYARD_DATA_HOME` or the platform's).
             secrets: secrets by name for `${secret:NAME}` (default: the saved ones, SEC-1,
                 read again on every reload).
+            open_browser: open a server's sign-in page in the browser when it needs one (AUTH-2);
+                either way the status page shows its address.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -221,6 +227,7 @@ class Host:
             data_home=data_home or default_data_home(env),
             secrets=dict(secrets) if secrets is not None else None,
         )
+        host._open_browser = open_browser
         plan = _plan(await anyio.to_thread.run_sync(host._load))
         host.pins = await anyio.to_thread.run_sync(host._load_pins)
         if mode is None and plan.config.settings.mode is not None:
@@ -307,6 +314,8 @@ class Host:
             on_change=self._on_server_change,
             reaper=self._reaper,
             redact=self._redact,
+            auth_store=self._auth_store,
+            open_browser=self._open_browser,
         )
         tg = self._tg
         finished = anyio.Event()
@@ -520,6 +529,11 @@ class Host:
             protocol_version=supervisor.protocol_version,
             tools=tools,
             instructions_bytes=len((supervisor.instructions or "").encode()),
+            sign_in_url=(
+                supervisor.sign_in.page_url
+                if supervisor.state == "waiting_for_sign_in" and supervisor.sign_in is not None
+                else None
+            ),
             note=redact(supervisor.note) if supervisor.note else _websocket_note(spec),
             **base,
         )
@@ -569,6 +583,14 @@ class Host:
             self._calls_in_flight -= 1
 
     # ----------------------------------------------------------------- reload
+
+    def complete_sign_in(self, server_id: str, redirect_url: str) -> bool:
+        """Finish a server's sign-in with the address the browser was sent to, pasted back (AUTH-2).
+
+        Returns whether it was the awaited sign-in's answer (its `state` must match).
+        """
+        supervisor = self._supervisors.get(server_id)
+        return supervisor is not None and supervisor.complete_sign_in(redirect_url)
 
     async def reload(self) -> Status:
         """Re-read every source and apply the difference (CFG-7).

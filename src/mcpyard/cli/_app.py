@@ -7,6 +7,7 @@ import typer
 from mcpyard.cli._call import call
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
+from mcpyard.cli._login import login, logout
 from mcpyard.cli._pin import pin, unpin
 from mcpyard.cli._reload import reload, trust
 from mcpyard.cli._secrets import secrets_app
@@ -29,6 +30,8 @@ app.command()(call)
 app.command()(reload)
 app.command()(trust)
 app.command()(doctor)
+app.command()(login)
+app.command()(logout)
 app.command()(pin)
 app.command()(unpin)
 app.command()(shell)

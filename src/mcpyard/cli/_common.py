@@ -89,7 +89,9 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 
 @asynccontextmanager
-async def open_host(opts: Globals, *, mode: str | None = None, approver: Any = None) -> AsyncIterator[Host]:
+async def open_host(
+    opts: Globals, *, mode: str | None = None, approver: Any = None, open_browser: bool = False
+) -> AsyncIterator[Host]:
     """Open a host for a command, with the CLI's global options."""
     from mcpyard._host import Host
 
@@ -105,6 +107,7 @@ async def open_host(opts: Globals, *, mode: str | None = None, approver: Any = N
             approver=approver,
             trust_project=opts.trust,
             environ=os.environ,
+            open_browser=open_browser,
         ) as host:
             if spinner is not None:
                 spinner.stop()

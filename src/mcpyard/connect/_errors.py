@@ -5,7 +5,10 @@ from __future__ import annotations
 from urllib.parse import urlsplit
 
 import httpx2
+from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.exceptions import MCPError
+
+from mcpyard.auth._signin import SignInError
 
 __all__ = ["describe_failure", "leaf_exception", "public_url"]
 
@@ -48,6 +51,10 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
         return f"{url} answered HTTP {exc.response.status_code}"
     if isinstance(exc, httpx2.HTTPError):
         return f"HTTP error talking to {url}: {type(exc).__name__}"
+    if isinstance(exc, SignInError):
+        return f"sign-in did not complete: {exc}"
+    if isinstance(exc, OAuthFlowError | OAuthTokenError | OAuthRegistrationError):
+        return f"sign-in failed: {_first_line(exc, type(exc).__name__)}"
     if isinstance(exc, MCPError):
         return f"the server refused the connection: {exc.message} (MCP error {exc.code})"
     if isinstance(exc, OSError):

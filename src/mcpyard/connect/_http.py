@@ -41,7 +41,9 @@ class HttpObservations:
         return None
 
 
-def _client(headers: Mapping[str, str], observations: HttpObservations) -> httpx2.AsyncClient:
+def _client(
+    headers: Mapping[str, str], observations: HttpObservations, auth: httpx2.Auth | None = None
+) -> httpx2.AsyncClient:
     async def record(response: httpx2.Response) -> None:
         observations.responses.append((response.request.method, response.status_code))
 
@@ -60,18 +62,19 @@ def _client(headers: Mapping[str, str], observations: HttpObservations) -> httpx
         trust_env=False,
         follow_redirects=False,
         event_hooks={"request": [trace], "response": [record]},
+        auth=auth,
     )
 
 
 @contextlib.asynccontextmanager
 async def streamable_transport(
-    url: str, headers: Mapping[str, str], observations: HttpObservations
+    url: str, headers: Mapping[str, str], observations: HttpObservations, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[TransportStreams]:
     """Streamable HTTP through the SDK, on a client of ours."""
     from mcp.client.streamable_http import streamable_http_client
 
     async with (
-        _client(headers, observations) as client,
+        _client(headers, observations, auth) as client,
         streamable_http_client(url, http_client=client, max_sse_event_size=MAX_SSE_EVENT_BYTES) as streams,
     ):
         yield streams
@@ -79,7 +82,7 @@ async def streamable_transport(
 
 @contextlib.asynccontextmanager
 async def sse_transport(
-    url: str, headers: Mapping[str, str], observations: HttpObservations
+    url: str, headers: Mapping[str, str], observations: HttpObservations, auth: httpx2.Auth | None = None
 ) -> AsyncIterator[TransportStreams]:
     """Legacy HTTP+SSE: events from a GET stream, messages POSTed to the endpoint it names.
 
@@ -91,7 +94,7 @@ async def sse_transport(
     from mcp.shared._httpx_utils import request_within_origin, sse_within_origin
 
     async with (
-        _client(headers, observations) as client,
+        _client(headers, observations, auth) as client,
         sse_within_origin(client, url, max_event_size=MAX_SSE_EVENT_BYTES) as events,
     ):
         events.response.raise_for_status()

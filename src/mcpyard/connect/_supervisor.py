@@ -20,6 +20,7 @@ from mcp.shared.exceptions import MCPError
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
+from mcpyard.auth import AuthStore, ServerTokens, SignIn, SignInProvider, free_loopback_port
 from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
@@ -28,7 +29,8 @@ from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers, tool_call_trace
 from mcpyard.connect._websocket import websocket_transport
-from mcpyard.errors import CallError, ServerError
+from mcpyard.errors import CallError, McpyardError, ServerError
+from mcpyard.secrets._inventory import credential_header
 
 __all__ = [
     "CANCEL_GRACE",
@@ -40,7 +42,7 @@ __all__ = [
     "SupervisorState",
 ]
 
-SupervisorState = Literal["connecting", "connected", "failed", "stopped"]
+SupervisorState = Literal["connecting", "connected", "failed", "stopped", "waiting_for_sign_in"]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
 MAX_PAGES = 100
@@ -78,6 +80,8 @@ class Supervisor:
         on_change: Callable[[Supervisor], None],
         reaper: Reaper | None = None,
         redact: Callable[[str], str] = str,
+        auth_store: AuthStore | None = None,
+        open_browser: bool = False,
     ) -> None:
         self.spec = spec
         self._workspace = workspace
@@ -86,6 +90,10 @@ class Supervisor:
         self._on_change = on_change
         self._reaper = reaper
         self._redact = redact
+        self._auth_store = auth_store
+        self._open_browser = open_browser
+        self.sign_in: SignIn | None = None
+        """The sign-in in progress or last made (AUTH-2); its page address is on the status page."""
         """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
         self.state: SupervisorState = "connecting"
         self.reason: str | None = None
@@ -235,9 +243,9 @@ class Supervisor:
             )
             return self._stdio
         if self.transport_used == "sse":
-            return sse_transport(self._url, self._headers, observations)
+            return sse_transport(self._url, self._headers, observations, self._auth())
         if self.transport_used == "streamable_http":
-            return streamable_transport(self._url, self._headers, observations)
+            return streamable_transport(self._url, self._headers, observations, self._auth())
         if self.transport_used == "websocket":
             return websocket_transport(self._url, open_timeout=spec.connect_timeout_secs)
         raise CallError("unsupported_transport", f"transport {spec.transport!r} is not available yet")
@@ -289,6 +297,54 @@ class Supervisor:
             self._on_change(self)
         self._end.set()
 
+    def _auth(self) -> SignInProvider | None:
+        """OAuth for a remote server, unless its headers already carry a credential (AUTH-3)."""
+        if self._auth_store is None or any(credential_header(name) for name, _ in self.spec.headers):
+            return None
+        tokens = ServerTokens(self._auth_store, self.spec.id)
+        try:
+            stored = self._auth_store.read().get(self.spec.id) or {}
+        except McpyardError:
+            stored = {}
+        port = stored.get("redirect_port") if isinstance(stored.get("redirect_port"), int) else None
+        sign_in = SignIn(
+            port=port or free_loopback_port(),
+            open_browser=self._open_browser,
+            on_waiting=self._waiting_for_sign_in,
+            on_answered=self._sign_in_answered,
+        )
+        self.sign_in = sign_in
+        return SignInProvider(self._url, tokens, sign_in)
+
+    def _waiting_for_sign_in(self, url: str) -> None:
+        # Sign-in waits on a person: no connect deadline, and the other servers are not held back (CONN-3).
+        if self._connect_scope is not None:
+            self._connect_scope.deadline = math.inf
+        self.state = "waiting_for_sign_in"
+        self.reason = "waiting for sign-in: open the page below, or paste the address it sends you to"
+        self.settled.set()
+        self._on_change(self)
+
+    def _sign_in_answered(self) -> None:
+        if self._connect_scope is not None:
+            self._connect_scope.deadline = anyio.current_time() + self.spec.connect_timeout_secs
+        self.state = "connecting"
+        self.reason = None
+        if self.sign_in is not None and self._auth_store is not None:
+            port = self.sign_in.port
+            store = self._auth_store
+
+            async def remember() -> None:
+                await store.update(self.spec.id, redirect_port=port)
+
+            if self._tg is not None:
+                self._tg.start_soon(remember)
+        self._on_change(self)
+
+    def complete_sign_in(self, redirect_url: str) -> bool:
+        """A redirect address pasted back by a person on a machine with no browser (AUTH-2)."""
+        return self.sign_in is not None and self.sign_in.complete(redirect_url)
+
     def _fail(self, reason: str) -> None:
         self.state = "failed"
         self.reason = reason
@@ -309,6 +365,8 @@ class Supervisor:
         leaf = leaf_exception(exc)
         if self.is_stdio and process.pid is not None and process.returncode is not None:
             return f"the server process {process.describe_exit()} before the handshake finished"
+        if self.sign_in is not None and self.sign_in.failure is not None:
+            return f"sign-in did not complete: {self.sign_in.failure}"
         if not self.is_stdio and (status := observations.last_error()) is not None:
             return f"{public_url(self.spec.url)} answered HTTP {status}"
         return describe_failure(leaf, command=self.spec.command, url=self.spec.url)

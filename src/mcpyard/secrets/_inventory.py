@@ -7,13 +7,14 @@ from collections.abc import Iterable, Mapping
 
 from mcpyard.config import ServerSpec, looks_secret
 
-__all__ = ["AUTH_HEADERS", "secrets_in_use"]
+__all__ = ["AUTH_HEADERS", "credential_header", "secrets_in_use"]
 
 AUTH_HEADERS = frozenset({"authorization", "proxy-authorization"})
 _ENV_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 
 
-def _credential_header(name: str) -> bool:
+def credential_header(name: str) -> bool:
+    """`Authorization`, `Proxy-Authorization`, or a header whose name looks secret (SEC-3, AUTH-3)."""
     return name.lower() in AUTH_HEADERS or looks_secret(name)
 
 
@@ -38,7 +39,7 @@ def secrets_in_use(specs: Iterable[ServerSpec], environ: Mapping[str, str]) -> l
                     for name in spec.inherit_env
                     if looks_secret(name) and name in environ
                 ]
-        credential_headers = {name for name, _ in spec.headers if _credential_header(name)}
+        credential_headers = {name for name, _ in spec.headers if credential_header(name)}
         for field, reference, outcome in spec.references:
             header = field.removeprefix("headers.")
             if field.startswith("headers.") and header in credential_headers and outcome == "set":

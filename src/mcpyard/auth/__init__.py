@@ -1,0 +1,19 @@
+"""Signing in to remote servers with OAuth, and keeping their tokens (AUTH-2 to AUTH-4)."""
+
+from mcpyard.auth._provider import SignInProvider, client_metadata
+from mcpyard.auth._signin import SIGN_IN_TIMEOUT, SignIn, SignInError, free_loopback_port, is_loopback, safe_page_url
+from mcpyard.auth._store import AUTH_FILE, AuthStore, ServerTokens
+
+__all__ = [
+    "AUTH_FILE",
+    "SIGN_IN_TIMEOUT",
+    "AuthStore",
+    "ServerTokens",
+    "SignIn",
+    "SignInError",
+    "SignInProvider",
+    "client_metadata",
+    "free_loopback_port",
+    "is_loopback",
+    "safe_page_url",
+]

@@ -1,0 +1,107 @@
+"""Registrations and tokens per server in `mcp-auth.json`, written atomically at 0600 (AUTH-3)."""
+
+from __future__ import annotations
+
+import json
+import os
+import stat
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+
+from mcpyard._atomic import write_atomic
+from mcpyard.errors import ConfigError
+
+__all__ = ["AUTH_FILE", "AuthStore", "ServerTokens"]
+
+AUTH_FILE = "mcp-auth.json"
+
+
+class AuthStore:
+    """The whole file: one object per server id. One writer at a time within a process."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = path
+        self._lock = anyio.Lock()
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        """Everything stored; refused if the file is a symlink or readable by others.
+
+        Raises:
+            ConfigError: the file cannot be trusted or parsed.
+        """
+        try:
+            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
+        except FileNotFoundError:
+            return {}
+        except OSError as exc:
+            raise ConfigError(f"cannot read {self.path}: {exc.strerror or exc} (it must not be a symlink)") from None
+        with os.fdopen(fd, "rb") as file:
+            info = os.fstat(file.fileno())
+            if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)):
+                raise ConfigError(f"{self.path} is readable by others or not yours; run `chmod 600 {self.path}`")
+            raw = file.read()
+        try:
+            data = json.loads(raw)
+        except ValueError:
+            raise ConfigError(f"{self.path} is not valid JSON; delete it and sign in again") from None
+        return data if isinstance(data, dict) else {}
+
+    async def update(self, server: str, **fields: Any) -> None:
+        async with self._lock:
+            data = await anyio.to_thread.run_sync(self.read)
+            entry = dict(data.get(server) or {})
+            entry.update(fields)
+            data[server] = entry
+            payload = (json.dumps(data, indent=2, sort_keys=True) + "\n").encode()
+            await anyio.to_thread.run_sync(lambda: write_atomic(self.path, payload, mode=0o600))
+
+    def forget(self, server: str) -> bool:
+        """Remove a server's registration and tokens (`mcpyard logout`)."""
+        data = self.read()
+        if data.pop(server, None) is None:
+            return False
+        write_atomic(self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
+        return True
+
+
+class ServerTokens:
+    """The SDK's `TokenStorage` for one server, backed by the shared file."""
+
+    def __init__(self, store: AuthStore, server: str) -> None:
+        self._store = store
+        self._server = server
+
+    async def _entry(self) -> dict[str, Any]:
+        data = await anyio.to_thread.run_sync(self._store.read)
+        entry = data.get(self._server)
+        return entry if isinstance(entry, dict) else {}
+
+    async def get_tokens(self) -> OAuthToken | None:
+        tokens = (await self._entry()).get("tokens")
+        return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
+        await self._store.update(self._server, tokens=tokens.model_dump(mode="json"), expires_at=expires_at)
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        info = (await self._entry()).get("client_info")
+        return OAuthClientInformationFull.model_validate(info) if isinstance(info, dict) else None
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        await self._store.update(self._server, client_info=client_info.model_dump(mode="json", exclude_none=True))
+
+    async def expires_at(self) -> float | None:
+        value = (await self._entry()).get("expires_at")
+        return float(value) if isinstance(value, int | float) else None
+
+    async def redirect_port(self) -> int | None:
+        value = (await self._entry()).get("redirect_port")
+        return int(value) if isinstance(value, int) else None
+
+    async def set_redirect_port(self, port: int) -> None:
+        await self._store.update(self._server, redirect_port=port)

@@ -1,0 +1,354 @@
+"""OAuth 2.1 fixture server: an MCP server over streamable HTTP that is also its own authorization server.
+
+Run as `python tests/servers/oauth_server.py --port N [--host 127.0.0.1] [--access-ttl SECONDS]
+[--no-pkce-advert] [--no-iss]` (it also takes `--transport streamable-http`, so `http_runner.serve_http`
+can start it). Everything lives on one origin, `http://HOST:N`:
+
+- `/mcp`: the MCP endpoint (streamable HTTP); without a valid bearer token it answers 401 with
+  `WWW-Authenticate: Bearer ... resource_metadata="http://HOST:N/.well-known/oauth-protected-resource/mcp"`.
+- `/.well-known/oauth-protected-resource/mcp`: RFC 9728 metadata naming resource `http://HOST:N/mcp`
+  and authorization server `http://HOST:N` (the issuer).
+- `/.well-known/oauth-authorization-server`: RFC 8414 metadata; `/register` (RFC 7591 dynamic
+  registration), `/authorize` and `/token` (authorization code with PKCE S256, refresh tokens).
+- `GET /test/stats`: JSON counters (see `Stats`), no token needed.
+- `POST /test/expire`: expire every live access token now (refresh tokens stay valid), no token needed.
+
+`/authorize` approves at once: it redirects straight to the client's redirect URI with `code`, the
+client's `state` and (unless `--no-iss`) the RFC 9207 `iss`, so a test "browser" only has to read the
+`Location` header. Access tokens are bound to the `resource` the client asked for (RFC 8707); a request
+without one is bound to this server's own resource. Access tokens live `--access-ttl` seconds
+(`expires_in`); the server honours them until `expires_at` (issue time + ttl, rounded up, plus one
+second of leeway), so a client refreshing on its own clock never meets a 401 first. Refresh tokens do
+not expire and are rotated on every use (the old one, and the access token issued with it, die).
+
+`--no-pkce-advert` leaves `code_challenge_methods_supported` out of the authorization server metadata,
+so a client that checks for S256 (as MCP requires) can refuse to authorize. The server itself still
+requires S256.
+"""
+
+from __future__ import annotations
+
+import argparse
+import math
+import secrets
+import time
+from collections.abc import Sequence
+from dataclasses import asdict, dataclass, field
+from typing import Any
+
+import anyio
+import uvicorn
+from mcp.server.auth.handlers.metadata import MetadataHandler
+from mcp.server.auth.middleware.auth_context import get_access_token
+from mcp.server.auth.provider import (
+    AccessToken,
+    AuthorizationCode,
+    AuthorizationParams,
+    AuthorizeError,
+    OAuthAuthorizationServerProvider,
+    RefreshToken,
+    TokenError,
+    construct_redirect_uri,
+)
+from mcp.server.auth.routes import build_metadata, cors_middleware
+from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, RevocationOptions
+from mcp.server.mcpserver import MCPServer
+from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
+from mcp_types import ToolAnnotations
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import BaseRoute, Route
+
+SCOPE = "mcp"
+"""The one scope this server knows; registration defaults to it and `/mcp` requires it."""
+
+DEFAULT_ACCESS_TTL = 3600
+CODE_TTL = 300
+EXPIRY_LEEWAY = 1
+"""Seconds the server honours an access token past `expires_in`, for the client's clock."""
+
+AS_METADATA_PATH = "/.well-known/oauth-authorization-server"
+MCP_PATH = "/mcp"
+STATS_PATH = "/test/stats"
+EXPIRE_PATH = "/test/expire"
+
+READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+
+@dataclass
+class Stats:
+    """What the authorization server has done since it started (served by `GET /test/stats`)."""
+
+    registrations: int = 0
+    """Dynamic client registrations (`POST /register`)."""
+    authorizations: int = 0
+    """Approved `/authorize` requests: each one is a trip through the "browser"."""
+    token_exchanges: int = 0
+    """Authorization codes exchanged for tokens (`grant_type=authorization_code`)."""
+    refreshes: int = 0
+    """Refresh tokens exchanged for new tokens (`grant_type=refresh_token`)."""
+    expired_rejections: int = 0
+    """Bearer tokens refused because they had expired (the MCP endpoint answered 401)."""
+    unknown_rejections: int = 0
+    """Bearer tokens refused because the server never issued them or they were rotated away."""
+    resources: list[str | None] = field(default_factory=list)
+    """The RFC 8707 `resource` of every `/authorize` request, in order (None when absent)."""
+    client_ids: list[str] = field(default_factory=list)
+    """Registered client ids, in order."""
+
+
+def _same_resource(a: str, b: str) -> bool:
+    return a.rstrip("/") == b.rstrip("/")
+
+
+class FixtureOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, RefreshToken, AccessToken]):
+    """An in-memory authorization server that approves every authorization request."""
+
+    def __init__(self, *, issuer: str, resource: str, access_ttl: int, send_iss: bool = True) -> None:
+        self.issuer = issuer
+        self.resource = resource
+        self.access_ttl = access_ttl
+        self.send_iss = send_iss
+        self.stats = Stats()
+        self.clients: dict[str, OAuthClientInformationFull] = {}
+        self.codes: dict[str, AuthorizationCode] = {}
+        self.access_tokens: dict[str, AccessToken] = {}
+        self.refresh_tokens: dict[str, RefreshToken] = {}
+        self._access_of_refresh: dict[str, str] = {}
+
+    async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        return self.clients.get(client_id)
+
+    async def register_client(self, client_info: OAuthClientInformationFull) -> None:
+        self.clients[client_info.client_id] = client_info
+        self.stats.registrations += 1
+        self.stats.client_ids.append(client_info.client_id)
+
+    async def authorize(self, client: OAuthClientInformationFull, params: AuthorizationParams) -> str:
+        self.stats.resources.append(params.resource)
+        if params.resource is not None and not _same_resource(params.resource, self.resource):
+            raise AuthorizeError("invalid_target", f"unknown resource {params.resource!r}; this is {self.resource}")
+        code = secrets.token_urlsafe(32)
+        self.codes[code] = AuthorizationCode(
+            code=code,
+            scopes=params.scopes or [SCOPE],
+            expires_at=time.time() + CODE_TTL,
+            client_id=client.client_id,
+            code_challenge=params.code_challenge,
+            redirect_uri=params.redirect_uri,
+            redirect_uri_provided_explicitly=params.redirect_uri_provided_explicitly,
+            resource=params.resource or self.resource,
+            subject="fixture-user",
+        )
+        self.stats.authorizations += 1
+        return construct_redirect_uri(
+            str(params.redirect_uri), code=code, state=params.state, iss=self.issuer if self.send_iss else None
+        )
+
+    async def load_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: str
+    ) -> AuthorizationCode | None:
+        code = self.codes.get(authorization_code)
+        return code if code is not None and code.client_id == client.client_id else None
+
+    async def exchange_authorization_code(
+        self, client: OAuthClientInformationFull, authorization_code: AuthorizationCode
+    ) -> OAuthToken:
+        if self.codes.pop(authorization_code.code, None) is None:
+            raise TokenError("invalid_grant", "authorization code already used")
+        self.stats.token_exchanges += 1
+        return self._issue(
+            client.client_id, authorization_code.scopes, authorization_code.resource, authorization_code.subject
+        )
+
+    async def load_refresh_token(self, client: OAuthClientInformationFull, refresh_token: str) -> RefreshToken | None:
+        token = self.refresh_tokens.get(refresh_token)
+        return token if token is not None and token.client_id == client.client_id else None
+
+    async def exchange_refresh_token(
+        self, client: OAuthClientInformationFull, refresh_token: RefreshToken, scopes: list[str]
+    ) -> OAuthToken:
+        if self.refresh_tokens.pop(refresh_token.token, None) is None:
+            raise TokenError("invalid_grant", "refresh token already used")
+        self._drop_access_of(refresh_token.token)
+        self.stats.refreshes += 1
+        return self._issue(client.client_id, scopes, refresh_token.resource, refresh_token.subject)
+
+    async def load_access_token(self, token: str) -> AccessToken | None:
+        access = self.access_tokens.get(token)
+        if access is None:
+            self.stats.unknown_rejections += 1
+            return None
+        if access.expires_at is not None and time.time() > access.expires_at:
+            self.stats.expired_rejections += 1
+            return None
+        return access
+
+    async def revoke_token(self, token: AccessToken | RefreshToken) -> None:
+        if isinstance(token, RefreshToken):
+            self.refresh_tokens.pop(token.token, None)
+            self._drop_access_of(token.token)
+            return
+        self.access_tokens.pop(token.token, None)
+        for refresh, access in list(self._access_of_refresh.items()):
+            if access == token.token:
+                self.refresh_tokens.pop(refresh, None)
+                del self._access_of_refresh[refresh]
+
+    def expire_all(self) -> int:
+        """Make every live access token expired now; return how many there were."""
+        expired = 0
+        now = int(time.time()) - 1
+        for key, access in self.access_tokens.items():
+            if access.expires_at is None or access.expires_at > now:
+                self.access_tokens[key] = access.model_copy(update={"expires_at": now})
+                expired += 1
+        return expired
+
+    def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
+        access = secrets.token_urlsafe(32)
+        refresh = secrets.token_urlsafe(32)
+        now = time.time()
+        self.access_tokens[access] = AccessToken(
+            token=access,
+            client_id=client_id,
+            scopes=scopes,
+            expires_at=math.ceil(now + self.access_ttl) + EXPIRY_LEEWAY,
+            resource=resource,
+            subject=subject,
+            claims={"iss": self.issuer},
+        )
+        self.refresh_tokens[refresh] = RefreshToken(
+            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+        )
+        self._access_of_refresh[refresh] = access
+        return OAuthToken(
+            access_token=access,
+            token_type="Bearer",
+            expires_in=self.access_ttl,
+            scope=" ".join(scopes),
+            refresh_token=refresh,
+        )
+
+    def _drop_access_of(self, refresh: str) -> None:
+        access = self._access_of_refresh.pop(refresh, None)
+        if access is not None:
+            self.access_tokens.pop(access, None)
+
+
+def origin(host: str, port: int) -> str:
+    """`http://HOST:PORT`, with an IPv6 literal in brackets: the issuer and the server's origin."""
+    shown = f"[{host}]" if ":" in host and not host.startswith("[") else host
+    return f"http://{shown}:{port}"
+
+
+REGISTRATION = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
+
+
+def auth_settings(provider: FixtureOAuthProvider) -> AuthSettings:
+    """The SDK's auth settings for `provider`'s issuer and resource.
+
+    Given as strings so the settings keep a path-less issuer without a trailing slash
+    (`AnyHttpUrl("http://h:1")` renders `http://h:1/`, which would not match the issuer exactly).
+    """
+    return AuthSettings.model_validate(
+        {
+            "issuer_url": provider.issuer,
+            "resource_server_url": provider.resource,
+            "client_registration_options": REGISTRATION,
+            "required_scopes": [SCOPE],
+            "validate_token_resource": True,
+        }
+    )
+
+
+def build_server(provider: FixtureOAuthProvider) -> MCPServer:
+    """The MCP server, protected by `provider`'s tokens, with `whoami` and the `/test/*` routes."""
+    server = MCPServer(
+        "oauth",
+        instructions="OAuth fixture server.",
+        version="1.0",
+        log_level="WARNING",
+        auth_server_provider=provider,
+        auth=auth_settings(provider),
+    )
+
+    @server.tool(annotations=READ_ONLY)
+    def whoami() -> str:
+        """Return the client id the caller's access token was issued to."""
+        token = get_access_token()
+        return token.client_id if token is not None else "anonymous"
+
+    async def stats(request: Request) -> Response:
+        return JSONResponse(asdict(provider.stats))
+
+    async def expire(request: Request) -> Response:
+        return JSONResponse({"expired": provider.expire_all()})
+
+    # Called rather than applied: the SDK's decorator factory is unannotated, so mypy calls it untyped.
+    server.custom_route(STATS_PATH, methods=["GET"])(stats)
+    server.custom_route(EXPIRE_PATH, methods=["POST"])(expire)
+    return server
+
+
+def build_app(provider: FixtureOAuthProvider, *, pkce_advert: bool = True) -> Starlette:
+    """The Starlette app: the SDK's, with the authorization server metadata route replaced by ours.
+
+    Ours is the SDK's metadata plus the `none` token endpoint auth method (public clients, which the
+    SDK's token endpoint accepts) and `authorization_response_iss_parameter_supported` when `iss` is
+    sent, and without `code_challenge_methods_supported` when `pkce_advert` is false.
+    """
+    server = build_server(provider)
+    app = server.streamable_http_app(streamable_http_path=MCP_PATH)
+    settings = server.settings.auth
+    if settings is None:
+        raise RuntimeError("the server was built without auth settings")
+    metadata = build_metadata(settings.issuer_url, None, REGISTRATION, RevocationOptions())
+    # The SDK accepts public clients (`none`) at /token but advertises only the secret methods.
+    update: dict[str, Any] = {
+        "token_endpoint_auth_methods_supported": ["client_secret_post", "client_secret_basic", "none"]
+    }
+    if not pkce_advert:
+        update["code_challenge_methods_supported"] = None
+    if provider.send_iss:
+        update["authorization_response_iss_parameter_supported"] = True
+    metadata = metadata.model_copy(update=update)
+    route = Route(
+        AS_METADATA_PATH,
+        endpoint=cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
+        methods=["GET", "OPTIONS"],
+    )
+    routes: list[BaseRoute] = app.router.routes
+    for index, existing in enumerate(routes):
+        if isinstance(existing, Route) and existing.path == AS_METADATA_PATH:
+            routes[index] = route
+            break
+    else:
+        raise RuntimeError(f"the SDK served no {AS_METADATA_PATH} route to replace")
+    return app
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve until interrupted."""
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--transport", choices=["streamable-http"], default="streamable-http", help="the only one")
+    parser.add_argument("--host", default="127.0.0.1")
+    parser.add_argument("--port", type=int, required=True)
+    parser.add_argument("--access-ttl", type=int, default=DEFAULT_ACCESS_TTL, metavar="SECONDS")
+    parser.add_argument(
+        "--no-pkce-advert", action="store_true", help="leave code_challenge_methods_supported out of the AS metadata"
+    )
+    parser.add_argument("--no-iss", action="store_true", help="send no RFC 9207 iss in the authorization response")
+    args = parser.parse_args(argv)
+    issuer = origin(args.host, args.port)
+    provider = FixtureOAuthProvider(
+        issuer=issuer, resource=issuer + MCP_PATH, access_ttl=args.access_ttl, send_iss=not args.no_iss
+    )
+    app = build_app(provider, pkce_advert=not args.no_pkce_advert)
+    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
+    anyio.run(uvicorn.Server(config).serve)
+
+
+if __name__ == "__main__":
+    main()
