@@ -138,3 +138,45 @@ async def test_auth3_a_server_whose_headers_carry_a_credential_is_never_signed_i
     assert server.reason is not None
     assert "401" in server.reason
     assert server.sign_in_url is None
+
+
+async def test_auth2_mcpyard_login_takes_a_pasted_redirect_and_logout_forgets(home: Home) -> None:
+    import subprocess
+    import sys
+
+    async with auth_server() as url:
+        config = str(home.write_config({"o": {"url": url}}))
+        login = await anyio.open_process(
+            [sys.executable, "-m", "mcpyard", "login", "o", "--mcp-config", config],
+            cwd=home.workspace,
+            env={**home.environ, "BROWSER": "true"},
+            stdin=subprocess.PIPE,
+            stdout=subprocess.PIPE,
+            stderr=subprocess.PIPE,
+        )
+        async with login:
+            assert login.stderr is not None
+            assert login.stdin is not None
+            assert login.stdout is not None
+            seen = b""
+            with anyio.fail_after(30):
+                while b"sign in to o at: " not in seen or not seen.split(b"sign in to o at: ")[1].count(b"\n"):
+                    seen += await login.stderr.receive()
+            page = seen.split(b"sign in to o at: ")[1].split(b"\n")[0].decode()
+            location = await browse(page)
+            await login.stdin.send(location.encode() + b"\n")
+            with anyio.fail_after(30):
+                code = await login.wait()
+            out = await login.stdout.receive() if code == 0 else b""
+        assert code == 0, seen.decode()
+        assert b"signed in to o" in out
+        done = subprocess.run(
+            [sys.executable, "-m", "mcpyard", "logout", "o"],
+            env=home.environ,
+            capture_output=True,
+            text=True,
+            timeout=30,
+            check=False,
+        )
+        assert done.returncode == 0, done.stderr
+        assert "o" not in json.loads((home.data_home / "mcp-auth.json").read_text())

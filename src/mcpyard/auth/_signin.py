@@ -55,6 +55,18 @@ def safe_page_url(url: str) -> str:
     raise SignInError(f"the sign-in page is not https ({parts.scheme}://{parts.hostname}); it was not opened")
 
 
+def _can_open_a_browser() -> bool:
+    """A graphical session or an explicit $BROWSER: never a text browser taking over an SSH terminal."""
+    import os
+    import sys
+
+    if os.environ.get("BROWSER"):
+        return True
+    if sys.platform in ("darwin", "win32"):
+        return True
+    return bool(os.environ.get("DISPLAY") or os.environ.get("WAYLAND_DISPLAY"))
+
+
 def free_loopback_port() -> int:
     with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as probe:
         probe.bind(("127.0.0.1", 0))
@@ -95,7 +107,7 @@ class SignIn:
         self._state = parse_qs(urlsplit(url).query).get("state", [None])[0]
         self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
         self._on_waiting(self.page_url)
-        if self._open_browser:
+        if self._open_browser and _can_open_a_browser():
             import webbrowser
 
             # webbrowser starts the browser as a program with arguments, never through a shell.

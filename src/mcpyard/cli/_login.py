@@ -37,6 +37,7 @@ def login(
             if status.state == "waiting_for_sign_in":
                 console = opts.console(stderr=True)
                 console.print(safe(f"sign in to {server} at: {status.sign_in_url}"))
+                console.file.flush()
                 console.print("(if no browser opened, open it yourself; on a machine without one, paste here the")
                 console.print(" address your browser is sent to after signing in, then press Enter)")
                 async with anyio.create_task_group() as tg:
@@ -50,8 +51,7 @@ def login(
                                 return
                             console.print("that is not this sign-in's address (its state must match); try again")
 
-                    if sys.stdin.isatty():
-                        tg.start_soon(paste)
+                    tg.start_soon(paste)
                     with anyio.move_on_after(SIGN_IN_TIMEOUT + 30):
                         await host.wait_until(
                             lambda h: (
