@@ -170,13 +170,6 @@ async def test_auth2_mcpyard_login_takes_a_pasted_redirect_and_logout_forgets(ho
             out = await login.stdout.receive() if code == 0 else b""
         assert code == 0, seen.decode()
         assert b"signed in to o" in out
-        done = subprocess.run(
-            [sys.executable, "-m", "mcpyard", "logout", "o"],
-            env=home.environ,
-            capture_output=True,
-            text=True,
-            timeout=30,
-            check=False,
-        )
-        assert done.returncode == 0, done.stderr
+        done = await anyio.run_process([sys.executable, "-m", "mcpyard", "logout", "o"], env=home.environ, check=False)
+        assert done.returncode == 0, done.stderr.decode()
         assert "o" not in json.loads((home.data_home / "mcp-auth.json").read_text())
