@@ -318,7 +318,7 @@ class Supervisor:
 
     def _waiting_for_sign_in(self, url: str) -> None:
         # Sign-in waits on a person: no connect deadline, and the other servers are not held back (CONN-3).
-        if self._connect_scope is not None:
+        if self._connect_scope is not None and not self._attempt_connected:
             self._connect_scope.deadline = math.inf
         self.state = "waiting_for_sign_in"
         self.reason = "waiting for sign-in: open the page below, or paste the address it sends you to"
@@ -326,9 +326,13 @@ class Supervisor:
         self._on_change(self)
 
     def _sign_in_answered(self) -> None:
-        if self._connect_scope is not None:
-            self._connect_scope.deadline = anyio.current_time() + self.spec.connect_timeout_secs
-        self.state = "connecting"
+        if self._attempt_connected:
+            # A sign-in asked for during the session (a rejected token, more scope): it goes on.
+            self.state = "connected"
+        else:
+            if self._connect_scope is not None:
+                self._connect_scope.deadline = anyio.current_time() + self.spec.connect_timeout_secs
+            self.state = "connecting"
         self.reason = None
         if self.sign_in is not None and self._auth_store is not None:
             port = self.sign_in.port
