@@ -11,6 +11,7 @@ from mcpyard.cli._login import login, logout
 from mcpyard.cli._pin import pin, unpin
 from mcpyard.cli._reload import reload, trust
 from mcpyard.cli._secrets import secrets_app
+from mcpyard.cli._serve import serve
 from mcpyard.cli._shell import shell
 from mcpyard.cli._status import status, tools
 
@@ -34,6 +35,7 @@ app.command()(login)
 app.command()(logout)
 app.command()(pin)
 app.command()(unpin)
+app.command()(serve)
 app.command()(shell)
 app.command()(demo)
 app.add_typer(secrets_app)

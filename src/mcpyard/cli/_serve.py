@@ -1,0 +1,65 @@
+"""`mcpyard serve`: the shared tools of every configured server as one MCP server (GW-1 to GW-4)."""
+
+from __future__ import annotations
+
+import os
+import sys
+from typing import Annotated
+
+import typer
+
+from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, open_host, run
+
+__all__ = ["serve"]
+
+
+def serve(
+    transport: Annotated[str, typer.Option("--transport", help="stdio or http.")] = "stdio",
+    host: Annotated[str, typer.Option("--host", help="Address to listen on (http).")] = "127.0.0.1",
+    port: Annotated[int, typer.Option("--port", help="Port to listen on (http); the endpoint is /mcp.")] = 8750,
+    share_all: Annotated[bool, typer.Option("--share-all", help="Share every tool, not only `shared_tools`.")] = False,
+    token_secret: Annotated[
+        str | None,
+        typer.Option(
+            "--token-secret", help="Require `Authorization: Bearer <this saved secret>` (http).", show_default=False
+        ),
+    ] = None,
+    workspace: WorkspaceOpt = None,
+    mcp_config: McpConfigOpt = None,
+    trust: TrustOpt = False,
+    json: JsonOpt = False,
+) -> None:
+    """Serve the shared tools as one MCP server; calls that must ask are refused (no one can answer a card here)."""
+    if transport not in ("stdio", "http"):
+        fail(f"unknown transport {transport!r}: use stdio or http")
+    token = _token(token_secret) if token_secret is not None else None
+    if transport == "stdio" and token_secret is not None:
+        fail("--token-secret protects the http transport; stdio has no requests to check")
+    opts = Globals(workspace, mcp_config, trust, json)
+
+    async def main() -> None:
+        from mcpyard.gateway import Gateway, serve_http, serve_stdio
+
+        async with open_host(opts) as opened:
+            gateway = Gateway(opened, share_all=share_all)
+            if transport == "stdio":
+                await serve_stdio(gateway)
+            else:
+                print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+                await serve_http(gateway, host=host, port=port, token=token)
+
+    run(main)
+
+
+def _token(name: str) -> str:
+    from mcpyard._paths import data_home
+    from mcpyard.errors import McpyardError
+    from mcpyard.secrets import default_secret_store
+
+    try:
+        value = default_secret_store(data_home(os.environ)).get_all().get(name)
+    except McpyardError as exc:
+        fail(str(exc))
+    if not value:
+        fail(f"no saved secret {name!r} for --token-secret; save one with `mcpyard secrets set {name}`")
+    return value

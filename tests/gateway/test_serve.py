@@ -1,0 +1,154 @@
+"""GW-1 to GW-4: `mcpyard serve` in front of real servers, driven by the SDK's own client."""
+
+from __future__ import annotations
+
+import json
+import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+
+import anyio
+import httpx2
+import mcp_types as types
+import pytest
+from mcp import Client, StdioServerParameters
+from mcp.client.streamable_http import streamable_http_client
+
+from mcpyard.secrets import FileSecretStore
+from tests.conftest import Home, fixture_server
+from tests.servers.http_runner import serve_process
+
+pytestmark = pytest.mark.anyio
+
+
+def serve_params(home: Home, config: str, *extra: str) -> StdioServerParameters:
+    return StdioServerParameters(
+        command=sys.executable,
+        args=["-m", "mcpyard", "serve", "--mcp-config", config, "--workspace", str(home.workspace), *extra],
+        env=home.environ,
+    )
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_gw1_stdio_gateway_offers_shared_tools_and_applies_the_pipeline(home: Home, mode: str) -> None:
+    config = str(
+        home.write_config(
+            {"basic": {**fixture_server("basic"), "shared_tools": ["add", "echo"]}, "h": fixture_server("hostile")}
+        )
+    )
+    async with Client(serve_params(home, config), mode=mode) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names == {"basic__add", "basic__echo", "read_result"}, (
+            "only shared tools, readOnlyHint alone shares nothing"
+        )
+        result = await client.call_tool("basic__add", {"a": 2, "b": 3})
+        assert not result.is_error
+        assert "\n5\n" in text_of(result)
+        assert text_of(result).startswith("<mcp-result-"), "results are fenced as untrusted data"
+        refused = await client.call_tool("basic__add", {"a": "x"})
+        assert refused.is_error
+        assert "invalid" in text_of(refused) or "match" in text_of(refused)
+        assert "mcpyard gateway" in (client.instructions or "")
+        assert "Instructions from MCP server basic" in (client.instructions or "")
+
+
+async def test_gw2_calls_that_must_ask_are_refused_with_a_clear_error(home: Home) -> None:
+    config = str(home.write_config({"h": fixture_server("hostile")}))
+    async with Client(serve_params(home, config, "--share-all")) as client:
+        result = await client.call_tool("h__bump", {})
+        assert result.is_error
+        assert "approval" in text_of(result)
+        assert "h__destroy" in {tool.name for tool in (await client.list_tools()).tools}
+
+
+async def test_gw3_downstream_list_changed_reaches_gateway_clients(home: Home) -> None:
+    config = str(home.write_config({"dyn": fixture_server("list_changed")}, permissions={"allow": ["dyn__add_tool"]}))
+    changed = anyio.Event()
+
+    async def on_message(message: Any) -> None:
+        if isinstance(message, types.ToolListChangedNotification):
+            changed.set()
+
+    async with Client(serve_params(home, config, "--share-all"), mode="legacy", message_handler=on_message) as client:
+        result = await client.call_tool("dyn__add_tool", {"name": "fresh"})
+        assert not result.is_error, text_of(result)
+        with anyio.fail_after(15):
+            await changed.wait()
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert "dyn__fresh" in names
+
+
+@asynccontextmanager
+async def http_gateway(home: Home, config: str, *extra: str) -> AsyncIterator[str]:
+    async with serve_process(
+        lambda port: [
+            sys.executable,
+            "-m",
+            "mcpyard",
+            "serve",
+            "--transport",
+            "http",
+            "--port",
+            str(port),
+            "--mcp-config",
+            config,
+            "--workspace",
+            str(home.workspace),
+            *extra,
+        ],
+        lambda port: f"http://127.0.0.1:{port}/mcp",
+        env=lambda port: home.environ,
+    ) as url:
+        yield url
+
+
+async def test_gw4_http_gateway_with_a_bearer_token_refuses_requests_without_it(home: Home) -> None:
+    FileSecretStore(home.data_home / "secrets.json").set("GW", "gateway-token-123456")
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    async with http_gateway(home, config, "--share-all", "--token-secret", "GW") as url:
+        async with httpx2.AsyncClient() as plain:
+            refused = await plain.post(url, json={"jsonrpc": "2.0", "id": 1, "method": "tools/list"})
+        assert refused.status_code == 401
+        headers = {"Authorization": "Bearer gateway-token-123456"}
+        async with (
+            httpx2.AsyncClient(headers=headers) as http,
+            Client(streamable_http_client(url, http_client=http)) as client,
+        ):
+            tools = {tool.name for tool in (await client.list_tools()).tools}
+            assert "basic__add" in tools
+            result = await client.call_tool("basic__add", {"a": 20, "b": 22})
+            assert "\n42\n" in text_of(result)
+
+
+def test_gw4_serve_refuses_a_missing_token_secret_in_one_line(home: Home) -> None:
+    import subprocess
+
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    done = subprocess.run(
+        [
+            sys.executable,
+            "-m",
+            "mcpyard",
+            "serve",
+            "--transport",
+            "http",
+            "--token-secret",
+            "NOPE",
+            "--mcp-config",
+            config,
+        ],
+        capture_output=True,
+        text=True,
+        env=home.environ,
+        timeout=30,
+        check=False,
+    )
+    assert done.returncode == 2
+    assert "NOPE" in done.stderr
+    assert len(done.stderr.strip().splitlines()) == 1
+    assert json.dumps({}) == "{}"
