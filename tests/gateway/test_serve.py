@@ -152,3 +152,21 @@ def test_gw4_serve_refuses_a_missing_token_secret_in_one_line(home: Home) -> Non
     assert "NOPE" in done.stderr
     assert len(done.stderr.strip().splitlines()) == 1
     assert json.dumps({}) == "{}"
+
+
+async def test_gw1_resources_and_prompts_pass_through_named_like_tools(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    async with Client(serve_params(home, config, "--share-all")) as client:
+        resources = (await client.list_resources()).resources
+        [note] = [r for r in resources if str(r.uri) == "note://welcome"]
+        assert note.name == "basic__welcome"
+        read = await client.read_resource("note://welcome")
+        [contents] = read.contents
+        assert isinstance(contents, types.TextResourceContents)
+        assert contents.text == "Welcome to the basic fixture."
+        prompts = {p.name: p for p in (await client.list_prompts()).prompts}
+        assert "basic__greet" in prompts
+        got = await client.get_prompt("basic__greet", {"name": "Ada"})
+        [message] = got.messages
+        assert isinstance(message.content, types.TextContent)
+        assert "Ada" in message.content.text

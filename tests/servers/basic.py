@@ -140,6 +140,14 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
         logging.getLogger("mcp.shared.tool_name_validation").setLevel(logging.ERROR)
         server.add_tool(_long_named_tool, name=LONG_TOOL_NAME, annotations=READ_ONLY)
 
+    @server.resource("note://welcome", name="welcome", description="A note to read.", mime_type="text/plain")
+    def welcome_note() -> str:
+        return "Welcome to the basic fixture."
+
+    @server.prompt(description="Greet someone.")
+    def greet(name: str) -> str:
+        return f"Please greet {name} warmly."
+
     return server
 
 

@@ -103,6 +103,10 @@ class Supervisor:
         self.transport_used: str | None = spec.transport
         self.tools: tuple[Mapping[str, Any], ...] = ()
         self.instructions: str | None = None
+        self.resources: tuple[Mapping[str, Any], ...] = ()
+        """Resources the server lists, in wire form (passed through by the gateway)."""
+        self.prompts: tuple[Mapping[str, Any], ...] = ()
+        """Prompts the server lists, in wire form."""
         self.settled = anyio.Event()
         """Set once the first connection attempt has ended, connected or not."""
         self.warnings: list[str] = []
@@ -167,6 +171,7 @@ class Supervisor:
                 self.state = "stopped"
                 self.reason = "stopped by mcpyard"
                 self.tools = ()
+            self.resources = self.prompts = ()
             self.settled.set()
 
     async def _connect_once(self) -> bool:
@@ -207,6 +212,7 @@ class Supervisor:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
             self.tools = ()
+            self.resources = self.prompts = ()
             self.instructions = None
             self._on_change(self)
         return connected
@@ -265,6 +271,7 @@ class Supervisor:
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
             self._relist = anyio.Event()
             self.tools = await self._list_tools(client)
+            self.resources, self.prompts = await self._list_extras(client)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 if self._hears_changes(client):
@@ -293,6 +300,7 @@ class Supervisor:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
             self.tools = ()
+            self.resources = self.prompts = ()
             self.instructions = None  # its section leaves the prompt from the next turn (INS-3)
             self._on_change(self)
         self._end.set()
@@ -354,6 +362,7 @@ class Supervisor:
         self.reason = reason
         if not self._reconnecting:
             self.tools = ()
+            self.resources = self.prompts = ()
         self.settled.set()
         self._on_change(self)
 
@@ -376,6 +385,60 @@ class Supervisor:
         return describe_failure(leaf, command=self.spec.command, url=self.spec.url)
 
     # ----------------------------------------------------------------- listings
+
+    async def _list_extras(self, client: Client) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
+        """Resources and prompts, every page (bounded), when the server offers them; a failure lists none."""
+        capabilities = client.server_capabilities
+        resources: list[Mapping[str, Any]] = []
+        prompts: list[Mapping[str, Any]] = []
+        try:
+            if capabilities.resources is not None:
+                cursor: str | None = None
+                for _ in range(MAX_PAGES):
+                    page = await client.list_resources(cursor=cursor)
+                    resources.extend(
+                        r.model_dump(by_alias=True, exclude_none=True, mode="json") for r in page.resources
+                    )
+                    if not (cursor := page.next_cursor):
+                        break
+            if capabilities.prompts is not None:
+                cursor = None
+                for _ in range(MAX_PAGES):
+                    listed = await client.list_prompts(cursor=cursor)
+                    prompts.extend(p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in listed.prompts)
+                    if not (cursor := listed.next_cursor):
+                        break
+        except Exception as exc:  # tools still work without them
+            self._warn(f"server {self.spec.id!r}: listing resources or prompts failed: {describe_failure(exc)}")
+        return tuple(resources[:MAX_TOOLS]), tuple(prompts[:MAX_TOOLS])
+
+    async def read_resource(self, uri: str) -> types.ReadResourceResult:
+        """Read one resource (gateway pass-through).
+
+        Raises:
+            CallError: the server is not connected, or answered with an error.
+        """
+        client = self._client
+        if client is None or self.state != "connected":
+            raise CallError("server_unavailable", self._unavailable_message())
+        try:
+            return await client.read_resource(uri)
+        except MCPError as exc:
+            raise ServerError(self.spec.id, exc.message) from None
+
+    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
+        """Get one prompt (gateway pass-through).
+
+        Raises:
+            CallError: the server is not connected, or answered with an error.
+        """
+        client = self._client
+        if client is None or self.state != "connected":
+            raise CallError("server_unavailable", self._unavailable_message())
+        try:
+            return await client.get_prompt(name, dict(arguments))
+        except MCPError as exc:
+            raise ServerError(self.spec.id, exc.message) from None
 
     async def _list_tools(self, client: Client) -> tuple[Mapping[str, Any], ...]:
         tools: list[Mapping[str, Any]] = []

@@ -12,11 +12,14 @@ import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpyard._host import Host, ToolInfo
+from mcpyard._passthrough import get_prompt, list_prompts, list_resources, read_resource
 from mcpyard._version import __version__
+from mcpyard.errors import CallError
 from mcpyard.pipeline import READ_RESULT, CallResult
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
@@ -57,6 +60,10 @@ class Gateway:
             instructions=GATEWAY_INSTRUCTIONS + ("\n\n" + prompt if prompt else ""),
             on_list_tools=self._list_tools,
             on_call_tool=self._call_tool,
+            on_list_resources=self._list_resources,
+            on_read_resource=self._read_resource,
+            on_list_prompts=self._list_prompts,
+            on_get_prompt=self._get_prompt,
             on_subscriptions_listen=ListenHandler(self._bus),
         )
 
@@ -115,6 +122,59 @@ class Gateway:
         conversation = f"gateway-{id(ctx.session)}"
         result = await self.host.call(name, dict(params.arguments or {}), conversation=conversation)
         return _result(result)
+
+    def _shares_extras(self, server: str) -> bool:
+        """Resources and prompts come along for servers that share tools, or with `--share-all`."""
+        if self.share_all:
+            return True
+        return any(spec.id == server and spec.shared_tools for spec in self.host.config.servers)
+
+    async def _list_resources(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourcesResult:
+        del ctx, params
+        resources = [
+            types.Resource.model_validate({**info.wire, "name": info.name, "description": info.description or None})
+            for info in list_resources(self.host)
+            if self._shares_extras(info.server)
+        ]
+        return types.ListResourcesResult(resources=resources)
+
+    async def _read_resource(
+        self, ctx: ServerRequestContext[Any], params: types.ReadResourceRequestParams
+    ) -> types.ReadResourceResult:
+        del ctx
+        uri = str(params.uri)
+        if not any(info.uri == uri and self._shares_extras(info.server) for info in list_resources(self.host)):
+            raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
+        try:
+            return await read_resource(self.host, uri)
+        except CallError as exc:
+            raise MCPError(types.INTERNAL_ERROR, exc.message) from None
+
+    async def _list_prompts(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListPromptsResult:
+        del ctx, params
+        prompts = [
+            types.Prompt.model_validate(
+                {"name": info.name, "description": info.description or None, "arguments": list(info.arguments) or None}
+            )
+            for info in list_prompts(self.host)
+            if self._shares_extras(info.server)
+        ]
+        return types.ListPromptsResult(prompts=prompts)
+
+    async def _get_prompt(
+        self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
+    ) -> types.GetPromptResult:
+        del ctx
+        if not any(info.name == params.name and self._shares_extras(info.server) for info in list_prompts(self.host)):
+            raise MCPError(types.INVALID_PARAMS, f"no shared prompt {params.name!r}")
+        try:
+            return await get_prompt(self.host, params.name, params.arguments or {})
+        except CallError as exc:
+            raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
         # The connection outlives the request's session view; the SDK has no public way to it

@@ -1,0 +1,125 @@
+"""Resources and prompts of the connected servers, named like tools and redacted, passed through by the gateway."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import TYPE_CHECKING, Any
+
+import mcp_types as types
+
+from mcpyard.catalog import sanitize_text, tool_name
+from mcpyard.errors import CallError
+
+if TYPE_CHECKING:
+    from mcpyard._host import Host
+
+__all__ = ["PromptInfo", "ResourceInfo", "get_prompt", "list_prompts", "list_resources", "read_resource"]
+
+
+@dataclass(frozen=True, slots=True)
+class ResourceInfo:
+    """A resource as offered: its URI unchanged, its name prefixed like a tool's."""
+
+    name: str
+    uri: str
+    server: str
+    description: str
+    mime_type: str | None
+    wire: Mapping[str, Any]
+
+
+@dataclass(frozen=True, slots=True)
+class PromptInfo:
+    """A prompt as offered, named `<prefix><sep><prompt>`."""
+
+    name: str
+    prompt: str
+    server: str
+    description: str
+    arguments: tuple[Mapping[str, Any], ...]
+
+
+def _connected(host: Host) -> list[tuple[str, str, Any]]:
+    plan = host._plan  # a sibling module of the host
+    if plan is None:
+        return []
+    return [
+        (server_id, plan.prefixes[server_id], supervisor)
+        for server_id, supervisor in host._supervisors.items()
+        if supervisor.state == "connected"
+    ]
+
+
+def list_resources(host: Host) -> list[ResourceInfo]:
+    """Every connected server's resources; a URI two servers list goes to the first (the other is not offered)."""
+    redactor = host.session.redactor
+    seen: set[str] = set()
+    found: list[ResourceInfo] = []
+    for server_id, prefix, supervisor in _connected(host):
+        for wire in supervisor.resources:
+            uri = str(wire.get("uri", ""))
+            if not uri or uri in seen:
+                continue
+            seen.add(uri)
+            description = wire.get("description")
+            found.append(
+                ResourceInfo(
+                    name=tool_name(prefix, host.settings_separator, str(wire.get("name", uri))),
+                    uri=uri,
+                    server=server_id,
+                    description=sanitize_text(redactor.redact(description)) if isinstance(description, str) else "",
+                    mime_type=str(wire["mimeType"]) if "mimeType" in wire else None,
+                    wire=wire,
+                )
+            )
+    return found
+
+
+def list_prompts(host: Host) -> list[PromptInfo]:
+    redactor = host.session.redactor
+    found: list[PromptInfo] = []
+    for server_id, prefix, supervisor in _connected(host):
+        for wire in supervisor.prompts:
+            description = wire.get("description")
+            arguments = wire.get("arguments")
+            found.append(
+                PromptInfo(
+                    name=tool_name(prefix, host.settings_separator, str(wire.get("name", ""))),
+                    prompt=str(wire.get("name", "")),
+                    server=server_id,
+                    description=sanitize_text(redactor.redact(description)) if isinstance(description, str) else "",
+                    arguments=tuple(arguments) if isinstance(arguments, list) else (),
+                )
+            )
+    return found
+
+
+async def read_resource(host: Host, uri: str) -> types.ReadResourceResult:
+    """Read a resource from the server that lists it; text redacted (SEC-3).
+
+    Raises:
+        CallError: no connected server lists it, or the server failed.
+    """
+    for info in list_resources(host):
+        if info.uri == uri:
+            supervisor = host._supervisors[info.server]
+            result = await supervisor.read_resource(uri)
+            data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            return types.ReadResourceResult.model_validate(data)
+    raise CallError("unknown_resource", f"no connected server lists the resource {uri!r}")
+
+
+async def get_prompt(host: Host, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
+    """Get a prompt by its offered name; messages redacted (SEC-3).
+
+    Raises:
+        CallError: no such prompt, or the server failed.
+    """
+    for info in list_prompts(host):
+        if info.name == name:
+            supervisor = host._supervisors[info.server]
+            result = await supervisor.get_prompt(info.prompt, arguments)
+            data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            return types.GetPromptResult.model_validate(data)
+    raise CallError("unknown_prompt", f"no prompt {name!r}; the gateway lists them")
