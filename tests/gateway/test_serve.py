@@ -170,3 +170,13 @@ async def test_gw1_resources_and_prompts_pass_through_named_like_tools(home: Hom
         [message] = got.messages
         assert isinstance(message.content, types.TextContent)
         assert "Ada" in message.content.text
+
+
+async def test_gw1_no_prefix_offers_the_servers_own_names(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    async with Client(serve_params(home, config, "--share-all", "--no-prefix")) as client:
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert {"add", "echo", "read_result"} <= names
+        assert "basic__add" not in names
+        assert "\n5\n" in text_of(await client.call_tool("add", {"a": 2, "b": 3}))
+        assert "greet" in {p.name for p in (await client.list_prompts()).prompts}

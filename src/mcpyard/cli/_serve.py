@@ -18,6 +18,10 @@ def serve(
     host: Annotated[str, typer.Option("--host", help="Address to listen on (http).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (http); the endpoint is /mcp.")] = 8750,
     share_all: Annotated[bool, typer.Option("--share-all", help="Share every tool, not only `shared_tools`.")] = False,
+    no_prefix: Annotated[
+        bool,
+        typer.Option("--no-prefix", help="Offer tools under their servers' own names (colliding ones stay prefixed)."),
+    ] = False,
     token_secret: Annotated[
         str | None,
         typer.Option(
@@ -41,7 +45,7 @@ def serve(
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
         async with open_host(opts) as opened:
-            gateway = Gateway(opened, share_all=share_all)
+            gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
             if transport == "stdio":
                 await serve_stdio(gateway)
             else:

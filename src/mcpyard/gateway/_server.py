@@ -48,9 +48,11 @@ class _ChangingServer(Server[Any]):
 class Gateway:
     """Serves a host's shared tools; one instance per `mcpyard serve`."""
 
-    def __init__(self, host: Host, *, share_all: bool = False) -> None:
+    def __init__(self, host: Host, *, share_all: bool = False, unprefixed: bool = False) -> None:
         self.host = host
         self.share_all = share_all
+        self.unprefixed = unprefixed
+        """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
         self._bus = InMemorySubscriptionBus()
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         prompt = host.system_prompt()
@@ -83,6 +85,16 @@ class Gateway:
         ]
         return [*offered, *(t for t in self.host.tools() if t.name == READ_RESULT)]
 
+    def public_names(self) -> dict[str, str]:
+        """Offered name → catalog name; with `unprefixed`, a name two servers share is offered prefixed."""
+        tools = self.shared_tools()
+        if not self.unprefixed:
+            return {tool.name: tool.name for tool in tools}
+        counts: dict[str, int] = {}
+        for tool in tools:
+            counts[tool.tool] = counts.get(tool.tool, 0) + 1
+        return {(tool.tool if counts[tool.tool] == 1 else tool.name): tool.name for tool in tools}
+
     def _fingerprint(self) -> str:
         text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self.shared_tools())
         return hashlib.sha256(text.encode()).hexdigest()
@@ -110,15 +122,16 @@ class Gateway:
     ) -> types.ListToolsResult:
         del params
         self._remember(ctx)
-        return types.ListToolsResult(tools=[_tool(tool) for tool in self.shared_tools()])
+        offered = {catalog: public for public, catalog in self.public_names().items()}
+        return types.ListToolsResult(tools=[_tool(tool, offered[tool.name]) for tool in self.shared_tools()])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self._remember(ctx)
-        name = params.name
-        if name not in {tool.name for tool in self.shared_tools()}:
-            return _error(f"no shared tool {name!r}: the gateway offers only the tools its configuration shares")
+        name = self.public_names().get(params.name)
+        if name is None:
+            return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
         conversation = f"gateway-{id(ctx.session)}"
         result = await self.host.call(name, dict(params.arguments or {}), conversation=conversation)
         return _result(result)
@@ -134,7 +147,13 @@ class Gateway:
     ) -> types.ListResourcesResult:
         del ctx, params
         resources = [
-            types.Resource.model_validate({**info.wire, "name": info.name, "description": info.description or None})
+            types.Resource.model_validate(
+                {
+                    **info.wire,
+                    "name": str(info.wire.get("name", info.name)) if self.unprefixed else info.name,
+                    "description": info.description or None,
+                }
+            )
             for info in list_resources(self.host)
             if self._shares_extras(info.server)
         ]
@@ -158,7 +177,11 @@ class Gateway:
         del ctx, params
         prompts = [
             types.Prompt.model_validate(
-                {"name": info.name, "description": info.description or None, "arguments": list(info.arguments) or None}
+                {
+                    "name": info.prompt if self.unprefixed else info.name,
+                    "description": info.description or None,
+                    "arguments": list(info.arguments) or None,
+                }
             )
             for info in list_prompts(self.host)
             if self._shares_extras(info.server)
@@ -169,10 +192,19 @@ class Gateway:
         self, ctx: ServerRequestContext[Any], params: types.GetPromptRequestParams
     ) -> types.GetPromptResult:
         del ctx
-        if not any(info.name == params.name and self._shares_extras(info.server) for info in list_prompts(self.host)):
+        prompt = next(
+            (
+                info
+                for info in list_prompts(self.host)
+                if params.name in (info.name, info.prompt if self.unprefixed else None)
+                and self._shares_extras(info.server)
+            ),
+            None,
+        )
+        if prompt is None:
             raise MCPError(types.INVALID_PARAMS, f"no shared prompt {params.name!r}")
         try:
-            return await get_prompt(self.host, params.name, params.arguments or {})
+            return await get_prompt(self.host, prompt.name, params.arguments or {})
         except CallError as exc:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
@@ -184,9 +216,9 @@ class Gateway:
             self._connections.add(connection)
 
 
-def _tool(tool: ToolInfo) -> types.Tool:
+def _tool(tool: ToolInfo, name: str) -> types.Tool:
     return types.Tool(
-        name=tool.name,
+        name=name,
         title=tool.title,
         description=tool.description,
         input_schema=dict(tool.input_schema),
