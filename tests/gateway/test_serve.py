@@ -180,3 +180,18 @@ async def test_gw1_no_prefix_offers_the_servers_own_names(home: Home) -> None:
         assert "basic__add" not in names
         assert "\n5\n" in text_of(await client.call_tool("add", {"a": 2, "b": 3}))
         assert "greet" in {p.name for p in (await client.list_prompts()).prompts}
+
+
+async def test_gw1_downstream_progress_reaches_the_gateways_client(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    seen: list[float] = []
+
+    async def progress(value: float, total: float | None, message: str | None) -> None:
+        seen.append(value)
+
+    async with Client(serve_params(home, config, "--share-all")) as client:
+        result = await client.call_tool(
+            "basic__slow", {"seconds": 0.6, "progress_every": 0.2}, progress_callback=progress
+        )
+        assert not result.is_error, text_of(result)
+    assert len(seen) >= 2

@@ -133,7 +133,19 @@ class Gateway:
         if name is None:
             return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
         conversation = f"gateway-{id(ctx.session)}"
-        result = await self.host.call(name, dict(params.arguments or {}), conversation=conversation)
+        meta: Mapping[str, Any] = ctx.meta or {}
+        token = meta.get("progress_token", meta.get("progressToken"))
+        on_progress = None
+        if isinstance(token, str | int):
+
+            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+                # Downstream progress reaches the gateway's client (GW-1).
+                related = str(ctx.request_id) if ctx.request_id is not None else None
+                await ctx.session.send_progress_notification(token, progress, total, message, related)
+
+        result = await self.host.call(
+            name, dict(params.arguments or {}), conversation=conversation, on_progress=on_progress
+        )
         return _result(result)
 
     def _shares_extras(self, server: str) -> bool:
