@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import re
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -195,3 +196,16 @@ async def test_gw1_downstream_progress_reaches_the_gateways_client(home: Home) -
         )
         assert not result.is_error, text_of(result)
     assert len(seen) >= 2
+
+
+async def test_call4_read_result_works_across_a_gateway_clients_requests(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    async with Client(serve_params(home, config, "--share-all")) as client:
+        cut = await client.call_tool("basic__big_text", {"chars": 200_000})
+        match = re.search(r"read_result\(handle='(r_[0-9a-f]+)', offset=(\d+)", text_of(cut))
+        assert match is not None, text_of(cut)[-300:]
+        more = await client.call_tool(
+            "read_result", {"handle": match.group(1), "offset": int(match.group(2)), "length": 100}
+        )
+        assert not more.is_error, text_of(more)
+        assert "of 200000" in text_of(more)

@@ -132,7 +132,7 @@ class Gateway:
         name = self.public_names().get(params.name)
         if name is None:
             return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
-        conversation = f"gateway-{id(ctx.session)}"
+        conversation = _conversation(ctx)
         meta: Mapping[str, Any] = ctx.meta or {}
         token = meta.get("progress_token", meta.get("progressToken"))
         on_progress = None
@@ -226,6 +226,17 @@ class Gateway:
         connection = getattr(ctx.session, "_connection", None)
         if isinstance(connection, Connection):
             self._connections.add(connection)
+
+
+def _conversation(ctx: ServerRequestContext[Any]) -> str:
+    """Whose result handles these are (CALL-4): the HTTP session of a handshake-era client; else the gateway's.
+
+    New-era requests carry no session, so their handles are scoped to the gateway itself and
+    work as capabilities: 64 random bits no other client can guess.
+    """
+    headers = getattr(ctx.request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return f"gateway-session-{session}" if session else "gateway"
 
 
 def _tool(tool: ToolInfo, name: str) -> types.Tool:

@@ -10,7 +10,8 @@ __all__ = ["MAX_STORED_RESULT_BYTES", "ResultStore", "Window"]
 
 MAX_STORED_RESULT_BYTES = 1024 * 1024
 MAX_RESULTS_PER_CONVERSATION = 256
-MAX_BYTES_PER_CONVERSATION = 64 * 1024 * 1024
+MAX_BYTES_PER_CONVERSATION = 16 * 1024 * 1024
+MAX_CONVERSATIONS = 64
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,6 +34,9 @@ class ResultStore:
         self._results: dict[str, OrderedDict[str, tuple[str, str]]] = {}
 
     def put(self, conversation: str, text: str, *, server: str = "") -> str:
+        if conversation not in self._results and len(self._results) >= MAX_CONVERSATIONS:
+            # The oldest conversation's results go first: a long-running gateway stays bounded.
+            del self._results[next(iter(self._results))]
         results = self._results.setdefault(conversation, OrderedDict())
         handle = "r_" + secrets.token_hex(8)
         results[handle] = (server, text)

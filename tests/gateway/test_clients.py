@@ -1,0 +1,190 @@
+"""GW-1 interop: the official MCP clients list and call tools through `mcpyard serve`, over stdio and HTTP.
+
+The clients are npm's Inspector CLI (`@modelcontextprotocol/inspector-cli`) and the TypeScript
+SDK's `Client` (`@modelcontextprotocol/sdk`, driven by ts_client/client.mjs). scripts/check
+installs both, pinned, in .tools/clients and exports MCPYARD_TEST_CLIENTS; a missing install
+fails these tests (a skipped interop test proves nothing).
+"""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import signal
+import subprocess
+import sys
+from collections.abc import AsyncIterator, Mapping, Sequence
+from contextlib import asynccontextmanager, suppress
+from dataclasses import dataclass
+from functools import partial
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio.to_thread
+import pytest
+
+from tests.conftest import Home, fixture_server
+from tests.servers.http_runner import serve_process
+
+pytestmark = pytest.mark.anyio
+
+HERE = Path(__file__).resolve().parent
+ROOT = HERE.parent.parent
+TS_CLIENT = HERE / "ts_client" / "client.mjs"
+CLIENT_SECONDS = 90
+
+Transport = Literal["stdio", "http"]
+
+
+@dataclass(frozen=True)
+class Clients:
+    """Where scripts/check installed the official clients, and the `node` that runs them."""
+
+    root: Path
+    node: str
+
+    @property
+    def inspector(self) -> Path:
+        return self.root / "node_modules" / ".bin" / "mcp-inspector-cli"
+
+    @property
+    def inspector_build(self) -> Path:
+        # inspector-cli 1.0.3 finds its own package.json with `fs.existsSync("../package.json")`,
+        # i.e. relative to the working folder, then imports it relative to itself: it only
+        # starts from a folder whose parent holds a package.json, so it runs from its own build/.
+        return self.root / "node_modules" / "@modelcontextprotocol" / "inspector-cli" / "build"
+
+    @property
+    def sdk(self) -> Path:
+        return self.root / "node_modules" / "@modelcontextprotocol" / "sdk" / "package.json"
+
+
+@pytest.fixture
+def clients() -> Clients:
+    root = Path(os.environ.get("MCPYARD_TEST_CLIENTS") or ROOT / ".tools" / "clients").resolve()
+    node = shutil.which("node")
+    found = Clients(root, node or "node")
+    missing = [str(path) for path in (found.inspector, found.sdk) if not path.exists()]
+    if node is None:
+        missing.append("node on PATH")
+    if missing:
+        pytest.fail(
+            f"the official MCP clients are not installed (missing: {', '.join(missing)}): run scripts/check, "
+            "which installs them in .tools/clients (or point MCPYARD_TEST_CLIENTS at a folder holding their "
+            "node_modules)",
+            pytrace=False,
+        )
+    return found
+
+
+def gateway_command(config: Path, home: Home, *extra: str) -> list[str]:
+    return [
+        sys.executable,
+        "-m",
+        "mcpyard",
+        "serve",
+        "--share-all",
+        "--mcp-config",
+        str(config),
+        "--workspace",
+        str(home.workspace),
+        *extra,
+    ]
+
+
+@asynccontextmanager
+async def http_gateway(config: Path, home: Home) -> AsyncIterator[str]:
+    async with serve_process(
+        lambda port: gateway_command(config, home, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
+        lambda port: f"http://127.0.0.1:{port}/mcp",
+        env=lambda port: home.environ,
+    ) as url:
+        yield url
+
+
+def _run(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
+    """Run a client to the end (at most CLIENT_SECONDS); its stdout. Its whole process group goes with it."""
+    process = subprocess.Popen(
+        command,
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=dict(env),
+        cwd=cwd,
+        start_new_session=True,
+    )
+    try:
+        stdout, stderr = process.communicate(timeout=CLIENT_SECONDS)
+    except subprocess.TimeoutExpired:
+        os.killpg(process.pid, signal.SIGKILL)
+        stdout, stderr = process.communicate()
+        pytest.fail(f"{command[0]} ran over {CLIENT_SECONDS} s; stdout:\n{stdout}\nstderr:\n{stderr}")
+    finally:
+        # The Inspector's launcher runs its CLI as a child, which runs the stdio gateway: reap any stragglers.
+        with suppress(ProcessLookupError):
+            os.killpg(process.pid, signal.SIGKILL)
+    if process.returncode != 0:
+        pytest.fail(f"{command} exited with {process.returncode}; stdout:\n{stdout}\nstderr:\n{stderr}")
+    return stdout
+
+
+async def run_client(command: Sequence[str], env: Mapping[str, str], cwd: Path) -> str:
+    return await anyio.to_thread.run_sync(partial(_run, command, env, cwd))
+
+
+def config_of(home: Home) -> Path:
+    return home.write_config({"basic": fixture_server("basic")})
+
+
+@asynccontextmanager
+async def target(transport: Transport, home: Home) -> AsyncIterator[list[str]]:
+    """The gateway for a client: the command that launches it (stdio) or its URL (http)."""
+    config = config_of(home)
+    if transport == "stdio":
+        yield gateway_command(config, home)
+        return
+    async with http_gateway(config, home) as url:
+        yield [url]
+
+
+def assert_added(tools: Sequence[str], text: str, is_error: bool) -> None:
+    assert "basic__add" in tools, tools
+    assert not is_error, text
+    assert "\n5\n" in text, text
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_gw1_inspector_cli_lists_and_calls_tools_through_the_gateway(
+    home: Home, clients: Clients, transport: Transport
+) -> None:
+    async with target(transport, home) as where:
+        base = [str(clients.inspector), "--cli", *where]
+        if transport == "http":
+            base += ["--transport", "http"]
+        listed: dict[str, Any] = json.loads(
+            await run_client([*base, "--method", "tools/list"], home.environ, clients.inspector_build)
+        )
+        called: dict[str, Any] = json.loads(
+            await run_client(
+                [*base, "--method", "tools/call", "--tool-name", "basic__add", "--tool-arg", "a=2", "b=3"],
+                home.environ,
+                clients.inspector_build,
+            )
+        )
+    texts = [block["text"] for block in called["content"] if block.get("type") == "text"]
+    assert_added([tool["name"] for tool in listed["tools"]], "\n".join(texts), bool(called.get("isError")))
+
+
+@pytest.mark.parametrize("transport", ["stdio", "http"])
+async def test_gw1_typescript_sdk_client_lists_and_calls_tools_through_the_gateway(
+    home: Home, clients: Clients, transport: Transport
+) -> None:
+    env = {**home.environ, "MCPYARD_TEST_CLIENTS": str(clients.root)}
+    async with target(transport, home) as where:
+        out = await run_client([clients.node, str(TS_CLIENT), transport, *where], env, TS_CLIENT.parent)
+    lines = out.strip().splitlines()
+    assert lines, "the TypeScript client printed nothing"
+    report: dict[str, Any] = json.loads(lines[-1])
+    assert_added(report["tools"], report["text"], report["isError"])
