@@ -187,12 +187,12 @@ async def test_gw1_downstream_progress_reaches_the_gateways_client(home: Home) -
     config = str(home.write_config({"basic": fixture_server("basic")}))
     seen: list[float] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
-        seen.append(value)
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        seen.append(progress)
 
     async with Client(serve_params(home, config, "--share-all")) as client:
         result = await client.call_tool(
-            "basic__slow", {"seconds": 0.6, "progress_every": 0.2}, progress_callback=progress
+            "basic__slow", {"seconds": 0.6, "progress_every": 0.2}, progress_callback=on_progress
         )
         assert not result.is_error, text_of(result)
     assert len(seen) >= 2
