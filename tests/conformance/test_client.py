@@ -47,13 +47,13 @@ SCENARIOS = [
     "auth/client-credentials-basic",
     "auth/cross-app-access-complete-flow",
 ]
-_RESULT = re.compile(r"Passed: (\d+)/(\d+)")
-_ANSI = re.compile(r"\x1b\[[0-9;]*m")
+RESULT = re.compile(r"Passed: (\d+)/(\d+)")
+ANSI = re.compile(r"\x1b\[[0-9;]*m")
 
 pytestmark = pytest.mark.conformance
 
 
-def _suite() -> tuple[Path, Path]:
+def suite() -> tuple[Path, Path]:
     conformance = TOOLS / "node_modules" / ".bin" / "conformance"
     node_bin = TOOLS / "node_modules" / "node" / "bin"
     if not conformance.exists() or not (node_bin / "node").exists():
@@ -68,7 +68,7 @@ def test_the_known_failures_list_only_names_real_scenarios() -> None:
 
 @pytest.mark.parametrize("scenario", SCENARIOS)
 def test_conformance_client_scenario(scenario: str) -> None:
-    conformance, node_bin = _suite()
+    conformance, node_bin = suite()
     command = f"{sys.executable} {HERE / 'client.py'}"
     done = subprocess.run(
         [str(conformance), "client", "--command", command, "--scenario", scenario],
@@ -79,8 +79,8 @@ def test_conformance_client_scenario(scenario: str) -> None:
         check=False,
         cwd=TOOLS,
     )
-    output = _ANSI.sub("", done.stdout + done.stderr)
-    counts = _RESULT.findall(output)
+    output = ANSI.sub("", done.stdout + done.stderr)
+    counts = RESULT.findall(output)
     assert counts, f"{scenario}: no result line from the suite:\n{output[-2000:]}"
     passed, total = (int(n) for n in counts[-1])
     overall = "OVERALL: PASSED" in output
