@@ -104,6 +104,11 @@ class SignIn:
     async def redirect_handler(self, url: str) -> None:
         """The SDK asks to send the person to the sign-in page: listen first, then say where, then open it."""
         self.page_url = safe_page_url(url)
+        # Each flow starts afresh (a step-up or a rejected token asks again on the same connection).
+        self._done = anyio.Event()
+        self._result = None
+        self._problem = None
+        self.failure = None
         self._state = parse_qs(urlsplit(url).query).get("state", [None])[0]
         self._listener = await anyio.create_tcp_listener(local_host="127.0.0.1", local_port=self.port)
         self._on_waiting(self.page_url)

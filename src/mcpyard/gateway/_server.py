@@ -15,6 +15,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
 
 from mcpyard._host import Host, ToolInfo
 from mcpyard._passthrough import get_prompt, list_prompts, list_resources, read_resource
@@ -253,18 +254,15 @@ def _error(text: str) -> types.CallToolResult:
     return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
 
 
-_ATTACHMENTS: Mapping[str, type[types.ImageContent] | type[types.AudioContent]] = {
-    "image": types.ImageContent,
-    "audio": types.AudioContent,
-}
+_CONTENT: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 
 
 def _result(result: CallResult) -> types.CallToolResult:
     """What the model reads (`text`, fenced and capped), plus attachments; refusals as tool errors (GW-2)."""
     content: list[Any] = [types.TextContent(type="text", text=result.text)]
     for block in result.content:
-        kind = _ATTACHMENTS.get(str(block.get("type")))
-        if kind is not None:
-            content.append(kind.model_validate(block))
+        # Text is in the fenced text above; everything else (attachments, resources, links) as sent, redacted.
+        if block.get("type") != "text":
+            content.append(_CONTENT.validate_python(block))
     structured = result.structured if result.ok and isinstance(result.structured, dict) else None
     return types.CallToolResult(content=content, structured_content=structured, is_error=not result.ok)
