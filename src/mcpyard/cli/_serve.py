@@ -33,7 +33,11 @@ def serve(
     trust: TrustOpt = False,
     json: JsonOpt = False,
 ) -> None:
-    """Serve the shared tools as one MCP server; calls that must ask are refused (no one can answer a card here)."""
+    """Serve the shared tools as one MCP server.
+
+    Over http from a terminal, approval cards appear here and are answered here; otherwise
+    (stdio, or no terminal) a call that must ask is refused with a clear error.
+    """
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}: use stdio or http")
     token = _token(token_secret) if token_secret is not None else None
@@ -41,10 +45,16 @@ def serve(
         fail("--token-secret protects the http transport; stdio has no requests to check")
     opts = Globals(workspace, mcp_config, trust, json)
 
+    approver = None
+    if transport == "http" and sys.stdin.isatty():
+        from mcpyard.cli._shell import ConsoleApprover
+
+        approver = ConsoleApprover(opts.console(stderr=True), input)
+
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
-        async with open_host(opts) as opened:
+        async with open_host(opts, approver=approver) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
             if transport == "stdio":
                 await serve_stdio(gateway)
