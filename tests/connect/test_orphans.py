@@ -6,9 +6,12 @@ import os
 import signal
 import subprocess
 import sys
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
 from pathlib import Path
 
 import anyio
+import anyio.abc
 import pytest
 
 from mcpyard import Host
@@ -75,7 +78,9 @@ async def test_conn5_a_grandchild_holding_the_pipes_is_stopped_too(home: Home) -
     await wait_dead(grandchild)
 
 
-async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) -> None:
+@asynccontextmanager
+async def cli_while_connecting(home: Home) -> AsyncIterator[tuple[anyio.abc.Process, list[int]]]:
+    """`mcpyard status` still connecting: one server with a grandchild, one that never answers."""
     gc_pid_file = home.root / "grandchild.pid"
     silent_pid_file = home.root / "silent.pid"
     silent = f"echo $$ > {silent_pid_file}; exec {sys.executable} {SERVERS / 'never_answers.py'} --linger"
@@ -93,8 +98,11 @@ async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) 
         stderr=subprocess.PIPE,
     )
     async with cli:
-        grandchild = await read_pid(gc_pid_file)
-        silent_pid = await read_pid(silent_pid_file)
+        yield cli, [await read_pid(gc_pid_file), await read_pid(silent_pid_file)]
+
+
+async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) -> None:
+    async with cli_while_connecting(home) as (cli, pids):
         cli.send_signal(signal.SIGINT)
         with anyio.fail_after(20):
             code = await cli.wait()
@@ -102,33 +110,15 @@ async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) 
         stderr = (await cli.stderr.receive()).decode() if code != 0 else ""
     assert code == 130
     assert "Traceback" not in stderr
-    await wait_dead(grandchild, silent_pid)
+    await wait_dead(*pids)
 
 
 async def test_conn5_servers_stop_even_when_mcpyard_itself_is_killed(home: Home) -> None:
-    gc_pid_file = home.root / "grandchild.pid"
-    silent_pid_file = home.root / "silent.pid"
-    silent = f"echo $$ > {silent_pid_file}; exec {sys.executable} {SERVERS / 'never_answers.py'} --linger"
-    config = home.write_config(
-        {
-            "gc": fixture_server("grandchild", "--pid-file", str(gc_pid_file)),
-            "silent": {"command": "sh", "args": ["-c", silent], "connect_timeout_secs": 120},
-        }
-    )
-    cli = await anyio.open_process(
-        [sys.executable, "-m", "mcpyard", "status", "--json", "--mcp-config", str(config)],
-        cwd=home.workspace,
-        env=home.environ,
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    async with cli:
-        grandchild = await read_pid(gc_pid_file)
-        silent_pid = await read_pid(silent_pid_file)
+    async with cli_while_connecting(home) as (cli, pids):
         cli.kill()
         with anyio.fail_after(10):
             await cli.wait()
-    await wait_dead(grandchild, silent_pid)
+    await wait_dead(*pids)
 
 
 async def test_conn5_a_server_killed_mid_call_ends_the_call_with_a_clear_error(home: Home) -> None:
