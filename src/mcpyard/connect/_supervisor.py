@@ -25,6 +25,7 @@ from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
+from mcpyard.connect._listing import list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers, tool_call_trace
@@ -34,8 +35,6 @@ from mcpyard.secrets._inventory import credential_header
 
 __all__ = [
     "CANCEL_GRACE",
-    "MAX_PAGES",
-    "MAX_TOOLS",
     "ClientIdentity",
     "ProgressFn",
     "Supervisor",
@@ -45,8 +44,6 @@ __all__ = [
 SupervisorState = Literal["connecting", "connected", "failed", "stopped", "waiting_for_sign_in"]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 
-MAX_PAGES = 100
-MAX_TOOLS = 10_000
 CANCEL_GRACE = 2.0
 """How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
 BACKOFF_FIRST = 1.0
@@ -271,7 +268,7 @@ class Supervisor:
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
             self._relist = anyio.Event()
             self.tools = await self._list_tools(client)
-            self.resources, self.prompts = await self._list_extras(client)
+            self.resources, self.prompts = await list_extras(client, self.spec.id, self._warn)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 if self._hears_changes(client):
@@ -386,32 +383,6 @@ class Supervisor:
 
     # ----------------------------------------------------------------- listings
 
-    async def _list_extras(self, client: Client) -> tuple[tuple[Mapping[str, Any], ...], tuple[Mapping[str, Any], ...]]:
-        """Resources and prompts, every page (bounded), when the server offers them; a failure lists none."""
-        capabilities = client.server_capabilities
-        resources: list[Mapping[str, Any]] = []
-        prompts: list[Mapping[str, Any]] = []
-        try:
-            if capabilities.resources is not None:
-                cursor: str | None = None
-                for _ in range(MAX_PAGES):
-                    page = await client.list_resources(cursor=cursor)
-                    resources.extend(
-                        r.model_dump(by_alias=True, exclude_none=True, mode="json") for r in page.resources
-                    )
-                    if not (cursor := page.next_cursor):
-                        break
-            if capabilities.prompts is not None:
-                cursor = None
-                for _ in range(MAX_PAGES):
-                    listed = await client.list_prompts(cursor=cursor)
-                    prompts.extend(p.model_dump(by_alias=True, exclude_none=True, mode="json") for p in listed.prompts)
-                    if not (cursor := listed.next_cursor):
-                        break
-        except Exception as exc:  # tools still work without them
-            self._warn(f"server {self.spec.id!r}: listing resources or prompts failed: {describe_failure(exc)}")
-        return tuple(resources[:MAX_TOOLS]), tuple(prompts[:MAX_TOOLS])
-
     async def read_resource(self, uri: str) -> types.ReadResourceResult:
         """Read one resource (gateway pass-through).
 
@@ -441,28 +412,7 @@ class Supervisor:
             raise ServerError(self.spec.id, exc.message) from None
 
     async def _list_tools(self, client: Client) -> tuple[Mapping[str, Any], ...]:
-        tools: list[Mapping[str, Any]] = []
-        cursor: str | None = None
-        for _ in range(MAX_PAGES):
-            page = await client.list_tools(cursor=cursor)
-            tools.extend(tool.model_dump(by_alias=True, exclude_none=True, mode="json") for tool in page.tools)
-            cursor = page.next_cursor
-            if not cursor:
-                break
-        else:
-            self._warn(f"server {self.spec.id!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
-        usable = [tool for tool in tools if not _needs_tasks(tool)]
-        if len(usable) < len(tools):
-            skipped = ", ".join(sorted(str(t.get("name")) for t in tools if _needs_tasks(t)))
-            self._warn(
-                f"server {self.spec.id!r}: tools {skipped} can only run as MCP tasks, "
-                "which mcpyard does not support yet; they are not offered"
-            )
-            tools = usable
-        if len(tools) > MAX_TOOLS:
-            self._warn(f"server {self.spec.id!r} listed {len(tools)} tools; only the first {MAX_TOOLS} are used")
-            tools = tools[:MAX_TOOLS]
-        return tuple(tools)
+        return await list_tools(client, self.spec.id, self._warn)
 
     def _warn(self, text: str) -> None:
         if text not in self.warnings:
@@ -602,12 +552,6 @@ class Supervisor:
 
         if self._tg is not None:
             self._tg.start_soon(probe)
-
-
-def _needs_tasks(tool: Mapping[str, Any]) -> bool:
-    """A tool whose `execution.taskSupport` is `required` cannot be called plainly."""
-    execution = tool.get("execution")
-    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
 
 
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)

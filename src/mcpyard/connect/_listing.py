@@ -1,0 +1,81 @@
+"""Listing what a server offers: every page, bounded, in wire form (CONN-6)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable, Mapping, Sequence
+from typing import Any
+
+from mcp import Client
+from pydantic import BaseModel
+
+from mcpyard.connect._errors import describe_failure
+
+__all__ = ["MAX_ITEMS", "MAX_PAGES", "list_extras", "list_tools"]
+
+MAX_PAGES = 100
+MAX_ITEMS = 10_000
+
+Wire = Mapping[str, Any]
+Page = tuple[Sequence[BaseModel], str | None]
+
+
+async def _all_pages(fetch: Callable[[str | None], Awaitable[Page]]) -> tuple[list[Wire], bool]:
+    """Every item of every page, and whether the page bound cut the listing short."""
+    items: list[Wire] = []
+    cursor: str | None = None
+    for _ in range(MAX_PAGES):
+        page, cursor = await fetch(cursor)
+        items.extend(item.model_dump(by_alias=True, exclude_none=True, mode="json") for item in page)
+        if not cursor:
+            return items, False
+    return items, True
+
+
+def _needs_tasks(tool: Wire) -> bool:
+    """A tool whose `execution.taskSupport` is `required` cannot be called plainly."""
+    execution = tool.get("execution")
+    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
+
+
+async def list_tools(client: Client, server: str, warn: Callable[[str], None]) -> tuple[Wire, ...]:
+    """Every tool the server lists that mcpyard can call, at most `MAX_ITEMS`."""
+
+    async def fetch(cursor: str | None) -> Page:
+        page = await client.list_tools(cursor=cursor)
+        return page.tools, page.next_cursor
+
+    tools, cut = await _all_pages(fetch)
+    if cut:
+        warn(f"server {server!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
+    if skipped := sorted(str(tool.get("name")) for tool in tools if _needs_tasks(tool)):
+        warn(
+            f"server {server!r}: tools {', '.join(skipped)} can only run as MCP tasks, "
+            "which mcpyard does not support yet; they are not offered"
+        )
+        tools = [tool for tool in tools if not _needs_tasks(tool)]
+    if len(tools) > MAX_ITEMS:
+        warn(f"server {server!r} listed {len(tools)} tools; only the first {MAX_ITEMS} are used")
+    return tuple(tools[:MAX_ITEMS])
+
+
+async def list_extras(
+    client: Client, server: str, warn: Callable[[str], None]
+) -> tuple[tuple[Wire, ...], tuple[Wire, ...]]:
+    """Resources and prompts, when the server offers them; a failure lists none (the tools still work)."""
+    capabilities = client.server_capabilities
+
+    async def resources(cursor: str | None) -> Page:
+        page = await client.list_resources(cursor=cursor)
+        return page.resources, page.next_cursor
+
+    async def prompts(cursor: str | None) -> Page:
+        page = await client.list_prompts(cursor=cursor)
+        return page.prompts, page.next_cursor
+
+    try:
+        listed_resources = (await _all_pages(resources))[0] if capabilities.resources is not None else []
+        listed_prompts = (await _all_pages(prompts))[0] if capabilities.prompts is not None else []
+    except Exception as exc:  # a server whose extras are broken still serves its tools
+        warn(f"server {server!r}: listing resources or prompts failed: {describe_failure(exc)}")
+        return (), ()
+    return tuple(listed_resources[:MAX_ITEMS]), tuple(listed_prompts[:MAX_ITEMS])
