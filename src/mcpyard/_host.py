@@ -12,20 +12,20 @@ from typing import Any
 import anyio
 import anyio.abc
 
+from mcpyard._plan import Plan, header_names, make_plan, read_config, resolve_workspace, websocket_note
 from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
 from mcpyard.auth import AUTH_FILE, AuthStore
-from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, server_prefix, tool_name
-from mcpyard.config import LoadedConfig, Mode, ServerSpec, TrustStore, load_config
+from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, tool_name
+from mcpyard.config import LoadedConfig, Mode, ServerSpec
 from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
-from mcpyard.connect._trace import split_trace_headers
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 from mcpyard.policy import Pin, PinStore
 from mcpyard.secrets import Redactor
 from mcpyard.secrets._inventory import secrets_in_use
 
-__all__ = ["Host", "ToolInfo", "read_config", "resolve_workspace"]
+__all__ = ["Host", "ToolInfo"]
 
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 CONNECT_SLACK = 3.0
@@ -60,63 +60,6 @@ class ToolInfo:
         }
 
 
-@dataclass(frozen=True, slots=True)
-class _Plan:
-    """What the configuration says to run: specs, and who shadows whom."""
-
-    config: LoadedConfig
-    prefixes: Mapping[str, str]
-    shadowed_by: Mapping[str, ServerSpec]
-
-    @property
-    def runnable(self) -> list[ServerSpec]:
-        return [s for s in self.config.servers if s.state == "ok" and s.id not in self.shadowed_by]
-
-
-def read_config(
-    *,
-    workspace: Path,
-    config_file: Path | None,
-    trust_project: bool,
-    environ: Mapping[str, str],
-    config_home: Path,
-    data_home: Path,
-    secrets: Mapping[str, str],
-) -> LoadedConfig:
-    """Read every source for a workspace, with its trust as recorded (CFG-1, CFG-6).
-
-    Raises:
-        ConfigError: a source cannot be used.
-    """
-    from mcpyard._paths import user_config_file
-
-    trusted = trust_project or TrustStore(data_home / "trust.json").is_trusted(workspace)
-    return load_config(
-        workspace=workspace,
-        config_file=config_file,
-        user_config_file=user_config_file(config_home),
-        trusted=trusted,
-        environ=environ,
-        secrets=secrets,
-    )
-
-
-def _plan(config: LoadedConfig) -> _Plan:
-    prefixes = {spec.id: server_prefix(spec.name, spec.id, spec.position) for spec in config.servers}
-    owner: dict[str, ServerSpec] = {}
-    shadowed_by: dict[str, ServerSpec] = {}
-    # Later entries have higher priority: they keep the prefix (CAT-1).
-    for spec in reversed(config.servers):
-        if spec.state != "ok":
-            continue
-        prefix = prefixes[spec.id]
-        if prefix in owner:
-            shadowed_by[spec.id] = owner[prefix]
-        else:
-            owner[prefix] = spec
-    return _Plan(config, prefixes, shadowed_by)
-
-
 class Host:
     """A host session: configuration, one supervisor per server, the catalog and the call pipeline.
 
@@ -148,7 +91,7 @@ class Host:
         self._data_home = data_home
         self._secrets = secrets
         self._identity = ClientIdentity("mcpyard", __version__, self.session.id)
-        self._plan: _Plan | None = None
+        self._plan: Plan | None = None
         self._supervisors: dict[str, Supervisor] = {}
         self._finished: dict[str, anyio.Event] = {}
         self._catalog = Catalog()
@@ -228,7 +171,7 @@ class Host:
             secrets=dict(secrets) if secrets is not None else None,
         )
         host._open_browser = open_browser
-        plan = _plan(await anyio.to_thread.run_sync(host._load))
+        plan = make_plan(await anyio.to_thread.run_sync(host._load))
         host.pins = await anyio.to_thread.run_sync(host._load_pins)
         if mode is None and plan.config.settings.mode is not None:
             host.session.mode = plan.config.settings.mode
@@ -268,7 +211,7 @@ class Host:
             secrets=secrets,
         )
 
-    async def _apply(self, plan: _Plan) -> None:
+    async def _apply(self, plan: Plan) -> None:
         """Stop servers that left or changed, start new or changed ones, wait for them to settle."""
         old = self._plan
         self._plan = plan
@@ -493,13 +436,13 @@ class Host:
             servers=tuple(servers),
         )
 
-    def _server_status(self, plan: _Plan, spec: ServerSpec) -> ServerStatus:
+    def _server_status(self, plan: Plan, spec: ServerSpec) -> ServerStatus:
         base: dict[str, Any] = {
             "id": spec.id,
             "name": plan.prefixes[spec.id],
             "source": spec.source,
             "transport": spec.transport,
-            **_header_names(spec),
+            **header_names(spec),
             "command": spec.command,
             "url": spec.url,
         }
@@ -534,7 +477,7 @@ class Host:
                 if supervisor.state == "waiting_for_sign_in" and supervisor.sign_in is not None
                 else None
             ),
-            note=redact(supervisor.note) if supervisor.note else _websocket_note(spec),
+            note=redact(supervisor.note) if supervisor.note else websocket_note(spec),
             **base,
         )
 
@@ -610,7 +553,7 @@ class Host:
             )
         self._reloading = True
         try:
-            plan = _plan(await anyio.to_thread.run_sync(self._load))
+            plan = make_plan(await anyio.to_thread.run_sync(self._load))
             self.pins = await anyio.to_thread.run_sync(self._load_pins)
             self.session.cache.clear()
             self.session.session_allows.clear()
@@ -618,24 +561,3 @@ class Host:
         finally:
             self._reloading = False
         return self.status()
-
-
-def _websocket_note(spec: ServerSpec) -> str | None:
-    if spec.transport == "websocket" and spec.headers:
-        return "websocket servers get no headers: the configured ones are not sent"
-    return None
-
-
-def _header_names(spec: ServerSpec) -> dict[str, tuple[str, ...]]:
-    """Configured header names sent and not sent (never values): websocket sends none (AUTH-1, CALL-3)."""
-    if spec.transport == "websocket":
-        return {"headers_sent": (), "headers_not_sent": tuple(name for name, _ in spec.headers)}
-    sent, not_sent = split_trace_headers(spec.headers)
-    return {"headers_sent": tuple(name for name, _ in sent), "headers_not_sent": tuple(not_sent)}
-
-
-def resolve_workspace(workspace: Path | str | None) -> Path:
-    root = Path(workspace if workspace is not None else Path.cwd()).expanduser().resolve()
-    if not root.is_dir():
-        raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
-    return root

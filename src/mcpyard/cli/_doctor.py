@@ -27,8 +27,8 @@ def doctor(
     async def main() -> None:
         import anyio
 
-        from mcpyard._host import read_config, resolve_workspace
         from mcpyard._paths import config_home, data_home
+        from mcpyard._plan import read_config, resolve_workspace
         from mcpyard._version import __version__
         from mcpyard.connect import ClientIdentity, Supervisor
         from mcpyard.secrets import Redactor, default_secret_store

@@ -65,7 +65,7 @@ def trust(
 
     del mcp_config, trust
     opts = Globals(workspace, None, True, json)
-    from mcpyard._host import resolve_workspace
+    from mcpyard._plan import resolve_workspace
 
     root = resolve_workspace(workspace)
     store = TrustStore(data_home(os.environ) / "trust.json")
@@ -73,8 +73,8 @@ def trust(
     async def main() -> None:
         import anyio
 
-        from mcpyard._host import read_config
         from mcpyard._paths import config_home
+        from mcpyard._plan import read_config
 
         config = await anyio.to_thread.run_sync(
             lambda: read_config(

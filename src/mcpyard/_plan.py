@@ -1,0 +1,92 @@
+"""What the configuration says to run: the plan (who shadows whom), and reading it for a workspace (CFG, CAT-1)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcpyard.catalog import server_prefix
+from mcpyard.config import LoadedConfig, ServerSpec, TrustStore, load_config
+from mcpyard.connect._trace import split_trace_headers
+from mcpyard.errors import UsageError
+
+__all__ = ["Plan", "header_names", "make_plan", "read_config", "resolve_workspace", "websocket_note"]
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    """What the configuration says to run: specs, and who shadows whom."""
+
+    config: LoadedConfig
+    prefixes: Mapping[str, str]
+    shadowed_by: Mapping[str, ServerSpec]
+
+    @property
+    def runnable(self) -> list[ServerSpec]:
+        return [s for s in self.config.servers if s.state == "ok" and s.id not in self.shadowed_by]
+
+
+def read_config(
+    *,
+    workspace: Path,
+    config_file: Path | None,
+    trust_project: bool,
+    environ: Mapping[str, str],
+    config_home: Path,
+    data_home: Path,
+    secrets: Mapping[str, str],
+) -> LoadedConfig:
+    """Read every source for a workspace, with its trust as recorded (CFG-1, CFG-6).
+
+    Raises:
+        ConfigError: a source cannot be used.
+    """
+    from mcpyard._paths import user_config_file
+
+    trusted = trust_project or TrustStore(data_home / "trust.json").is_trusted(workspace)
+    return load_config(
+        workspace=workspace,
+        config_file=config_file,
+        user_config_file=user_config_file(config_home),
+        trusted=trusted,
+        environ=environ,
+        secrets=secrets,
+    )
+
+
+def make_plan(config: LoadedConfig) -> Plan:
+    prefixes = {spec.id: server_prefix(spec.name, spec.id, spec.position) for spec in config.servers}
+    owner: dict[str, ServerSpec] = {}
+    shadowed_by: dict[str, ServerSpec] = {}
+    # Later entries have higher priority: they keep the prefix (CAT-1).
+    for spec in reversed(config.servers):
+        if spec.state != "ok":
+            continue
+        prefix = prefixes[spec.id]
+        if prefix in owner:
+            shadowed_by[spec.id] = owner[prefix]
+        else:
+            owner[prefix] = spec
+    return Plan(config, prefixes, shadowed_by)
+
+
+def websocket_note(spec: ServerSpec) -> str | None:
+    if spec.transport == "websocket" and spec.headers:
+        return "websocket servers get no headers: the configured ones are not sent"
+    return None
+
+
+def header_names(spec: ServerSpec) -> dict[str, tuple[str, ...]]:
+    """Configured header names sent and not sent (never values): websocket sends none (AUTH-1, CALL-3)."""
+    if spec.transport == "websocket":
+        return {"headers_sent": (), "headers_not_sent": tuple(name for name, _ in spec.headers)}
+    sent, not_sent = split_trace_headers(spec.headers)
+    return {"headers_sent": tuple(name for name, _ in sent), "headers_not_sent": tuple(not_sent)}
+
+
+def resolve_workspace(workspace: Path | str | None) -> Path:
+    root = Path(workspace if workspace is not None else Path.cwd()).expanduser().resolve()
+    if not root.is_dir():
+        raise UsageError(f"workspace {str(root)!r} is not a folder (check --workspace)")
+    return root
