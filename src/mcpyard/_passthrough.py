@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
@@ -14,7 +15,18 @@ from mcpyard.errors import CallError
 if TYPE_CHECKING:
     from mcpyard._host import Host
 
-__all__ = ["PromptInfo", "ResourceInfo", "get_prompt", "list_prompts", "list_resources", "read_resource"]
+__all__ = [
+    "PromptInfo",
+    "ResourceInfo",
+    "TemplateInfo",
+    "complete",
+    "get_prompt",
+    "list_prompts",
+    "list_resources",
+    "list_templates",
+    "owner_of_uri",
+    "read_resource",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -96,18 +108,17 @@ def list_prompts(host: Host) -> list[PromptInfo]:
 
 
 async def read_resource(host: Host, uri: str) -> types.ReadResourceResult:
-    """Read a resource from the server that lists it; text redacted (SEC-3).
+    """Read a resource from the server that lists it, or whose template fits it; text redacted (SEC-3).
 
     Raises:
         CallError: no connected server lists it, or the server failed.
     """
-    for info in list_resources(host):
-        if info.uri == uri:
-            supervisor = host._supervisors[info.server]
-            result = await supervisor.read_resource(uri)
-            data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            return types.ReadResourceResult.model_validate(data)
-    raise CallError("unknown_resource", f"no connected server lists the resource {uri!r}")
+    server = owner_of_uri(host, uri)
+    if server is None:
+        raise CallError("unknown_resource", f"no connected server lists the resource {uri!r}")
+    result = await host._supervisors[server].read_resource(uri)
+    data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return types.ReadResourceResult.model_validate(data)
 
 
 async def get_prompt(host: Host, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
@@ -123,3 +134,68 @@ async def get_prompt(host: Host, name: str, arguments: Mapping[str, str]) -> typ
             data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
             return types.GetPromptResult.model_validate(data)
     raise CallError("unknown_prompt", f"no prompt {name!r}; the gateway lists them")
+
+
+@dataclass(frozen=True, slots=True)
+class TemplateInfo:
+    """A resource template as offered: its URI template unchanged, its name prefixed like a tool's."""
+
+    name: str
+    uri_template: str
+    server: str
+    wire: Mapping[str, Any]
+
+    def matches(self, uri: str) -> bool:
+        """Whether a URI fits the template (each `{variable}` stands for one path segment or more text)."""
+        pattern = "".join(
+            "(.+?)" if part.startswith("{") else re.escape(part) for part in re.split(r"(\{[^}]*\})", self.uri_template)
+        )
+        return re.fullmatch(pattern, uri) is not None
+
+
+def list_templates(host: Host) -> list[TemplateInfo]:
+    return [
+        TemplateInfo(
+            name=tool_name(prefix, host.settings_separator, str(wire.get("name", ""))),
+            uri_template=str(wire.get("uriTemplate", "")),
+            server=server_id,
+            wire=wire,
+        )
+        for server_id, prefix, supervisor in _connected(host)
+        for wire in supervisor.templates
+        if wire.get("uriTemplate")
+    ]
+
+
+def owner_of_uri(host: Host, uri: str) -> str | None:
+    """The server that lists the resource, else the first whose template fits it."""
+    for info in list_resources(host):
+        if info.uri == uri:
+            return info.server
+    return next((info.server for info in list_templates(host) if info.matches(uri)), None)
+
+
+async def complete(
+    host: Host,
+    ref: types.ResourceTemplateReference | types.PromptReference,
+    argument: dict[str, str],
+    context: dict[str, str] | None,
+) -> types.CompleteResult:
+    """Completion candidates from the server that owns the prompt or template; values redacted.
+
+    Raises:
+        CallError: no server owns it, or the server failed.
+    """
+    if isinstance(ref, types.PromptReference):
+        prompt = next((p for p in list_prompts(host) if ref.name in (p.name, p.prompt)), None)
+        if prompt is None:
+            raise CallError("unknown_prompt", f"no prompt {ref.name!r} to complete")
+        server, ref = prompt.server, types.PromptReference(type="ref/prompt", name=prompt.prompt)
+    else:
+        template = next((t for t in list_templates(host) if t.uri_template == ref.uri), None)
+        if template is None:
+            raise CallError("unknown_resource", f"no resource template {ref.uri!r} to complete")
+        server = template.server
+    result = await host._supervisors[server].complete(ref, argument, context)
+    data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return types.CompleteResult.model_validate(data)

@@ -60,13 +60,17 @@ async def list_tools(client: Client, server: str, warn: Callable[[str], None]) -
 
 async def list_extras(
     client: Client, server: str, warn: Callable[[str], None]
-) -> tuple[tuple[Wire, ...], tuple[Wire, ...]]:
-    """Resources and prompts, when the server offers them; a failure lists none (the tools still work)."""
+) -> tuple[tuple[Wire, ...], tuple[Wire, ...], tuple[Wire, ...]]:
+    """Resources, resource templates and prompts, when the server offers them; a failure lists none."""
     capabilities = client.server_capabilities
 
     async def resources(cursor: str | None) -> Page:
         page = await client.list_resources(cursor=cursor)
         return page.resources, page.next_cursor
+
+    async def templates(cursor: str | None) -> Page:
+        page = await client.list_resource_templates(cursor=cursor)
+        return page.resource_templates, page.next_cursor
 
     async def prompts(cursor: str | None) -> Page:
         page = await client.list_prompts(cursor=cursor)
@@ -74,8 +78,9 @@ async def list_extras(
 
     try:
         listed_resources = (await _all_pages(resources))[0] if capabilities.resources is not None else []
+        listed_templates = (await _all_pages(templates))[0] if capabilities.resources is not None else []
         listed_prompts = (await _all_pages(prompts))[0] if capabilities.prompts is not None else []
     except Exception as exc:  # a server whose extras are broken still serves its tools
         warn(f"server {server!r}: listing resources or prompts failed: {describe_failure(exc)}")
-        return (), ()
-    return tuple(listed_resources[:MAX_ITEMS]), tuple(listed_prompts[:MAX_ITEMS])
+        return (), (), ()
+    return tuple(listed_resources[:MAX_ITEMS]), tuple(listed_templates[:MAX_ITEMS]), tuple(listed_prompts[:MAX_ITEMS])

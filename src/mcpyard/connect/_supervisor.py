@@ -104,6 +104,8 @@ class Supervisor:
         """Resources the server lists, in wire form (passed through by the gateway)."""
         self.prompts: tuple[Mapping[str, Any], ...] = ()
         """Prompts the server lists, in wire form."""
+        self.templates: tuple[Mapping[str, Any], ...] = ()
+        """Resource templates the server lists, in wire form."""
         self.settled = anyio.Event()
         """Set once the first connection attempt has ended, connected or not."""
         self.warnings: list[str] = []
@@ -168,7 +170,7 @@ class Supervisor:
                 self.state = "stopped"
                 self.reason = "stopped by mcpyard"
                 self.tools = ()
-            self.resources = self.prompts = ()
+            self.resources = self.prompts = self.templates = ()
             self.settled.set()
 
     async def _connect_once(self) -> bool:
@@ -209,7 +211,7 @@ class Supervisor:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
             self.tools = ()
-            self.resources = self.prompts = ()
+            self.resources = self.prompts = self.templates = ()
             self.instructions = None
             self._on_change(self)
         return connected
@@ -268,7 +270,7 @@ class Supervisor:
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
             self._relist = anyio.Event()
             self.tools = await self._list_tools(client)
-            self.resources, self.prompts = await list_extras(client, self.spec.id, self._warn)
+            self.resources, self.templates, self.prompts = await list_extras(client, self.spec.id, self._warn)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
                 if self._hears_changes(client):
@@ -297,7 +299,7 @@ class Supervisor:
             self.state = "stopped"
             self.reason = f"the server process {process.describe_exit()}"
             self.tools = ()
-            self.resources = self.prompts = ()
+            self.resources = self.prompts = self.templates = ()
             self.instructions = None  # its section leaves the prompt from the next turn (INS-3)
             self._on_change(self)
         self._end.set()
@@ -359,7 +361,7 @@ class Supervisor:
         self.reason = reason
         if not self._reconnecting:
             self.tools = ()
-            self.resources = self.prompts = ()
+            self.resources = self.prompts = self.templates = ()
         self.settled.set()
         self._on_change(self)
 
@@ -394,6 +396,25 @@ class Supervisor:
             raise CallError("server_unavailable", self._unavailable_message())
         try:
             return await client.read_resource(uri)
+        except MCPError as exc:
+            raise ServerError(self.spec.id, exc.message) from None
+
+    async def complete(
+        self,
+        ref: types.ResourceTemplateReference | types.PromptReference,
+        argument: dict[str, str],
+        context: dict[str, str] | None,
+    ) -> types.CompleteResult:
+        """Completion candidates for a prompt or template argument (gateway pass-through).
+
+        Raises:
+            CallError: the server is not connected, or answered with an error.
+        """
+        client = self._client
+        if client is None or self.state != "connected":
+            raise CallError("server_unavailable", self._unavailable_message())
+        try:
+            return await client.complete(ref, argument, context)
         except MCPError as exc:
             raise ServerError(self.spec.id, exc.message) from None
 

@@ -18,7 +18,15 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from mcpyard._host import Host, ToolInfo
-from mcpyard._passthrough import get_prompt, list_prompts, list_resources, read_resource
+from mcpyard._passthrough import (
+    complete,
+    get_prompt,
+    list_prompts,
+    list_resources,
+    list_templates,
+    owner_of_uri,
+    read_resource,
+)
 from mcpyard._version import __version__
 from mcpyard.errors import CallError
 from mcpyard.pipeline import READ_RESULT, CallResult
@@ -67,6 +75,8 @@ class Gateway:
             on_read_resource=self._read_resource,
             on_list_prompts=self._list_prompts,
             on_get_prompt=self._get_prompt,
+            on_list_resource_templates=self._list_templates,
+            on_completion=self._complete,
             on_subscriptions_listen=ListenHandler(self._bus),
         )
 
@@ -177,12 +187,37 @@ class Gateway:
     ) -> types.ReadResourceResult:
         del ctx
         uri = str(params.uri)
-        if not any(info.uri == uri and self._shares_extras(info.server) for info in list_resources(self.host)):
+        owner = owner_of_uri(self.host, uri)
+        if owner is None or not self._shares_extras(owner):
             raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
         try:
             return await read_resource(self.host, uri)
         except CallError as exc:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
+
+    async def _list_templates(
+        self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
+    ) -> types.ListResourceTemplatesResult:
+        del ctx, params
+        templates = [
+            types.ResourceTemplate.model_validate(
+                {**info.wire, "name": str(info.wire.get("name", info.name)) if self.unprefixed else info.name}
+            )
+            for info in list_templates(self.host)
+            if self._shares_extras(info.server)
+        ]
+        return types.ListResourceTemplatesResult(resource_templates=templates)
+
+    async def _complete(
+        self, ctx: ServerRequestContext[Any], params: types.CompleteRequestParams
+    ) -> types.CompleteResult:
+        del ctx
+        argument = {"name": params.argument.name, "value": params.argument.value}
+        context = params.context.arguments if params.context is not None else None
+        try:
+            return await complete(self.host, params.ref, argument, context)
+        except CallError as exc:
+            raise MCPError(types.INVALID_PARAMS, exc.message) from None
 
     async def _list_prompts(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
