@@ -18,7 +18,7 @@ from mcpyard._version import __version__
 from mcpyard.auth import AUTH_FILE, AuthStore
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec
-from mcpyard.connect import ClientIdentity, ProgressFn, Reaper, Supervisor
+from mcpyard.connect import ClientIdentity, LogFn, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 from mcpyard.policy import Pin, PinStore
@@ -490,6 +490,7 @@ class Host:
         *,
         on_progress: ProgressFn | None = None,
         conversation: str | None = None,
+        on_log: LogFn | None = None,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -498,6 +499,7 @@ class Host:
             arguments: the tool's arguments; file parameters take local paths (CAT-3).
             on_progress: called with `(progress, total, message)` as the server reports progress.
             conversation: whose result store handles belong to (default: this host session's).
+            on_log: called with each log message the server sends while the call runs (redacted).
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
@@ -518,7 +520,9 @@ class Host:
             return CallResult.refusal("server_unavailable", message, tool=name, server=server_id)
         self._calls_in_flight += 1
         try:
-            return await self._runner.run(name, arguments, on_progress=on_progress, conversation=conversation)
+            return await self._runner.run(
+                name, arguments, on_progress=on_progress, conversation=conversation, on_log=on_log
+            )
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"
             return CallResult.refusal("internal_error", message, tool=name)

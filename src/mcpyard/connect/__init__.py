@@ -3,11 +3,12 @@
 from mcpyard.connect._environment import BASE_VARIABLES, server_environment
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
-from mcpyard.connect._supervisor import ClientIdentity, ProgressFn, Supervisor, SupervisorState
+from mcpyard.connect._supervisor import ClientIdentity, LogFn, ProgressFn, Supervisor, SupervisorState
 
 __all__ = [
     "BASE_VARIABLES",
     "ClientIdentity",
+    "LogFn",
     "ProgressFn",
     "Reaper",
     "StdioProcess",

@@ -43,6 +43,7 @@ __all__ = [
 
 SupervisorState = Literal["connecting", "connected", "failed", "stopped", "waiting_for_sign_in"]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+LogFn = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
 
 CANCEL_GRACE = 2.0
 """How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
@@ -125,6 +126,7 @@ class Supervisor:
         self._tg: anyio.abc.TaskGroup | None = None
         """The connection's task group: background work that ends with the connection."""
         self._in_flight = 0
+        self._log_sinks: list[LogFn] = []
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -261,6 +263,9 @@ class Supervisor:
             mode="auto",
             cache=None,
             message_handler=self._on_message,
+            logging_callback=self._on_log,
+            # New-era servers send log messages only to requests that opt in.
+            log_level="debug",
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
         )
         async with client:
@@ -439,6 +444,12 @@ class Supervisor:
         if text not in self.warnings:
             self.warnings.append(text)
 
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log message goes to whoever is waiting on a call to it (the gateway's clients)."""
+        for sink in list(self._log_sinks):
+            with contextlib.suppress(Exception):  # a sink whose client left: the others still hear
+                await sink(params)
+
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._relist.set()
@@ -486,6 +497,7 @@ class Supervisor:
         *,
         timeout_secs: float | None,
         on_progress: ProgressFn | None = None,
+        on_log: LogFn | None = None,
     ) -> types.CallToolResult:
         """Call one tool; progress restarts the clock; timeouts and cancels send `notifications/cancelled`.
 
@@ -496,6 +508,8 @@ class Supervisor:
         if client is None or self.state != "connected":
             raise CallError("server_unavailable", self._unavailable_message())
         self._in_flight += 1
+        if on_log is not None:
+            self._log_sinks.append(on_log)
         try:
             with anyio.CancelScope() as scope:
                 if timeout_secs is not None:
@@ -535,6 +549,8 @@ class Supervisor:
             raise
         finally:
             self._in_flight -= 1
+            if on_log is not None:
+                self._log_sinks.remove(on_log)
 
     def _closed_locally(self, exc: MCPError) -> bool:
         """The SDK's own "connection closed", not a server error that happens to use code -32000."""

@@ -61,6 +61,7 @@ class Gateway:
         self.host = host
         self.share_all = share_all
         self.unprefixed = unprefixed
+        self._log_level: types.LoggingLevel = "info"
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
         self._bus = InMemorySubscriptionBus()
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -77,6 +78,8 @@ class Gateway:
             on_get_prompt=self._get_prompt,
             on_list_resource_templates=self._list_templates,
             on_completion=self._complete,
+            on_set_logging_level=self._set_level,
+            get_tool_input_schema=self._input_schema,
             on_subscriptions_listen=ListenHandler(self._bus),
         )
 
@@ -105,6 +108,15 @@ class Gateway:
         for tool in tools:
             counts[tool.tool] = counts.get(tool.tool, 0) + 1
         return {(tool.tool if counts[tool.tool] == 1 else tool.name): tool.name for tool in tools}
+
+    def _input_schema(self, name: str) -> Mapping[str, Any] | None:
+        """The offered tool's schema, for the SDK's argument check (without a full tools/list per call)."""
+        catalog_name = self.public_names().get(name)
+        entry = self.host.catalog.get(catalog_name) if catalog_name is not None else None
+        if entry is not None:
+            return entry.input_schema
+        builtin = next((tool for tool in self.shared_tools() if tool.name == catalog_name), None)
+        return builtin.input_schema if builtin is not None else None
 
     def _fingerprint(self) -> str:
         text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self.shared_tools())
@@ -154,10 +166,23 @@ class Gateway:
                 related = str(ctx.request_id) if ctx.request_id is not None else None
                 await ctx.session.send_progress_notification(token, progress, total, message, related)
 
+        async def on_log(message: types.LoggingMessageNotificationParams) -> None:
+            # Downstream log messages (already redacted) reach the caller, at or above its level.
+            if _LEVELS.index(message.level) >= _LEVELS.index(self._log_level):
+                related = str(ctx.request_id) if ctx.request_id is not None else None
+                await ctx.session.send_log_message(message.level, message.data, message.logger, related)
+
         result = await self.host.call(
-            name, dict(params.arguments or {}), conversation=conversation, on_progress=on_progress
+            name, dict(params.arguments or {}), conversation=conversation, on_progress=on_progress, on_log=on_log
         )
         return _result(result)
+
+    async def _set_level(
+        self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
+    ) -> types.EmptyResult:
+        del ctx
+        self._log_level = params.level
+        return types.EmptyResult()
 
     def _shares_extras(self, server: str) -> bool:
         """Resources and prompts come along for servers that share tools, or with `--share-all`."""
@@ -262,6 +287,18 @@ class Gateway:
         connection = getattr(ctx.session, "_connection", None)
         if isinstance(connection, Connection):
             self._connections.add(connection)
+
+
+_LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
 
 
 def _conversation(ctx: ServerRequestContext[Any]) -> str:

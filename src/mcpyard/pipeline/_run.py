@@ -38,7 +38,7 @@ from mcpyard.policy import (
 from mcpyard.secrets import Redactor
 
 if TYPE_CHECKING:
-    from mcpyard.connect import ProgressFn, Supervisor
+    from mcpyard.connect import LogFn, ProgressFn, Supervisor
 
 __all__ = ["READ_RESULT", "READ_RESULT_TOOL", "CallRunner", "Session"]
 
@@ -118,19 +118,25 @@ class CallRunner:
         *,
         on_progress: ProgressFn | None = None,
         conversation: str | None = None,
+        on_log: LogFn | None = None,
     ) -> CallResult:
         conversation = conversation or self.session.id
         try:
             if name == READ_RESULT:
                 return self._read_result(dict(arguments or {}), conversation)
-            return await self._run(name, dict(arguments or {}), on_progress, conversation)
+            return await self._run(name, dict(arguments or {}), on_progress, conversation, on_log)
         except CallError as exc:
             entry = self._catalog().get(name)
             message = self.session.redactor.redact(exc.message)
             return CallResult.refusal(exc.code, message, tool=name, server=entry.server if entry else None)
 
     async def _run(
-        self, name: str, arguments: dict[str, Any], on_progress: ProgressFn | None, conversation: str
+        self,
+        name: str,
+        arguments: dict[str, Any],
+        on_progress: ProgressFn | None,
+        conversation: str,
+        on_log: LogFn | None = None,
     ) -> CallResult:
         entry = resolve(self._catalog(), name)
         validate_arguments(entry, arguments)
@@ -199,7 +205,11 @@ class CallRunner:
         before = cache.generation(entry.server)
         try:
             result = await supervisor.call(
-                entry.tool, planned.arguments, timeout_secs=spec.call_timeout_secs, on_progress=on_progress
+                entry.tool,
+                planned.arguments,
+                timeout_secs=spec.call_timeout_secs,
+                on_progress=on_progress,
+                on_log=self._redacted_log(on_log),
             )
         except ServerError as exc:
             # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.
@@ -212,6 +222,18 @@ class CallRunner:
         if key is not None and not result.is_error and cache.generation(entry.server) == before:
             cache.put(key, entry.server, result)
         return shaped
+
+    def _redacted_log(self, on_log: LogFn | None) -> LogFn | None:
+        """Log messages are server text like any other: redacted before they reach anyone (SEC-3)."""
+        if on_log is None:
+            return None
+        sink = on_log
+
+        async def forward(params: types.LoggingMessageNotificationParams) -> None:
+            data = self.session.redactor.redact_json(params.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            await sink(types.LoggingMessageNotificationParams.model_validate(data))
+
+        return forward
 
     async def _read_files(
         self,
