@@ -15,10 +15,10 @@ README = (ROOT / "README.md").read_text(encoding="utf-8")
 def test_readme_starts_with_the_two_commands() -> None:
     block = README.split("```")[1]
     commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
-    assert commands == ["./scripts/demo", "./scripts/check"]
+    assert commands == ["bash scripts/demo", "bash scripts/check"]
     assert (ROOT / "scripts" / "demo").stat().st_mode & 0o111
     assert (ROOT / "scripts" / "check").stat().st_mode & 0o111
-    assert "scripts/check" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
+    assert "bash scripts/check" in (ROOT / ".ci" / "run").read_text(encoding="utf-8")
 
 
 def test_readme_examples_are_the_example_files() -> None:
