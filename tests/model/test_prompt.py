@@ -85,3 +85,32 @@ async def test_ins3_a_stdio_server_that_exits_leaves_the_prompt(home: Home) -> N
         prompt = host.system_prompt()
         assert "MCP server basic" not in prompt
         assert "MCP server other" in prompt
+
+
+@pytest.mark.anyio
+async def test_ins3_a_remote_servers_section_stays_while_it_reconnects_until_reload(home: Home) -> None:
+    from tests.connect.test_http import _start, _stop
+    from tests.servers.http_runner import free_port
+
+    port = free_port()
+    process = await _start(port)
+    try:
+        config = home.write_config({"remote": {"url": f"http://127.0.0.1:{port}/mcp"}})
+        async with Host.open(
+            workspace=home.workspace,
+            config_file=config,
+            environ=home.environ,
+            config_home=home.config_home,
+            data_home=home.data_home,
+        ) as host:
+            assert "## Instructions from MCP server remote" in host.system_prompt()
+            await _stop(process)
+            with anyio.fail_after(30):
+                await host.call("remote__echo", {"text": "are you there?"})
+                await host.wait_until(lambda h: h.status().servers[0].state != "connected")
+            assert "## Instructions from MCP server remote" in host.system_prompt(), "it stays until reload"
+            home.write_config({})
+            await host.reload()
+            assert "MCP server remote" not in host.system_prompt()
+    finally:
+        await _stop(process)
