@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import argparse
 import contextlib
 import json
 import math
@@ -16,6 +17,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 from mcp import Client, StdioServerParameters
 
 from mcpyard import Host
@@ -290,3 +292,21 @@ def stop_leftovers() -> int:
     if leftovers:
         print(f"warning: {len(leftovers)} server process(es) were still running and were killed: {leftovers}")
     return len(leftovers)
+
+
+def run_bench(
+    run: Callable[[argparse.Namespace, Home], Awaitable[None]], args: argparse.Namespace, about: str = ""
+) -> None:
+    """Run a benchmark in a temporary home, bounded by `args.timeout`, stopping every process it started."""
+
+    async def bounded() -> None:
+        with anyio.fail_after(args.timeout):
+            await run(args, home)
+
+    print(f"python {sys.version.split()[0]}, {load_line()}{about}", flush=True)
+    with temp_home() as home:
+        try:
+            anyio.run(bounded)
+        finally:
+            stop_leftovers()
+    print(f"\nat the end: {load_line()}")

@@ -13,10 +13,8 @@ Run: `.venv/bin/python bench/call_overhead.py [--rounds 30] [--calls 50] [--pin]
 from __future__ import annotations
 
 import argparse
-import sys
 from typing import Any
 
-import anyio
 from mcp import Client
 
 from _common import (
@@ -24,13 +22,11 @@ from _common import (
     Home,
     compare,
     host_caller,
-    load_line,
     pin_processes,
     report,
+    run_bench,
     sdk_caller,
     server_params,
-    stop_leftovers,
-    temp_home,
 )
 from mcpyard import Host
 
@@ -107,19 +103,7 @@ def main() -> None:
     parser.add_argument("--blob-calls", type=int, default=5, help="calls per side per round (blob calls)")
     parser.add_argument("--pin", action="store_true", help="pin this process to one CPU and the servers to the others")
     parser.add_argument("--timeout", type=float, default=280.0, help="give up after this many seconds")
-    args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {load_line()}; both sides call bench/server.py over stdio", flush=True)
-    with temp_home() as home:
-        try:
-            anyio.run(_bounded, args, home)
-        finally:
-            stop_leftovers()
-    print(f"\nat the end: {load_line()}")
-
-
-async def _bounded(args: argparse.Namespace, home: Home) -> None:
-    with anyio.fail_after(args.timeout):
-        await run(args, home)
+    run_bench(run, parser.parse_args(), "; both sides call bench/server.py over stdio")
 
 
 if __name__ == "__main__":

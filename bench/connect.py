@@ -14,7 +14,6 @@ Run: `.venv/bin/python bench/connect.py [--sizes 1,10,50] [--rounds 3]`
 from __future__ import annotations
 
 import argparse
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
@@ -23,7 +22,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from _common import Home, live_children, load_line, median, print_table, server_params, stop_leftovers, temp_home
+from _common import Home, live_children, median, print_table, run_bench, server_params
 from mcpyard import Host
 
 GOAL = 1.1
@@ -198,19 +197,7 @@ def main() -> None:
         "--idle-secs", type=float, default=1.0, help="measure this process's CPU while idle and connected (0: skip)"
     )
     parser.add_argument("--timeout", type=float, default=480.0, help="give up on the whole run after this long")
-    args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {load_line()}", flush=True)
-    with temp_home() as home:
-        try:
-            anyio.run(_bounded, args, home)
-        finally:
-            stop_leftovers()
-    print(f"\nat the end: {load_line()}")
-
-
-async def _bounded(args: argparse.Namespace, home: Home) -> None:
-    with anyio.fail_after(args.timeout):
-        await run(args, home)
+    run_bench(run, parser.parse_args(), "")
 
 
 if __name__ == "__main__":

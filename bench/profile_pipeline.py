@@ -28,13 +28,11 @@ import cProfile
 import inspect
 import itertools
 import pstats
-import sys
 import time
 from collections.abc import Awaitable, Callable
 from pathlib import Path
 from typing import Any
 
-import anyio
 import mcp_types as types
 from mcp import Client
 
@@ -43,12 +41,10 @@ from _common import (
     PYTHON,
     SERVER_SCRIPT,
     Home,
-    load_line,
     median,
     print_table,
+    run_bench,
     server_params,
-    stop_leftovers,
-    temp_home,
 )
 from mcpyard import Host
 from mcpyard.catalog import CatalogEntry
@@ -404,19 +400,7 @@ def main() -> None:
         "--extra-servers", type=int, default=0, help="more copies of the server the host connects but never calls"
     )
     parser.add_argument("--timeout", type=float, default=280.0, help="give up after this many seconds")
-    args = parser.parse_args()
-    print(f"python {sys.version.split()[0]}, {load_line()}; mcpyard from {SRC}", flush=True)
-    with temp_home() as home:
-        try:
-            anyio.run(_bounded, args, home)
-        finally:
-            stop_leftovers()
-    print(f"\nat the end: {load_line()}")
-
-
-async def _bounded(args: argparse.Namespace, home: Home) -> None:
-    with anyio.fail_after(args.timeout):
-        await run(args, home)
+    run_bench(run, parser.parse_args(), f"; mcpyard from {SRC}")
 
 
 if __name__ == "__main__":
