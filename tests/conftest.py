@@ -4,12 +4,14 @@ from __future__ import annotations
 
 import json
 import sys
+from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
 
 import pytest
 
+from mcpyard import Host
 from mcpyard.pipeline import CallResult
 
 SERVERS = Path(__file__).resolve().parent / "servers"
@@ -35,6 +37,17 @@ class Home:
         path = self.root / "flag.json"
         path.write_text(json.dumps({"mcpServers": servers, **settings}), encoding="utf-8")
         return path
+
+    def open(self, config_file: Path, **options: Any) -> AbstractAsyncContextManager[Host]:
+        """`Host.open` on this home's workspace and folders, with the given config file."""
+        return Host.open(
+            workspace=self.workspace,
+            config_file=config_file,
+            environ=options.pop("environ", self.environ),
+            config_home=self.config_home,
+            data_home=self.data_home,
+            **options,
+        )
 
     @property
     def environ(self) -> dict[str, str]:

@@ -19,12 +19,8 @@ pytestmark = pytest.mark.anyio
 @asynccontextmanager
 async def open_host(home: Home, servers: dict[str, dict[str, Any]], **settings: Any) -> AsyncIterator[Host]:
     config = home.write_config(servers, **settings)
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        config,
     ) as host:
         yield host
 

@@ -34,13 +34,9 @@ async def stats(url: str) -> dict[str, Any]:
 @asynccontextmanager
 async def host_for(home: Home, entry: dict[str, Any]) -> AsyncIterator[Host]:
     config = home.write_config({"o": entry})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
+    async with home.open(
+        config,
         mode="auto",
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
     ) as host:
         yield host
 

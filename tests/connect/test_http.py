@@ -21,12 +21,8 @@ pytestmark = pytest.mark.anyio
 
 @asynccontextmanager
 async def open_host(home: Home, servers: dict[str, dict[str, Any]]) -> AsyncIterator[Host]:
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=home.write_config(servers),
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        home.write_config(servers),
     ) as host:
         yield host
 

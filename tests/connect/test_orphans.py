@@ -14,7 +14,6 @@ import anyio
 import anyio.abc
 import pytest
 
-from mcpyard import Host
 from tests.conftest import SERVERS, Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -46,12 +45,8 @@ async def read_pid(path: Path, within: float = 20) -> int:
 async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home) -> None:
     pid_file = home.root / "grandchild.pid"
     config = home.write_config({"gc": fixture_server("grandchild", "--pid-file", str(pid_file))})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        config,
     ) as host:
         assert host.status().servers[0].state == "connected"
         process = host._supervisors["gc"].process
@@ -66,12 +61,8 @@ async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home)
 async def test_conn5_a_grandchild_holding_the_pipes_is_stopped_too(home: Home) -> None:
     pid_file = home.root / "grandchild.pid"
     config = home.write_config({"gc": {**fixture_server("grandchild", "--pid-file", str(pid_file), "--inherit-stdio")}})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        config,
     ) as host:
         assert host.status().servers[0].state == "connected"
         grandchild = await read_pid(pid_file)
@@ -123,12 +114,8 @@ async def test_conn5_servers_stop_even_when_mcpyard_itself_is_killed(home: Home)
 
 async def test_conn5_a_server_killed_mid_call_ends_the_call_with_a_clear_error(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        config,
     ) as host:
         process = host._supervisors["basic"].process
         assert process is not None

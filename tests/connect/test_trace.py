@@ -6,7 +6,6 @@ import re
 
 import pytest
 
-from mcpyard import Host
 from tests.conftest import Home, body
 from tests.servers.http_runner import serve_http
 
@@ -26,13 +25,9 @@ async def test_call3_requests_carry_the_session_and_each_call_a_fresh_trace(home
     async with serve_http("echo_secrets", transport) as url:  # type: ignore[arg-type]
         entry = {"url": url, "headers": {"TraceParent": "00-forged-by-config", "mcpyard-session-id": "x", "X-Ok": "1"}}
         config = home.write_config({"e": entry})
-        async with Host.open(
-            workspace=home.workspace,
-            config_file=config,
+        async with home.open(
+            config,
             mode="auto",
-            environ=home.environ,
-            config_home=home.config_home,
-            data_home=home.data_home,
         ) as host:
             server = host.status().servers[0]
             assert server.state == "connected", server.reason

@@ -8,7 +8,6 @@ import sys
 import httpx2
 import pytest
 
-from mcpyard import Host
 from tests.conftest import SERVERS, Home, body
 from tests.servers.http_runner import serve_process
 
@@ -22,12 +21,8 @@ async def test_conn1_a_websocket_server_connects_lists_and_calls_without_headers
     ) as base:
         url = base.replace("http://", "ws://") + "/ws"
         config = home.write_config({"w": {"url": url, "headers": {"Authorization": "Bearer nope-123456"}}})
-        async with Host.open(
-            workspace=home.workspace,
-            config_file=config,
-            environ=home.environ,
-            config_home=home.config_home,
-            data_home=home.data_home,
+        async with home.open(
+            config,
         ) as host:
             server = host.status().servers[0]
             assert server.state == "connected", server.reason

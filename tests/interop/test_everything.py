@@ -133,13 +133,9 @@ TOGGLES = ("toggle-simulated-logging", "toggle-subscriber-updates")
 async def open_host(home: Home, entry: dict[str, Any]) -> AsyncIterator[Host]:
     config = home.write_config({SERVER_ID: entry})
     # `auto`: these tests prove transport and protocol interop, not the approval policy (POL-1).
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
+    async with home.open(
+        config,
         mode="auto",
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
     ) as host:
         yield host
 

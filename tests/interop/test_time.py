@@ -25,13 +25,9 @@ async def open_host(home: Home, time_server: Path) -> AsyncIterator[Host]:
     # A fixed local timezone keeps the server's answers independent of the machine's.
     entry = {"command": str(time_server), "args": ["--local-timezone", "UTC"], "call_timeout_secs": 10}
     config = home.write_config({SERVER_ID: entry})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
+    async with home.open(
+        config,
         mode="auto",
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
     ) as host:
         yield host
 

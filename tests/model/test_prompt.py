@@ -10,7 +10,6 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpyard import Host
 from mcpyard.model import INSTRUCTIONS_LIMIT, instructions_section, sanitize_instructions, system_prompt
 from tests.conftest import Home, fixture_server
 
@@ -65,12 +64,8 @@ def test_system_prompt_skips_servers_without_instructions() -> None:
 @pytest.mark.anyio
 async def test_ins3_a_stdio_server_that_exits_leaves_the_prompt(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic"), "other": fixture_server("basic")})
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
+    async with home.open(
+        config,
     ) as host:
         prompt = host.system_prompt()
         assert "## Instructions from MCP server basic" in prompt
@@ -96,12 +91,8 @@ async def test_ins3_a_remote_servers_section_stays_while_it_reconnects_until_rel
     process = await _start(port)
     try:
         config = home.write_config({"remote": {"url": f"http://127.0.0.1:{port}/mcp"}})
-        async with Host.open(
-            workspace=home.workspace,
-            config_file=config,
-            environ=home.environ,
-            config_home=home.config_home,
-            data_home=home.data_home,
+        async with home.open(
+            config,
         ) as host:
             assert "## Instructions from MCP server remote" in host.system_prompt()
             await _stop(process)

@@ -66,13 +66,9 @@ async def test_sec3_a_stdio_servers_secret_environment_never_comes_back(home: Ho
     }
     config = home.write_config({"e": entry})
     approver = ScriptedApprover.always("once")
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
+    async with home.open(
+        config,
         approver=approver,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
         secrets={"API": SAVED},
     ) as host:
         prompt = host.system_prompt()

@@ -19,6 +19,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpyard._host import Host
+    from mcpyard._status import Status
 
 __all__ = [
     "EXIT_OK",
@@ -33,6 +34,7 @@ __all__ = [
     "open_host",
     "print_json",
     "run",
+    "show_status",
 ]
 
 EXIT_OK = 0
@@ -77,6 +79,16 @@ class Globals:
 def print_json(value: Any) -> None:
     sys.stdout.write(json.dumps(value, ensure_ascii=False, separators=(",", ":")) + "\n")
     sys.stdout.flush()
+
+
+def show_status(page: Status, opts: Globals) -> None:
+    """The status page as one JSON object (`--json`), else rendered for the terminal or a pipe."""
+    from mcpyard.cli._render import render_status
+
+    if opts.json:
+        print_json(page.to_json())
+    else:
+        render_status(page, opts.console(), rich=opts.rich)
 
 
 def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:

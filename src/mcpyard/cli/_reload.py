@@ -14,8 +14,9 @@ from mcpyard.cli._common import (
     open_host,
     print_json,
     run,
+    show_status,
 )
-from mcpyard.cli._render import render_status, safe
+from mcpyard.cli._render import safe
 from mcpyard.config import ServerSpec
 
 __all__ = ["reload", "trust"]
@@ -45,10 +46,7 @@ def reload(
     async def main() -> None:
         async with open_host(opts) as host:
             page = await host.reload()
-        if opts.json:
-            print_json(page.to_json())
-        else:
-            render_status(page, opts.console(), rich=opts.rich)
+        show_status(page, opts)
 
     run(main)
 

@@ -16,7 +16,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, open_host, print_json, run
+from mcpyard.cli._common import (
+    Globals,
+    JsonOpt,
+    McpConfigOpt,
+    TrustOpt,
+    WorkspaceOpt,
+    open_host,
+    print_json,
+    run,
+    show_status,
+)
 from mcpyard.cli._render import SANDBOX_NOTE, render_result, render_status, render_tools, safe
 
 if TYPE_CHECKING:
@@ -118,10 +128,7 @@ class _Shell:
         return True
 
     def show_status(self, status: Any) -> None:
-        if self.opts.json:
-            self.out(status.to_json())
-        else:
-            render_status(status, self.console, rich=self.opts.rich)
+        show_status(status, self.opts)
 
     async def call(self, rest: str) -> None:
         name, _, raw = rest.partition(" ")

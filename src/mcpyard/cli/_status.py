@@ -11,8 +11,9 @@ from mcpyard.cli._common import (
     open_host,
     print_json,
     run,
+    show_status,
 )
-from mcpyard.cli._render import render_status, render_tools
+from mcpyard.cli._render import render_tools
 
 __all__ = ["status", "tools"]
 
@@ -29,10 +30,7 @@ def status(
     async def main() -> None:
         async with open_host(opts) as host:
             page = host.status()
-        if opts.json:
-            print_json(page.to_json())
-        else:
-            render_status(page, opts.console(), rich=opts.rich)
+        show_status(page, opts)
 
     run(main)
 
