@@ -13,6 +13,7 @@ from mcpyard.errors import CallError, ConfigError, McpyardError, StateError, Usa
 if TYPE_CHECKING:
     from mcpyard._host import Host, ToolInfo
     from mcpyard._status import ServerStatus, Status, ToolStatus
+    from mcpyard.connect import InputRelay
     from mcpyard.pipeline import CallResult
     from mcpyard.policy import Answer, ApprovalCard
 
@@ -23,6 +24,7 @@ __all__ = [
     "CallResult",
     "ConfigError",
     "Host",
+    "InputRelay",
     "McpyardError",
     "ServerStatus",
     "StateError",
@@ -40,6 +42,7 @@ _LAZY = {
     "Status": "mcpyard._status",
     "ToolStatus": "mcpyard._status",
     "CallResult": "mcpyard.pipeline",
+    "InputRelay": "mcpyard.connect",
     "ApprovalCard": "mcpyard.policy",
     "Answer": "mcpyard.policy",
 }

@@ -18,7 +18,7 @@ from mcpyard._version import __version__
 from mcpyard.auth import AUTH_FILE, AuthStore
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, tool_name
 from mcpyard.config import LoadedConfig, Mode, ServerSpec
-from mcpyard.connect import ClientIdentity, LogFn, ProgressFn, Reaper, Supervisor
+from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
 from mcpyard.policy import Pin, PinStore
@@ -115,6 +115,7 @@ class Host:
         self._reaper = Reaper()
         self._auth_store = AuthStore(data_home / AUTH_FILE)
         self._open_browser = False
+        self._relay_input = False
 
     # ----------------------------------------------------------------- opening
 
@@ -133,6 +134,7 @@ class Host:
         data_home: Path | None = None,
         secrets: Mapping[str, str] | None = None,
         open_browser: bool = False,
+        relay_input: bool = False,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -149,6 +151,8 @@ class Host:
                 read again on every reload).
             open_browser: open a server's sign-in page in the browser when it needs one (AUTH-2);
                 either way the status page shows its address.
+            relay_input: tell servers that sampling and elicitation are supported; a server's such
+                request during a call goes to that call's `on_input` (the gateway relays it to its client).
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -171,6 +175,7 @@ class Host:
             secrets=dict(secrets) if secrets is not None else None,
         )
         host._open_browser = open_browser
+        host._relay_input = relay_input
         plan = make_plan(await anyio.to_thread.run_sync(host._load))
         host.pins = await anyio.to_thread.run_sync(host._load_pins)
         if mode is None and plan.config.settings.mode is not None:
@@ -259,6 +264,7 @@ class Host:
             redact=self._redact,
             auth_store=self._auth_store,
             open_browser=self._open_browser,
+            relay_input=self._relay_input,
         )
         tg = self._tg
         finished = anyio.Event()
@@ -491,6 +497,7 @@ class Host:
         on_progress: ProgressFn | None = None,
         conversation: str | None = None,
         on_log: LogFn | None = None,
+        on_input: InputRelay | None = None,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -500,6 +507,8 @@ class Host:
             on_progress: called with `(progress, total, message)` as the server reports progress.
             conversation: whose result store handles belong to (default: this host session's).
             on_log: called with each log message the server sends while the call runs (redacted).
+            on_input: where the server's sampling and elicitation requests go while the call runs
+                (with `relay_input`; redacted before they are sent on).
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
@@ -521,7 +530,7 @@ class Host:
         self._calls_in_flight += 1
         try:
             return await self._runner.run(
-                name, arguments, on_progress=on_progress, conversation=conversation, on_log=on_log
+                name, arguments, on_progress=on_progress, conversation=conversation, on_log=on_log, on_input=on_input
             )
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"

@@ -24,7 +24,7 @@ import warnings
 import wave
 import zlib
 from collections.abc import Mapping, Sequence
-from typing import Annotated, Any, Final, Literal, get_args
+from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
 import anyio
 from mcp.server.context import ServerRequestContext
@@ -32,15 +32,23 @@ from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.prompts.base import Message, UserMessage
 from mcp.server.mcpserver.tools import Tool
 from mcp.shared.exceptions import MCPDeprecationWarning
+from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
     AudioContent,
     CallToolResult,
     CompleteRequestParams,
     CompleteResult,
     Completion,
+    CreateMessageRequest,
+    CreateMessageRequestParams,
+    CreateMessageResult,
+    ElicitRequest,
+    ElicitRequestFormParams,
+    ElicitResult,
     EmbeddedResource,
     EmptyResult,
     ImageContent,
+    InputRequiredResult,
     LoggingLevel,
     SamplingMessage,
     SetLevelRequestParams,
@@ -49,9 +57,12 @@ from mcp_types import (
     TextResourceContents,
     UnsubscribeRequestParams,
 )
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import Field
 
 Transport = Literal["stdio", "streamable-http"]
+
+ResultT = TypeVar("ResultT", CreateMessageResult, ElicitResult)
 
 SessionKey = str | None
 """The `Mcp-Session-Id` of a streamable HTTP session, `None` for the one stdio connection."""
@@ -174,6 +185,20 @@ PNG_BASE64: Final = base64.b64encode(RED_PIXEL_PNG).decode()
 WAV_BASE64: Final = base64.b64encode(SILENT_WAV).decode()
 
 
+async def ask_client(
+    ctx: Context, request: CreateMessageRequest | ElicitRequest, answer: type[ResultT]
+) -> ResultT | InputRequiredResult:
+    """Ask the client for input in its era's way: a request mid-call, or (2026-07-28) an input-required result."""
+    if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+        responses = ctx.input_responses or {}
+        if "input" in responses:
+            return answer.model_validate(responses["input"].model_dump(by_alias=True, exclude_none=True))
+        return InputRequiredResult(input_requests={"input": request})
+    related = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
+    result: ResultT = await ctx.session.send_request(request, answer, metadata=related)
+    return result
+
+
 def _text(text: str) -> TextContent:
     return TextContent(type="text", text=text)
 
@@ -293,46 +318,50 @@ def build_server() -> MCPServer:
     @server.tool(description="Asks the client's LLM (sampling/createMessage) to answer a prompt.")
     async def test_sampling(
         ctx: Context, prompt: Annotated[str, Field(description="The prompt to send to the LLM")]
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         capabilities = ctx.client_capabilities
         if capabilities is None or capabilities.sampling is None:
             return CallToolResult(content=[_text("The client does not support sampling")], is_error=True)
-        result = await ctx.session.create_message(
-            [SamplingMessage(role="user", content=_text(prompt))],
-            max_tokens=100,
-            related_request_id=ctx.request_id,
+        params = CreateMessageRequestParams(
+            messages=[SamplingMessage(role="user", content=_text(prompt))], max_tokens=100
         )
-        answer = result.content.text if isinstance(result.content, TextContent) else result.content.type
-        return CallToolResult(content=[_text(f"LLM response: {answer}")])
+        answer = await ask_client(ctx, CreateMessageRequest(params=params), CreateMessageResult)
+        if isinstance(answer, InputRequiredResult):
+            return answer
+        text = answer.content.text if isinstance(answer.content, TextContent) else answer.content.type
+        return CallToolResult(content=[_text(f"LLM response: {text}")])
 
-    async def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> CallToolResult | str:
+    async def elicit(ctx: Context, message: str, schema: dict[str, Any]) -> CallToolResult | InputRequiredResult | str:
         capabilities = ctx.client_capabilities
         if capabilities is None or capabilities.elicitation is None:
             return CallToolResult(content=[_text("The client does not support elicitation")], is_error=True)
-        result = await ctx.session.elicit_form(message, schema, related_request_id=ctx.request_id)
-        return f"action={result.action}, content={json.dumps(result.content)}"
+        params = ElicitRequestFormParams(message=message, requested_schema=schema)
+        answer = await ask_client(ctx, ElicitRequest(params=params), ElicitResult)
+        if isinstance(answer, InputRequiredResult):
+            return answer
+        return f"action={answer.action}, content={json.dumps(answer.content)}"
 
     @server.tool(description="Asks the user (elicitation/create) for a username and an email address.")
     async def test_elicitation(
         ctx: Context, message: Annotated[str, Field(description="The message to show the user")]
-    ) -> CallToolResult:
+    ) -> CallToolResult | InputRequiredResult:
         outcome = await elicit(ctx, message, USER_INFO_SCHEMA)
-        if isinstance(outcome, CallToolResult):
+        if not isinstance(outcome, str):
             return outcome
         return CallToolResult(content=[_text(f"User response: {outcome}")])
 
     @server.tool(description="Elicits a form whose every primitive field has a default (SEP-1034).")
-    async def test_elicitation_sep1034_defaults(ctx: Context) -> CallToolResult:
+    async def test_elicitation_sep1034_defaults(ctx: Context) -> CallToolResult | InputRequiredResult:
         message = "Test client default value handling - please accept with defaults"
         outcome = await elicit(ctx, message, SEP1034_SCHEMA)
-        if isinstance(outcome, CallToolResult):
+        if not isinstance(outcome, str):
             return outcome
         return CallToolResult(content=[_text(f"Elicitation completed: {outcome}")])
 
     @server.tool(description="Elicits a form with all five enum schema variants (SEP-1330).")
-    async def test_elicitation_sep1330_enums(ctx: Context) -> CallToolResult:
+    async def test_elicitation_sep1330_enums(ctx: Context) -> CallToolResult | InputRequiredResult:
         outcome = await elicit(ctx, "Test enum schema variants - please pick options", SEP1330_SCHEMA)
-        if isinstance(outcome, CallToolResult):
+        if not isinstance(outcome, str):
             return outcome
         return CallToolResult(content=[_text(f"Elicitation completed: {outcome}")])
 

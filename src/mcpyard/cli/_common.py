@@ -102,7 +102,12 @@ def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
 
 @asynccontextmanager
 async def open_host(
-    opts: Globals, *, mode: str | None = None, approver: Any = None, open_browser: bool = False
+    opts: Globals,
+    *,
+    mode: str | None = None,
+    approver: Any = None,
+    open_browser: bool = False,
+    relay_input: bool = False,
 ) -> AsyncIterator[Host]:
     """Open a host for a command, with the CLI's global options."""
     from mcpyard._host import Host
@@ -120,6 +125,7 @@ async def open_host(
             trust_project=opts.trust,
             environ=os.environ,
             open_browser=open_browser,
+            relay_input=relay_input,
         ) as host:
             if spinner is not None:
                 spinner.stop()

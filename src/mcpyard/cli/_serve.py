@@ -54,7 +54,7 @@ def serve(
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
-        async with open_host(opts, approver=approver) as opened:
+        async with open_host(opts, approver=approver, relay_input=True) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
             if transport == "stdio":
                 await serve_stdio(gateway)

@@ -25,6 +25,7 @@ from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
+from mcpyard.connect._input import InputRelay, InputRouter
 from mcpyard.connect._listing import list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
@@ -80,6 +81,7 @@ class Supervisor:
         redact: Callable[[str], str] = str,
         auth_store: AuthStore | None = None,
         open_browser: bool = False,
+        relay_input: bool = False,
     ) -> None:
         self.spec = spec
         self._workspace = workspace
@@ -90,6 +92,8 @@ class Supervisor:
         self._redact = redact
         self._auth_store = auth_store
         self._open_browser = open_browser
+        self._inputs = InputRouter(spec.id) if relay_input else None
+        """Sampling and elicitation are declared only when calls can relay them (the gateway)."""
         self.sign_in: SignIn | None = None
         """The sign-in in progress or last made (AUTH-2); its page address is on the status page."""
         """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
@@ -267,6 +271,8 @@ class Supervisor:
             # New-era servers send log messages only to requests that opt in.
             log_level="debug",
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
+            sampling_callback=self._inputs.sampling if self._inputs is not None else None,
+            elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
         )
         async with client:
             self.protocol_version = client.protocol_version
@@ -498,6 +504,7 @@ class Supervisor:
         timeout_secs: float | None,
         on_progress: ProgressFn | None = None,
         on_log: LogFn | None = None,
+        on_input: InputRelay | None = None,
     ) -> types.CallToolResult:
         """Call one tool; progress restarts the clock; timeouts and cancels send `notifications/cancelled`.
 
@@ -522,7 +529,7 @@ class Supervisor:
                         await on_progress(progress, total, message)
 
                 try:
-                    with tool_call_trace():
+                    with tool_call_trace(), self._waiting_input(on_input, scope, timeout_secs):
                         return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
                     if self._closed_locally(exc):
@@ -551,6 +558,13 @@ class Supervisor:
             self._in_flight -= 1
             if on_log is not None:
                 self._log_sinks.remove(on_log)
+
+    def _waiting_input(
+        self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None
+    ) -> contextlib.AbstractContextManager[None]:
+        if self._inputs is None:
+            return contextlib.nullcontext()
+        return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs)
 
     def _closed_locally(self, exc: MCPError) -> bool:
         """The SDK's own "connection closed", not a server error that happens to use code -32000."""

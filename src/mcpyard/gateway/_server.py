@@ -13,6 +13,7 @@ from mcp.server import InitializationOptions, NotificationOptions, Server, Serve
 from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
@@ -28,6 +29,7 @@ from mcpyard._passthrough import (
     read_resource,
 )
 from mcpyard._version import __version__
+from mcpyard.connect import InputRelay
 from mcpyard.errors import CallError
 from mcpyard.pipeline import READ_RESULT, CallResult
 
@@ -173,7 +175,12 @@ class Gateway:
                 await ctx.session.send_log_message(message.level, message.data, message.logger, related)
 
         result = await self.host.call(
-            name, dict(params.arguments or {}), conversation=conversation, on_progress=on_progress, on_log=on_log
+            name,
+            dict(params.arguments or {}),
+            conversation=conversation,
+            on_progress=on_progress,
+            on_log=on_log,
+            on_input=_input_relay(ctx),
         )
         return _result(result)
 
@@ -310,6 +317,46 @@ def _conversation(ctx: ServerRequestContext[Any]) -> str:
     headers = getattr(ctx.request, "headers", None)
     session = headers.get("mcp-session-id") if headers is not None else None
     return f"gateway-session-{session}" if session else "gateway"
+
+
+_INPUT_METHODS: dict[str, tuple[types.ClientCapabilities, Any, Any]] = {
+    "sampling/createMessage": (
+        types.ClientCapabilities(sampling=types.SamplingCapability()),
+        types.CreateMessageRequest,
+        types.CreateMessageResult,
+    ),
+    "elicitation/create": (
+        types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+        types.ElicitRequest,
+        types.ElicitResult,
+    ),
+}
+
+
+def _input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
+    """A downstream server's sampling and elicitation requests go to the client whose call it is running.
+
+    Handshake-era clients get them on the call's own stream. New-era clients would need the
+    multi-round-trip form, which the gateway does not speak yet: the server is told so.
+    """
+    session = ctx.session
+    connection = getattr(session, "_connection", None)
+    audience = f"connection-{id(connection)}"
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request_id is None:
+        return InputRelay(audience=f"{audience}-request-{ctx.request_id}", ask=None)
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+
+    async def ask(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        capability, request_type, result_type = _INPUT_METHODS[method]
+        if not session.check_client_capability(capability):
+            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
+        request = request_type.model_validate({"method": method, "params": params})
+        if params.get("tools") or params.get("toolChoice"):
+            result_type = types.CreateMessageResultWithTools
+        result: types.Result = await session.send_request(request, result_type, metadata=related)
+        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    return InputRelay(audience=audience, ask=ask)
 
 
 def _tool(tool: ToolInfo, name: str) -> types.Tool:

@@ -38,7 +38,7 @@ from mcpyard.policy import (
 from mcpyard.secrets import Redactor
 
 if TYPE_CHECKING:
-    from mcpyard.connect import LogFn, ProgressFn, Supervisor
+    from mcpyard.connect import InputRelay, LogFn, ProgressFn, Supervisor
 
 __all__ = ["READ_RESULT", "READ_RESULT_TOOL", "CallRunner", "Session"]
 
@@ -119,12 +119,13 @@ class CallRunner:
         on_progress: ProgressFn | None = None,
         conversation: str | None = None,
         on_log: LogFn | None = None,
+        on_input: InputRelay | None = None,
     ) -> CallResult:
         conversation = conversation or self.session.id
         try:
             if name == READ_RESULT:
                 return self._read_result(dict(arguments or {}), conversation)
-            return await self._run(name, dict(arguments or {}), on_progress, conversation, on_log)
+            return await self._run(name, dict(arguments or {}), on_progress, conversation, on_log, on_input)
         except CallError as exc:
             entry = self._catalog().get(name)
             message = self.session.redactor.redact(exc.message)
@@ -137,6 +138,7 @@ class CallRunner:
         on_progress: ProgressFn | None,
         conversation: str,
         on_log: LogFn | None = None,
+        on_input: InputRelay | None = None,
     ) -> CallResult:
         entry = resolve(self._catalog(), name)
         validate_arguments(entry, arguments)
@@ -210,6 +212,7 @@ class CallRunner:
                 timeout_secs=spec.call_timeout_secs,
                 on_progress=on_progress,
                 on_log=self._redacted_log(on_log),
+                on_input=self._redacted_input(on_input),
             )
         except ServerError as exc:
             # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.
@@ -234,6 +237,18 @@ class CallRunner:
             await sink(types.LoggingMessageNotificationParams.model_validate(data))
 
         return forward
+
+    def _redacted_input(self, relay: InputRelay | None) -> InputRelay | None:
+        """A server's sampling or elicitation request is server text too: redacted before it is sent on (SEC-3)."""
+        if relay is None or relay.ask is None:
+            return relay
+        ask = relay.ask
+        redact = self.session.redactor.redact_json
+
+        async def forward(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+            return await ask(method, redact(dict(params)))
+
+        return replace(relay, ask=forward)
 
     async def _read_files(
         self,

@@ -1,0 +1,121 @@
+"""A server's sampling and elicitation requests, sent on to whoever is waiting on a call to it.
+
+A server asks for input while one of its tools runs. Over the new era the SDK answers such a
+request inside the call itself, so the call's own relay is known exactly. Over the handshake
+era the request comes on its own, related to no call; it goes to the calls in flight to that
+server, but only when they all come from one audience (one client of the gateway): a request
+that could belong to either of two clients goes to neither.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import contextvars
+import math
+from collections.abc import Awaitable, Callable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.client.context import ClientRequestContext
+from mcp.shared.exceptions import MCPError
+
+__all__ = ["InputFn", "InputRelay", "InputRouter"]
+
+InputFn = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""`(method, params) -> result`, both in wire form; raises `MCPError` to decline."""
+
+
+@dataclass(frozen=True, slots=True)
+class InputRelay:
+    """Where a server's input requests go while a call runs: the caller's own client."""
+
+    audience: str
+    """Who made the call (a gateway client); requests never cross from one audience to another."""
+    ask: InputFn | None
+    """None: the caller cannot answer, and the server is told so."""
+
+
+@dataclass(slots=True)
+class _Waiting:
+    relay: InputRelay
+    scope: anyio.CancelScope
+    timeout_secs: float | None
+
+
+_CURRENT: contextvars.ContextVar[_Waiting | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
+
+
+class InputRouter:
+    """The calls in flight to one server, and the SDK callbacks that send its input requests on."""
+
+    def __init__(self, server_id: str) -> None:
+        self._server_id = server_id
+        self._waiting: list[_Waiting] = []
+
+    @contextlib.contextmanager
+    def waiting(self, relay: InputRelay, scope: anyio.CancelScope, timeout_secs: float | None) -> Iterator[None]:
+        """Register a call for the time it runs; `scope` is its timeout, paused while a person answers."""
+        entry = _Waiting(relay, scope, timeout_secs)
+        self._waiting.append(entry)
+        token = _CURRENT.set(entry)
+        try:
+            yield
+        finally:
+            _CURRENT.reset(token)
+            self._waiting.remove(entry)
+
+    async def sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        del context
+        answer = await self._relay("sampling/createMessage", params)
+        if isinstance(answer, types.ErrorData):
+            return answer
+        if params.tools or params.tool_choice:
+            return types.CreateMessageResultWithTools.model_validate(answer)
+        return types.CreateMessageResult.model_validate(answer)
+
+    async def elicitation(
+        self, context: ClientRequestContext, params: types.ElicitRequestParams
+    ) -> types.ElicitResult | types.ErrorData:
+        del context
+        answer = await self._relay("elicitation/create", params)
+        if isinstance(answer, types.ErrorData):
+            return answer
+        return types.ElicitResult.model_validate(answer)
+
+    def _target(self) -> _Waiting | str:
+        """The call whose client answers, or why there is none."""
+        current = _CURRENT.get()
+        if current is not None:
+            return current
+        if not self._waiting:
+            return "no call to this server is in flight, so no client is there to answer"
+        if len({entry.relay.audience for entry in self._waiting}) > 1:
+            return (
+                "calls from several clients are in flight to this server, and the request does not say "
+                "which call it belongs to; mcpyard sends it to none of them"
+            )
+        return self._waiting[-1]
+
+    async def _relay(self, method: str, params: types.CreateMessageRequestParams | types.ElicitRequestParams) -> Any:
+        target = self._target()
+        if isinstance(target, str):
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"mcpyard cannot relay {method}: {target}")
+        ask = target.relay.ask
+        if ask is None:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"mcpyard cannot relay {method}: the caller of this tool does not take such requests",
+            )
+        # The clock stops while a person answers, and starts again when they have.
+        target.scope.deadline = math.inf
+        try:
+            return await ask(method, params.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        except MCPError as exc:
+            return exc.error
+        finally:
+            if target.timeout_secs is not None:
+                target.scope.deadline = anyio.current_time() + target.timeout_secs

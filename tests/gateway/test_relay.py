@@ -1,0 +1,162 @@
+"""Sampling and elicitation requests of downstream servers, relayed to the client whose call it is.
+
+Through `mcpyard serve` (GW-1: the gateway is not tools-only) and through `Host.call(on_input=...)`.
+The conformance fixture asks in the new era's way (an input-required result, answered inside
+the call); npm's server-everything asks in the handshake era's way (a request of its own, related
+to no call), which mcpyard sends on only when every call in flight comes from one client.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Mapping
+from typing import Any
+
+import anyio
+import mcp_types as types
+import pytest
+from mcp import Client
+from mcp.client.context import ClientRequestContext
+
+from mcpyard import InputRelay
+from tests.conftest import Home, fixture_server
+from tests.gateway.test_serve import serve_params, text_of
+from tests.interop.conftest import TOOLS
+
+pytestmark = pytest.mark.anyio
+
+SECRET = "relay-secret-9f2c41d7"
+
+
+async def answer_sampling(
+    context: ClientRequestContext, params: types.CreateMessageRequestParams
+) -> types.CreateMessageResult:
+    del context
+    asked = params.messages[0].content
+    text = asked.text if isinstance(asked, types.TextContent) else "?"
+    return types.CreateMessageResult(
+        role="assistant", content=types.TextContent(type="text", text=f"answer to {text}"), model="test-model"
+    )
+
+
+async def answer_elicitation(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+    del context, params
+    return types.ElicitResult(action="accept", content={"username": "ada", "email": "ada@example.org"})
+
+
+async def test_gateway_relays_sampling_and_elicitation_to_a_handshake_era_client(home: Home) -> None:
+    config = str(home.write_config({"conf": fixture_server("conformance_server")}, mode="auto"))
+    async with Client(
+        serve_params(home, config, "--share-all"),
+        mode="legacy",
+        sampling_callback=answer_sampling,
+        elicitation_callback=answer_elicitation,
+    ) as client:
+        sampled = await client.call_tool("conf__test_sampling", {"prompt": "what is 2+2?"})
+        assert not sampled.is_error, text_of(sampled)
+        assert "LLM response: answer to what is 2+2?" in text_of(sampled)
+        elicited = await client.call_tool("conf__test_elicitation", {"message": "who are you?"})
+        assert not elicited.is_error, text_of(elicited)
+        assert '"username": "ada"' in text_of(elicited)
+
+
+async def test_gateway_tells_the_server_when_its_client_cannot_answer(home: Home) -> None:
+    config = str(home.write_config({"conf": fixture_server("conformance_server")}, mode="auto"))
+    async with Client(serve_params(home, config, "--share-all"), mode="legacy") as client:
+        result = await client.call_tool("conf__test_sampling", {"prompt": "hello"})
+        assert result.is_error
+        assert "does not support sampling/createMessage" in text_of(result)
+    async with Client(serve_params(home, config, "--share-all"), sampling_callback=answer_sampling) as modern:
+        assert modern.protocol_version == "2026-07-28"
+        result = await modern.call_tool("conf__test_sampling", {"prompt": "hello"})
+        assert result.is_error
+        assert "does not take such requests" in text_of(result)
+
+
+def everything_entry() -> dict[str, Any]:
+    command = TOOLS / "node_modules" / ".bin" / "mcp-server-everything"
+    if not command.exists():
+        pytest.fail(f"server-everything is not installed at {command}; run scripts/check, which installs it")
+    return {"command": str(command), "args": ["stdio"]}
+
+
+@pytest.mark.interop
+async def test_gateway_relays_a_handshake_era_servers_own_sampling_request(home: Home) -> None:
+    config = str(home.write_config({"ev": everything_entry()}, mode="auto"))
+    async with Client(serve_params(home, config, "--share-all"), mode="legacy", sampling_callback=answer_sampling) as c:
+        assert "ev__trigger-sampling-request" in {tool.name for tool in (await c.list_tools()).tools}
+        result = await c.call_tool("ev__trigger-sampling-request", {"prompt": "name a colour"})
+        assert not result.is_error, text_of(result)
+        assert "answer to Resource trigger-sampling-request context: name a colour" in text_of(result)
+
+
+class Asker:
+    """An `on_input` that records what it was asked and answers after `delay` seconds."""
+
+    def __init__(self, delay: float = 0.0) -> None:
+        self.delay = delay
+        self.asked: list[tuple[str, Mapping[str, Any]]] = []
+        self.release = anyio.Event()
+
+    async def __call__(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        self.asked.append((method, params))
+        await anyio.sleep(self.delay)
+        return {"role": "assistant", "content": {"type": "text", "text": "relayed"}, "model": "m"}
+
+
+async def test_host_relays_redacted_requests_and_pauses_the_call_clock(home: Home) -> None:
+    entry = {**fixture_server("conformance_server"), "env": {"TOKEN": "${secret:TOKEN}"}, "call_timeout_secs": 1}
+    config = home.write_config({"conf": entry}, mode="auto")
+    asker = Asker(delay=1.5)
+    async with home.open(config, secrets={"TOKEN": SECRET}, relay_input=True, approver=_once) as host:
+        result = await host.call(
+            "conf__test_sampling", {"prompt": f"the token is {SECRET}"}, on_input=InputRelay("me", asker)
+        )
+    assert result.ok, result.text
+    assert "LLM response: relayed" in result.text, "a person's answer may take longer than call_timeout_secs"
+    (method, params), *_ = asker.asked
+    assert method == "sampling/createMessage"
+    assert SECRET not in json.dumps(params), "server text is redacted before it reaches the client"
+
+
+async def _once(card: Any) -> str:
+    del card
+    return "once"
+
+
+async def test_host_without_relay_declares_no_sampling(home: Home) -> None:
+    config = home.write_config({"conf": fixture_server("conformance_server")}, mode="auto")
+    async with home.open(config) as host:
+        result = await host.call("conf__test_sampling", {"prompt": "hi"}, on_input=InputRelay("me", Asker()))
+    assert not result.ok
+    assert "does not support sampling" in result.text
+
+
+@pytest.mark.interop
+async def test_a_request_that_could_belong_to_two_clients_goes_to_neither(home: Home) -> None:
+    config = home.write_config({"ev": everything_entry()}, mode="auto")
+    first = Asker()
+    first_started = anyio.Event()
+
+    async def hold(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        first_started.set()
+        await first.release.wait()
+        return await first(method, params)
+
+    second = Asker()
+    async with home.open(config, relay_input=True) as host:
+        results: dict[str, Any] = {}
+
+        async def call(key: str, relay: InputRelay) -> None:
+            results[key] = await host.call("ev__trigger-sampling-request", {"prompt": key}, on_input=relay)
+
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(call, "a", InputRelay("client-a", hold))
+            with anyio.fail_after(15):
+                await first_started.wait()
+            await call("b", InputRelay("client-b", second))
+            first.release.set()
+    assert results["a"].ok, results["a"].text
+    assert "relayed" in results["a"].text
+    assert not second.asked, "client b never sees a request that may be client a's"
+    assert "several clients" in results["b"].text
