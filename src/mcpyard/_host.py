@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any
@@ -116,6 +116,8 @@ class Host:
         self._auth_store = AuthStore(data_home / AUTH_FILE)
         self._open_browser = False
         self._relay_input = False
+        self._resource_listeners: list[Callable[[str, str], Awaitable[None]]] = []
+        """`(server, uri)` callbacks for updates of watched resources (the gateway's subscriptions)."""
 
     # ----------------------------------------------------------------- opening
 
@@ -265,6 +267,7 @@ class Host:
             auth_store=self._auth_store,
             open_browser=self._open_browser,
             relay_input=self._relay_input,
+            on_resource_updated=self._resource_updated,
         )
         tg = self._tg
         finished = anyio.Event()
@@ -283,6 +286,11 @@ class Host:
     def _redact(self, text: str) -> str:
         # Looked up on each use: a reload brings a new redactor.
         return self.session.redactor.redact(text)
+
+    async def _resource_updated(self, server_id: str, uri: str) -> None:
+        for listener in list(self._resource_listeners):
+            with contextlib.suppress(Exception):  # one listener's failure is not another's
+                await listener(server_id, uri)
 
     def _on_server_change(self, supervisor: Supervisor) -> None:
         if supervisor.state != "connected":

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
@@ -24,8 +24,11 @@ __all__ = [
     "list_prompts",
     "list_resources",
     "list_templates",
+    "on_resource_updated",
     "owner_of_uri",
     "read_resource",
+    "unwatch_resource",
+    "watch_resource",
 ]
 
 
@@ -199,3 +202,28 @@ async def complete(
     result = await host._supervisors[server].complete(ref, argument, context)
     data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
     return types.CompleteResult.model_validate(data)
+
+
+async def watch_resource(host: Host, uri: str) -> str:
+    """Subscribe to a resource at the server that lists it (or whose template fits it); the server's id.
+
+    Raises:
+        CallError: no connected server lists it, or the server does not offer subscriptions.
+    """
+    server = owner_of_uri(host, uri)
+    if server is None:
+        raise CallError("unknown_resource", f"no connected server lists the resource {uri!r}")
+    await host._supervisors[server].watch.watch(uri)
+    return server
+
+
+async def unwatch_resource(host: Host, server: str, uri: str) -> None:
+    """Drop one subscription made by `watch_resource`."""
+    supervisor = host._supervisors.get(server)
+    if supervisor is not None:
+        await supervisor.watch.unwatch(uri)
+
+
+def on_resource_updated(host: Host, listener: Callable[[str, str], Awaitable[None]]) -> None:
+    """Call `listener(server, uri)` when a watched resource changes."""
+    host._resource_listeners.append(listener)

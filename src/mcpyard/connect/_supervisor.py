@@ -30,6 +30,7 @@ from mcpyard.connect._listing import list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers, tool_call_trace
+from mcpyard.connect._watch import ResourceWatch
 from mcpyard.connect._websocket import websocket_transport
 from mcpyard.errors import CallError, McpyardError, ServerError
 from mcpyard.secrets._inventory import credential_header
@@ -82,6 +83,7 @@ class Supervisor:
         auth_store: AuthStore | None = None,
         open_browser: bool = False,
         relay_input: bool = False,
+        on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
     ) -> None:
         self.spec = spec
         self._workspace = workspace
@@ -131,6 +133,9 @@ class Supervisor:
         """The connection's task group: background work that ends with the connection."""
         self._in_flight = 0
         self._log_sinks: list[LogFn] = []
+        self._on_resource_updated = on_resource_updated
+        self.watch = ResourceWatch(spec.id, self._resource_updated, self._warn)
+        """Resources the gateway's clients are subscribed to on this server."""
 
     # ----------------------------------------------------------------- lifecycle
 
@@ -211,6 +216,7 @@ class Supervisor:
         finally:
             self._connect_scope = None
             self._client = None
+            self.watch.detach()
             self._stdio = None
         connected = self._attempt_connected
         if connected and self.is_stdio and not self._stop.is_set() and not self._restart:
@@ -290,6 +296,7 @@ class Supervisor:
                 tg.start_soon(self._follow_changes, client)
                 if self._stdio is not None:
                     tg.start_soon(self._watch_exit, self._stdio.process)
+                await self.watch.attach(client, tg)
                 scope.deadline = math.inf
                 self._client = client
                 self.state = "connected"
@@ -446,6 +453,10 @@ class Supervisor:
     async def _list_tools(self, client: Client) -> tuple[Mapping[str, Any], ...]:
         return await list_tools(client, self.spec.id, self._warn)
 
+    async def _resource_updated(self, uri: str) -> None:
+        if self._on_resource_updated is not None:
+            await self._on_resource_updated(self.spec.id, uri)
+
     def _warn(self, text: str) -> None:
         if text not in self.warnings:
             self.warnings.append(text)
@@ -459,6 +470,8 @@ class Supervisor:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._relist.set()
+        elif isinstance(message, types.ResourceUpdatedNotification):
+            await self.watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
 
     @staticmethod

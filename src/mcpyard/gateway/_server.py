@@ -2,19 +2,22 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
+import warnings
 import weakref
 from collections.abc import Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
-from mcp.shared.exceptions import MCPError
+from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp.shared.subscriptions import ToolsListChanged
+from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
@@ -25,8 +28,11 @@ from mcpyard._passthrough import (
     list_prompts,
     list_resources,
     list_templates,
+    on_resource_updated,
     owner_of_uri,
     read_resource,
+    unwatch_resource,
+    watch_resource,
 )
 from mcpyard._version import __version__
 from mcpyard.connect import InputRelay
@@ -63,27 +69,36 @@ class Gateway:
         self.host = host
         self.share_all = share_all
         self.unprefixed = unprefixed
-        self._log_level: types.LoggingLevel = "info"
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
+        self._log_level: types.LoggingLevel = "info"
         self._bus = InMemorySubscriptionBus()
+        self._listener = ListenHandler(self._bus)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
+        self._subscriptions: dict[tuple[Connection, str], str] = {}
+        """Handshake-era `resources/subscribe`: (client connection, URI) → the server watched for it."""
+        on_resource_updated(host, self._resource_updated)
         prompt = host.system_prompt()
-        self.server = _ChangingServer(
-            "mcpyard",
-            version=__version__,
-            instructions=GATEWAY_INSTRUCTIONS + ("\n\n" + prompt if prompt else ""),
-            on_list_tools=self._list_tools,
-            on_call_tool=self._call_tool,
-            on_list_resources=self._list_resources,
-            on_read_resource=self._read_resource,
-            on_list_prompts=self._list_prompts,
-            on_get_prompt=self._get_prompt,
-            on_list_resource_templates=self._list_templates,
-            on_completion=self._complete,
-            on_set_logging_level=self._set_level,
-            get_tool_input_schema=self._input_schema,
-            on_subscriptions_listen=ListenHandler(self._bus),
-        )
+        with warnings.catch_warnings():
+            # Logging and resources/subscribe are of the handshake era, which the gateway serves on purpose.
+            warnings.simplefilter("ignore", MCPDeprecationWarning)
+            self.server = _ChangingServer(
+                "mcpyard",
+                version=__version__,
+                instructions=GATEWAY_INSTRUCTIONS + ("\n\n" + prompt if prompt else ""),
+                on_list_tools=self._list_tools,
+                on_call_tool=self._call_tool,
+                on_list_resources=self._list_resources,
+                on_read_resource=self._read_resource,
+                on_list_prompts=self._list_prompts,
+                on_get_prompt=self._get_prompt,
+                on_list_resource_templates=self._list_templates,
+                on_completion=self._complete,
+                on_set_logging_level=self._set_level,
+                get_tool_input_schema=self._input_schema,
+                on_subscribe_resource=self._subscribe,
+                on_unsubscribe_resource=self._unsubscribe,
+                on_subscriptions_listen=self._listen,
+            )
 
     # ----------------------------------------------------------------- what is shared
 
@@ -227,6 +242,63 @@ class Gateway:
         except CallError as exc:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
+    def _shared_owner(self, uri: str) -> str | None:
+        owner = owner_of_uri(self.host, uri)
+        return owner if owner is not None and self._shares_extras(owner) else None
+
+    async def _subscribe(
+        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
+    ) -> types.EmptyResult:
+        """Handshake era: watch the resource at its server until this client unsubscribes or leaves."""
+        uri = str(params.uri)
+        connection = _connection(ctx)
+        if self._shared_owner(uri) is None or connection is None:
+            raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
+        if (connection, uri) not in self._subscriptions:
+            try:
+                self._subscriptions[connection, uri] = await watch_resource(self.host, uri)
+            except CallError as exc:
+                raise MCPError(types.INVALID_PARAMS, exc.message) from None
+        return types.EmptyResult()
+
+    async def _unsubscribe(
+        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
+    ) -> types.EmptyResult:
+        uri = str(params.uri)
+        connection = _connection(ctx)
+        server = self._subscriptions.pop((connection, uri), None) if connection is not None else None
+        if server is not None:
+            await unwatch_resource(self.host, server, uri)
+        return types.EmptyResult()
+
+    async def _listen(
+        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
+    ) -> types.SubscriptionsListenResult:
+        """New era: the stream's shared resources are watched at their servers for as long as it is open."""
+        watched: list[tuple[str, str]] = []
+        for uri in dict.fromkeys(params.notifications.resource_subscriptions or ()):
+            if self._shared_owner(uri) is not None:
+                with contextlib.suppress(CallError):  # honored, and never fires, like an unknown URI
+                    watched.append((await watch_resource(self.host, uri), uri))
+        try:
+            return await self._listener(ctx, params)
+        finally:
+            with anyio.CancelScope(shield=True):
+                for server, uri in watched:
+                    await unwatch_resource(self.host, server, uri)
+
+    async def _resource_updated(self, server: str, uri: str) -> None:
+        """A watched resource changed: tell new-era listeners and the handshake-era clients subscribed to it."""
+        await self._bus.publish(ResourceUpdated(uri=uri))
+        for (connection, watched), owner in list(self._subscriptions.items()):
+            if watched != uri or owner != server:
+                continue
+            try:
+                await connection.notify("notifications/resources/updated", {"uri": uri})
+            except Exception:  # a client that went away: its subscription ends here
+                if self._subscriptions.pop((connection, uri), None) is not None:
+                    await unwatch_resource(self.host, server, uri)
+
     async def _list_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None
     ) -> types.ListResourceTemplatesResult:
@@ -289,10 +361,8 @@ class Gateway:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
-        # The connection outlives the request's session view; the SDK has no public way to it
-        # from a low-level handler, and change notices must go out after the request is over.
-        connection = getattr(ctx.session, "_connection", None)
-        if isinstance(connection, Connection):
+        connection = _connection(ctx)
+        if connection is not None:
             self._connections.add(connection)
 
 
@@ -306,6 +376,16 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
     "alert",
     "emergency",
 )
+
+
+def _connection(ctx: ServerRequestContext[Any]) -> Connection | None:
+    """The client's connection, which outlives the request's session view.
+
+    The SDK has no public way to it from a low-level handler, and change notices must go out
+    after the request is over.
+    """
+    connection = getattr(ctx.session, "_connection", None)
+    return connection if isinstance(connection, Connection) else None
 
 
 def _conversation(ctx: ServerRequestContext[Any]) -> str:
@@ -340,8 +420,7 @@ def _input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
     multi-round-trip form, which the gateway does not speak yet: the server is told so.
     """
     session = ctx.session
-    connection = getattr(session, "_connection", None)
-    audience = f"connection-{id(connection)}"
+    audience = f"connection-{id(_connection(ctx))}"
     if session.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request_id is None:
         return InputRelay(audience=f"{audience}-request-{ctx.request_id}", ask=None)
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
