@@ -9,18 +9,17 @@ import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpyard.gateway._server import Gateway
+from mcpyard.gateway._stdio import stdio_streams
 
 __all__ = ["BearerGuard", "serve_http", "serve_stdio"]
 
 
 async def serve_stdio(gateway: Gateway) -> None:
     """Serve on this process's standard input and output until the client closes them."""
-    from mcp.server.stdio import stdio_server
-
     server = gateway.server
     async with anyio.create_task_group() as tg:
         tg.start_soon(gateway.follow_changes)
-        async with stdio_server() as (read_stream, write_stream):
+        async with stdio_streams() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()
 

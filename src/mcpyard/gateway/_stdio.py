@@ -1,0 +1,109 @@
+"""The gateway's stdio front: standard input and output read and written on the event loop.
+
+The SDK's `stdio_server()` sends every line read and every write to a worker thread; with
+pipes on both sides (how MCP clients start a stdio server) this front reads and writes them
+on the event loop instead, which roughly halves the gateway's own time per call. Framing,
+parsing and the message streams stay the SDK's: its `stdio_server` is given these two ends.
+
+Like the SDK, it takes the wire off fds 0 and 1 while it serves (fd 0 reads the null device,
+fd 1 goes to stderr), so nothing else in the process can read the client's messages or write
+into the stream, and puts them back at the end. Standard streams that are not pipes or sockets
+(a terminal, a file) go through the SDK's own `stdio_server()`.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import contextlib
+import fcntl
+import os
+import stat
+import sys
+from collections.abc import AsyncIterator
+from typing import Any
+
+__all__ = ["MAX_LINE_BYTES", "stdio_streams"]
+
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""A client message longer than this ends the connection."""
+
+
+class _Lines:
+    """`async for line in stdin`, as the SDK's `stdio_server` reads it."""
+
+    def __init__(self, reader: asyncio.StreamReader) -> None:
+        self._reader = reader
+
+    def __aiter__(self) -> _Lines:
+        return self
+
+    async def __anext__(self) -> str:
+        try:
+            line = await self._reader.readline()
+        except ValueError:  # over the limit: the client is flooding, not talking
+            sys.stderr.write(f"mcpyard: error: a client message was over {MAX_LINE_BYTES} bytes; closing\n")
+            raise StopAsyncIteration from None
+        if not line:
+            raise StopAsyncIteration
+        return line.decode("utf-8", errors="replace")
+
+
+class _Out:
+    """`write` and `flush`, as the SDK's `stdio_server` writes."""
+
+    def __init__(self, writer: asyncio.StreamWriter) -> None:
+        self._writer = writer
+
+    async def write(self, text: str) -> None:
+        self._writer.write(text.encode("utf-8"))
+
+    async def flush(self) -> None:
+        await self._writer.drain()
+
+
+def _pipe_or_socket(fd: int) -> bool:
+    try:
+        mode = os.fstat(fd).st_mode
+    except OSError:
+        return False
+    return stat.S_ISFIFO(mode) or stat.S_ISSOCK(mode)
+
+
+@contextlib.asynccontextmanager
+async def stdio_streams() -> AsyncIterator[Any]:
+    """The `(read_stream, write_stream)` of an MCP session on this process's standard input and output."""
+    from mcp.server.stdio import stdio_server
+
+    if sys.platform == "win32" or not (_pipe_or_socket(0) and _pipe_or_socket(1)):
+        async with stdio_server() as streams:
+            yield streams
+        return
+    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
+    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
+    null = os.open(os.devnull, os.O_RDONLY)
+    os.dup2(null, 0)
+    os.close(null)
+    os.dup2(2, 1)
+    loop = asyncio.get_running_loop()
+    transports: list[asyncio.BaseTransport] = []
+    try:
+        reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
+        read_transport, _ = await loop.connect_read_pipe(
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0, closefd=False)
+        )
+        transports.append(read_transport)
+        write_transport, protocol = await loop.connect_write_pipe(
+            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", 0, closefd=False)
+        )
+        transports.append(write_transport)
+        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        async with stdio_server(_Lines(reader), _Out(writer)) as streams:  # type: ignore[arg-type]  # duck-typed ends
+            yield streams
+    finally:
+        for transport in transports:
+            transport.close()
+        for fd, wire in ((0, wire_in), (1, wire_out)):
+            with contextlib.suppress(OSError):
+                os.set_blocking(wire, True)
+                os.dup2(wire, fd)
+            os.close(wire)
