@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import importlib.util
 import json
 import os
 import sys
@@ -135,12 +136,18 @@ async def open_host(
             spinner.stop()
 
 
-def run(main: Callable[[], Awaitable[T]]) -> T:
-    """Run a command's async body; turn mcpyard's errors into one line and exit code 2 (ERR-1)."""
+def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
+    """Run a command's async body; turn mcpyard's errors into one line and exit code 2 (ERR-1).
+
+    `fast_loop`: on uvloop where it is installed (the gateway, which lives on its event loop).
+    """
     import anyio
 
+    options: dict[str, Any] = {}
+    if fast_loop and importlib.util.find_spec("uvloop") is not None:
+        options["use_uvloop"] = True
     try:
-        return anyio.run(main)
+        return anyio.run(main, backend_options=options)
     except (ConfigError, UsageError, StateError) as exc:
         fail(str(exc))
     except McpyardError as exc:

@@ -62,7 +62,7 @@ def serve(
                 print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
                 await serve_http(gateway, host=host, port=port, token=token)
 
-    run(main)
+    run(main, fast_loop=True)
 
 
 def _token(name: str) -> str:

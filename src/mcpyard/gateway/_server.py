@@ -7,6 +7,7 @@ import hashlib
 import warnings
 import weakref
 from collections.abc import Mapping
+from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from typing import Any
 
@@ -62,6 +63,16 @@ class _ChangingServer(Server[Any]):
         )
 
 
+@dataclass(frozen=True, slots=True)
+class _Offer:
+    basis: tuple[object, ...]
+    """The catalog, pins and configuration it was worked out from (compared by identity)."""
+    tools: tuple[ToolInfo, ...]
+    names: Mapping[str, str]
+    """Offered name → catalog name."""
+    by_catalog: Mapping[str, ToolInfo]
+
+
 class Gateway:
     """Serves a host's shared tools; one instance per `mcpyard serve`."""
 
@@ -71,6 +82,7 @@ class Gateway:
         self.unprefixed = unprefixed
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
         self._log_level: types.LoggingLevel = "info"
+        self._offered: _Offer | None = None
         self._bus = InMemorySubscriptionBus()
         self._listener = ListenHandler(self._bus)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -107,36 +119,40 @@ class Gateway:
 
         `readOnlyHint` alone never shares a tool; the built-in `read_result` always comes along.
         """
-        config = self.host.config
-        shared = {spec.id: spec.shared_tools for spec in config.servers}
-        offered = [
+        return list(self._offer().tools)
+
+    def public_names(self) -> dict[str, str]:
+        """Offered name → catalog name; with `unprefixed`, a name two servers share is offered prefixed."""
+        return dict(self._offer().names)
+
+    def _offer(self) -> _Offer:
+        """What is offered, worked out again only when the catalog, the pins or the configuration change."""
+        basis = (self.host.catalog, self.host.pins, self.host.config)
+        cached = self._offered
+        if cached is not None and all(a is b for a, b in zip(cached.basis, basis, strict=True)):
+            return cached
+        shared = {spec.id: spec.shared_tools for spec in self.host.config.servers}
+        tools = [
             tool
             for tool in self.host.server_tools()
             if self.share_all or any(fnmatchcase(tool.tool, glob) for glob in shared.get(tool.server) or ())
         ]
-        return [*offered, *(t for t in self.host.tools() if t.name == READ_RESULT)]
-
-    def public_names(self) -> dict[str, str]:
-        """Offered name → catalog name; with `unprefixed`, a name two servers share is offered prefixed."""
-        tools = self.shared_tools()
-        if not self.unprefixed:
-            return {tool.name: tool.name for tool in tools}
+        tools += [t for t in self.host.tools() if t.name == READ_RESULT]
         counts: dict[str, int] = {}
         for tool in tools:
             counts[tool.tool] = counts.get(tool.tool, 0) + 1
-        return {(tool.tool if counts[tool.tool] == 1 else tool.name): tool.name for tool in tools}
+        names = {(tool.tool if self.unprefixed and counts[tool.tool] == 1 else tool.name): tool.name for tool in tools}
+        self._offered = _Offer(basis, tuple(tools), names, {tool.name: tool for tool in tools})
+        return self._offered
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         """The offered tool's schema, for the SDK's argument check (without a full tools/list per call)."""
-        catalog_name = self.public_names().get(name)
-        entry = self.host.catalog.get(catalog_name) if catalog_name is not None else None
-        if entry is not None:
-            return entry.input_schema
-        builtin = next((tool for tool in self.shared_tools() if tool.name == catalog_name), None)
-        return builtin.input_schema if builtin is not None else None
+        offer = self._offer()
+        tool = offer.by_catalog.get(offer.names.get(name, ""))
+        return tool.input_schema if tool is not None else None
 
     def _fingerprint(self) -> str:
-        text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self.shared_tools())
+        text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self._offer().tools)
         return hashlib.sha256(text.encode()).hexdigest()
 
     async def follow_changes(self) -> None:
@@ -162,14 +178,15 @@ class Gateway:
     ) -> types.ListToolsResult:
         del params
         self._remember(ctx)
-        offered = {catalog: public for public, catalog in self.public_names().items()}
-        return types.ListToolsResult(tools=[_tool(tool, offered[tool.name]) for tool in self.shared_tools()])
+        offer = self._offer()
+        offered = {catalog: public for public, catalog in offer.names.items()}
+        return types.ListToolsResult(tools=[_tool(tool, offered[tool.name]) for tool in offer.tools])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult:
         self._remember(ctx)
-        name = self.public_names().get(params.name)
+        name = self._offer().names.get(params.name)
         if name is None:
             return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
         conversation = _conversation(ctx)
