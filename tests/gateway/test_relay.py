@@ -9,7 +9,7 @@ to no call), which mcpyard sends on only when every call in flight comes from on
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Awaitable, Mapping
 from typing import Any
 
 import anyio
@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.context import ClientRequestContext
+from mcp.shared.exceptions import MCPError
 
 from mcpyard import InputRelay
 from tests.conftest import Home, fixture_server
@@ -66,11 +67,48 @@ async def test_gateway_tells_the_server_when_its_client_cannot_answer(home: Home
         result = await client.call_tool("conf__test_sampling", {"prompt": "hello"})
         assert result.is_error
         assert "does not support sampling/createMessage" in text_of(result)
-    async with Client(serve_params(home, config, "--share-all"), sampling_callback=answer_sampling) as modern:
+    async with Client(serve_params(home, config, "--share-all"), elicitation_callback=answer_elicitation) as modern:
         assert modern.protocol_version == "2026-07-28"
         result = await modern.call_tool("conf__test_sampling", {"prompt": "hello"})
         assert result.is_error
+        assert "does not support sampling/createMessage" in text_of(result)
+    async with Client(serve_params(home, config, "--share-all")) as bare:
+        result = await bare.call_tool("conf__test_sampling", {"prompt": "hello"})
+        assert result.is_error
         assert "does not take such requests" in text_of(result)
+
+
+async def test_gateway_relays_to_a_new_era_client_through_input_required_results(home: Home) -> None:
+    config = str(home.write_config({"conf": fixture_server("conformance_server")}, mode="auto"))
+    async with Client(
+        serve_params(home, config, "--share-all"),
+        sampling_callback=answer_sampling,
+        elicitation_callback=answer_elicitation,
+    ) as client:
+        assert client.protocol_version == "2026-07-28"
+        sampled, elicited = await _both(
+            client.call_tool("conf__test_sampling", {"prompt": "what is 2+2?"}),
+            client.call_tool("conf__test_elicitation", {"message": "who are you?"}),
+        )
+        assert "LLM response: answer to what is 2+2?" in text_of(sampled), text_of(sampled)
+        assert '"username": "ada"' in text_of(elicited), text_of(elicited)
+        plain = await client.call_tool("conf__test_simple_text", {})
+        assert not plain.is_error, text_of(plain)
+        with pytest.raises(MCPError, match="requestState"):
+            await client.session.call_tool("conf__test_sampling", {"prompt": "x"}, request_state="forged")
+
+
+async def _both(first: Awaitable[types.CallToolResult], second: Awaitable[types.CallToolResult]) -> list[Any]:
+    """Two calls at once: each waits on its own answers."""
+    results: list[Any] = [None, None]
+
+    async def run(index: int, call: Awaitable[types.CallToolResult]) -> None:
+        results[index] = await call
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run, 0, first)
+        tg.start_soon(run, 1, second)
+    return results
 
 
 def everything_entry() -> dict[str, Any]:

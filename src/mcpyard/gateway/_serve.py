@@ -18,7 +18,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     """Serve on this process's standard input and output until the client closes them."""
     server = gateway.server
     async with anyio.create_task_group() as tg:
-        tg.start_soon(gateway.follow_changes)
+        await tg.start(gateway.run)
         async with stdio_streams() as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()
@@ -69,7 +69,7 @@ async def serve_http(
     config = uvicorn.Config(app, log_level="warning", lifespan="on")
     server = uvicorn.Server(config)
     async with anyio.create_task_group() as tg:
-        tg.start_soon(gateway.follow_changes)
+        await tg.start(gateway.run)
         tg.start_soon(lambda: server.serve(sockets=[sock]))
         if ready is not None:
             with anyio.fail_after(20):

@@ -12,6 +12,7 @@ from fnmatch import fnmatchcase
 from typing import Any
 
 import anyio
+import anyio.abc
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
@@ -36,8 +37,9 @@ from mcpyard._passthrough import (
     watch_resource,
 )
 from mcpyard._version import __version__
-from mcpyard.connect import InputRelay
+from mcpyard.connect import InputRelay, LogFn, ProgressFn
 from mcpyard.errors import CallError
+from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip
 from mcpyard.pipeline import READ_RESULT, CallResult
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
@@ -83,6 +85,9 @@ class Gateway:
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
         self._log_level: types.LoggingLevel = "info"
         self._offered: _Offer | None = None
+        self._trips: dict[str, RoundTrip] = {}
+        """New-era calls waiting on their client's answers, by `requestState`."""
+        self._tg: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
         self._listener = ListenHandler(self._bus)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
@@ -155,7 +160,18 @@ class Gateway:
         text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self._offer().tools)
         return hashlib.sha256(text.encode()).hexdigest()
 
-    async def follow_changes(self) -> None:
+    async def run(self, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+        """The gateway's own work while it serves: change notices, and calls that wait on answers."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            tg.start_soon(self._follow_changes)
+            task_status.started()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                self._tg = None
+
+    async def _follow_changes(self) -> None:
         """Forward downstream tool changes to every client, both eras (GW-3)."""
         seen = [self._fingerprint()]
         while True:
@@ -184,37 +200,58 @@ class Gateway:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult:
+    ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
         name = self._offer().names.get(params.name)
         if name is None:
             return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
-        conversation = _conversation(ctx)
-        meta: Mapping[str, Any] = ctx.meta or {}
-        token = meta.get("progress_token", meta.get("progressToken"))
-        on_progress = None
-        if isinstance(token, str | int):
+        if params.request_state is not None or _answers_in_rounds(ctx):
+            return await self._call_in_rounds(ctx, params, name)
+        result = await self.host.call(
+            name,
+            dict(params.arguments or {}),
+            conversation=_conversation(ctx),
+            on_progress=_progress_to(ctx),
+            on_log=self._log_to(ctx),
+            on_input=_input_relay(ctx),
+        )
+        return _result(result)
 
-            async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-                # Downstream progress reaches the gateway's client (GW-1).
-                related = str(ctx.request_id) if ctx.request_id is not None else None
-                await ctx.session.send_progress_notification(token, progress, total, message, related)
+    async def _call_in_rounds(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, name: str
+    ) -> types.CallToolResult | types.InputRequiredResult:
+        """A new-era client that can answer: the call runs on its own, and pauses for the client's answers."""
+        if params.request_state is not None:
+            trip = self._trips.get(params.request_state)
+            if trip is None or trip.name != params.name:
+                raise MCPError(types.INVALID_PARAMS, "unknown or expired requestState: call the tool again without one")
+            trip.answer(params.input_responses or {})
+        elif self._tg is None or len(self._trips) >= MAX_WAITING_CALLS:
+            return _error("too many calls are waiting for their client's answers; answer or abandon some first")
+        else:
+            trip = RoundTrip(params.name, _answerable(ctx))
+            self._trips[trip.token] = trip
+            self._tg.start_soon(self._run_trip, trip, _conversation(ctx), name, dict(params.arguments or {}))
+        return await trip.step()
 
+    async def _run_trip(self, trip: RoundTrip, conversation: str, name: str, arguments: dict[str, Any]) -> None:
+        try:
+            relay = InputRelay(audience=f"round-trip-{trip.token}", ask=trip.ask)
+            result = await self.host.call(name, arguments, conversation=conversation, on_input=relay)
+            trip.finish(_result(result))
+            with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
+                await trip.collected.wait()
+        finally:
+            self._trips.pop(trip.token, None)
+
+    def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
             # Downstream log messages (already redacted) reach the caller, at or above its level.
             if _LEVELS.index(message.level) >= _LEVELS.index(self._log_level):
                 related = str(ctx.request_id) if ctx.request_id is not None else None
                 await ctx.session.send_log_message(message.level, message.data, message.logger, related)
 
-        result = await self.host.call(
-            name,
-            dict(params.arguments or {}),
-            conversation=conversation,
-            on_progress=on_progress,
-            on_log=on_log,
-            on_input=_input_relay(ctx),
-        )
-        return _result(result)
+        return on_log
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
@@ -395,6 +432,31 @@ _LEVELS: tuple[types.LoggingLevel, ...] = (
 )
 
 
+def _progress_to(ctx: ServerRequestContext[Any]) -> ProgressFn | None:
+    """Downstream progress reaches the gateway's client, when it asked for progress (GW-1)."""
+    meta: Mapping[str, Any] = ctx.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken"))
+    if not isinstance(token, str | int):
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        related = str(ctx.request_id) if ctx.request_id is not None else None
+        await ctx.session.send_progress_notification(token, progress, total, message, related)
+
+    return on_progress
+
+
+def _answerable(ctx: ServerRequestContext[Any]) -> frozenset[str]:
+    """The input requests the client declared it answers."""
+    check = ctx.session.check_client_capability
+    return frozenset(method for method, (capability, _, _) in _INPUT_METHODS.items() if check(capability))
+
+
+def _answers_in_rounds(ctx: ServerRequestContext[Any]) -> bool:
+    """A new-era client that declared sampling or elicitation: it answers through input-required results."""
+    return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(_answerable(ctx))
+
+
 def _connection(ctx: ServerRequestContext[Any]) -> Connection | None:
     """The client's connection, which outlives the request's session view.
 
@@ -433,8 +495,8 @@ _INPUT_METHODS: dict[str, tuple[types.ClientCapabilities, Any, Any]] = {
 def _input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
     """A downstream server's sampling and elicitation requests go to the client whose call it is running.
 
-    Handshake-era clients get them on the call's own stream. New-era clients would need the
-    multi-round-trip form, which the gateway does not speak yet: the server is told so.
+    Handshake-era clients get them on the call's own stream. New-era clients that can answer
+    take them as input-required results (`_rounds.py`); the others cannot, and the server is told so.
     """
     session = ctx.session
     audience = f"connection-{id(_connection(ctx))}"

@@ -1,0 +1,104 @@
+"""Tool calls that pause for a new-era client's answers (the multi-round-trip form of 2026-07-28).
+
+A new-era client takes no requests from the gateway mid-call. When a downstream server asks
+for sampling or elicitation during such a client's call, the gateway answers the client's
+`tools/call` with an input-required result naming the questions, and keeps the downstream
+call waiting; the client calls again with its answers and the `requestState` it was given,
+and gets the next questions or the result. The `requestState` is a random token naming the
+waiting call in this process: it carries nothing, and a guessed one finds nothing.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import mcp_types as types
+from mcp.shared.exceptions import MCPError
+from pydantic import TypeAdapter
+
+__all__ = ["ANSWER_SECS", "MAX_WAITING_CALLS", "RoundTrip"]
+
+ANSWER_SECS = 600.0
+"""How long a call waits for the client to come back with answers, and a finished call for it to collect."""
+MAX_WAITING_CALLS = 256
+"""Calls that may wait on answers at once; more are refused, so no client can pile them up."""
+
+_REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
+
+
+@dataclass(eq=False)
+class _Ask:
+    method: str
+    params: Mapping[str, Any]
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: Mapping[str, Any] | None = None
+
+
+class RoundTrip:
+    """One tool call of a new-era client that may pause for its answers; `token` is its `requestState`."""
+
+    def __init__(self, name: str, methods: frozenset[str]) -> None:
+        self.token = secrets.token_urlsafe(24)
+        self.name = name
+        """The offered tool name: a retry must name the same tool."""
+        self._methods = methods
+        """What the client declared it answers (`sampling/createMessage`, `elicitation/create`)."""
+        self.collected = anyio.Event()
+        self._asks: dict[str, _Ask] = {}
+        self._asked = 0
+        self._result: types.CallToolResult | None = None
+        self._moved = anyio.Event()
+
+    async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        """The call's `on_input`: wait for the client's answer, given on one of its next calls."""
+        if method not in self._methods:
+            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
+        self._asked += 1
+        key = f"mcpyard-{self._asked}"
+        ask = _Ask(method, params)
+        self._asks[key] = ask
+        self._move()
+        try:
+            with anyio.fail_after(ANSWER_SECS):
+                await ask.answered.wait()
+        except TimeoutError:
+            raise MCPError(types.INVALID_REQUEST, f"the client did not answer within {ANSWER_SECS:g} s") from None
+        finally:
+            self._asks.pop(key, None)
+        assert ask.answer is not None
+        return ask.answer
+
+    def finish(self, result: types.CallToolResult) -> None:
+        self._result = result
+        self._move()
+
+    def answer(self, responses: Mapping[str, types.InputResponse]) -> None:
+        """The client's answers, by the keys it was asked under; unknown keys are ignored."""
+        for key, response in responses.items():
+            ask = self._asks.get(key)
+            if ask is not None and not ask.answered.is_set():
+                ask.answer = response.model_dump(by_alias=True, exclude_none=True, mode="json")
+                ask.answered.set()
+
+    async def step(self) -> types.CallToolResult | types.InputRequiredResult:
+        """Wait until the call has ended, or needs answers: every question still open, each time."""
+        while True:
+            if self._result is not None:
+                self.collected.set()
+                return self._result
+            open_asks = {key: ask for key, ask in self._asks.items() if not ask.answered.is_set()}
+            if open_asks:
+                requests = {
+                    key: _REQUEST.validate_python({"method": ask.method, "params": ask.params})
+                    for key, ask in open_asks.items()
+                }
+                return types.InputRequiredResult(input_requests=requests, request_state=self.token)
+            await self._moved.wait()
+
+    def _move(self) -> None:
+        self._moved.set()
+        self._moved = anyio.Event()
