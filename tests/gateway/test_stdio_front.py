@@ -1,0 +1,60 @@
+"""The gateway's stdio front: pipes on the event loop, a flood refused, files and terminals through the SDK's way."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+import sys
+from pathlib import Path
+
+import mcp_types as types
+
+from mcpyard.gateway._stdio import MAX_LINE_BYTES
+from tests.conftest import Home, fixture_server
+
+INITIALIZE = types.JSONRPCRequest(
+    jsonrpc="2.0",
+    id=1,
+    method="initialize",
+    params={
+        "protocolVersion": "2025-11-25",
+        "capabilities": {},
+        "clientInfo": {"name": "test", "version": "1"},
+    },
+).model_dump_json(by_alias=True, exclude_none=True)
+
+
+def serve_command(home: Home) -> list[str]:
+    config = home.write_config({"basic": fixture_server("basic")})
+    return [sys.executable, "-m", "mcpyard", "serve", "--mcp-config", str(config), "--workspace", str(home.workspace)]
+
+
+def test_a_client_message_over_the_limit_ends_the_connection_with_a_clear_error(home: Home) -> None:
+    flood = b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * MAX_LINE_BYTES + b'"}}\n'
+    done = subprocess.run(
+        serve_command(home), input=flood, capture_output=True, env=home.environ, timeout=60, check=False
+    )
+    stderr = done.stderr.decode()
+    assert f"a client message was over {MAX_LINE_BYTES} bytes" in stderr
+    assert "Traceback" not in stderr
+    assert done.returncode == 0
+
+
+def test_standard_input_from_a_file_is_served_too(home: Home, tmp_path: Path) -> None:
+    requests = tmp_path / "requests.jsonl"
+    requests.write_text(INITIALIZE + "\n", encoding="utf-8")
+    answers = tmp_path / "answers.jsonl"
+    with requests.open("rb") as stdin, answers.open("wb") as stdout:
+        done = subprocess.run(
+            serve_command(home),
+            stdin=stdin,
+            stdout=stdout,
+            stderr=subprocess.PIPE,
+            env=home.environ,
+            timeout=60,
+            check=False,
+        )
+    assert done.returncode == 0, done.stderr.decode()
+    first = json.loads(answers.read_text(encoding="utf-8").splitlines()[0])
+    assert first["id"] == 1
+    assert first["result"]["serverInfo"]["name"] == "mcpyard"
