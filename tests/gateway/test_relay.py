@@ -198,3 +198,33 @@ async def test_a_request_that_could_belong_to_two_clients_goes_to_neither(home: 
     assert "relayed" in results["a"].text
     assert not second.asked, "client b never sees a request that may be client a's"
     assert "several clients" in results["b"].text
+
+
+async def test_log_messages_go_to_no_one_while_calls_of_two_clients_are_in_flight(home: Home) -> None:
+    config = home.write_config({"conf": fixture_server("conformance_server")}, mode="auto")
+    holding = anyio.Event()
+    release = anyio.Event()
+
+    async def hold(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        del method, params
+        holding.set()
+        await release.wait()
+        return {"role": "assistant", "content": {"type": "text", "text": "done"}, "model": "m"}
+
+    heard: list[str] = []
+
+    async def on_log(message: types.LoggingMessageNotificationParams) -> None:
+        heard.append(str(message.data))
+
+    async with home.open(config, relay_input=True) as host:
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(lambda: host.call("conf__test_sampling", {"prompt": "x"}, on_input=InputRelay("a", hold)))
+            with anyio.fail_after(15):
+                await holding.wait()
+            shared = await host.call("conf__test_tool_with_logging", {}, on_log=on_log, on_input=InputRelay("b", None))
+            assert shared.ok, shared.text
+            assert heard == [], "a message that may be about client a's call never reaches client b"
+            release.set()
+        alone = await host.call("conf__test_tool_with_logging", {}, on_log=on_log, on_input=InputRelay("b", None))
+        assert alone.ok, alone.text
+    assert heard == ["Tool execution started", "Tool processing data", "Tool execution completed"]

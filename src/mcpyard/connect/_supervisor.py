@@ -133,6 +133,8 @@ class Supervisor:
         """The connection's task group: background work that ends with the connection."""
         self._in_flight = 0
         self._log_sinks: list[LogFn] = []
+        self._audiences: list[str] = []
+        """Whose each call in flight is (`InputRelay.audience`; "host" for the library's own calls)."""
         self._on_resource_updated = on_resource_updated
         self.watch = ResourceWatch(spec.id, self._resource_updated, self._warn)
         """Resources the gateway's clients are subscribed to on this server."""
@@ -462,7 +464,13 @@ class Supervisor:
             self.warnings.append(text)
 
     async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        """A server's log message goes to whoever is waiting on a call to it (the gateway's clients)."""
+        """A server's log message goes to whoever is waiting on a call to it (the gateway's clients).
+
+        A message says nothing of the call it is about: while calls of two audiences (two clients
+        of the gateway) are in flight, it goes to neither, as input requests do.
+        """
+        if len(set(self._audiences)) > 1:
+            return
         for sink in list(self._log_sinks):
             with contextlib.suppress(Exception):  # a sink whose client left: the others still hear
                 await sink(params)
@@ -528,6 +536,8 @@ class Supervisor:
         if client is None or self.state != "connected":
             raise CallError("server_unavailable", self._unavailable_message())
         self._in_flight += 1
+        audience = on_input.audience if on_input is not None else "host"
+        self._audiences.append(audience)
         if on_log is not None:
             self._log_sinks.append(on_log)
         try:
@@ -569,6 +579,7 @@ class Supervisor:
             raise
         finally:
             self._in_flight -= 1
+            self._audiences.remove(audience)
             if on_log is not None:
                 self._log_sinks.remove(on_log)
 
