@@ -23,12 +23,6 @@ processes behind it (the server behind a gateway), from /proc.
 Ratios are of calls per second (higher is better): `mcpyard-http / direct-http` (goal
 >= 0.8), `mcpyard-stdio / fastmcp-stdio` (goal >= 1.4), and every side against `direct-stdio`.
 
-Diagnostic sides, opt-in with `--sides` (not mcpyard as shipped: `bench/_patched_serve.py`
-runs `mcpyard serve` with one change, to show what it is worth): `mcpyard-http-nodelay`
-(TCP_NODELAY on the HTTP front's connections), `mcpyard-http-nodelay-schema` (that, plus a
-`get_tool_input_schema` look-up for the SDK's HTTP path) and `mcpyard-stdio-pipes` (the
-stdio front's stdin/stdout on the event loop instead of the SDK's worker threads).
-
 `--profile SIDE` runs only that side at the highest concurrency while its front process is
 profiled, and prints where that process spends its time: py-spy (from the bench virtualenv)
 samples it for `--profile-seconds`, or, with `--profiler cprofile`, the process runs under
@@ -80,8 +74,6 @@ REPO = BENCH.parent
 DEFAULT_BENCH_VENV = REPO / ".tools" / "bench-venv"
 SERVER_ID = "bench"
 SIDES = ("direct-stdio", "direct-http", "mcpyard-stdio", "mcpyard-http", "fastmcp-stdio", "fastmcp-http")
-DIAGNOSTIC_SIDES = ("mcpyard-http-nodelay", "mcpyard-http-nodelay-schema", "mcpyard-stdio-pipes")
-"""Opt-in (`--sides`): `mcpyard serve` with one change each, not mcpyard as shipped (`bench/_patched_serve.py`)."""
 GOAL_HTTP = 0.8
 """mcpyard-http calls/s over direct-http calls/s, at least."""
 GOAL_STDIO_VS_FASTMCP = 1.4
@@ -94,8 +86,6 @@ HTTP_SERVER_CODE = (
     "build_server().run('streamable-http', host='127.0.0.1', port=int(sys.argv[2]))"
 )
 """`bench/server.py` over streamable HTTP on 127.0.0.1 (the SDK's defaults: stateful, SSE responses)."""
-PATCHED_SERVE = str(BENCH / "_patched_serve.py")
-"""Diagnostic sides: `mcpyard serve` with a change (TCP_NODELAY, a schema look-up, stdio on the event loop)."""
 
 
 # ------------------------------------------------------------------ processes
@@ -318,14 +308,6 @@ class Bench:
                     *self._serve_args(),
                 ],
                 "fastmcp-http": [venv_python, *self._fastmcp_args(), "--port", str(port)],
-                "mcpyard-http-nodelay": [
-                    *(PYTHON, PATCHED_SERVE, "nodelay", "serve", "--transport", "http", "--port", str(port)),
-                    *self._serve_args(),
-                ],
-                "mcpyard-http-nodelay-schema": [
-                    *(PYTHON, PATCHED_SERVE, "nodelay,schema", "serve", "--transport", "http", "--port", str(port)),
-                    *self._serve_args(),
-                ],
             }[name]
             spawned = self.spawn(name, self._profiled(name, command))
             await wait_for_port(spawned, port)
@@ -335,7 +317,6 @@ class Bench:
             command = {
                 "direct-stdio": [PYTHON, str(SERVER_SCRIPT)],
                 "mcpyard-stdio": [PYTHON, "-m", "mcpyard", "serve", *self._serve_args()],
-                "mcpyard-stdio-pipes": [PYTHON, PATCHED_SERVE, "pipes", "serve", *self._serve_args()],
                 "fastmcp-stdio": [venv_python, *self._fastmcp_args()],
             }[name]
             command = self._profiled(name, command)
@@ -466,13 +447,10 @@ async def measure(args: argparse.Namespace, sides: list[Side]) -> None:
     print("\nratios of calls/s (and of p50 latency, direct/side):")
     pairs: list[tuple[str, str, float | None]] = [
         ("mcpyard-http", "direct-http", GOAL_HTTP),
-        ("mcpyard-http-nodelay", "direct-http", GOAL_HTTP),
-        ("mcpyard-http-nodelay-schema", "direct-http", GOAL_HTTP),
         ("mcpyard-stdio", "fastmcp-stdio", GOAL_STDIO_VS_FASTMCP),
-        ("mcpyard-stdio-pipes", "fastmcp-stdio", GOAL_STDIO_VS_FASTMCP),
         ("mcpyard-http", "fastmcp-http", None),
         ("fastmcp-http", "direct-http", None),
-        *((name, "direct-stdio", None) for name in (*SIDES, *DIAGNOSTIC_SIDES) if name != "direct-stdio"),
+        *((name, "direct-stdio", None) for name in SIDES if name != "direct-stdio"),
     ]
     for top, bottom, goal in pairs:
         for concurrency, stats in results.items():
@@ -738,13 +716,13 @@ def main() -> None:
         help="concurrent callers, e.g. 1,16",
     )
     parser.add_argument(
-        "--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join((*SIDES, *DIAGNOSTIC_SIDES))}"
+        "--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join(SIDES)}"
     )
     parser.add_argument("--text", default="hello, world", help="the text `echo` sends")
     parser.add_argument("--bench-venv", type=Path, default=DEFAULT_BENCH_VENV, help="the virtualenv with fastmcp")
     parser.add_argument("--install-fastmcp", action="store_true", help="make the bench virtualenv if it lacks fastmcp")
     parser.add_argument(
-        "--profile", choices=(*SIDES, *DIAGNOSTIC_SIDES), help="only py-spy one side's front process (no comparison)"
+        "--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)"
     )
     parser.add_argument("--profiler", choices=("py-spy", "cprofile"), default="py-spy", help="with --profile")
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
@@ -753,9 +731,9 @@ def main() -> None:
     parser.add_argument("--profile-dir", default="/tmp/mcpyard-bench-profiles", help="where py-spy's stacks go")
     parser.add_argument("--timeout", type=float, default=900.0, help="give up after this many seconds")
     args = parser.parse_args()
-    unknown = set(args.sides) - {*SIDES, *DIAGNOSTIC_SIDES}
+    unknown = set(args.sides) - set(SIDES)
     if unknown:
-        parser.error(f"unknown sides {sorted(unknown)}; choose from {', '.join((*SIDES, *DIAGNOSTIC_SIDES))}")
+        parser.error(f"unknown sides {sorted(unknown)}; choose from {', '.join(SIDES)}")
     names = [args.profile] if args.profile else args.sides
     ensure_bench_venv(args, names)
     print(

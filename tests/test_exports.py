@@ -14,6 +14,7 @@ PUBLIC = {
     "CallResult",
     "ConfigError",
     "Host",
+    "InputRelay",
     "McpyardError",
     "ServerStatus",
     "StateError",

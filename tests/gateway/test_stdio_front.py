@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
+import time
 from pathlib import Path
 
 import mcp_types as types
@@ -58,3 +59,35 @@ def test_standard_input_from_a_file_is_served_too(home: Home, tmp_path: Path) ->
     first = json.loads(answers.read_text(encoding="utf-8").splitlines()[0])
     assert first["id"] == 1
     assert first["result"]["serverInfo"]["name"] == "mcpyard"
+
+
+def test_an_answer_still_being_written_when_the_client_closes_its_input_arrives_whole(home: Home) -> None:
+    config = home.write_config({"basic": fixture_server("basic", "--many-tools", "2000")})
+    command = [sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)]
+    command += ["--workspace", str(home.workspace)]
+    initialized = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")
+    listing = types.JSONRPCRequest(jsonrpc="2.0", id=2, method="tools/list")
+    lines = [INITIALIZE, *(m.model_dump_json(by_alias=True, exclude_none=True) for m in (initialized, listing))]
+    process = subprocess.Popen(
+        command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE, env=home.environ
+    )
+    try:
+        assert process.stdin is not None
+        assert process.stdout is not None
+        process.stdin.write("".join(line + "\n" for line in lines).encode())
+        process.stdin.flush()
+        first = json.loads(process.stdout.readline())
+        assert first["id"] == 1
+        time.sleep(2)  # the listing (far more than a pipe holds) is written while nobody reads
+        process.stdin.close()
+        answers = [json.loads(line) for line in process.stdout.read().splitlines()]
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+            process.wait()
+        for stream in (process.stdout, process.stderr):
+            if stream is not None:
+                stream.close()
+    listed = next(answer for answer in answers if answer.get("id") == 2)
+    assert len(listed["result"]["tools"]) > 2000

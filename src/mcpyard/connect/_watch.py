@@ -48,6 +48,7 @@ class ResourceWatch:
         self._changed = anyio.Event()
         self._listening: frozenset[str] = frozenset()
         self._heard = anyio.Event()
+        self._lock = anyio.Lock()
 
     @property
     def uris(self) -> frozenset[str]:
@@ -77,8 +78,12 @@ class ResourceWatch:
         """Count one more watcher of `uri`; the first one subscribes.
 
         Raises:
-            CallError: the server is not connected, or does not offer subscriptions.
+            CallError: the server is not connected, does not offer subscriptions, or refused this one.
         """
+        async with self._lock:  # a second watcher counts only once the first one's subscribe has settled
+            await self._watch(uri)
+
+    async def _watch(self, uri: str) -> None:
         client = self._client
         if client is None:
             raise CallError("server_unavailable", f"server {self._server_id!r} is not connected")
@@ -97,12 +102,21 @@ class ResourceWatch:
             else:
                 with _handshake_era():
                     await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+        except Exception as exc:
+            self._drop(uri)
+            raise CallError(
+                "server_error", f"server {self._server_id!r} refused to watch {uri!r}: {describe_failure(exc)}"
+            ) from None
         except BaseException:
             self._drop(uri)
             raise
 
     async def unwatch(self, uri: str) -> None:
         """Count one watcher less; the last one unsubscribes."""
+        async with self._lock:
+            await self._unwatch(uri)
+
+    async def _unwatch(self, uri: str) -> None:
         if not self._drop(uri):
             return
         client = self._client

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import warnings
 import weakref
@@ -16,10 +15,10 @@ import anyio.abc
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
+from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.message import ServerMessageMetadata
-from mcp.shared.subscriptions import ResourceUpdated, ToolsListChanged
+from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
@@ -30,16 +29,14 @@ from mcpyard._passthrough import (
     list_prompts,
     list_resources,
     list_templates,
-    on_resource_updated,
     owner_of_uri,
     read_resource,
-    unwatch_resource,
-    watch_resource,
 )
 from mcpyard._version import __version__
 from mcpyard.connect import InputRelay, LogFn, ProgressFn
 from mcpyard.errors import CallError
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip
+from mcpyard.gateway._subscriptions import Subscriptions
 from mcpyard.pipeline import READ_RESULT, CallResult
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
@@ -89,11 +86,8 @@ class Gateway:
         """New-era calls waiting on their client's answers, by `requestState`."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
-        self._listener = ListenHandler(self._bus)
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self._subscriptions: dict[tuple[Connection, str], str] = {}
-        """Handshake-era `resources/subscribe`: (client connection, URI) → the server watched for it."""
-        on_resource_updated(host, self._resource_updated)
+        self._subscriptions = Subscriptions(host, self._bus, self._shared_owner, _connection)
         prompt = host.system_prompt()
         with warnings.catch_warnings():
             # Logging and resources/subscribe are of the handshake era, which the gateway serves on purpose.
@@ -112,9 +106,9 @@ class Gateway:
                 on_completion=self._complete,
                 on_set_logging_level=self._set_level,
                 get_tool_input_schema=self._input_schema,
-                on_subscribe_resource=self._subscribe,
-                on_unsubscribe_resource=self._unsubscribe,
-                on_subscriptions_listen=self._listen,
+                on_subscribe_resource=self._subscriptions.subscribe,
+                on_unsubscribe_resource=self._subscriptions.unsubscribe,
+                on_subscriptions_listen=self._subscriptions.listen,
             )
 
     # ----------------------------------------------------------------- what is shared
@@ -299,59 +293,6 @@ class Gateway:
     def _shared_owner(self, uri: str) -> str | None:
         owner = owner_of_uri(self.host, uri)
         return owner if owner is not None and self._shares_extras(owner) else None
-
-    async def _subscribe(
-        self, ctx: ServerRequestContext[Any], params: types.SubscribeRequestParams
-    ) -> types.EmptyResult:
-        """Handshake era: watch the resource at its server until this client unsubscribes or leaves."""
-        uri = str(params.uri)
-        connection = _connection(ctx)
-        if self._shared_owner(uri) is None or connection is None:
-            raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
-        if (connection, uri) not in self._subscriptions:
-            try:
-                self._subscriptions[connection, uri] = await watch_resource(self.host, uri)
-            except CallError as exc:
-                raise MCPError(types.INVALID_PARAMS, exc.message) from None
-        return types.EmptyResult()
-
-    async def _unsubscribe(
-        self, ctx: ServerRequestContext[Any], params: types.UnsubscribeRequestParams
-    ) -> types.EmptyResult:
-        uri = str(params.uri)
-        connection = _connection(ctx)
-        server = self._subscriptions.pop((connection, uri), None) if connection is not None else None
-        if server is not None:
-            await unwatch_resource(self.host, server, uri)
-        return types.EmptyResult()
-
-    async def _listen(
-        self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
-    ) -> types.SubscriptionsListenResult:
-        """New era: the stream's shared resources are watched at their servers for as long as it is open."""
-        watched: list[tuple[str, str]] = []
-        for uri in dict.fromkeys(params.notifications.resource_subscriptions or ()):
-            if self._shared_owner(uri) is not None:
-                with contextlib.suppress(CallError):  # honored, and never fires, like an unknown URI
-                    watched.append((await watch_resource(self.host, uri), uri))
-        try:
-            return await self._listener(ctx, params)
-        finally:
-            with anyio.CancelScope(shield=True):
-                for server, uri in watched:
-                    await unwatch_resource(self.host, server, uri)
-
-    async def _resource_updated(self, server: str, uri: str) -> None:
-        """A watched resource changed: tell new-era listeners and the handshake-era clients subscribed to it."""
-        await self._bus.publish(ResourceUpdated(uri=uri))
-        for (connection, watched), owner in list(self._subscriptions.items()):
-            if watched != uri or owner != server:
-                continue
-            try:
-                await connection.notify("notifications/resources/updated", {"uri": uri})
-            except Exception:  # a client that went away: its subscription ends here
-                if self._subscriptions.pop((connection, uri), None) is not None:
-                    await unwatch_resource(self.host, server, uri)
 
     async def _list_templates(
         self, ctx: ServerRequestContext[Any], params: types.PaginatedRequestParams | None

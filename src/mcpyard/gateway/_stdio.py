@@ -22,10 +22,14 @@ import sys
 from collections.abc import AsyncIterator
 from typing import Any
 
+import anyio
+
 __all__ = ["MAX_LINE_BYTES", "stdio_streams"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A client message longer than this ends the connection."""
+CLOSE_SECS = 5.0
+"""How long what is still to be written may take to reach a client at the end."""
 
 
 class _Lines:
@@ -61,6 +65,19 @@ class _Out:
         await self._writer.drain()
 
 
+class _Written(asyncio.streams.FlowControlMixin):
+    """The write end's protocol: flow control (for `drain`), and a future that is done once the pipe is closed."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.closed: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        super().connection_lost(exc)
+        if not self.closed.done():
+            self.closed.set_result(None)
+
+
 def _pipe_or_socket(fd: int) -> bool:
     try:
         mode = os.fstat(fd).st_mode
@@ -78,31 +95,40 @@ async def stdio_streams() -> AsyncIterator[Any]:
         async with stdio_server() as streams:
             yield streams
         return
-    wire_in = fcntl.fcntl(0, fcntl.F_DUPFD_CLOEXEC, 3)
-    wire_out = fcntl.fcntl(1, fcntl.F_DUPFD_CLOEXEC, 3)
-    null = os.open(os.devnull, os.O_RDONLY)
-    os.dup2(null, 0)
-    os.close(null)
-    os.dup2(2, 1)
     loop = asyncio.get_running_loop()
-    transports: list[asyncio.BaseTransport] = []
+    saved: list[tuple[int, int]] = []
+    """(standard fd, its wire kept aside): put back at the end."""
+    read_transport: asyncio.BaseTransport | None = None
+    writer: asyncio.StreamWriter | None = None
+    written: _Written | None = None
     try:
+        for fd in (0, 1):
+            saved.append((fd, fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)))
+        null = os.open(os.devnull, os.O_RDONLY)
+        try:
+            os.dup2(null, 0)
+        finally:
+            os.close(null)
+        os.dup2(2, 1)
+        # Each transport owns a copy of its own (uvloop closes what it is given, whatever `closefd` says).
         reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
         read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(wire_in, "rb", 0, closefd=False)
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(saved[0][1]), "rb", 0)
         )
-        transports.append(read_transport)
-        write_transport, protocol = await loop.connect_write_pipe(
-            asyncio.streams.FlowControlMixin, os.fdopen(wire_out, "wb", 0, closefd=False)
-        )
-        transports.append(write_transport)
-        writer = asyncio.StreamWriter(write_transport, protocol, None, loop)
+        write_transport, written = await loop.connect_write_pipe(_Written, os.fdopen(os.dup(saved[1][1]), "wb", 0))
+        # `flush` (drain) returns only once every byte is with the pipe, not at a high-water mark.
+        write_transport.set_write_buffer_limits(high=0)
+        writer = asyncio.StreamWriter(write_transport, written, None, loop)
         async with stdio_server(_Lines(reader), _Out(writer)) as streams:  # type: ignore[arg-type]  # duck-typed ends
             yield streams
     finally:
-        for transport in transports:
-            transport.close()
-        for fd, wire in ((0, wire_in), (1, wire_out)):
+        with anyio.move_on_after(CLOSE_SECS, shield=True):
+            if writer is not None and written is not None:
+                writer.close()  # once what is buffered is written
+                await written.closed
+        if read_transport is not None:
+            read_transport.close()
+        for fd, wire in saved:
             with contextlib.suppress(OSError):
                 os.set_blocking(wire, True)
                 os.dup2(wire, fd)
