@@ -21,7 +21,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpyard import InputRelay
 from tests.conftest import Home, fixture_server
-from tests.gateway.test_serve import serve_params, text_of
+from tests.gateway.test_serve import in_process_gateway, serve_params, text_of
 from tests.interop.conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -228,3 +228,36 @@ async def test_log_messages_go_to_no_one_while_calls_of_two_clients_are_in_fligh
         alone = await host.call("conf__test_tool_with_logging", {}, on_log=on_log, on_input=InputRelay("b", None))
         assert alone.ok, alone.text
     assert heard == ["Tool execution started", "Tool processing data", "Tool execution completed"]
+
+
+async def test_a_new_era_answer_of_the_wrong_kind_is_refused(home: Home) -> None:
+    async with (
+        in_process_gateway(home, {"conf": fixture_server("conformance_server")}) as (_, gateway),
+        Client(gateway.server, sampling_callback=answer_sampling) as client,
+    ):
+        first = await client.session.call_tool("conf__test_sampling", {"prompt": "x"}, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert first.input_requests is not None
+        (key,) = first.input_requests
+        wrong = types.ElicitResult(action="accept", content={})
+        final = await client.session.call_tool(
+            "conf__test_sampling",
+            {"prompt": "x"},
+            input_responses={key: wrong},
+            request_state=first.request_state,
+            allow_input_required=True,
+        )
+        assert isinstance(final, types.CallToolResult)
+        assert final.is_error
+        assert "answered sampling/createMessage with a ElicitResult" in text_of(final)
+        assert gateway._trips == {}
+
+
+async def test_a_new_era_call_the_client_gives_up_on_is_cancelled_downstream(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}, mode="auto"))
+    async with Client(serve_params(home, config, "--share-all"), sampling_callback=answer_sampling) as client:
+        with anyio.move_on_after(1):
+            await client.call_tool("basic__slow", {"seconds": 30})
+        with anyio.fail_after(10):
+            while "1" not in text_of(await client.call_tool("basic__cancellations", {})):  # noqa: ASYNC110
+                await anyio.sleep(0.05)

@@ -15,6 +15,8 @@ import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
 
+from mcpyard import Host
+from mcpyard.gateway import Gateway
 from mcpyard.secrets import FileSecretStore
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import serve_process
@@ -28,6 +30,17 @@ def serve_params(home: Home, config: str, *extra: str) -> StdioServerParameters:
         args=["-m", "mcpyard", "serve", "--mcp-config", config, "--workspace", str(home.workspace), *extra],
         env=home.environ,
     )
+
+
+@asynccontextmanager
+async def in_process_gateway(home: Home, servers: dict[str, dict[str, Any]]) -> AsyncIterator[tuple[Host, Gateway]]:
+    """The gateway in this process (`Client(gateway.server)` talks to it), so a test can look inside."""
+    config = home.write_config(servers, mode="auto")
+    async with home.open(config, relay_input=True) as host, anyio.create_task_group() as tg:
+        gateway = Gateway(host, share_all=True)
+        await tg.start(gateway.run)
+        yield host, gateway
+        tg.cancel_scope.cancel()
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -8,8 +8,6 @@ a handshake-era one.
 from __future__ import annotations
 
 import warnings
-from collections.abc import AsyncIterator
-from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
@@ -20,15 +18,15 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from mcpyard import Host
-from mcpyard.gateway import Gateway
 from tests.conftest import Home, fixture_server
 from tests.gateway.test_relay import everything_entry
-from tests.gateway.test_serve import serve_params, text_of
+from tests.gateway.test_serve import in_process_gateway, serve_params, text_of
 
 pytestmark = pytest.mark.anyio
 
 A = "test://watched/a"
 B = "test://watched/b"
+WATCHED = {"w": fixture_server("watched")}
 QUIET_SECS = 0.5
 """How long a test listens for an update that must not come."""
 
@@ -113,17 +111,6 @@ async def test_updates_of_a_handshake_era_server_reach_the_client(home: Home) ->
         await updates.wait_for(uri)
 
 
-@asynccontextmanager
-async def in_process_gateway(home: Home) -> AsyncIterator[tuple[Host, Gateway]]:
-    """The gateway in this process, so a test can see what is watched at the server."""
-    config = home.write_config({"w": fixture_server("watched")}, mode="auto")
-    async with home.open(config, relay_input=True) as host, anyio.create_task_group() as tg:
-        gateway = Gateway(host, share_all=True)
-        await tg.start(gateway.run)
-        yield host, gateway
-        tg.cancel_scope.cancel()
-
-
 def watched_at_server(host: Host) -> frozenset[str]:
     return host._supervisors["w"].watch.uris
 
@@ -135,7 +122,7 @@ async def settle(host: Host, expected: frozenset[str]) -> None:
 
 
 async def test_a_client_that_leaves_without_unsubscribing_stops_the_watch(home: Home) -> None:
-    async with in_process_gateway(home) as (host, gateway):
+    async with in_process_gateway(home, WATCHED) as (host, gateway):
         async with Client(gateway.server, mode="legacy") as first, Client(gateway.server, mode="legacy") as second:
             await subscribe(first, A)
             await subscribe(second, A)
@@ -147,7 +134,7 @@ async def test_a_client_that_leaves_without_unsubscribing_stops_the_watch(home: 
 
 
 async def test_a_listen_stream_watches_its_resources_while_it_is_open(home: Home) -> None:
-    async with in_process_gateway(home) as (host, gateway), Client(gateway.server) as client:
+    async with in_process_gateway(home, WATCHED) as (host, gateway), Client(gateway.server) as client:
         async with client.listen(resource_subscriptions=[A, B, "test://nowhere"]):
             assert watched_at_server(host) == {A, B}
         await settle(host, frozenset())

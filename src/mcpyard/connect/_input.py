@@ -42,6 +42,17 @@ class _Waiting:
     relay: InputRelay
     scope: anyio.CancelScope
     timeout_secs: float | None
+    asking: int = 0
+    """Questions of this call a person is answering: its clock runs again when the last is answered."""
+
+    def pause(self) -> None:
+        self.asking += 1
+        self.scope.deadline = math.inf
+
+    def resume(self) -> None:
+        self.asking -= 1
+        if self.asking == 0 and self.timeout_secs is not None:
+            self.scope.deadline = anyio.current_time() + self.timeout_secs
 
 
 _CURRENT: contextvars.ContextVar[_Waiting | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
@@ -86,11 +97,11 @@ class InputRouter:
             return answer
         return types.ElicitResult.model_validate(answer)
 
-    def _target(self) -> _Waiting | str:
-        """The call whose client answers, or why there is none."""
+    def _targets(self) -> list[_Waiting] | str:
+        """The calls the request may belong to (the one that answers comes last), or why there are none."""
         current = _CURRENT.get()
         if current is not None:
-            return current
+            return [current]
         if not self._waiting:
             return "no call to this server is in flight, so no client is there to answer"
         if len({entry.relay.audience for entry in self._waiting}) > 1:
@@ -98,24 +109,28 @@ class InputRouter:
                 "calls from several clients are in flight to this server, and the request does not say "
                 "which call it belongs to; mcpyard sends it to none of them"
             )
-        return self._waiting[-1]
+        return list(self._waiting)
 
     async def _relay(self, method: str, params: types.CreateMessageRequestParams | types.ElicitRequestParams) -> Any:
-        target = self._target()
-        if isinstance(target, str):
-            return types.ErrorData(code=types.INVALID_REQUEST, message=f"mcpyard cannot relay {method}: {target}")
-        ask = target.relay.ask
+        targets = self._targets()
+        if isinstance(targets, str):
+            return types.ErrorData(code=types.INVALID_REQUEST, message=f"mcpyard cannot relay {method}: {targets}")
+        ask = targets[-1].relay.ask
         if ask is None:
             return types.ErrorData(
                 code=types.INVALID_REQUEST,
                 message=f"mcpyard cannot relay {method}: the caller of this tool does not take such requests",
             )
-        # The clock stops while a person answers, and starts again when they have.
-        target.scope.deadline = math.inf
+        # The clocks stop while a person answers (of every call it may be about), and start again after.
+        for target in targets:
+            target.pause()
         try:
             return await ask(method, params.model_dump(by_alias=True, exclude_none=True, mode="json"))
         except MCPError as exc:
             return exc.error
+        except Exception as exc:  # the client left, or answered with something else: the server hears why
+            reason = (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+            return types.ErrorData(code=types.INTERNAL_ERROR, message=f"mcpyard could not relay {method}: {reason}")
         finally:
-            if target.timeout_secs is not None:
-                target.scope.deadline = anyio.current_time() + target.timeout_secs
+            for target in targets:
+                target.resume()

@@ -30,12 +30,19 @@ MAX_WAITING_CALLS = 256
 _REQUEST: TypeAdapter[types.InputRequest] = TypeAdapter(types.InputRequest)
 
 
+_ANSWERS: dict[str, tuple[type[types.Result], ...]] = {
+    "sampling/createMessage": (types.CreateMessageResult, types.CreateMessageResultWithTools),
+    "elicitation/create": (types.ElicitResult,),
+}
+"""What answers each kind of question."""
+
+
 @dataclass(eq=False)
 class _Ask:
     method: str
     params: Mapping[str, Any]
     answered: anyio.Event = field(default_factory=anyio.Event)
-    answer: Mapping[str, Any] | None = None
+    answer: Mapping[str, Any] | MCPError | None = None
 
 
 class RoundTrip:
@@ -52,6 +59,10 @@ class RoundTrip:
         self._asked = 0
         self._result: types.CallToolResult | None = None
         self._moved = anyio.Event()
+        self.scope = anyio.CancelScope()
+        """The downstream call's: cancelled when the client gives up on a round."""
+        self.ctx: Any = None
+        """The request of the round under way (its progress goes there), None between rounds."""
 
     async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """The call's `on_input`: wait for the client's answer, given on one of its next calls."""
@@ -69,6 +80,8 @@ class RoundTrip:
             raise MCPError(types.INVALID_REQUEST, f"the client did not answer within {ANSWER_SECS:g} s") from None
         finally:
             self._asks.pop(key, None)
+        if isinstance(ask.answer, MCPError):
+            raise ask.answer
         assert ask.answer is not None
         return ask.answer
 
@@ -80,12 +93,30 @@ class RoundTrip:
         """The client's answers, by the keys it was asked under; unknown keys are ignored."""
         for key, response in responses.items():
             ask = self._asks.get(key)
-            if ask is not None and not ask.answered.is_set():
+            if ask is None or ask.answered.is_set():
+                continue
+            if isinstance(response, _ANSWERS.get(ask.method, ())):
                 ask.answer = response.model_dump(by_alias=True, exclude_none=True, mode="json")
-                ask.answered.set()
+            else:
+                wrong = type(response).__name__
+                ask.answer = MCPError(types.INVALID_PARAMS, f"the client answered {ask.method} with a {wrong}")
+            ask.answered.set()
 
-    async def step(self) -> types.CallToolResult | types.InputRequiredResult:
-        """Wait until the call has ended, or needs answers: every question still open, each time."""
+    async def step(self, ctx: Any) -> types.CallToolResult | types.InputRequiredResult:
+        """Wait until the call has ended, or needs answers: every question still open, each time.
+
+        A round the client gives up on (cancelled, or the client gone) cancels the call.
+        """
+        self.ctx = ctx
+        try:
+            return await self._step()
+        except anyio.get_cancelled_exc_class():
+            self.scope.cancel()
+            raise
+        finally:
+            self.ctx = None
+
+    async def _step(self) -> types.CallToolResult | types.InputRequiredResult:
         while True:
             if self._result is not None:
                 self.collected.set()

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import hashlib
 import warnings
 import weakref
@@ -199,7 +200,8 @@ class Gateway:
         name = self._offer().names.get(params.name)
         if name is None:
             return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
-        if params.request_state is not None or _answers_in_rounds(ctx):
+        rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS
+        if params.request_state is not None or (rounds_open and _answers_in_rounds(ctx)):
             return await self._call_in_rounds(ctx, params, name)
         result = await self.host.call(
             name,
@@ -220,21 +222,32 @@ class Gateway:
             if trip is None or trip.name != params.name:
                 raise MCPError(types.INVALID_PARAMS, "unknown or expired requestState: call the tool again without one")
             trip.answer(params.input_responses or {})
-        elif self._tg is None or len(self._trips) >= MAX_WAITING_CALLS:
-            return _error("too many calls are waiting for their client's answers; answer or abandon some first")
         else:
+            assert self._tg is not None  # checked by the caller
             trip = RoundTrip(params.name, _answerable(ctx))
             self._trips[trip.token] = trip
             self._tg.start_soon(self._run_trip, trip, _conversation(ctx), name, dict(params.arguments or {}))
-        return await trip.step()
+        return await trip.step(ctx)
 
     async def _run_trip(self, trip: RoundTrip, conversation: str, name: str, arguments: dict[str, Any]) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            # To the round under way, if it asked for progress; between rounds there is no one to tell.
+            send = _progress_to(trip.ctx) if trip.ctx is not None else None
+            if send is not None:
+                with contextlib.suppress(Exception):
+                    await send(progress, total, message)
+
         try:
             relay = InputRelay(audience=f"round-trip-{trip.token}", ask=trip.ask)
-            result = await self.host.call(name, arguments, conversation=conversation, on_input=relay)
-            trip.finish(_result(result))
+            with trip.scope:
+                result = await self.host.call(
+                    name, arguments, conversation=conversation, on_progress=on_progress, on_input=relay
+                )
+                trip.finish(_result(result))
             with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
                 await trip.collected.wait()
+        except Exception as exc:  # one call's failure is not the gateway's
+            trip.finish(_error(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
         finally:
             self._trips.pop(trip.token, None)
 
@@ -452,7 +465,9 @@ def _input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
         request = request_type.model_validate({"method": method, "params": params})
         if params.get("tools") or params.get("toolChoice"):
             result_type = types.CreateMessageResultWithTools
-        result: types.Result = await session.send_request(request, result_type, metadata=related)
+        result: types.Result = await session.send_request(
+            request, result_type, request_read_timeout_seconds=ANSWER_SECS, metadata=related
+        )
         return result.model_dump(by_alias=True, exclude_none=True, mode="json")
 
     return InputRelay(audience=audience, ask=ask)
