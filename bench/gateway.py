@@ -715,15 +715,11 @@ def main() -> None:
         default=[1, 16],
         help="concurrent callers, e.g. 1,16",
     )
-    parser.add_argument(
-        "--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join(SIDES)}"
-    )
+    parser.add_argument("--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
     parser.add_argument("--text", default="hello, world", help="the text `echo` sends")
     parser.add_argument("--bench-venv", type=Path, default=DEFAULT_BENCH_VENV, help="the virtualenv with fastmcp")
     parser.add_argument("--install-fastmcp", action="store_true", help="make the bench virtualenv if it lacks fastmcp")
-    parser.add_argument(
-        "--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)"
-    )
+    parser.add_argument("--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)")
     parser.add_argument("--profiler", choices=("py-spy", "cprofile"), default="py-spy", help="with --profile")
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
     parser.add_argument("--profile-calls", type=int, default=3000, help="calls made under cProfile")

@@ -35,8 +35,10 @@ def serve(
 ) -> None:
     """Serve the shared tools as one MCP server.
 
-    Over http from a terminal, approval cards appear here and are answered here; otherwise
-    (stdio, or no terminal) a call that must ask is refused with a clear error.
+    Their servers' resources, templates, subscriptions and prompts come along, and a server's
+    sampling or elicitation request during a call goes to the client that made it. Over http
+    from a terminal, approval cards appear here and are answered here; otherwise (stdio, or no
+    terminal) a call that must ask is refused with a clear error.
     """
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}: use stdio or http")
