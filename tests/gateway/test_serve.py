@@ -220,3 +220,29 @@ async def test_call4_read_result_works_across_a_gateway_clients_requests(home: H
         )
         assert not more.is_error, text_of(more)
         assert "of 200000" in text_of(more)
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_gw1_a_client_that_cancels_a_call_cancels_it_at_the_server(home: Home, mode: str) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    async with Client(serve_params(home, config, "--share-all"), mode=mode) as client:
+        with anyio.move_on_after(1):
+            await client.call_tool("basic__slow", {"seconds": 30})
+        with anyio.fail_after(10):
+            while "1" not in text_of(await client.call_tool("basic__cancellations", {})):  # noqa: ASYNC110
+                await anyio.sleep(0.05)
+
+
+async def test_gw1_deny_rules_and_redaction_apply_through_the_gateway(home: Home) -> None:
+    secret = "gateway-secret-4e1f9a"
+    FileSecretStore(home.data_home / "secrets.json").set("TOKEN", secret)
+    entry = {**fixture_server("echo_secrets"), "env": {"TOKEN": "${secret:TOKEN}"}}
+    config = str(home.write_config({"echo": entry}, permissions={"deny": ["echo__structured"]}))
+    async with Client(serve_params(home, config, "--share-all"), mode="legacy") as client:
+        echoed = await client.call_tool("echo__env", {"name": "TOKEN"})
+        assert not echoed.is_error, text_of(echoed)
+        assert secret not in echoed.model_dump_json()
+        assert "TOKEN" in text_of(echoed), "the value's place is marked with its name"
+        denied = await client.call_tool("echo__structured", {"name": "TOKEN"})
+        assert denied.is_error
+        assert "deny" in text_of(denied), text_of(denied)
