@@ -3,6 +3,9 @@
 from __future__ import annotations
 
 import re
+import signal
+import socket
+import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -19,7 +22,7 @@ from mcpyard import Host
 from mcpyard.gateway import Gateway
 from mcpyard.secrets import FileSecretStore
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import serve_process
+from tests.servers.http_runner import free_port, serve_process
 
 pytestmark = pytest.mark.anyio
 
@@ -246,3 +249,51 @@ async def test_gw1_deny_rules_and_redaction_apply_through_the_gateway(home: Home
         denied = await client.call_tool("echo__structured", {"name": "TOKEN"})
         assert denied.is_error
         assert "deny" in text_of(denied), text_of(denied)
+
+
+async def test_gw1_ctrl_c_stops_the_http_gateway_cleanly_with_a_client_connected(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    port = free_port()
+    command = [sys.executable, "-m", "mcpyard", "serve", "--transport", "http", "--port", str(port)]
+    command += ["--share-all", "--mcp-config", config, "--workspace", str(home.workspace)]
+    process = await anyio.open_process(command, env=home.environ)
+    try:
+        with anyio.fail_after(30):
+            while True:
+                try:
+                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
+                    break
+                except OSError:
+                    await anyio.sleep(0.05)
+        # A handshake-era client keeps a standalone SSE stream open: it must not hold the stop.
+        async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
+            assert not (await client.call_tool("basic__add", {"a": 1, "b": 2})).is_error
+            process.send_signal(signal.SIGINT)
+            process.send_signal(signal.SIGINT)  # a second Ctrl-C changes nothing
+            with anyio.fail_after(15):
+                code = await process.wait()
+        assert process.stderr is not None
+        stderr = (await process.stderr.receive()).decode() if code is not None else ""
+    finally:
+        if process.returncode is None:
+            process.kill()
+            await process.wait()
+        await process.aclose()
+    assert code == 130
+    assert "interrupted; every server was stopped" in stderr
+    assert "Traceback" not in stderr
+
+
+def test_gw1_a_port_in_use_is_one_clear_line(home: Home) -> None:
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        command = [sys.executable, "-m", "mcpyard", "serve", "--transport", "http", "--port", str(port)]
+        command += ["--mcp-config", config, "--workspace", str(home.workspace)]
+        done = subprocess.run(command, capture_output=True, text=True, env=home.environ, timeout=60, check=False)
+    assert done.returncode == 2
+    assert done.stderr.strip() == (
+        f"mcpyard: error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another --port (or --host)"
+    )

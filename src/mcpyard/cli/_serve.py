@@ -61,8 +61,11 @@ def serve(
             if transport == "stdio":
                 await serve_stdio(gateway)
             else:
-                print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
-                await serve_http(gateway, host=host, port=port, token=token)
+
+                def announce() -> None:
+                    print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+
+                await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
 
     run(main, fast_loop=True)
 

@@ -2,16 +2,25 @@
 
 from __future__ import annotations
 
+import contextlib
 import hmac
+import logging
+import signal
 import socket
+from collections.abc import Callable, Iterator
+from typing import Any
 
 import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
+from mcpyard.errors import UsageError
 from mcpyard.gateway._server import Gateway
 from mcpyard.gateway._stdio import stdio_streams
 
 __all__ = ["BearerGuard", "serve_http", "serve_stdio"]
+
+GRACE_SECS = 2
+"""How long open requests and streams (an SSE stream never ends by itself) may take when the gateway stops."""
 
 
 async def serve_stdio(gateway: Gateway) -> None:
@@ -47,15 +56,48 @@ class BearerGuard:
         await self._app(scope, receive, send)
 
 
+class _Stopping(logging.Filter):
+    """Once the gateway is stopping, uvicorn's words about the streams it cuts (an SSE stream never
+    ends by itself) are expected, not errors: they stay off the console."""
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.stopping = False
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        return not self.stopping
+
+
+def _uvicorn_server(config: Any) -> Any:
+    """uvicorn's server without its own signal handling (mcpyard's is in `serve_http`).
+
+    uvicorn re-raises a caught Ctrl-C after it stops, as a KeyboardInterrupt inside the event
+    loop, and its lifespan task then logs a traceback: the gateway stops it gracefully instead.
+    """
+    import uvicorn
+
+    class Server(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:
+            yield
+
+    return Server(config)
+
+
 async def serve_http(
     gateway: Gateway,
     *,
     host: str,
     port: int,
     token: str | None = None,
-    ready: anyio.Event | None = None,
+    on_listening: Callable[[], None] | None = None,
+    handle_signals: bool = False,
 ) -> None:
-    """Serve streamable HTTP at `http://HOST:PORT/mcp` (stateful, SSE responses) until cancelled."""
+    """Serve streamable HTTP at `http://HOST:PORT/mcp` (stateful, SSE responses) until cancelled.
+
+    `on_listening` is called once requests are taken. `handle_signals`: stop gracefully on
+    SIGINT (then raise KeyboardInterrupt) or SIGTERM (then return); only from the main thread.
+    """
     import uvicorn
 
     app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path="/mcp", host=host)
@@ -65,18 +107,49 @@ async def serve_http(
     # IPPROTO_TCP, so asyncio turns on TCP_NODELAY: otherwise each answer waits on a delayed ACK (~40 ms).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)
     sock.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
-    sock.bind((host, port))
-    config = uvicorn.Config(app, log_level="warning", lifespan="on")
-    server = uvicorn.Server(config)
-    async with anyio.create_task_group() as tg:
-        await tg.start(gateway.run)
-        tg.start_soon(lambda: server.serve(sockets=[sock]))
-        if ready is not None:
-            with anyio.fail_after(20):
-                while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
-                    await anyio.sleep(0.01)
-            ready.set()
-        try:
-            await anyio.sleep_forever()
-        finally:
-            server.should_exit = True
+    try:
+        sock.bind((host, port))
+    except OSError as exc:
+        sock.close()
+        reason = exc.strerror or str(exc)
+        raise UsageError(f"cannot listen on {host}:{port}: {reason}; choose another --port (or --host)") from None
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACE_SECS)
+    server = _uvicorn_server(config)
+    stopping = _Stopping()
+    uvicorn_log = logging.getLogger("uvicorn.error")
+    uvicorn_log.addFilter(stopping)
+    interrupted = False
+    try:
+        async with anyio.create_task_group() as tg:
+            await tg.start(gateway.run)
+
+            async def serve() -> None:
+                await server.serve(sockets=[sock])
+                tg.cancel_scope.cancel()  # stopped: by a signal below, or it could not start
+
+            async def stop_on_signal() -> None:
+                nonlocal interrupted
+                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                    async for signum in signals:
+                        # Further signals change nothing: the stop is bounded (GRACE_SECS, then the servers').
+                        interrupted = interrupted or signum == signal.SIGINT
+                        stopping.stopping = True
+                        server.should_exit = True
+
+            tg.start_soon(serve)
+            if handle_signals:
+                tg.start_soon(stop_on_signal)
+            if on_listening is not None:
+                with anyio.fail_after(20):
+                    while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
+                        await anyio.sleep(0.01)
+                on_listening()
+            try:
+                await anyio.sleep_forever()
+            finally:
+                stopping.stopping = True
+                server.should_exit = True
+    finally:
+        uvicorn_log.removeFilter(stopping)
+    if interrupted:
+        raise KeyboardInterrupt
