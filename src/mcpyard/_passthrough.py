@@ -119,7 +119,7 @@ async def read_resource(host: Host, uri: str) -> types.ReadResourceResult:
     server = owner_of_uri(host, uri)
     if server is None:
         raise CallError("unknown_resource", f"no connected server lists the resource {uri!r}")
-    result = await host._supervisors[server].read_resource(uri)
+    result = await host._supervisors[server].request(lambda client: client.read_resource(uri))
     data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
     return types.ReadResourceResult.model_validate(data)
 
@@ -130,12 +130,12 @@ async def get_prompt(host: Host, name: str, arguments: Mapping[str, str]) -> typ
     Raises:
         CallError: no such prompt, or the server failed.
     """
-    for info in list_prompts(host):
-        if info.name == name:
-            supervisor = host._supervisors[info.server]
-            result = await supervisor.get_prompt(info.prompt, arguments)
-            data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
-            return types.GetPromptResult.model_validate(data)
+    info = next((info for info in list_prompts(host) if info.name == name), None)
+    if info is not None:
+        prompt = info.prompt
+        result = await host._supervisors[info.server].request(lambda client: client.get_prompt(prompt, dict(arguments)))
+        data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        return types.GetPromptResult.model_validate(data)
     raise CallError("unknown_prompt", f"no prompt {name!r}; the gateway lists them")
 
 
@@ -199,7 +199,7 @@ async def complete(
         if template is None:
             raise CallError("unknown_resource", f"no resource template {ref.uri!r} to complete")
         server = template.server
-    result = await host._supervisors[server].complete(ref, argument, context)
+    result = await host._supervisors[server].request(lambda client: client.complete(ref, argument, context))
     data = host.session.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
     return types.CompleteResult.model_validate(data)
 

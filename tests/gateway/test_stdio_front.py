@@ -5,7 +5,6 @@ from __future__ import annotations
 import json
 import subprocess
 import sys
-import time
 from pathlib import Path
 
 import mcp_types as types
@@ -78,9 +77,10 @@ def test_an_answer_still_being_written_when_the_client_closes_its_input_arrives_
         process.stdin.flush()
         first = json.loads(process.stdout.readline())
         assert first["id"] == 1
-        time.sleep(2)  # the listing (far more than a pipe holds) is written while nobody reads
+        # The listing (far more than a pipe holds) is being written, and nobody reads on: stop now.
+        start = process.stdout.read(1000)
         process.stdin.close()
-        answers = [json.loads(line) for line in process.stdout.read().splitlines()]
+        answers = [json.loads(line) for line in (start + process.stdout.read()).splitlines()]
         assert process.wait(timeout=30) == 0
     finally:
         if process.poll() is None:

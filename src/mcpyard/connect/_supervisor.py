@@ -8,7 +8,7 @@ import os
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any, Literal, TypeVar
 
 import anyio
 import anyio.abc
@@ -43,6 +43,7 @@ __all__ = [
     "SupervisorState",
 ]
 
+T = TypeVar("T")
 SupervisorState = Literal["connecting", "connected", "failed", "stopped", "waiting_for_sign_in"]
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 LogFn = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
@@ -405,8 +406,8 @@ class Supervisor:
 
     # ----------------------------------------------------------------- listings
 
-    async def read_resource(self, uri: str) -> types.ReadResourceResult:
-        """Read one resource (gateway pass-through).
+    async def request(self, send: Callable[[Client], Awaitable[T]]) -> T:
+        """One request beside tool calls (the gateway's pass-through of resources, prompts, completion).
 
         Raises:
             CallError: the server is not connected, or answered with an error.
@@ -415,40 +416,7 @@ class Supervisor:
         if client is None or self.state != "connected":
             raise CallError("server_unavailable", self._unavailable_message())
         try:
-            return await client.read_resource(uri)
-        except MCPError as exc:
-            raise ServerError(self.spec.id, exc.message) from None
-
-    async def complete(
-        self,
-        ref: types.ResourceTemplateReference | types.PromptReference,
-        argument: dict[str, str],
-        context: dict[str, str] | None,
-    ) -> types.CompleteResult:
-        """Completion candidates for a prompt or template argument (gateway pass-through).
-
-        Raises:
-            CallError: the server is not connected, or answered with an error.
-        """
-        client = self._client
-        if client is None or self.state != "connected":
-            raise CallError("server_unavailable", self._unavailable_message())
-        try:
-            return await client.complete(ref, argument, context)
-        except MCPError as exc:
-            raise ServerError(self.spec.id, exc.message) from None
-
-    async def get_prompt(self, name: str, arguments: Mapping[str, str]) -> types.GetPromptResult:
-        """Get one prompt (gateway pass-through).
-
-        Raises:
-            CallError: the server is not connected, or answered with an error.
-        """
-        client = self._client
-        if client is None or self.state != "connected":
-            raise CallError("server_unavailable", self._unavailable_message())
-        try:
-            return await client.get_prompt(name, dict(arguments))
+            return await send(client)
         except MCPError as exc:
             raise ServerError(self.spec.id, exc.message) from None
 
@@ -478,7 +446,8 @@ class Supervisor:
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
             self._relist.set()
-        elif isinstance(message, types.ResourceUpdatedNotification):
+        elif isinstance(message, types.ResourceUpdatedNotification) and self.protocol_version in _HANDSHAKE_VERSIONS:
+            # New-era updates come on the listen stream; one here is from a stream already closed.
             await self.watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
 
