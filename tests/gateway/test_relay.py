@@ -261,3 +261,17 @@ async def test_a_new_era_call_the_client_gives_up_on_is_cancelled_downstream(hom
         with anyio.fail_after(10):
             while "1" not in text_of(await client.call_tool("basic__cancellations", {})):  # noqa: ASYNC110
                 await anyio.sleep(0.05)
+
+
+@pytest.mark.interop
+async def test_a_relay_that_fails_gives_the_server_an_error_not_the_call(home: Home) -> None:
+    config = home.write_config({"ev": everything_entry()}, mode="auto")
+
+    async def broken(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        del method, params
+        raise RuntimeError("the client went away")
+
+    async with home.open(config, relay_input=True) as host:
+        result = await host.call("ev__trigger-sampling-request", {"prompt": "x"}, on_input=InputRelay("a", broken))
+    assert not result.ok
+    assert "mcpyard could not relay sampling/createMessage: the client went away" in result.text
