@@ -222,8 +222,9 @@ class Gateway:
             if trip is None or trip.name != params.name:
                 raise MCPError(types.INVALID_PARAMS, "unknown or expired requestState: call the tool again without one")
             trip.answer(params.input_responses or {})
+        elif self._tg is None:
+            return _error("the gateway is stopping; call again once it is back")
         else:
-            assert self._tg is not None  # checked by the caller
             trip = RoundTrip(params.name, _answerable(ctx))
             self._trips[trip.token] = trip
             self._tg.start_soon(self._run_trip, trip, _conversation(ctx), name, dict(params.arguments or {}))
