@@ -20,6 +20,7 @@ from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
 from mcpyard import InputRelay
+from mcpyard.connect import MAX_OPEN_QUESTIONS
 from tests.conftest import Home, fixture_server
 from tests.gateway.test_serve import in_process_gateway, serve_params, text_of
 from tests.interop.conftest import TOOLS
@@ -275,3 +276,30 @@ async def test_a_relay_that_fails_gives_the_server_an_error_not_the_call(home: H
         result = await host.call("ev__trigger-sampling-request", {"prompt": "x"}, on_input=InputRelay("a", broken))
     assert not result.ok
     assert "mcpyard could not relay sampling/createMessage: the client went away" in result.text
+
+
+async def test_a_server_asking_too_many_questions_at_once_is_refused(home: Home) -> None:
+    config = home.write_config({"many": fixture_server("asks_many")}, mode="auto")
+    asked = 0
+
+    async def answer(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        nonlocal asked
+        del method, params
+        asked += 1
+        await anyio.sleep_forever()  # a person who has not answered yet
+        raise AssertionError("unreachable")
+
+    async with home.open(config, relay_input=True) as host:
+        fine = await host.call("many__ask_many", {"n": 2}, on_input=InputRelay("a", _accept))
+        assert fine.ok, fine.text
+        assert "2 answers" in fine.text
+        with anyio.fail_after(15):
+            flood = await host.call("many__ask_many", {"n": 50}, on_input=InputRelay("a", answer))
+    assert not flood.ok
+    assert f"{MAX_OPEN_QUESTIONS} questions of this call are open already" in flood.text
+    assert asked <= MAX_OPEN_QUESTIONS
+
+
+async def _accept(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+    del method, params
+    return {"action": "accept", "content": {"ok": True}}

@@ -1,13 +1,14 @@
 """Connections to MCP servers: one supervisor per server over stdio, streamable HTTP or SSE."""
 
 from mcpyard.connect._environment import BASE_VARIABLES, server_environment
-from mcpyard.connect._input import InputFn, InputRelay
+from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._supervisor import ClientIdentity, LogFn, ProgressFn, Supervisor, SupervisorState
 
 __all__ = [
     "BASE_VARIABLES",
+    "MAX_OPEN_QUESTIONS",
     "ClientIdentity",
     "InputFn",
     "InputRelay",

@@ -21,7 +21,10 @@ import mcp_types as types
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["InputFn", "InputRelay", "InputRouter"]
+__all__ = ["MAX_OPEN_QUESTIONS", "InputFn", "InputRelay", "InputRouter"]
+
+MAX_OPEN_QUESTIONS = 8
+"""Questions one call may have open at once; a server asking more at a time is refused."""
 
 InputFn = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
 """`(method, params) -> result`, both in wire form; raises `MCPError` to decline."""
@@ -116,6 +119,11 @@ class InputRouter:
         if isinstance(targets, str):
             return types.ErrorData(code=types.INVALID_REQUEST, message=f"mcpyard cannot relay {method}: {targets}")
         ask = targets[-1].relay.ask
+        if targets[-1].asking >= MAX_OPEN_QUESTIONS:
+            return types.ErrorData(
+                code=types.INVALID_REQUEST,
+                message=f"mcpyard cannot relay {method}: {MAX_OPEN_QUESTIONS} questions of this call are open already",
+            )
         if ask is None:
             return types.ErrorData(
                 code=types.INVALID_REQUEST,
