@@ -183,19 +183,25 @@ async def complete(
     ref: types.ResourceTemplateReference | types.PromptReference,
     argument: dict[str, str],
     context: dict[str, str] | None,
+    *,
+    visible: Callable[[str], bool] = lambda server: True,
 ) -> types.CompleteResult:
     """Completion candidates from the server that owns the prompt or template; values redacted.
 
+    `visible(server)`: whether the asker may see that server's prompts and templates.
+
     Raises:
-        CallError: no server owns it, or the server failed.
+        CallError: no visible server owns it, or the server failed.
     """
     if isinstance(ref, types.PromptReference):
-        prompt = next((p for p in list_prompts(host) if ref.name in (p.name, p.prompt)), None)
+        prompts = (p for p in list_prompts(host) if visible(p.server))
+        prompt = next((p for p in prompts if ref.name in (p.name, p.prompt)), None)
         if prompt is None:
             raise CallError("unknown_prompt", f"no prompt {ref.name!r} to complete")
         server, ref = prompt.server, types.PromptReference(type="ref/prompt", name=prompt.prompt)
     else:
-        template = next((t for t in list_templates(host) if t.uri_template == ref.uri), None)
+        templates = (t for t in list_templates(host) if visible(t.server))
+        template = next((t for t in templates if t.uri_template == ref.uri), None)
         if template is None:
             raise CallError("unknown_resource", f"no resource template {ref.uri!r} to complete")
         server = template.server

@@ -303,3 +303,34 @@ async def test_a_server_asking_too_many_questions_at_once_is_refused(home: Home)
 async def _accept(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
     del method, params
     return {"action": "accept", "content": {"ok": True}}
+
+
+async def test_a_round_trip_given_up_on_ends_and_its_request_state_with_it(home: Home) -> None:
+    config = str(home.write_config({"many": fixture_server("asks_many")}, mode="auto"))
+    async with Client(serve_params(home, config, "--share-all"), elicitation_callback=answer_elicitation) as client:
+        arguments = {"seconds": 30}
+        first = await client.session.call_tool("many__ask_then_wait", arguments, allow_input_required=True)
+        assert isinstance(first, types.InputRequiredResult)
+        assert first.input_requests is not None
+        answers = {key: types.ElicitResult(action="accept", content={"ok": True}) for key in first.input_requests}
+        with anyio.move_on_after(1):  # the client gives up while the tool works
+            await client.session.call_tool(
+                "many__ask_then_wait",
+                arguments,
+                input_responses=dict(answers),
+                request_state=first.request_state,
+                allow_input_required=True,
+            )
+
+        async def again() -> str:
+            try:
+                result = await client.session.call_tool(
+                    "many__ask_then_wait", arguments, request_state=first.request_state, allow_input_required=True
+                )
+            except MCPError as exc:
+                return exc.message
+            return text_of(result) if isinstance(result, types.CallToolResult) else repr(result)
+
+        with anyio.fail_after(10):  # no longer a round to wait on
+            said = await again()
+        assert "requestState" in said or "cancelled" in said, said

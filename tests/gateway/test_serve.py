@@ -17,6 +17,7 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from mcpyard import Host
 from mcpyard.gateway import Gateway
@@ -297,3 +298,15 @@ def test_gw1_a_port_in_use_is_one_clear_line(home: Home) -> None:
     assert done.stderr.strip() == (
         f"mcpyard: error: cannot listen on 127.0.0.1:{port}: Address already in use; choose another --port (or --host)"
     )
+
+
+async def test_gw1_completion_offers_nothing_of_a_server_that_shares_nothing(home: Home) -> None:
+    servers = {
+        "conf": fixture_server("conformance_server"),
+        "basic": {**fixture_server("basic"), "shared_tools": ["add"]},
+    }
+    config = str(home.write_config(servers))
+    async with Client(serve_params(home, config), mode="legacy") as client:
+        ref = types.PromptReference(type="ref/prompt", name="conf__test_prompt_with_arguments")
+        with pytest.raises(MCPError, match="no prompt"):
+            await client.complete(ref, {"name": "arg1", "value": "p"})

@@ -21,7 +21,7 @@ import mcp_types as types
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
-__all__ = ["MAX_OPEN_QUESTIONS", "InputFn", "InputRelay", "InputRouter"]
+__all__ = ["MAX_OPEN_QUESTIONS", "InputFn", "InputRelay", "InputRouter", "WaitingCall"]
 
 MAX_OPEN_QUESTIONS = 8
 """Questions one call may have open at once; a server asking more at a time is refused."""
@@ -41,7 +41,7 @@ class InputRelay:
 
 
 @dataclass(slots=True)
-class _Waiting:
+class WaitingCall:
     relay: InputRelay
     scope: anyio.CancelScope
     timeout_secs: float | None
@@ -52,13 +52,18 @@ class _Waiting:
         self.asking += 1
         self.scope.deadline = math.inf
 
+    def restart(self) -> None:
+        """Progress: the clock starts again, unless a person is answering one of the call's questions."""
+        if self.asking == 0 and self.timeout_secs is not None:
+            self.scope.deadline = anyio.current_time() + self.timeout_secs
+
     def resume(self) -> None:
         self.asking -= 1
         if self.asking == 0 and self.timeout_secs is not None:
             self.scope.deadline = anyio.current_time() + self.timeout_secs
 
 
-_CURRENT: contextvars.ContextVar[_Waiting | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
+_CURRENT: contextvars.ContextVar[WaitingCall | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
 
 
 class InputRouter:
@@ -66,16 +71,16 @@ class InputRouter:
 
     def __init__(self, server_id: str) -> None:
         self._server_id = server_id
-        self._waiting: list[_Waiting] = []
+        self._waiting: list[WaitingCall] = []
 
     @contextlib.contextmanager
-    def waiting(self, relay: InputRelay, scope: anyio.CancelScope, timeout_secs: float | None) -> Iterator[None]:
+    def waiting(self, relay: InputRelay, scope: anyio.CancelScope, timeout_secs: float | None) -> Iterator[WaitingCall]:
         """Register a call for the time it runs; `scope` is its timeout, paused while a person answers."""
-        entry = _Waiting(relay, scope, timeout_secs)
+        entry = WaitingCall(relay, scope, timeout_secs)
         self._waiting.append(entry)
         token = _CURRENT.set(entry)
         try:
-            yield
+            yield entry
         finally:
             _CURRENT.reset(token)
             self._waiting.remove(entry)
@@ -100,7 +105,7 @@ class InputRouter:
             return answer
         return types.ElicitResult.model_validate(answer)
 
-    def _targets(self) -> list[_Waiting] | str:
+    def _targets(self) -> list[WaitingCall] | str:
         """The calls the request may belong to (the one that answers comes last), or why there are none."""
         current = _CURRENT.get()
         if current is not None:

@@ -25,7 +25,7 @@ from mcpyard.config import ServerSpec
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
-from mcpyard.connect._input import InputRelay, InputRouter
+from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
 from mcpyard.connect._listing import list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
@@ -415,10 +415,19 @@ class Supervisor:
         client = self._client
         if client is None or self.state != "connected":
             raise CallError("server_unavailable", self._unavailable_message())
+        timeout = self.spec.call_timeout_secs
         try:
-            return await send(client)
+            with anyio.fail_after(timeout if timeout is not None else math.inf):
+                return await send(client)
         except MCPError as exc:
             raise ServerError(self.spec.id, exc.message) from None
+        except TimeoutError:
+            raise CallError("timeout", f"server {self.spec.id!r} did not answer within {timeout:g} s") from None
+        except (RuntimeError, ValidationError) as exc:
+            first = (self._redact(str(exc)).splitlines() or [type(exc).__name__])[0][:300]
+            raise CallError("invalid_result", f"server {self.spec.id!r} sent an invalid answer: {first}") from None
+        except (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream):
+            raise CallError("connection_lost", self._lost_message()) from None
 
     async def _list_tools(self, client: Client) -> tuple[Mapping[str, Any], ...]:
         return await list_tools(client, self.spec.id, self._warn)
@@ -514,14 +523,18 @@ class Supervisor:
                 if timeout_secs is not None:
                     scope.deadline = anyio.current_time() + timeout_secs
 
+                waiting: WaitingCall | None = None
+
                 async def restart_clock(progress: float, total: float | None, message: str | None) -> None:
-                    if timeout_secs is not None:
+                    if waiting is not None:
+                        waiting.restart()
+                    elif timeout_secs is not None:
                         scope.deadline = anyio.current_time() + timeout_secs
                     if on_progress is not None:
                         await on_progress(progress, total, message)
 
                 try:
-                    with tool_call_trace(), self._waiting_input(on_input, scope, timeout_secs):
+                    with tool_call_trace(), self._waiting_input(on_input, scope, timeout_secs) as waiting:
                         return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
                     if self._closed_locally(exc):
@@ -554,7 +567,7 @@ class Supervisor:
 
     def _waiting_input(
         self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None
-    ) -> contextlib.AbstractContextManager[None]:
+    ) -> contextlib.AbstractContextManager[WaitingCall | None]:
         if self._inputs is None:
             return contextlib.nullcontext()
         return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs)

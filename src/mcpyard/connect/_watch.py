@@ -24,8 +24,8 @@ from mcpyard.errors import CallError
 __all__ = ["ResourceWatch"]
 
 UpdateFn = Callable[[str], Awaitable[None]]
-LISTEN_READY_SECS = 10.0
-"""How long a new watch waits for a new-era server to acknowledge the listen stream."""
+WATCH_SECS = 10.0
+"""How long subscribing or unsubscribing may take, or a new-era server to acknowledge its listen stream."""
 
 
 @contextlib.contextmanager
@@ -48,7 +48,8 @@ class ResourceWatch:
         self._changed = anyio.Event()
         self._listening: frozenset[str] = frozenset()
         self._heard = anyio.Event()
-        self._lock = anyio.Lock()
+        self._pending: dict[str, anyio.Event] = {}
+        """URIs whose first watcher is subscribing; set once that has settled."""
 
     @property
     def uris(self) -> frozenset[str]:
@@ -65,7 +66,7 @@ class ResourceWatch:
             return
         for uri in list(self._counts):
             try:
-                with _handshake_era():
+                with anyio.fail_after(WATCH_SECS), _handshake_era():
                     await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
             except Exception as exc:  # the others still work; the status page says what failed
                 self._warn(f"server {self._server_id!r}: subscribing again to {uri!r} failed: {describe_failure(exc)}")
@@ -80,44 +81,48 @@ class ResourceWatch:
         Raises:
             CallError: the server is not connected, does not offer subscriptions, or refused this one.
         """
-        async with self._lock:  # a second watcher counts only once the first one's subscribe has settled
-            await self._watch(uri)
-
-    async def _watch(self, uri: str) -> None:
+        while (pending := self._pending.get(uri)) is not None:
+            await pending.wait()  # another watcher's subscribe settles first: then look again
+        if uri in self._counts:
+            self._counts[uri] += 1
+            return
         client = self._client
         if client is None:
             raise CallError("server_unavailable", f"server {self._server_id!r} is not connected")
         resources = client.server_capabilities.resources
         if not self._modern(client) and not (resources and resources.subscribe):
             raise CallError("unsupported", f"server {self._server_id!r} does not offer resource subscriptions")
-        self._counts[uri] = self._counts.get(uri, 0) + 1
-        if self._counts[uri] > 1:
-            return
+        settled = self._pending[uri] = anyio.Event()
         try:
             if self._modern(client):
+                self._counts[uri] = 1
                 self._changed.set()
-                with anyio.move_on_after(LISTEN_READY_SECS):
+                with anyio.move_on_after(WATCH_SECS):  # not acknowledged in time: watched, and maybe never heard
                     while uri not in self._listening and self._client is client:
                         await self._heard.wait()
             else:
-                with _handshake_era():
+                with anyio.fail_after(WATCH_SECS), _handshake_era():
                     await client.subscribe_resource(uri)  # pyright: ignore[reportDeprecated]
+                self._counts[uri] = 1
         except Exception as exc:
-            self._drop(uri)
+            self._counts.pop(uri, None)
             raise CallError(
                 "server_error", f"server {self._server_id!r} refused to watch {uri!r}: {describe_failure(exc)}"
             ) from None
         except BaseException:
-            self._drop(uri)
+            self._counts.pop(uri, None)
             raise
+        finally:
+            del self._pending[uri]
+            settled.set()
 
     async def unwatch(self, uri: str) -> None:
         """Count one watcher less; the last one unsubscribes."""
-        async with self._lock:
-            await self._unwatch(uri)
-
-    async def _unwatch(self, uri: str) -> None:
-        if not self._drop(uri):
+        count = self._counts.get(uri, 0)
+        if count > 1:
+            self._counts[uri] = count - 1
+            return
+        if self._counts.pop(uri, None) is None:
             return
         client = self._client
         if client is None:
@@ -125,16 +130,9 @@ class ResourceWatch:
         if self._modern(client):
             self._changed.set()
             return
-        with contextlib.suppress(Exception), _handshake_era():  # one that cannot: its updates are dropped
+        # One that cannot (or does not answer in time): its updates are dropped by `updated`.
+        with contextlib.suppress(Exception), anyio.move_on_after(WATCH_SECS), _handshake_era():
             await client.unsubscribe_resource(uri)  # pyright: ignore[reportDeprecated]
-
-    def _drop(self, uri: str) -> bool:
-        """Count one watcher of `uri` less; whether that was the last."""
-        count = self._counts.get(uri, 0)
-        if count > 1:
-            self._counts[uri] = count - 1
-            return False
-        return self._counts.pop(uri, None) is not None
 
     async def updated(self, uri: str) -> None:
         """The server says `uri` changed; only watched URIs are passed on."""

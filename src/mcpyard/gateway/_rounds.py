@@ -85,6 +85,10 @@ class RoundTrip:
         assert ask.answer is not None
         return ask.answer
 
+    @property
+    def finished(self) -> bool:
+        return self._result is not None
+
     def finish(self, result: types.CallToolResult) -> None:
         self._result = result
         self._move()

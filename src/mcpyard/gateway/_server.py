@@ -245,11 +245,14 @@ class Gateway:
                     name, arguments, conversation=conversation, on_progress=on_progress, on_input=relay
                 )
                 trip.finish(_result(result))
-            with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
-                await trip.collected.wait()
+            if trip.finished:
+                with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
+                    await trip.collected.wait()
         except Exception as exc:  # one call's failure is not the gateway's
             trip.finish(_error(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
         finally:
+            if not trip.finished:  # the client gave up on a round: whoever still asks hears so
+                trip.finish(_error(f"{name} was cancelled: its client gave up on it"))
             self._trips.pop(trip.token, None)
 
     def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
@@ -328,7 +331,7 @@ class Gateway:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context is not None else None
         try:
-            return await complete(self.host, params.ref, argument, context)
+            return await complete(self.host, params.ref, argument, context, visible=self._shares_extras)
         except CallError as exc:
             raise MCPError(types.INVALID_PARAMS, exc.message) from None
 

@@ -122,10 +122,12 @@ async def stdio_streams() -> AsyncIterator[Any]:
         async with stdio_server(_Lines(reader), _Out(writer)) as streams:  # type: ignore[arg-type]  # duck-typed ends
             yield streams
     finally:
-        with anyio.move_on_after(CLOSE_SECS, shield=True):
-            if writer is not None and written is not None:
-                writer.close()  # once what is buffered is written
+        if writer is not None and written is not None:
+            writer.close()  # once what is buffered is written
+            with anyio.move_on_after(CLOSE_SECS, shield=True):
                 await written.closed
+            if not written.closed.done():  # a client that does not read: what is left is dropped
+                writer.transport.abort()
         if read_transport is not None:
             read_transport.close()
         for fd, wire in saved:

@@ -10,6 +10,7 @@ unsubscribes, its connection closes, or its listen stream ends.
 from __future__ import annotations
 
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import TYPE_CHECKING, Any
 
 import anyio
@@ -31,7 +32,9 @@ __all__ = ["MAX_CLIENT_SUBSCRIPTIONS", "MAX_SUBSCRIPTIONS", "Subscriptions"]
 MAX_CLIENT_SUBSCRIPTIONS = 256
 """Resources one client may watch at once (per connection, or per listen stream)."""
 MAX_SUBSCRIPTIONS = 4096
-"""Handshake-era subscriptions of all clients together."""
+"""Resources watched for all clients together, in each era."""
+NOTIFY_SECS = 2.0
+"""How long telling one client of an update may take."""
 
 
 class Subscriptions:
@@ -49,8 +52,10 @@ class Subscriptions:
         self._listener = ListenHandler(bus)
         self._shared_owner = shared_owner
         self._connection_of = connection_of
-        self._by_connection: dict[Connection, dict[str, str | None]] = {}
-        """Handshake era: connection → URI → the server watched for it (None while the watch starts)."""
+        self._by_connection: dict[Connection, dict[str, _Subscription]] = {}
+        """Handshake era: connection → URI → its subscription."""
+        self._listened = 0
+        """URIs watched for listen streams, all together."""
         on_resource_updated(host, self._updated)
 
     def _count(self) -> int:
@@ -72,19 +77,21 @@ class Subscriptions:
             uris = self._by_connection[connection] = {}
             # A client that leaves without unsubscribing: its watches end with its connection.
             connection.exit_stack.push_async_callback(self._forget, connection)
-        uris[uri] = None  # taken now, so a second subscribe to it while this one runs adds nothing
+        subscription = uris[uri] = _Subscription()  # taken now: a second subscribe while this one runs adds nothing
         try:
             server = await watch_resource(self._host, uri)
         except BaseException as exc:
-            uris.pop(uri, None)
+            if uris.get(uri) is subscription:
+                del uris[uri]
             if isinstance(exc, CallError):
                 raise MCPError(types.INVALID_PARAMS, exc.message) from None
             raise
-        if self._by_connection.get(connection) is not uris or uri not in uris:
+        if self._by_connection.get(connection) is not uris or uris.get(uri) is not subscription:
             # Unsubscribed, or the client left, while the watch started.
-            await unwatch_resource(self._host, server, uri)
+            with anyio.CancelScope(shield=True):
+                await unwatch_resource(self._host, server, uri)
             return types.EmptyResult()
-        uris[uri] = server
+        subscription.server = server
         return types.EmptyResult()
 
     async def unsubscribe(
@@ -94,15 +101,18 @@ class Subscriptions:
         uris = self._by_connection.get(connection) if connection is not None else None
         if uris is not None:
             uri = str(params.uri)
-            server = uris.pop(uri, None)
-            if server is not None:
-                await unwatch_resource(self._host, server, uri)
+            subscription = uris.pop(uri, None)
+            if subscription is not None and subscription.server is not None:
+                with anyio.CancelScope(shield=True):
+                    await unwatch_resource(self._host, subscription.server, uri)
         return types.EmptyResult()
 
     async def _forget(self, connection: Connection) -> None:
-        for uri, server in self._by_connection.pop(connection, {}).items():
-            if server is not None:
-                await unwatch_resource(self._host, server, uri)
+        """The client left: all its watches end at once (the SDK gives a connection's teardown 5 s)."""
+        watched = [(s.server, uri) for uri, s in self._by_connection.pop(connection, {}).items() if s.server]
+        async with anyio.create_task_group() as tg:
+            for server, uri in watched:
+                tg.start_soon(unwatch_resource, self._host, server, uri)
 
     async def listen(
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
@@ -111,6 +121,10 @@ class Subscriptions:
         wanted = list(dict.fromkeys(params.notifications.resource_subscriptions or ()))
         if len(wanted) > MAX_CLIENT_SUBSCRIPTIONS:
             raise MCPError(types.INVALID_PARAMS, f"at most {MAX_CLIENT_SUBSCRIPTIONS} resources on one listen stream")
+        shared = [uri for uri in wanted if self._shared_owner(uri) is not None]
+        if self._listened + len(shared) > MAX_SUBSCRIPTIONS:
+            raise MCPError(types.INVALID_REQUEST, "too many resources are watched; close some listen streams first")
+        self._listened += len(shared)
         watched: list[tuple[str, str]] = []
 
         async def watch(uri: str) -> None:
@@ -121,18 +135,35 @@ class Subscriptions:
 
         try:
             async with anyio.create_task_group() as tg:
-                for uri in wanted:
-                    if self._shared_owner(uri) is not None:
-                        tg.start_soon(watch, uri)
+                for uri in shared:
+                    tg.start_soon(watch, uri)
             return await self._listener(ctx, params)
         finally:
+            self._listened -= len(shared)
             with anyio.CancelScope(shield=True):
-                for server, uri in watched:
-                    await unwatch_resource(self._host, server, uri)
+                async with anyio.create_task_group() as tg:
+                    for server, uri in watched:
+                        tg.start_soon(unwatch_resource, self._host, server, uri)
 
     async def _updated(self, server: str, uri: str) -> None:
-        """A watched resource changed: tell new-era listeners and the handshake-era clients subscribed to it."""
+        """A watched resource changed: tell new-era listeners and the handshake-era clients subscribed to it.
+
+        Each client gets `NOTIFY_SECS`: one that stopped reading holds up no one else.
+        """
         await self._bus.publish(ResourceUpdated(uri=uri))
-        for connection, uris in list(self._by_connection.items()):
-            if uris.get(uri) == server:
+
+        async def tell(connection: Connection) -> None:
+            with anyio.move_on_after(NOTIFY_SECS):
                 await connection.notify("notifications/resources/updated", {"uri": uri})
+
+        async with anyio.create_task_group() as tg:
+            for connection, uris in list(self._by_connection.items()):
+                subscription = uris.get(uri)
+                if subscription is not None and subscription.server == server:
+                    tg.start_soon(tell, connection)
+
+
+@dataclass(eq=False, slots=True)
+class _Subscription:
+    server: str | None = None
+    """The server watched for it; None while the watch starts."""
