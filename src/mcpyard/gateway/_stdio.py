@@ -1,9 +1,10 @@
 """The gateway's stdio front: standard input and output read and written on the event loop.
 
-The SDK's `stdio_server()` sends every line read and every write to a worker thread; with
-pipes on both sides (how MCP clients start a stdio server) this front reads and writes them
-on the event loop instead, which roughly halves the gateway's own time per call. Framing,
-parsing and the message streams stay the SDK's: its `stdio_server` is given these two ends.
+The SDK's `stdio_server()` sends every line read and every write to a worker thread, and
+writes through a relay task; with pipes on both sides (how MCP clients start a stdio server)
+this front reads and writes them on the event loop instead, each answer written by the task
+that sends it, which roughly halves the gateway's own time per call. Messages are parsed and
+serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`).
 
 Like the SDK, it takes the wire off fds 0 and 1 while it serves (fd 0 reads the null device,
 fd 1 goes to stderr), so nothing else in the process can read the client's messages or write
@@ -23,6 +24,9 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+from mcp.shared.message import SessionMessage
+
+from mcpyard.connect._stdio import MessageWriter, parse_message
 
 __all__ = ["MAX_LINE_BYTES", "stdio_streams"]
 
@@ -32,37 +36,39 @@ CLOSE_SECS = 5.0
 """How long what is still to be written may take to reach a client at the end."""
 
 
-class _Lines:
-    """`async for line in stdin`, as the SDK's `stdio_server` reads it."""
-
-    def __init__(self, reader: asyncio.StreamReader) -> None:
-        self._reader = reader
-
-    def __aiter__(self) -> _Lines:
-        return self
-
-    async def __anext__(self) -> str:
+async def _read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
+    while True:
         try:
-            line = await self._reader.readline()
+            line = await reader.readline()
         except ValueError:  # over the limit: the client is flooding, not talking
             sys.stderr.write(f"mcpyard: error: a client message was over {MAX_LINE_BYTES} bytes; closing\n")
-            raise StopAsyncIteration from None
+            return
         if not line:
-            raise StopAsyncIteration
-        return line.decode("utf-8", errors="replace")
+            return
+        if line.strip():
+            yield line
 
 
-class _Out:
-    """`write` and `flush`, as the SDK's `stdio_server` writes."""
+@contextlib.asynccontextmanager
+async def _session_streams(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> AsyncIterator[Any]:
+    """Messages parsed and serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`)."""
+    read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
-    def __init__(self, writer: asyncio.StreamWriter) -> None:
-        self._writer = writer
+    async def read() -> None:
+        async with read_writer:
+            async for line in _read_lines(reader):
+                await read_writer.send(parse_message(line))
 
-    async def write(self, text: str) -> None:
-        self._writer.write(text.encode("utf-8"))
+    async def write(data: bytes) -> None:
+        writer.write(data)
+        await writer.drain()
 
-    async def flush(self) -> None:
-        await self._writer.drain()
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(read)
+        try:
+            yield read_stream, MessageWriter(write, read_writer.aclose)
+        finally:
+            tg.cancel_scope.cancel()
 
 
 class _Written(asyncio.streams.FlowControlMixin):
@@ -119,7 +125,7 @@ async def stdio_streams() -> AsyncIterator[Any]:
         # `flush` (drain) returns only once every byte is with the pipe, not at a high-water mark.
         write_transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(write_transport, written, None, loop)
-        async with stdio_server(_Lines(reader), _Out(writer)) as streams:  # type: ignore[arg-type]  # duck-typed ends
+        async with _session_streams(reader, writer) as streams:
             yield streams
     finally:
         if writer is not None and written is not None:
