@@ -299,8 +299,7 @@ class Gateway:
     ) -> types.ReadResourceResult:
         del ctx
         uri = str(params.uri)
-        owner = owner_of_uri(self.host, uri)
-        if owner is None or not self._shares_extras(owner):
+        if self._shared_owner(uri) is None:
             raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
         try:
             return await read_resource(self.host, uri)
