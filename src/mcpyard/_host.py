@@ -17,7 +17,7 @@ from mcpyard._status import ServerStatus, Status, ToolStatus
 from mcpyard._version import __version__
 from mcpyard.auth import AUTH_FILE, AuthStore
 from mcpyard.catalog import Catalog, CatalogEntry, ServerTools, build_catalog, clean_text, tool_name
-from mcpyard.config import LoadedConfig, Mode, ServerSpec
+from mcpyard.config import LoadedConfig, Mode, ServerSpec, source_words
 from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, Reaper, Supervisor
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult, CallRunner, Session
@@ -464,7 +464,7 @@ class Host:
             return ServerStatus(state=spec.state, reason=spec.problem, **base)
         if (owner := plan.shadowed_by.get(spec.id)) is not None:
             reason = (
-                f"shadowed by server {owner.id!r} from the {owner.source} config ({owner.source_path}): "
+                f"shadowed by server {owner.id!r} from the {source_words(owner.source)} {owner.source_path}: "
                 f"both use the tool prefix {plan.prefixes[spec.id]!r}; rename one with `name`"
             )
             return ServerStatus(state="shadowed", reason=reason, **base)

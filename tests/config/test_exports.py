@@ -19,6 +19,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "TrustStore",
         "load_config",
         "looks_secret",
+        "source_words",
     ]
     for name in mcpyard.config.__all__:
         assert getattr(mcpyard.config, name) is not None

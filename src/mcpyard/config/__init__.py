@@ -10,7 +10,7 @@ from mcpyard.config._model import (
     SourceKind,
     TransportName,
 )
-from mcpyard.config._names import CREDENTIAL_VARIABLES, looks_secret
+from mcpyard.config._names import CREDENTIAL_VARIABLES, looks_secret, source_words
 from mcpyard.config._trust import TrustStore
 
 __all__ = [
@@ -25,4 +25,5 @@ __all__ = [
     "TrustStore",
     "load_config",
     "looks_secret",
+    "source_words",
 ]

@@ -15,6 +15,7 @@ __all__ = [
     "is_http_token",
     "looks_secret",
     "quote",
+    "source_words",
 ]
 
 CREDENTIAL_VARIABLES: frozenset[str] = frozenset(
@@ -87,6 +88,16 @@ def quote(text: str) -> str:
     if len(text) > _QUOTE_LIMIT:
         return repr(text[:_QUOTE_LIMIT]) + "…"
     return repr(text)
+
+
+def source_words(source: str) -> str:
+    """How a message names a source to people: `--mcp-config file`, `user config`, `project file`.
+
+    `source` is a source kind as JSON gives it (`flag`, `user`, `project`); any other text is
+    returned as it is.
+    """
+    words: dict[str, str] = {kind: label for kind, label in SOURCE_LABELS.items()}
+    return words.get(source, source)
 
 
 def describe_source(kind: SourceKind, path: Path) -> str:
