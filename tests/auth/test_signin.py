@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import stat
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -13,8 +14,10 @@ import httpx2
 import pytest
 
 from mcpyard import Host
+from mcpyard.auth import AUTH_FILE, AuthStore, ServerTokens
 from tests.conftest import Home
 from tests.servers.http_runner import serve_http
+from tests.servers.oauth_server import DEFAULT_ACCESS_TTL, EXPIRE_PATH, MCP_PATH, STATS_PATH
 
 pytestmark = pytest.mark.anyio
 
@@ -27,8 +30,15 @@ async def auth_server(*args: str) -> AsyncIterator[str]:
 
 async def stats(url: str) -> dict[str, Any]:
     async with httpx2.AsyncClient() as client:
-        response = await client.get(url.replace("/mcp", "/test/stats"))
+        response = await client.get(url.replace(MCP_PATH, STATS_PATH))
         return dict(response.json())
+
+
+async def expire_access_tokens(url: str) -> int:
+    """Make the fixture server refuse every access token it issued so far; how many there were."""
+    async with httpx2.AsyncClient() as client:
+        response = await client.post(url.replace(MCP_PATH, EXPIRE_PATH))
+        return int(response.json()["expired"])
 
 
 @asynccontextmanager
@@ -87,17 +97,27 @@ async def test_auth2_auth3_sign_in_completes_and_the_next_start_needs_no_browser
 
 
 async def test_auth3_an_expired_access_token_is_refreshed_silently_on_the_next_start(home: Home) -> None:
-    async with auth_server("--access-ttl", "2") as url:
+    async with auth_server() as url:
         async with host_for(home, {"url": url}) as host:
             await sign_in(host)
             assert host.status().servers[0].state == "connected"
-        await anyio.sleep(5)  # the fixture's access tokens live 2 s (it accepts them ~2 s longer)
+        # An hour and a second go by: the server no longer takes the access token, and the
+        # stored one counts as expired, stamped by a store whose clock reads that much earlier.
+        assert await expire_access_tokens(url) == 1
+        earlier = AuthStore(home.data_home / AUTH_FILE, clock=lambda: time.time() - DEFAULT_ACCESS_TTL - 1)
+        stored = await ServerTokens(earlier, "o").get_tokens()
+        assert stored is not None
+        await ServerTokens(earlier, "o").set_tokens(stored)
+        left = await ServerTokens(AuthStore(home.data_home / AUTH_FILE), "o").seconds_left()
+        assert left is not None
+        assert left < 0
         async with host_for(home, {"url": url}) as again:
             assert again.status().servers[0].state == "connected", again.status().servers[0].reason
             assert (await again.call("o__whoami", {})).ok
         counts = await stats(url)
-    assert counts["authorizations"] == 1
+    assert counts["authorizations"] == 1, "no new sign-in"
     assert counts["refreshes"] >= 1
+    assert counts["expired_rejections"] == 0, "refreshed before the expired token was sent"
 
 
 async def test_auth2_a_callback_without_this_sign_ins_state_is_refused(home: Home) -> None:

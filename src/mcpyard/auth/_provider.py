@@ -53,10 +53,11 @@ class SignInProvider(OAuthClientProvider):
         await super()._initialize()
         # The SDK forgets when a stored token expires, so after a restart it would send an
         # expired token and fall back to a full sign-in; knowing the expiry lets it refresh first.
-        expires_at = await self._tokens.expires_at()
+        # The store's clock says how long is left; the SDK counts it on `time.time`.
+        left = await self._tokens.seconds_left()
         tokens = self.context.current_tokens
-        if expires_at is not None:
-            self.context.token_expiry_time = expires_at
+        if left is not None:
+            self.context.token_expiry_time = time.time() + left
         elif tokens is not None and tokens.refresh_token:
             self.context.token_expiry_time = time.time() - 1
 

@@ -6,8 +6,9 @@ import json
 import os
 import stat
 import time
+from collections.abc import Callable
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeAlias
 
 import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
@@ -15,16 +16,23 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcpyard._atomic import write_atomic
 from mcpyard.errors import ConfigError
 
-__all__ = ["AUTH_FILE", "AuthStore", "ServerTokens"]
+__all__ = ["AUTH_FILE", "AuthStore", "Clock", "ServerTokens"]
 
 AUTH_FILE = "mcp-auth.json"
 
+Clock: TypeAlias = Callable[[], float]
+"""Seconds since the epoch: `time.time` in production; tests pass one they set."""
+
 
 class AuthStore:
-    """The whole file: one object per server id. One writer at a time within a process."""
+    """The whole file: one object per server id. One writer at a time within a process.
 
-    def __init__(self, path: Path) -> None:
+    `clock` stamps when stored access tokens expire and judges whether they have (AUTH-3).
+    """
+
+    def __init__(self, path: Path, *, clock: Clock = time.time) -> None:
         self.path = path
+        self.clock = clock
         self._lock = anyio.Lock()
 
     def read(self) -> dict[str, dict[str, Any]]:
@@ -85,7 +93,7 @@ class ServerTokens:
         return OAuthToken.model_validate(tokens) if isinstance(tokens, dict) else None
 
     async def set_tokens(self, tokens: OAuthToken) -> None:
-        expires_at = time.time() + tokens.expires_in if tokens.expires_in else None
+        expires_at = self._store.clock() + tokens.expires_in if tokens.expires_in else None
         await self._store.update(self._server, tokens=tokens.model_dump(mode="json"), expires_at=expires_at)
 
     async def get_client_info(self) -> OAuthClientInformationFull | None:
@@ -98,6 +106,11 @@ class ServerTokens:
     async def expires_at(self) -> float | None:
         value = (await self._entry()).get("expires_at")
         return float(value) if isinstance(value, int | float) else None
+
+    async def seconds_left(self) -> float | None:
+        """How long the stored access token lives on by the store's clock (negative: expired), if known."""
+        expires_at = await self.expires_at()
+        return None if expires_at is None else expires_at - self._store.clock()
 
     async def redirect_port(self) -> int | None:
         value = (await self._entry()).get("redirect_port")
