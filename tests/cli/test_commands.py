@@ -81,7 +81,7 @@ def test_cli3_status_is_plain_text_when_piped(home: Home, config: str) -> None:
     done = mcpyard(home, "status", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stdout
-    assert "* basic [flag] connected · stdio" in done.stdout
+    assert "* basic [--mcp-config file] connected · stdio" in done.stdout
     assert "    basic__add  (read-only, idempotent)" in done.stdout
 
 

@@ -1,4 +1,4 @@
-"""`mcpyard status --json` over a config that gives every state at once (CLI-1, API-2, CONN-3)."""
+"""`mcpyard status`: every state at once, and sources named in words (CLI-1, CFG-1, API-2, CONN-3)."""
 
 from __future__ import annotations
 
@@ -117,3 +117,41 @@ def test_cli2_usage_errors_are_one_line_and_exit_2(home: Home, args: list[str]) 
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("mcpyard: error:")
     assert len(done.stderr.strip().splitlines()) == 1
+
+
+def test_cli1_the_status_page_names_each_source_in_words_and_the_json_keeps_its_kind(home: Home) -> None:
+    home.config_home.mkdir()
+    (home.config_home / "config.toml").write_text(
+        "[mcp.mcpServers.mine]\n"
+        'command = "echo"\n'
+        "enabled = false\n"
+        "\n"
+        "[mcp.mcpServers.low]\n"
+        'command = "/nonexistent/mcp-low"\n'
+        'name = "twin"\n'
+    )
+    (home.workspace / ".mcp.json").write_text(
+        json.dumps({"mcpServers": {"proj": {"command": "echo", "enabled": False}}})
+    )
+    config = home.write_config(
+        {"given": {"command": "echo", "enabled": False}, "high": {"command": "/nonexistent/mcp-high", "name": "twin"}}
+    )
+    options = ("--mcp-config", str(config), "--workspace", str(home.workspace), "--trust")
+
+    page = run_cli(home, "status", *options)
+    assert page.returncode == 0, page.stderr
+    assert "* given [--mcp-config file] disabled" in page.stdout
+    assert "* mine [user config] disabled" in page.stdout
+    assert "* proj [project file] disabled" in page.stdout
+    assert f"shadowed by server 'high' from the --mcp-config file {config}: " in page.stdout
+    assert "[flag]" not in page.stdout
+    assert "flag config" not in page.stdout
+
+    listed = json.loads(run_cli(home, "status", *options, "--json").stdout)
+    sources = {server["id"]: server["source"] for server in listed["servers"]}
+    assert sources == {"given": "flag", "high": "flag", "mine": "user", "low": "user", "proj": "project"}
+
+    doctor = run_cli(home, "doctor", "mine", *options)
+    assert doctor.returncode == 0, doctor.stderr
+    assert "source: user config\n" in doctor.stdout
+    assert json.loads(run_cli(home, "doctor", "mine", *options, "--json").stdout)["source"] == "user"

@@ -12,14 +12,11 @@ from mcpyard.cli._common import (
     EXIT_TOOL_ERROR,
     EXIT_USAGE,
     Globals,
-    JsonOpt,
-    McpConfigOpt,
-    TrustOpt,
-    WorkspaceOpt,
     fail,
     open_host,
     print_json,
     run,
+    with_globals,
 )
 from mcpyard.cli._render import render_result
 from mcpyard.policy import YesApprover
@@ -52,7 +49,9 @@ def parse_arguments(args_json: str | None, pairs: list[str]) -> dict[str, Any]:
     return arguments
 
 
+@with_globals
 def call(
+    opts: Globals,
     name: Annotated[str, typer.Argument(help="The tool's model-facing name (see `mcpyard tools`).")],
     args_json: Annotated[
         str | None,
@@ -63,13 +62,8 @@ def call(
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused)."""
-    opts = Globals(workspace, mcp_config, trust, json)
     arguments = parse_arguments(args_json, arg or [])
     # A non-interactive run never shows a card (POL-1): without --yes a call that must ask is refused.
     approver = YesApprover() if yes else None

@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
+import functools
 import importlib.util
+import inspect
 import json
 import os
 import sys
@@ -10,7 +12,7 @@ from collections.abc import AsyncIterator, Awaitable, Callable
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, Any, NoReturn, TypeVar
+from typing import TYPE_CHECKING, Annotated, Any, Concatenate, NoReturn, ParamSpec, TypeVar
 
 import typer
 
@@ -27,33 +29,20 @@ __all__ = [
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
     "Globals",
-    "JsonOpt",
-    "McpConfigOpt",
-    "TrustOpt",
-    "WorkspaceOpt",
     "fail",
     "open_host",
     "print_json",
     "run",
     "show_status",
+    "with_globals",
 ]
 
 EXIT_OK = 0
 EXIT_TOOL_ERROR = 1
 EXIT_USAGE = 2
 
-WorkspaceOpt = Annotated[
-    Path | None,
-    typer.Option("--workspace", help="The project folder (default: the current directory).", show_default=False),
-]
-McpConfigOpt = Annotated[
-    Path | None,
-    typer.Option("--mcp-config", help="A config file that comes before every other source.", show_default=False),
-]
-TrustOpt = Annotated[bool, typer.Option("--trust", help="Trust the workspace's .mcp.json for this run only.")]
-JsonOpt = Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")]
-
 T = TypeVar("T")
+P = ParamSpec("P")
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,6 +64,75 @@ class Globals:
     def rich(self) -> bool:
         """Tables and colour only on a terminal (CLI-3)."""
         return not self.json and sys.stdout.isatty()
+
+
+# The options every command accepts after its name, declared here only (API-4). A command
+# that has no use for one accepts it all the same and ignores it.
+_GLOBAL_OPTIONS = (
+    inspect.Parameter(
+        "workspace",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            Path | None,
+            typer.Option(
+                "--workspace", help="The project folder (default: the current directory).", show_default=False
+            ),
+        ],
+    ),
+    inspect.Parameter(
+        "mcp_config",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=None,
+        annotation=Annotated[
+            Path | None,
+            typer.Option(
+                "--mcp-config", help="A config file that comes before every other source.", show_default=False
+            ),
+        ],
+    ),
+    inspect.Parameter(
+        "trust",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=False,
+        annotation=Annotated[bool, typer.Option("--trust", help="Trust the workspace's .mcp.json for this run only.")],
+    ),
+    inspect.Parameter(
+        "json",
+        inspect.Parameter.KEYWORD_ONLY,
+        default=False,
+        annotation=Annotated[bool, typer.Option("--json", help="Print JSON for scripts.")],
+    ),
+)
+
+
+def with_globals(command: Callable[Concatenate[Globals, P], T]) -> Callable[..., T]:
+    """Give a command the options every command accepts (API-4), passed to it as one `Globals`.
+
+    `command` takes `opts: Globals` first, then its own arguments and options. The function
+    returned has the command's own parameters followed by `--workspace`, `--mcp-config`,
+    `--trust` and `--json`: the signature Typer reads to build the command line.
+
+    Raises:
+        TypeError: the command does not take `Globals` first, or names a parameter like a global option.
+    """
+    # Typer reads annotations as objects: evaluate the command's (strings under PEP 563) once, here.
+    signature = inspect.signature(command, eval_str=True)
+    first, *own = signature.parameters.values()
+    if first.annotation is not Globals:
+        raise TypeError(f"{command.__qualname__} must take `opts: Globals` as its first parameter")
+    if clash := {p.name for p in own} & {p.name for p in _GLOBAL_OPTIONS}:
+        raise TypeError(f"{command.__qualname__} declares {', '.join(sorted(clash))}, a global option")
+
+    @functools.wraps(command)
+    def with_options(*args: Any, **kwargs: Any) -> T:
+        opts = Globals(**{p.name: kwargs.pop(p.name, p.default) for p in _GLOBAL_OPTIONS})
+        return command(opts, *args, **kwargs)
+
+    parameters = [*own, *_GLOBAL_OPTIONS]
+    with_options.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # read by inspect
+    with_options.__annotations__ = {p.name: p.annotation for p in parameters} | {"return": signature.return_annotation}
+    return with_options
 
 
 def print_json(value: Any) -> None:

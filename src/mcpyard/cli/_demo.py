@@ -12,7 +12,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mcpyard.cli._common import Globals, JsonOpt, print_json, run
+from mcpyard.cli._common import Globals, print_json, run, with_globals
 from mcpyard.cli._render import render_result, render_status
 
 __all__ = ["demo"]
@@ -57,9 +57,12 @@ async def _weather_server() -> AsyncIterator[str]:
             server.should_exit = True
 
 
-def demo(json: JsonOpt = False) -> None:
-    """Run the bundled demo servers (notes over stdio, weather over streamable HTTP) and a few real calls."""
-    opts = Globals(None, None, False, json)
+@with_globals
+def demo(opts: Globals) -> None:
+    """Run the bundled demo servers (notes over stdio, weather over streamable HTTP) and a few real calls.
+
+    The demo brings its own workspace and configuration: --workspace, --mcp-config and --trust are ignored.
+    """
 
     async def main() -> None:
         from mcpyard._host import Host

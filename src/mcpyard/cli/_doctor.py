@@ -8,21 +8,19 @@ from typing import Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, print_json, run
+from mcpyard.cli._common import Globals, fail, print_json, run, with_globals
 from mcpyard.cli._render import safe
+from mcpyard.config import source_words
 
 __all__ = ["doctor"]
 
 
+@with_globals
 def doctor(
+    opts: Globals,
     server: Annotated[str, typer.Argument(help="The server's id (or name) to check.")],
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Check one server: its source, form, expansion, trust and timeouts; then start it and report."""
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         import anyio
@@ -96,6 +94,8 @@ def doctor(
             print_json(report)
             return
         console = opts.console()
+        # People read the source in words; the JSON keeps its kind (flag, user, project).
+        report["source"] = source_words(spec.source)
         for key, value in report.items():
             if value in (None, [], ()):
                 continue

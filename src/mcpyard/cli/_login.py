@@ -8,23 +8,19 @@ from typing import Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, open_host, print_json, run
+from mcpyard.cli._common import Globals, fail, open_host, print_json, run, with_globals
 from mcpyard.cli._render import safe
 
 __all__ = ["login", "logout"]
 
 
+@with_globals
 def login(
+    opts: Globals,
     server: Annotated[str, typer.Argument(help="The server's id.")],
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Sign in to a remote server: opens its sign-in page (or paste back the address it sends you to)."""
     from mcpyard.auth import SIGN_IN_TIMEOUT
-
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         import anyio
@@ -71,9 +67,10 @@ def login(
     run(main)
 
 
+@with_globals
 def logout(
+    opts: Globals,
     server: Annotated[str, typer.Argument(help="The server's id.")],
-    json: JsonOpt = False,
 ) -> None:
     """Forget a server's sign-in: its registration and tokens are removed from mcp-auth.json."""
     from mcpyard._paths import data_home
@@ -86,7 +83,7 @@ def logout(
         fail(str(exc))
     if not removed:
         fail(f"mcpyard holds no sign-in for {server!r}")
-    if json:
+    if opts.json:
         print_json({"server": server, "signed_out": True})
     else:
         print(f"signed out of {server}; the next connection signs in again")

@@ -7,19 +7,17 @@ from typing import Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, open_host, print_json, run
+from mcpyard.cli._common import Globals, fail, open_host, print_json, run, with_globals
 from mcpyard.cli._render import safe
 
 __all__ = ["pin", "unpin"]
 
 
+@with_globals
 def pin(
+    opts: Globals,
     name: Annotated[str, typer.Argument(help="The tool's model-facing name (see `mcpyard tools`).")],
     policy: Annotated[str, typer.Argument(help="run_freely, ask_first or off.")],
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Pin a tool's policy to its current definition; if the definition changes, the tool is suspended."""
     from mcpyard._paths import data_home
@@ -27,7 +25,6 @@ def pin(
 
     if policy not in POLICIES:
         fail(f"unknown policy {policy!r}: use one of {', '.join(POLICIES)}")
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         import anyio
@@ -50,18 +47,14 @@ def pin(
     run(main)
 
 
+@with_globals
 def unpin(
+    opts: Globals,
     name: Annotated[str, typer.Argument(help="The tool's model-facing name, or SERVER/TOOL for a removed one.")],
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Remove a tool's pinned policy: it follows the mode and its annotations again."""
     from mcpyard._paths import data_home
     from mcpyard.policy import PinStore
-
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         import anyio

@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from rich.text import Text
 
 from mcpyard.catalog import clean_text
+from mcpyard.config import source_words
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -62,7 +63,7 @@ def _server_line(server: ServerStatus) -> str:
         parts.append("headers sent: " + ", ".join(server.headers_sent))
     if server.headers_not_sent:
         parts.append("headers not sent: " + ", ".join(server.headers_not_sent))
-    return f"{server.id} [{server.source}] {' · '.join(parts)}"
+    return f"{server.id} [{source_words(server.source)}] {' · '.join(parts)}"
 
 
 def safe(text: str) -> str:

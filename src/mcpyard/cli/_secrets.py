@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from mcpyard.cli._common import JsonOpt, fail, print_json
+from mcpyard.cli._common import Globals, fail, print_json, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.secrets import SecretStore
@@ -45,9 +45,10 @@ def _guard(action: Callable[[], T]) -> T:
 
 
 @secrets_app.command("set")
+@with_globals
 def set_secret(
+    opts: Globals,
     name: Annotated[str, typer.Argument(help="The secret's name, as in ${secret:NAME}.")],
-    json: JsonOpt = False,
 ) -> None:
     """Save a secret: typed without echo on a terminal, else read from standard input. Used from the next reload."""
     from getpass import getpass
@@ -62,17 +63,18 @@ def set_secret(
     if not value:
         fail(f"no value given for {name}; nothing was saved")
     _guard(lambda: _store().set(name, value))
-    if json:
+    if opts.json:
         print_json({"saved": name})
     else:
         print(f"saved {name}; it is used from the next reload or start")
 
 
 @secrets_app.command("list")
-def list_secrets(json: JsonOpt = False) -> None:
+@with_globals
+def list_secrets(opts: Globals) -> None:
     """List the names of saved secrets (never their values)."""
     names = _guard(lambda: _store().names())
-    if json:
+    if opts.json:
         print_json({"secrets": names})
     else:
         for name in names:
@@ -80,15 +82,16 @@ def list_secrets(json: JsonOpt = False) -> None:
 
 
 @secrets_app.command("rm")
+@with_globals
 def remove_secret(
+    opts: Globals,
     name: Annotated[str, typer.Argument(help="The secret's name.")],
-    json: JsonOpt = False,
 ) -> None:
     """Remove a saved secret."""
     removed = _guard(lambda: _store().delete(name))
     if not removed:
         fail(f"no saved secret {name!r} (see `mcpyard secrets list`)")
-    if json:
+    if opts.json:
         print_json({"removed": name})
     else:
         print(f"removed {name}")

@@ -8,12 +8,14 @@ from typing import Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, JsonOpt, McpConfigOpt, TrustOpt, WorkspaceOpt, fail, open_host, run
+from mcpyard.cli._common import Globals, fail, open_host, run, with_globals
 
 __all__ = ["serve"]
 
 
+@with_globals
 def serve(
+    opts: Globals,
     transport: Annotated[str, typer.Option("--transport", help="stdio or http.")] = "stdio",
     host: Annotated[str, typer.Option("--host", help="Address to listen on (http).")] = "127.0.0.1",
     port: Annotated[int, typer.Option("--port", help="Port to listen on (http); the endpoint is /mcp.")] = 8750,
@@ -28,10 +30,6 @@ def serve(
             "--token-secret", help="Require `Authorization: Bearer <this saved secret>` (http).", show_default=False
         ),
     ] = None,
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """Serve the shared tools as one MCP server.
 
@@ -45,7 +43,6 @@ def serve(
     token = _token(token_secret) if token_secret is not None else None
     if transport == "stdio" and token_secret is not None:
         fail("--token-secret protects the http transport; stdio has no requests to check")
-    opts = Globals(workspace, mcp_config, trust, json)
 
     approver = None
     if transport == "http" and sys.stdin.isatty():

@@ -18,14 +18,11 @@ import typer
 
 from mcpyard.cli._common import (
     Globals,
-    JsonOpt,
-    McpConfigOpt,
-    TrustOpt,
-    WorkspaceOpt,
     open_host,
     print_json,
     run,
     show_status,
+    with_globals,
 )
 from mcpyard.cli._render import SANDBOX_NOTE, render_result, render_status, render_tools, safe
 
@@ -183,21 +180,18 @@ class _Shell:
     current: Any = None
 
 
+@with_globals
 def shell(
+    opts: Globals,
     mode: Annotated[
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
 ) -> None:
     """An interactive session: /mcp, /mcp reload, /tools, call NAME [JSON], read_result; reads stdin when piped."""
     from mcpyard.policy import YesApprover
 
-    opts = Globals(workspace, mcp_config, trust, json)
-    interactive = sys.stdin.isatty() and not json
+    interactive = sys.stdin.isatty() and not opts.json
     console = opts.console()
     approver: Any = YesApprover() if yes else (ConsoleApprover(console, input) if interactive else None)
 

@@ -2,30 +2,15 @@
 
 from __future__ import annotations
 
-from mcpyard.cli._common import (
-    Globals,
-    JsonOpt,
-    McpConfigOpt,
-    TrustOpt,
-    WorkspaceOpt,
-    open_host,
-    print_json,
-    run,
-    show_status,
-)
+from mcpyard.cli._common import Globals, open_host, print_json, run, show_status, with_globals
 from mcpyard.cli._render import render_tools
 
 __all__ = ["status", "tools"]
 
 
-def status(
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
-) -> None:
+@with_globals
+def status(opts: Globals) -> None:
     """Connect every configured server and show its state, tools and reasons."""
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         async with open_host(opts) as host:
@@ -35,14 +20,9 @@ def status(
     run(main)
 
 
-def tools(
-    workspace: WorkspaceOpt = None,
-    mcp_config: McpConfigOpt = None,
-    trust: TrustOpt = False,
-    json: JsonOpt = False,
-) -> None:
+@with_globals
+def tools(opts: Globals) -> None:
     """List the tools as the model sees them: names, servers, hints, descriptions."""
-    opts = Globals(workspace, mcp_config, trust, json)
 
     async def main() -> None:
         async with open_host(opts) as host:
