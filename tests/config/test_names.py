@@ -1,4 +1,4 @@
-"""Names that look secret and the credential variables a project file may not read (CONN-2, CFG-6)."""
+"""Secret-looking names, credential variables a project file may not read, sources in words (CONN-2, CFG-6, CFG-1)."""
 
 from __future__ import annotations
 
@@ -6,7 +6,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpyard.config import CREDENTIAL_VARIABLES, looks_secret
+from mcpyard.config import CREDENTIAL_VARIABLES, looks_secret, source_words
 
 
 @pytest.mark.parametrize(
@@ -68,3 +68,11 @@ def test_the_credential_variables_are_exactly_those_of_the_spec_cfg_6() -> None:
     )
     assert isinstance(CREDENTIAL_VARIABLES, frozenset)
     assert all(looks_secret(name) for name in CREDENTIAL_VARIABLES)
+
+
+@pytest.mark.parametrize(
+    ("source", "words"),
+    [("flag", "--mcp-config file"), ("user", "user config"), ("project", "project file"), ("other", "other")],
+)
+def test_cfg1_sources_are_named_in_words_for_people(source: str, words: str) -> None:
+    assert source_words(source) == words
