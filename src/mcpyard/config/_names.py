@@ -96,7 +96,7 @@ def source_words(source: str) -> str:
     `source` is a source kind as JSON gives it (`flag`, `user`, `project`); any other text is
     returned as it is.
     """
-    words: dict[str, str] = {kind: label for kind, label in SOURCE_LABELS.items()}
+    words: dict[str, str] = dict(SOURCE_LABELS.items())
     return words.get(source, source)
 
 
