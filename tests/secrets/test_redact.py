@@ -1,10 +1,11 @@
-"""SEC-3: the redactor, as tables and as properties over the whole Unicode range."""
+"""SEC-3: the redactor, as tables and as properties over the whole Unicode range; fast paths equal the plain regex."""
 
 from __future__ import annotations
 
 import base64
 import html
 import json
+import re
 from urllib.parse import quote, quote_plus
 
 import pytest
@@ -85,3 +86,81 @@ def test_sec3_base64_never_carries_the_secret_through(secret: str, before: bytes
             html.escape(secret),
         ):
             assert core not in out
+
+
+# ----------------------------------------------------------------- the fast paths against one regex of every form
+
+
+def reference(pairs: list[tuple[str, str]]) -> tuple[re.Pattern[str] | None, dict[str, str]]:
+    """The redactor written plainly: one regex alternation of every form, longest first."""
+    labels: dict[str, str] = {}
+    for label, value in pairs:
+        if len(value) >= 4:
+            for form in forms_of(value):
+                labels.setdefault(form, label)
+    forms = sorted(labels, key=len, reverse=True)
+    return (re.compile("|".join(re.escape(form) for form in forms)) if forms else None), labels
+
+
+def reference_redact(pairs: list[tuple[str, str]], text: str) -> str:
+    pattern, labels = reference(pairs)
+    if pattern is None or not text:
+        return text
+    return pattern.sub(lambda match: labels[match.group()], text)
+
+
+def reference_contains(pairs: list[tuple[str, str]], text: str) -> bool:
+    pattern, _ = reference(pairs)
+    return pattern is not None and pattern.search(text) is not None
+
+
+# A small alphabet, so that values overlap, nest and share prefixes and forms often.
+value_text = st.text(alphabet='ab+/=%é\n<&"\\', min_size=3, max_size=9)
+labels = st.sampled_from(["%A%", "%B%", "${env:C}", "%ab%"])
+
+
+@st.composite
+def secrets_and_text(draw: st.DrawFn) -> tuple[list[tuple[str, str]], str]:
+    base = draw(value_text)
+    # Other values often nest in the first or share a prefix with it: the longer must win.
+    related = st.one_of(
+        value_text,
+        st.integers(4, 9).map(lambda n: base[:n]),
+        value_text.map(lambda tail: base + tail),
+        value_text.map(lambda head: head + base),
+    )
+    pairs = [(draw(labels), base), *draw(st.lists(st.tuples(labels, related), max_size=3))]
+    forms = sorted({form for _, value in pairs for form in forms_of(value)}) or ["ab"]
+    pieces = st.one_of(st.sampled_from(forms), value_text, st.text(max_size=4))
+    return pairs, "".join(draw(st.lists(pieces, max_size=12)))
+
+
+@settings(max_examples=600)
+@given(secrets_and_text())
+def test_sec3_redact_and_contains_equal_one_regex_of_every_form(case: tuple[list[tuple[str, str]], str]) -> None:
+    pairs, text = case
+    redactor = Redactor(pairs)
+    expected = reference_redact(pairs, text)
+    assert redactor.redact(text) == expected
+    assert redactor.contains(text) == reference_contains(pairs, text)
+    assert redactor.redact_json({text: [text, {"k": text}, 1, None]}) == {
+        expected: [expected, {"k": expected}, 1, None]
+    }
+
+
+@settings(max_examples=200)
+@given(secrets_and_text(), st.integers(0, 3000))
+def test_sec3_redact_equals_one_regex_of_every_form_on_long_text(
+    case: tuple[list[tuple[str, str]], str], filler: int
+) -> None:
+    pairs, text = case
+    long_text = "x" * filler + text + "é" * filler + text
+    assert Redactor(pairs).redact(long_text) == reference_redact(pairs, long_text)
+
+
+def test_sec3_a_long_text_without_secrets_comes_back_whole() -> None:
+    redactor = Redactor([(f"%S{i}%", f"secret-value-{i:02d}-kept-away") for i in range(20)])
+    text = "lorem ipsum dolor sit amet\n" * 100_000
+    assert redactor.redact(text) == text
+    assert not redactor.contains(text)
+    assert redactor.redact(text + "secret-value-07-kept-away") == text + "%S7%"

@@ -10,7 +10,12 @@ DESCRIPTION_LIMIT = 8192
 CUT_MARK = "… [cut by mcpyard: the server sent {size} characters]"
 
 # ANSI CSI and OSC sequences, 7-bit and 8-bit forms; removed whole so no payload is left behind.
-_ANSI = re.compile(r"(?:\x1b\[|\x9b)[0-?]*[ -/]*[@-~]|(?:\x1b\]|\x9d)[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?")
+# Written as four branches that each open with one literal character, so the regex engine skips
+# ahead to the next ESC, CSI or OSC instead of trying the pattern at every position.
+_CSI_TAIL = r"[0-?]*[ -/]*[@-~]"
+_OSC_TAIL = r"[^\x07\x1b\x9c]*(?:\x07|\x1b\\|\x9c)?"
+_ANSI = re.compile(rf"\x1b\[{_CSI_TAIL}|\x9b{_CSI_TAIL}|\x1b\]{_OSC_TAIL}|\x9d{_OSC_TAIL}")
+_ANSI_LEADS = ("\x1b", "\x9b", "\x9d")
 _REMOVE = re.compile(
     "["
     "\x00-\x08\x0b-\x1f\x7f-\x9f"  # C0 and C1 controls except tab and line feed
@@ -21,12 +26,42 @@ _REMOVE = re.compile(
     "\U000e0000-\U000e007f"  # tag characters
     "]"
 )
+# In ASCII text only these need work: C0 controls but tab and line feed (CR and ESC among them) and DEL.
+_ASCII_WORK = "".join(map(chr, [*range(0x09), *range(0x0B, 0x20), 0x7F]))
+_ASCII_WORK_RE = re.compile(f"[{re.escape(_ASCII_WORK)}]")
+_ASCII_REMOVE = str.maketrans(dict.fromkeys(_ASCII_WORK))
+_SHORT = 512
+"""Below this length one regex search is cheaper than a `str.find` per character; above it, far dearer."""
+
+
+def _ascii_needs_work(text: str) -> bool:
+    if text.isprintable():  # for ASCII: no C0 control and no DEL, not even a tab or a line feed
+        return False
+    if len(text) < _SHORT:
+        return _ASCII_WORK_RE.search(text) is not None
+    return any(char in text for char in _ASCII_WORK)
 
 
 def clean_text(text: str) -> str:
-    """Remove ANSI sequences, control, bidi, zero-width and tag characters; keep tabs and line breaks."""
-    text = text.replace("\r\n", "\n").replace("\r", "\n")
-    return _REMOVE.sub("", _ANSI.sub("", text))
+    """Remove ANSI sequences, control, bidi, zero-width and tag characters; keep tabs and line breaks.
+
+    CR LF and a lone CR become LF first. Text that needs no change is returned as it is, after
+    a search that is linear and cheap: ASCII text is checked with one `str.find` per character
+    that may need work, other text with one regex search.
+    """
+    if text.isascii():
+        if not _ascii_needs_work(text):
+            return text
+        if "\r" in text:
+            text = text.replace("\r\n", "\n").replace("\r", "\n")
+        if "\x1b" in text:
+            text = _ANSI.sub("", text)
+        return text.translate(_ASCII_REMOVE)
+    if "\r" in text:
+        text = text.replace("\r\n", "\n").replace("\r", "\n")
+    if any(lead in text for lead in _ANSI_LEADS):
+        text = _ANSI.sub("", text)
+    return _REMOVE.sub("", text)
 
 
 def sanitize_text(text: str, *, limit: int = DESCRIPTION_LIMIT) -> str:

@@ -12,7 +12,7 @@ import base64
 import html
 import json
 import re
-from collections.abc import Iterable, Mapping
+from collections.abc import Iterable, Mapping, Sequence
 from typing import Any
 from urllib.parse import quote, quote_plus
 
@@ -44,7 +44,14 @@ def forms_of(value: str) -> set[str]:
 
 
 class Redactor:
-    """Replaces secret values by labels (`%NAME%`, `${env:NAME}`) wherever they stand."""
+    """Replaces secret values by labels (`%NAME%`, `${env:NAME}`) wherever they stand.
+
+    Text is first searched for each form with `str.find` (linear, and far faster than one
+    regex alternation of many literals over a long text); text holding none is returned as
+    it is. Where only one form is present it is replaced with `str.replace`; where several
+    are, by one regex of those forms only. Both give what the regex of every form gives: a
+    form absent from the text can never match in it.
+    """
 
     def __init__(self, secrets: Iterable[tuple[str, str]] = ()) -> None:
         """`secrets`: `(label, value)` pairs; values shorter than 4 characters are ignored."""
@@ -55,8 +62,9 @@ class Redactor:
             for form in forms_of(value):
                 labels.setdefault(form, label)
         self._labels = labels
-        forms = sorted(labels, key=len, reverse=True)
-        self._pattern = re.compile("|".join(re.escape(form) for form in forms)) if forms else None
+        # Longest first: where two forms start at the same place, the longer one is replaced.
+        self._forms = tuple(sorted(labels, key=len, reverse=True))
+        self._pattern = _alternation(self._forms) if self._forms else None
 
     def __bool__(self) -> bool:
         return self._pattern is not None
@@ -69,11 +77,18 @@ class Redactor:
     def redact(self, text: str) -> str:
         if self._pattern is None or not text:
             return text
-        return self._pattern.sub(lambda match: self._labels[match.group()], text)
+        present = [form for form in self._forms if form in text]
+        if not present:
+            return text
+        if len(present) == 1:
+            [form] = present
+            return text.replace(form, self._labels[form])
+        pattern = self._pattern if len(present) == len(self._forms) else _alternation(present)
+        return pattern.sub(lambda match: self._labels[match.group()], text)
 
     def contains(self, text: str) -> bool:
         """Whether any secret value, in any form, is in the text (outgoing arguments are held for approval)."""
-        return self._pattern is not None and self._pattern.search(text) is not None
+        return any(form in text for form in self._forms)
 
     def redact_json(self, value: Any) -> Any:
         """A JSON value with every string (keys included) redacted."""
@@ -86,3 +101,8 @@ class Redactor:
         if isinstance(value, Mapping):
             return {self.redact(str(key)): self.redact_json(item) for key, item in value.items()}
         return value
+
+
+def _alternation(forms: Sequence[str]) -> re.Pattern[str]:
+    # re.compile keeps recent patterns, so the same few forms found again cost a dictionary look-up.
+    return re.compile("|".join(re.escape(form) for form in forms))
