@@ -1,4 +1,4 @@
-"""Host settings in the user config and the flag file (CFG-8)."""
+"""Host settings in the user config and the flag file (CFG-8, CALL-4: how much of a result is kept)."""
 
 from __future__ import annotations
 
@@ -8,6 +8,7 @@ import pytest
 
 from mcpyard.config import Hook, HostSettings
 from mcpyard.errors import ConfigError
+from mcpyard.pipeline import MAX_STORED_RESULT_BYTES
 
 from ._support import Setup
 
@@ -15,6 +16,7 @@ USER_TOML = """
 mode = "ask"
 tool_name_separator = "_"
 max_result_bytes = 1000
+max_stored_result_bytes = 2000000
 grants = ["~/shared", "docs", "/abs/data"]
 
 [permissions]
@@ -32,10 +34,11 @@ command = "x"
 
 
 def test_no_settings_gives_the_defaults_cfg_8(cfg: Setup) -> None:
-    """CFG-8: 64 KiB results, `__` separator, no rules, no grants, no hooks, no mode."""
+    """CFG-8, CALL-4: 64 KiB results, 16 MiB kept of one, `__` separator, no rules, no grants, no hooks, no mode."""
     settings = cfg.load().settings
     assert settings == HostSettings()
     assert (settings.max_result_bytes, settings.tool_name_separator, settings.mode) == (65_536, "__", None)
+    assert settings.max_stored_result_bytes == 16_777_216 == MAX_STORED_RESULT_BYTES
 
 
 def test_the_user_config_sets_every_host_setting_in_toml_cfg_8(cfg: Setup) -> None:
@@ -45,6 +48,7 @@ def test_the_user_config_sets_every_host_setting_in_toml_cfg_8(cfg: Setup) -> No
     assert settings.allow == ("github__get_*",)
     assert settings.deny == ("*__delete_*",)
     assert (settings.mode, settings.tool_name_separator, settings.max_result_bytes) == ("ask", "_", 1000)
+    assert settings.max_stored_result_bytes == 2_000_000
     assert settings.grants == (Path("/home/me/shared"), cfg.user_file.parent / "docs", Path("/abs/data"))
     assert settings.hooks == (Hook(match="github__*", command="audit-hook"),)
 
@@ -56,12 +60,13 @@ def test_json_settings_sit_beside_the_servers_cfg_8(cfg: Setup) -> None:
             "mcpServers": {},
             "permissions": {"deny": ["x__*"]},
             "mode": "read-only",
+            "max_stored_result_bytes": 5000,
             "grants": ["../outside"],
             "hooks": {"pre_call": [{"match": "*", "command": "h"}]},
         }
     )
     settings = cfg.load(config_file=flag).settings
-    assert (settings.deny, settings.mode) == (("x__*",), "read-only")
+    assert (settings.deny, settings.mode, settings.max_stored_result_bytes) == (("x__*",), "read-only", 5000)
     assert settings.grants == (flag.parent / "../outside",)
     assert settings.hooks == (Hook(match="*", command="h"),)
 
@@ -75,7 +80,29 @@ def test_the_flag_file_overrides_user_settings_field_by_field_cfg_8(cfg: Setup) 
     assert settings.allow == ()
     assert settings.deny == ("*__delete_*",)
     assert (settings.tool_name_separator, settings.max_result_bytes) == ("_", 1000)
+    assert settings.max_stored_result_bytes == 2_000_000
     assert settings.hooks == (Hook(match="github__*", command="audit-hook"),)
+
+
+def test_the_flag_file_sets_how_much_of_a_result_is_kept_over_the_user_config_cfg_8_call_4(cfg: Setup) -> None:
+    """CFG-8, CALL-4: `max_stored_result_bytes` is merged like `max_result_bytes`; a float that is whole counts."""
+    cfg.user(USER_TOML)
+    flag = cfg.flag({"servers": [], "max_stored_result_bytes": 33554432.0})
+    settings = cfg.load(config_file=flag, environ={"HOME": "/h"}).settings
+    assert (settings.max_stored_result_bytes, settings.max_result_bytes) == (33_554_432, 1000)
+    assert isinstance(settings.max_stored_result_bytes, int)
+
+
+def test_a_project_file_may_not_set_how_much_of_a_result_is_kept_cfg_8(cfg: Setup) -> None:
+    """CFG-8: like every host setting, ignored in a project file with one warning naming it."""
+    path = cfg.project({"mcpServers": {}, "max_stored_result_bytes": 1})
+    loaded = cfg.load()
+    assert loaded.settings.max_stored_result_bytes == 16_777_216
+    assert loaded.warnings == (
+        f"project file {path} sets host settings ('max_stored_result_bytes'), "
+        "which a project file may not set; they are ignored. "
+        "Put them in your user config or a --mcp-config file",
+    )
 
 
 @pytest.mark.parametrize(
@@ -86,6 +113,15 @@ def test_the_flag_file_overrides_user_settings_field_by_field_cfg_8(cfg: Setup) 
         ("max_result_bytes = 0", "max_result_bytes", "must be a whole number of bytes, at least 1, not 0"),
         ("max_result_bytes = true", "max_result_bytes", "must be a whole number"),
         ('max_result_bytes = "64k"', "max_result_bytes", "must be a whole number"),
+        (
+            "max_stored_result_bytes = 0",
+            "max_stored_result_bytes",
+            "must be a whole number of bytes, at least 1, not 0",
+        ),
+        ("max_stored_result_bytes = -5", "max_stored_result_bytes", "must be a whole number of bytes"),
+        ("max_stored_result_bytes = 1.5", "max_stored_result_bytes", "must be a whole number of bytes"),
+        ("max_stored_result_bytes = false", "max_stored_result_bytes", "must be a whole number"),
+        ('max_stored_result_bytes = "16MiB"', "max_stored_result_bytes", "must be a whole number"),
         ('permissions = "all"', "permissions", "must be a table"),
         ("permissions = { allow = [1] }", "permissions.allow", "must be a list of non-empty strings"),
         ('permissions = { deny = "x" }', "permissions.deny", "must be a list of non-empty strings"),

@@ -9,6 +9,7 @@ from typing import Literal
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_RESULT_BYTES",
+    "DEFAULT_MAX_STORED_RESULT_BYTES",
     "Hook",
     "HostSettings",
     "LoadedConfig",
@@ -29,6 +30,7 @@ command nor url), `untrusted` (project file of an untrusted workspace), `disable
 
 DEFAULT_MAX_FILE_BYTES = 33_554_432
 DEFAULT_MAX_RESULT_BYTES = 65_536
+DEFAULT_MAX_STORED_RESULT_BYTES = 16_777_216
 
 
 @dataclass(frozen=True, slots=True)
@@ -108,6 +110,7 @@ class HostSettings:
     mode: Mode | None = None
     tool_name_separator: Literal["__", "_"] = "__"
     max_result_bytes: int = DEFAULT_MAX_RESULT_BYTES
+    max_stored_result_bytes: int = DEFAULT_MAX_STORED_RESULT_BYTES
     grants: tuple[Path, ...] = ()
     hooks: tuple[Hook, ...] = ()
 

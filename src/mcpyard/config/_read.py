@@ -24,7 +24,15 @@ Form = Literal["own", "shared"]
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
-SETTING_KEYS = ("permissions", "mode", "tool_name_separator", "max_result_bytes", "grants", "hooks")
+SETTING_KEYS = (
+    "permissions",
+    "mode",
+    "tool_name_separator",
+    "max_result_bytes",
+    "max_stored_result_bytes",
+    "grants",
+    "hooks",
+)
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "
     "in TOML write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"

@@ -28,6 +28,7 @@ class SettingsPatch:
     mode: Mode | None = None
     tool_name_separator: Literal["__", "_"] | None = None
     max_result_bytes: int | None = None
+    max_stored_result_bytes: int | None = None
     grants: tuple[Path, ...] | None = None
     hooks: tuple[Hook, ...] | None = None
 
@@ -50,6 +51,9 @@ def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
         mode=higher.mode or lower.mode,
         tool_name_separator=pick(higher.tool_name_separator, lower.tool_name_separator, default.tool_name_separator),
         max_result_bytes=pick(higher.max_result_bytes, lower.max_result_bytes, default.max_result_bytes),
+        max_stored_result_bytes=pick(
+            higher.max_stored_result_bytes, lower.max_stored_result_bytes, default.max_stored_result_bytes
+        ),
         grants=pick(higher.grants, lower.grants, default.grants),
         hooks=pick(higher.hooks, lower.hooks, default.hooks),
     )
@@ -78,6 +82,7 @@ def read_settings(
         mode=reader.choice(raw, "mode", MODES),
         tool_name_separator=reader.choice(raw, "tool_name_separator", SEPARATORS),
         max_result_bytes=reader.whole(raw, "max_result_bytes"),
+        max_stored_result_bytes=reader.whole(raw, "max_stored_result_bytes"),
         grants=None if grants is None else tuple(reader.grant(text, environ) for text in grants),
         hooks=reader.hooks(hooks_table),
     )

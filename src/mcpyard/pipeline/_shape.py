@@ -10,7 +10,6 @@ from typing import Any
 import mcp_types as types
 
 from mcpyard.catalog import CatalogEntry, canonical_json, clean_text
-from mcpyard.errors import CallError
 from mcpyard.files import LocalFile
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore
@@ -32,10 +31,13 @@ class ShapeContext:
     marker: str
     """The session's random fence marker (CALL-7)."""
     max_bytes: int
+    """The most of a result's text (UTF-8) the model reads at once (`max_result_bytes`)."""
     store: ResultStore
     files: Sequence[LocalFile] = ()
     cached: bool = False
     redactor: Redactor = field(default_factory=Redactor)
+    max_stored_bytes: int = MAX_STORED_RESULT_BYTES
+    """The most of a result's text (UTF-8) the store keeps (`max_stored_result_bytes`); the rest is dropped."""
 
 
 def file_line(file: LocalFile) -> str:
@@ -44,11 +46,34 @@ def file_line(file: LocalFile) -> str:
 
 
 def cut_to_bytes(text: str, limit: int) -> str:
-    """The longest prefix of `text` whose UTF-8 form fits in `limit` bytes, ending on a character boundary."""
-    encoded = text.encode("utf-8", "surrogatepass")
-    if len(encoded) <= limit:
+    """The longest prefix of `text` whose UTF-8 form fits in `limit` bytes, ending on a character boundary.
+
+    Lone surrogates (encoded with `surrogatepass`) are dropped from a cut prefix. Only as much of
+    the text is encoded as can fit: ASCII text is sliced, and text of at most `limit // 4`
+    characters fits whole (no character takes more than 4 bytes).
+    """
+    if len(text) <= limit // 4:
         return text
+    if text.isascii():
+        return text[:limit]
+    head = text[:limit]  # every character takes at least one byte
+    encoded = head.encode("utf-8", "surrogatepass")
+    if len(head) == len(text) and len(encoded) <= limit:
+        return text
+    return _decode_prefix(encoded, limit)
+
+
+def _decode_prefix(encoded: bytes, limit: int) -> str:
+    """`encoded[:limit]` decoded, a character cut in two left out."""
     return encoded[:limit].decode("utf-8", "ignore")
+
+
+def _boundary(encoded: bytes, limit: int) -> int:
+    """Where the last character that fits whole in `encoded[:limit]` ends (`limit < len(encoded)`)."""
+    end = limit
+    while end > 0 and encoded[end] & 0xC0 == 0x80:  # a continuation byte: a character is cut there
+        end -= 1
+    return end
 
 
 def fence(body: str, *, server: str, marker: str) -> str:
@@ -105,8 +130,9 @@ def _block_text(block: Mapping[str, Any]) -> str:
 def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: ShapeContext) -> CallResult:
     """Turn a server result into what the model reads.
 
-    Raises:
-        CallError: `result_too_large` when the text is over the 1 MiB the store keeps (CALL-4).
+    A text over `context.max_bytes` is cut there with a mark naming its full size and a handle;
+    its first `context.max_stored_bytes` go into the result store, and the mark says how much
+    was dropped beyond them. Nothing is refused for its size (CALL-4).
     """
     redactor = context.redactor
     content = [
@@ -120,21 +146,12 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     # Cleaned, then redacted, before the cut: a secret split by invisible characters is caught
     # whole, and never half shown across the cut (SEC-3).
     body = redactor.redact(clean_text(_replace_echoes(body, context.files)))
-    size = len(body.encode("utf-8", "surrogatepass"))
-    if size > MAX_STORED_RESULT_BYTES:
-        raise CallError(
-            "result_too_large",
-            f"tool {entry.name!r} returned {size} bytes of text, over the {MAX_STORED_RESULT_BYTES} bytes mcpyard "
-            "keeps of one result; ask the tool for less (a smaller page, a filter)",
-        )
+    # Encoded once at most: ASCII text is its own UTF-8 form.
+    encoded = None if body.isascii() else body.encode("utf-8", "surrogatepass")
+    size = len(body) if encoded is None else len(encoded)
     handle = None
     if size > context.max_bytes:
-        handle = context.store.put(context.conversation, body, server=entry.server)
-        shown = cut_to_bytes(body, context.max_bytes)
-        body = (
-            f"{shown}\n[… cut by mcpyard: the full result is {size} bytes ({len(body)} characters); "
-            f"read more with read_result(handle={handle!r}, offset={len(shown)}, length=…)]"
-        )
+        handle, body = _cut_and_store(entry, body, encoded, size, context)
     lines = [CACHED_LINE] if context.cached else []
     lines += [file_line(file) for file in context.files]
     lines.append(fence(body, server=entry.server, marker=context.marker))
@@ -153,3 +170,38 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
         tool=entry.name,
         server=entry.server,
     )
+
+
+def _prefix(text: str, encoded: bytes | None, size: int, limit: int) -> tuple[str, int]:
+    """What `cut_to_bytes(text, limit)` gives, and its size in bytes, from the text's UTF-8 form (None: ASCII)."""
+    if size <= limit:
+        return text, size
+    if encoded is None:
+        return text[:limit], limit
+    end = _boundary(encoded, limit)
+    return _decode_prefix(encoded, end), end
+
+
+def _cut_and_store(
+    entry: CatalogEntry, body: str, encoded: bytes | None, size: int, context: ShapeContext
+) -> tuple[str, str]:
+    """The handle of the stored part of a long text, and the window the model reads with its mark (CALL-4)."""
+    kept, kept_bytes = _prefix(body, encoded, size, context.max_stored_bytes)
+    handle = context.store.put(context.conversation, kept, server=entry.server)
+    stored = context.store.read(context.conversation, handle, 0, 0)
+    if stored is not None and stored[1].total < len(kept):
+        # The store cut it further to stay within its own bound.
+        kept = kept[: stored[1].total]
+        kept_bytes = len(kept.encode("utf-8", "surrogatepass"))
+    shown, _ = _prefix(body, encoded, size, context.max_bytes)
+    dropped = ""
+    if kept_bytes < size:
+        dropped = (
+            f"; mcpyard kept the first {kept_bytes} bytes ({len(kept)} characters), "
+            f"the last {size - kept_bytes} bytes were dropped"
+        )
+    mark = (
+        f"[… cut by mcpyard: the full result is {size} bytes ({len(body)} characters){dropped}; "
+        f"read more with read_result(handle={handle!r}, offset={len(shown)}, length=…)]"
+    )
+    return handle, f"{shown}\n{mark}"
