@@ -5,13 +5,24 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
+from types import MappingProxyType
 
 from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ServerSpec, TrustStore, load_config
-from mcpyard.connect._trace import split_trace_headers
+from mcpyard.connect import split_trace_headers
 from mcpyard.errors import UsageError
 
-__all__ = ["Plan", "header_names", "make_plan", "read_config", "resolve_workspace", "websocket_note"]
+__all__ = [
+    "Changes",
+    "Plan",
+    "Running",
+    "header_names",
+    "make_plan",
+    "plan_changes",
+    "read_config",
+    "resolve_workspace",
+    "websocket_note",
+]
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,10 +32,12 @@ class Plan:
     config: LoadedConfig
     prefixes: Mapping[str, str]
     shadowed_by: Mapping[str, ServerSpec]
+    specs: Mapping[str, ServerSpec]
+    """The servers that run (valid, enabled, not shadowed), by id, in configuration order."""
 
     @property
     def runnable(self) -> list[ServerSpec]:
-        return [s for s in self.config.servers if s.state == "ok" and s.id not in self.shadowed_by]
+        return list(self.specs.values())
 
 
 def read_config(
@@ -68,7 +81,51 @@ def make_plan(config: LoadedConfig) -> Plan:
             shadowed_by[spec.id] = owner[prefix]
         else:
             owner[prefix] = spec
-    return Plan(config, prefixes, shadowed_by)
+    specs = {s.id: s for s in config.servers if s.state == "ok" and s.id not in shadowed_by}
+    return Plan(config, prefixes, shadowed_by, MappingProxyType(specs))
+
+
+@dataclass(frozen=True, slots=True)
+class Running:
+    """A server that runs now, as a reload sees it."""
+
+    spec: ServerSpec
+    """What it was started with."""
+    healthy: bool
+    """Still connecting or connected; False once it failed, stopped or its task ended."""
+
+
+@dataclass(frozen=True, slots=True)
+class Changes:
+    """What a reload does: servers to stop, to keep running as they are, and to start."""
+
+    stop: tuple[str, ...]
+    keep: tuple[str, ...]
+    start: tuple[ServerSpec, ...]
+
+
+def plan_changes(old: Plan | None, new: Plan, running: Mapping[str, Running]) -> Changes:
+    """The difference between what runs and what the new plan says (CFG-7).
+
+    A server is kept when it is still wanted with the same connection settings and tool
+    prefix and is healthy; one that left, changed, failed or stopped is stopped, and started
+    again when still wanted; new ones start.
+    """
+    stop: list[str] = []
+    keep: list[str] = []
+    for server_id, now in running.items():
+        spec = new.specs.get(server_id)
+        same = (
+            spec is not None
+            and old is not None
+            and now.healthy
+            and spec.fingerprint() == now.spec.fingerprint()
+            and new.prefixes[server_id] == old.prefixes.get(server_id)
+        )
+        (keep if same else stop).append(server_id)
+    kept = set(keep)
+    start = tuple(spec for spec in new.specs.values() if spec.id not in kept)
+    return Changes(tuple(stop), tuple(keep), start)
 
 
 def websocket_note(spec: ServerSpec) -> str | None:

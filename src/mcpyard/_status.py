@@ -1,12 +1,17 @@
-"""The status page's data: `Host.status()` and `mcpyard status --json` (CLI-1, API-2)."""
+"""The status page's data, built by one pure function of a host view: `Host.status()`, `status --json` (API-2)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-__all__ = ["ServerState", "ServerStatus", "Status", "ToolStatus"]
+from mcpyard.config import ServerSpec, source_words
+
+if TYPE_CHECKING:
+    from mcpyard._view import HostView
+
+__all__ = ["ServerState", "ServerStatus", "Status", "ToolStatus", "build_status"]
 
 ServerState = Literal[
     "connected",
@@ -99,3 +104,77 @@ class Status:
             "warnings": list(self.warnings),
             "servers": [server.to_json() for server in self.servers],
         }
+
+
+def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
+    """Every configured server with its state and reason, its tools and their policies (CLI-1, API-2).
+
+    Server texts (reasons, notes, warnings) are redacted here once more with the view's redactor.
+    """
+    redact = view.redactor.redact
+    warnings = list(view.plan.config.warnings)
+    servers: list[ServerStatus] = []
+    removed = view.removed()
+    for spec in view.plan.config.servers:
+        servers.append(_server_status(view, spec, removed))
+        snapshot = view.servers.get(spec.id)
+        if snapshot is not None:
+            warnings.extend(text for w in snapshot.warnings if (text := redact(w)) not in warnings)
+    return Status(
+        session_id=session_id, mode=mode, workspace=view.workspace, warnings=tuple(warnings), servers=tuple(servers)
+    )
+
+
+def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[str, str]]) -> ServerStatus:
+    from mcpyard._plan import header_names, websocket_note
+
+    plan = view.plan
+    base: dict[str, Any] = {
+        "id": spec.id,
+        "name": plan.prefixes[spec.id],
+        "source": spec.source,
+        "transport": spec.transport,
+        **header_names(spec),
+        "command": spec.command,
+        "url": spec.url,
+    }
+    if spec.state != "ok":
+        return ServerStatus(state=spec.state, reason=spec.problem, **base)
+    if (owner := plan.shadowed_by.get(spec.id)) is not None:
+        reason = (
+            f"shadowed by server {owner.id!r} from the {source_words(owner.source)} {owner.source_path}: "
+            f"both use the tool prefix {plan.prefixes[spec.id]!r}; rename one with `name`"
+        )
+        return ServerStatus(state="shadowed", reason=reason, **base)
+    snapshot = view.servers.get(spec.id)
+    if snapshot is None:  # being started by a reload right now
+        return ServerStatus(state="connecting", reason="starting", **base)
+    base["transport"] = snapshot.transport
+    policies = view.policies
+    tools = tuple(
+        ToolStatus(
+            entry.name,
+            entry.tool,
+            dict(entry.annotations),
+            entry.definition_hash,
+            policies.policy(entry.server, entry.tool, entry.definition_hash),
+        )
+        for entry in view.catalog.of_server(spec.id)
+    )
+    reviewed = policies.reviewed(spec.id)
+    tools += tuple(
+        ToolStatus(name, tool, {}, reviewed.get(tool, ""), "removed")
+        for name, (server, tool) in removed.items()
+        if server == spec.id
+    )
+    redact = view.redactor.redact
+    return ServerStatus(
+        state=snapshot.state.value,
+        reason=redact(snapshot.reason) if snapshot.reason else None,
+        protocol_version=snapshot.protocol_version,
+        tools=tools,
+        instructions_bytes=len((snapshot.instructions or "").encode()),
+        sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
+        note=redact(snapshot.note) if snapshot.note else websocket_note(spec),
+        **base,
+    )

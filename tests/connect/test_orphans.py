@@ -14,6 +14,7 @@ import anyio
 import anyio.abc
 import pytest
 
+from tests._waiting import eventually
 from tests.conftest import SERVERS, Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -29,17 +30,25 @@ def alive(pid: int) -> bool:
 
 
 async def wait_dead(*pids: int, within: float = 10) -> None:
-    with anyio.fail_after(within):
-        while any(alive(pid) for pid in pids):  # noqa: ASYNC110  # other processes: nothing to wait on but /proc
-            await anyio.sleep(0.05)
+    # Processes this test did not start (grandchildren) cannot be awaited: /proc is all there is.
+    await eventually(lambda: not any(alive(pid) for pid in pids), within=within, what=f"no process left of {pids}")
 
 
-async def read_pid(path: Path, within: float = 20) -> int:
-    file = anyio.Path(path)
-    with anyio.fail_after(within):
-        while not await file.exists():  # noqa: ASYNC110  # written by another process
-            await anyio.sleep(0.05)
-    return int((await file.read_text()).strip())
+async def wait_for_pid(path: Path, within: float = 20) -> int:
+    # Written by a process of a process this test did not start: there is nothing to wait on.
+    await eventually(lambda: has_line(path), within=within, what=f"{path} is written")
+    return read_pid(path)
+
+
+def has_line(path: Path) -> bool:
+    try:
+        return path.read_text().endswith("\n")
+    except FileNotFoundError:
+        return False
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text().strip())
 
 
 async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home) -> None:
@@ -49,11 +58,11 @@ async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home)
         config,
     ) as host:
         assert host.status().servers[0].state == "connected"
-        process = host._supervisors["gc"].process
+        process = host.server("gc")
         assert process is not None
         assert process.pid is not None
         server_pid = process.pid
-        grandchild = await read_pid(pid_file)
+        grandchild = read_pid(pid_file)  # written before the server answers its first message
         assert alive(grandchild)
     await wait_dead(server_pid, grandchild)
 
@@ -65,7 +74,7 @@ async def test_conn5_a_grandchild_holding_the_pipes_is_stopped_too(home: Home) -
         config,
     ) as host:
         assert host.status().servers[0].state == "connected"
-        grandchild = await read_pid(pid_file)
+        grandchild = read_pid(pid_file)  # written before the server answers its first message
     await wait_dead(grandchild)
 
 
@@ -89,7 +98,7 @@ async def cli_while_connecting(home: Home) -> AsyncIterator[tuple[anyio.abc.Proc
         stderr=subprocess.PIPE,
     )
     async with cli:
-        yield cli, [await read_pid(gc_pid_file), await read_pid(silent_pid_file)]
+        yield cli, [await wait_for_pid(gc_pid_file), await wait_for_pid(silent_pid_file)]
 
 
 async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) -> None:
@@ -117,19 +126,23 @@ async def test_conn5_a_server_killed_mid_call_ends_the_call_with_a_clear_error(h
     async with home.open(
         config,
     ) as host:
-        process = host._supervisors["basic"].process
+        process = host.server("basic")
         assert process is not None
         assert process.pid is not None
         pid = process.pid
 
-        async def kill_soon() -> None:
-            await anyio.sleep(0.3)
-            os.kill(pid, signal.SIGKILL)
+        killed = False
 
-        async with anyio.create_task_group() as tg:
-            tg.start_soon(kill_soon)
-            with anyio.fail_after(10):
-                result = await host.call("basic__slow", {"seconds": 30})
+        async def kill_once_it_runs(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal killed
+            if not killed:  # the server says the call runs: kill it mid-call
+                killed = True
+                os.kill(pid, signal.SIGKILL)
+
+        arguments = {"seconds": 30, "progress_every": 0.05}
+        with anyio.fail_after(10):
+            result = await host.call("basic__slow", arguments, on_progress=kill_once_it_runs)
+        assert killed
         assert not result.ok
         assert result.error is not None
         assert result.error["code"] == "connection_lost"

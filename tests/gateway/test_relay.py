@@ -22,7 +22,13 @@ from mcp.shared.exceptions import MCPError
 from mcpyard import InputRelay
 from mcpyard.connect import MAX_OPEN_QUESTIONS
 from tests.conftest import Home, fixture_server
-from tests.gateway.test_serve import in_process_gateway, serve_params, text_of
+from tests.gateway.test_serve import (
+    cancellations_reach,
+    give_up_on_a_running_call,
+    in_process_gateway,
+    serve_params,
+    text_of,
+)
 from tests.interop.conftest import TOOLS
 
 pytestmark = pytest.mark.anyio
@@ -251,17 +257,14 @@ async def test_a_new_era_answer_of_the_wrong_kind_is_refused(home: Home) -> None
         assert isinstance(final, types.CallToolResult)
         assert final.is_error
         assert "answered sampling/createMessage with a ElicitResult" in text_of(final)
-        assert gateway._trips == {}
+        assert gateway.waiting_calls == 0
 
 
 async def test_a_new_era_call_the_client_gives_up_on_is_cancelled_downstream(home: Home) -> None:
     config = str(home.write_config({"basic": fixture_server("basic")}, mode="auto"))
     async with Client(serve_params(home, config, "--share-all"), sampling_callback=answer_sampling) as client:
-        with anyio.move_on_after(1):
-            await client.call_tool("basic__slow", {"seconds": 30})
-        with anyio.fail_after(10):
-            while "1" not in text_of(await client.call_tool("basic__cancellations", {})):  # noqa: ASYNC110
-                await anyio.sleep(0.05)
+        await give_up_on_a_running_call(client)
+        assert "\n1\n" in await cancellations_reach(client, 1)
 
 
 @pytest.mark.interop
@@ -313,14 +316,27 @@ async def test_a_round_trip_given_up_on_ends_and_its_request_state_with_it(home:
         assert isinstance(first, types.InputRequiredResult)
         assert first.input_requests is not None
         answers = {key: types.ElicitResult(action="accept", content={"ok": True}) for key in first.input_requests}
-        with anyio.move_on_after(1):  # the client gives up while the tool works
-            await client.session.call_tool(
-                "many__ask_then_wait",
-                arguments,
-                input_responses=dict(answers),
-                request_state=first.request_state,
-                allow_input_required=True,
-            )
+        working = anyio.Event()
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            working.set()
+
+        async with anyio.create_task_group() as tg:
+
+            async def answer() -> None:
+                await client.session.call_tool(
+                    "many__ask_then_wait",
+                    arguments,
+                    progress_callback=on_progress,
+                    input_responses=dict(answers),
+                    request_state=first.request_state,
+                    allow_input_required=True,
+                )
+
+            tg.start_soon(answer)
+            with anyio.fail_after(10):
+                await working.wait()
+            tg.cancel_scope.cancel()  # the client gives up while the tool works
 
         async def again() -> str:
             try:

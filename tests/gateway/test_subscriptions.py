@@ -18,6 +18,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
 from mcpyard import Host
+from tests._waiting import eventually
 from tests.conftest import Home, fixture_server
 from tests.gateway.test_relay import everything_entry
 from tests.gateway.test_serve import in_process_gateway, serve_params, text_of
@@ -112,13 +113,13 @@ async def test_updates_of_a_handshake_era_server_reach_the_client(home: Home) ->
 
 
 def watched_at_server(host: Host) -> frozenset[str]:
-    return host._supervisors["w"].watch.uris
+    server = host.server("w")
+    return server.watched if server is not None else frozenset()
 
 
 async def settle(host: Host, expected: frozenset[str]) -> None:
-    with anyio.fail_after(10):
-        while watched_at_server(host) != expected:  # noqa: ASYNC110  # a count, with no event to wait on
-            await anyio.sleep(0.02)
+    # What a server watches announces no change (no host event, no notification): checked again.
+    await eventually(lambda: watched_at_server(host) == expected, within=10, what=f"the server watches {expected}")
 
 
 async def test_a_client_that_leaves_without_unsubscribing_stops_the_watch(home: Home) -> None:

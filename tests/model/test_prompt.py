@@ -71,7 +71,7 @@ async def test_ins3_a_stdio_server_that_exits_leaves_the_prompt(home: Home) -> N
         assert "## Instructions from MCP server basic" in prompt
         assert "## Instructions from MCP server other" in prompt
         assert "Basic fixture server." in prompt
-        process = host._supervisors["basic"].process
+        process = host.server("basic")
         assert process is not None
         assert process.pid is not None
         os.kill(process.pid, signal.SIGTERM)
@@ -84,18 +84,19 @@ async def test_ins3_a_stdio_server_that_exits_leaves_the_prompt(home: Home) -> N
 
 @pytest.mark.anyio
 async def test_ins3_a_remote_servers_section_stays_while_it_reconnects_until_reload(home: Home) -> None:
-    from tests.connect.test_http import _start, _stop
-    from tests.servers.http_runner import free_port
+    from tests.connect.test_http import basic_over_http
+    from tests.servers.http_runner import free_port, listening_process
 
     port = free_port()
-    process = await _start(port)
-    try:
+    async with listening_process(basic_over_http(port), port=port) as process:
         config = home.write_config({"remote": {"url": f"http://127.0.0.1:{port}/mcp"}})
         async with home.open(
             config,
         ) as host:
             assert "## Instructions from MCP server remote" in host.system_prompt()
-            await _stop(process)
+            process.kill()
+            with anyio.fail_after(10):
+                await process.wait()
             with anyio.fail_after(30):
                 await host.call("remote__echo", {"text": "are you there?"})
                 await host.wait_until(lambda h: h.status().servers[0].state != "connected")
@@ -103,5 +104,3 @@ async def test_ins3_a_remote_servers_section_stays_while_it_reconnects_until_rel
             home.write_config({})
             await host.reload()
             assert "MCP server remote" not in host.system_prompt()
-    finally:
-        await _stop(process)

@@ -126,7 +126,7 @@ async def test_pol3_untrusted_annotations_make_every_tool_ask_and_turn_the_cache
 
 async def test_apr2_a_tool_that_changed_or_left_while_its_card_was_open_is_not_run(home: Home) -> None:
     async def approver(card: ApprovalCard) -> Answer:
-        process = host._supervisors["h"].process
+        process = host.server("h")
         assert process is not None
         assert process.pid is not None
         os.kill(process.pid, signal.SIGKILL)

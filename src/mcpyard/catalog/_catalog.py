@@ -11,7 +11,7 @@ from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import assign_all_names
 from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
-from mcpyard.secrets._redact import Redactor
+from mcpyard.secrets import Redactor
 
 __all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
 

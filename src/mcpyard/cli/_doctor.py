@@ -29,8 +29,7 @@ def doctor(
         from mcpyard._plan import read_config, resolve_workspace
         from mcpyard._version import __version__
         from mcpyard.connect import ClientIdentity, Supervisor
-        from mcpyard.secrets import Redactor, default_secret_store
-        from mcpyard.secrets._inventory import secrets_in_use
+        from mcpyard.secrets import Redactor, default_secret_store, secrets_in_use
 
         root = await anyio.to_thread.run_sync(resolve_workspace, opts.workspace)
         config = await anyio.to_thread.run_sync(
@@ -78,17 +77,18 @@ def doctor(
                     on_change=lambda _: None,
                 )
                 tg.start_soon(supervisor.run)
-                await supervisor.settled.wait()
+                await supervisor.wait_settled()
+                seen = supervisor.snapshot
                 report |= {
-                    "state": supervisor.state,
-                    "reason": supervisor.reason,
-                    "protocol_version": supervisor.protocol_version,
-                    "tools": [tool.get("name") for tool in supervisor.tools],
-                    "instructions_bytes": len((supervisor.instructions or "").encode()),
+                    "state": str(seen.state),
+                    "reason": seen.reason,
+                    "protocol_version": seen.protocol_version,
+                    "tools": [tool.get("name") for tool in seen.tools],
+                    "instructions_bytes": len((seen.instructions or "").encode()),
                 }
                 supervisor.request_stop()
-            if supervisor.process is not None:
-                report["stderr"] = list(supervisor.process.stderr_tail)
+            if spec.transport == "stdio":
+                report["stderr"] = list(supervisor.snapshot.stderr)
         report = redactor.redact_json(report)
         if opts.json:
             print_json(report)

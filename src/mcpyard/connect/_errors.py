@@ -8,7 +8,7 @@ import httpx2
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.exceptions import MCPError
 
-from mcpyard.auth._signin import SignInError
+from mcpyard.auth import SignInError
 
 __all__ = ["describe_failure", "leaf_exception", "public_url"]
 

@@ -39,10 +39,18 @@ def _handshake_era() -> Iterator[None]:
 class ResourceWatch:
     """Watched URIs of one server, counted: the server is asked once per URI, however many watch it."""
 
-    def __init__(self, server_id: str, on_update: UpdateFn, warn: Callable[[str], None]) -> None:
+    def __init__(
+        self,
+        server_id: str,
+        on_update: UpdateFn,
+        warn: Callable[[str], None],
+        on_watched: Callable[[frozenset[str]], None] = lambda uris: None,
+    ) -> None:
         self._server_id = server_id
         self._on_update = on_update
         self._warn = warn
+        self._on_watched = on_watched
+        """Told the watched URIs whenever the set changes."""
         self._counts: dict[str, int] = {}
         self._client: Client | None = None
         self._changed = anyio.Event()
@@ -115,6 +123,7 @@ class ResourceWatch:
         finally:
             del self._pending[uri]
             settled.set()
+            self._on_watched(self.uris)
 
     async def unwatch(self, uri: str) -> None:
         """Count one watcher less; the last one unsubscribes."""
@@ -124,6 +133,7 @@ class ResourceWatch:
             return
         if self._counts.pop(uri, None) is None:
             return
+        self._on_watched(self.uris)
         client = self._client
         if client is None:
             return

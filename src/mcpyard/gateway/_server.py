@@ -24,15 +24,6 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from mcpyard._host import Host, ToolInfo
-from mcpyard._passthrough import (
-    complete,
-    get_prompt,
-    list_prompts,
-    list_resources,
-    list_templates,
-    owner_of_uri,
-    read_resource,
-)
 from mcpyard._version import __version__
 from mcpyard.connect import InputRelay, LogFn, ProgressFn
 from mcpyard.errors import CallError
@@ -121,13 +112,19 @@ class Gateway:
         """
         return list(self._offer().tools)
 
+    @property
+    def waiting_calls(self) -> int:
+        """New-era calls waiting on their clients' answers (input-required rounds) right now."""
+        return len(self._trips)
+
     def public_names(self) -> dict[str, str]:
         """Offered name → catalog name; with `unprefixed`, a name two servers share is offered prefixed."""
         return dict(self._offer().names)
 
     def _offer(self) -> _Offer:
         """What is offered, worked out again only when the catalog, the pins or the configuration change."""
-        basis = (self.host.catalog, self.host.pins, self.host.config)
+        view = self.host.view
+        basis = (view.catalog, view.policies, view.plan)
         cached = self._offered
         if cached is not None and all(a is b for a, b in zip(cached.basis, basis, strict=True)):
             return cached
@@ -289,7 +286,7 @@ class Gateway:
                     "description": info.description or None,
                 }
             )
-            for info in list_resources(self.host)
+            for info in self.host.resources()
             if self._shares_extras(info.server)
         ]
         return types.ListResourcesResult(resources=resources)
@@ -302,12 +299,12 @@ class Gateway:
         if self._shared_owner(uri) is None:
             raise MCPError(types.INVALID_PARAMS, f"no shared resource {uri!r}")
         try:
-            return await read_resource(self.host, uri)
+            return await self.host.read_resource(uri)
         except CallError as exc:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
     def _shared_owner(self, uri: str) -> str | None:
-        owner = owner_of_uri(self.host, uri)
+        owner = self.host.owner_of_uri(uri)
         return owner if owner is not None and self._shares_extras(owner) else None
 
     async def _list_templates(
@@ -318,7 +315,7 @@ class Gateway:
             types.ResourceTemplate.model_validate(
                 {**info.wire, "name": str(info.wire.get("name", info.name)) if self.unprefixed else info.name}
             )
-            for info in list_templates(self.host)
+            for info in self.host.templates()
             if self._shares_extras(info.server)
         ]
         return types.ListResourceTemplatesResult(resource_templates=templates)
@@ -330,7 +327,7 @@ class Gateway:
         argument = {"name": params.argument.name, "value": params.argument.value}
         context = params.context.arguments if params.context is not None else None
         try:
-            return await complete(self.host, params.ref, argument, context, visible=self._shares_extras)
+            return await self.host.complete(params.ref, argument, context, visible=self._shares_extras)
         except CallError as exc:
             raise MCPError(types.INVALID_PARAMS, exc.message) from None
 
@@ -346,7 +343,7 @@ class Gateway:
                     "arguments": list(info.arguments) or None,
                 }
             )
-            for info in list_prompts(self.host)
+            for info in self.host.prompts()
             if self._shares_extras(info.server)
         ]
         return types.ListPromptsResult(prompts=prompts)
@@ -358,7 +355,7 @@ class Gateway:
         prompt = next(
             (
                 info
-                for info in list_prompts(self.host)
+                for info in self.host.prompts()
                 if params.name in (info.name, info.prompt if self.unprefixed else None)
                 and self._shares_extras(info.server)
             ),
@@ -367,7 +364,7 @@ class Gateway:
         if prompt is None:
             raise MCPError(types.INVALID_PARAMS, f"no shared prompt {params.name!r}")
         try:
-            return await get_prompt(self.host, prompt.name, params.arguments or {})
+            return await self.host.get_prompt(prompt.name, params.arguments or {})
         except CallError as exc:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 

@@ -26,7 +26,7 @@ from typing import Any
 import anyio
 from mcp.shared.message import SessionMessage
 
-from mcpyard.connect._stdio import MessageWriter, parse_message
+from mcpyard.connect import MessageWriter, parse_message
 
 __all__ = ["MAX_LINE_BYTES", "stdio_streams"]
 

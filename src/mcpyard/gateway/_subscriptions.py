@@ -21,7 +21,6 @@ from mcp.server.subscriptions import InMemorySubscriptionBus, ListenHandler
 from mcp.shared.exceptions import MCPError
 from mcp.shared.subscriptions import ResourceUpdated
 
-from mcpyard._passthrough import on_resource_updated, unwatch_resource, watch_resource
 from mcpyard.errors import CallError
 
 if TYPE_CHECKING:
@@ -56,7 +55,7 @@ class Subscriptions:
         """Handshake era: connection → URI → its subscription."""
         self._listened = 0
         """URIs watched for listen streams, all together."""
-        on_resource_updated(host, self._updated)
+        host.on_resource_updated(self._updated)
 
     def _count(self) -> int:
         return sum(len(uris) for uris in self._by_connection.values())
@@ -79,7 +78,7 @@ class Subscriptions:
             connection.exit_stack.push_async_callback(self._forget, connection)
         subscription = uris[uri] = _Subscription()  # taken now: a second subscribe while this one runs adds nothing
         try:
-            server = await watch_resource(self._host, uri)
+            server = await self._host.watch_resource(uri)
         except BaseException as exc:
             if uris.get(uri) is subscription:
                 del uris[uri]
@@ -89,7 +88,7 @@ class Subscriptions:
         if self._by_connection.get(connection) is not uris or uris.get(uri) is not subscription:
             # Unsubscribed, or the client left, while the watch started.
             with anyio.CancelScope(shield=True):
-                await unwatch_resource(self._host, server, uri)
+                await self._host.unwatch_resource(server, uri)
             return types.EmptyResult()
         subscription.server = server
         return types.EmptyResult()
@@ -104,7 +103,7 @@ class Subscriptions:
             subscription = uris.pop(uri, None)
             if subscription is not None and subscription.server is not None:
                 with anyio.CancelScope(shield=True):
-                    await unwatch_resource(self._host, subscription.server, uri)
+                    await self._host.unwatch_resource(subscription.server, uri)
         return types.EmptyResult()
 
     async def _forget(self, connection: Connection) -> None:
@@ -112,7 +111,7 @@ class Subscriptions:
         watched = [(s.server, uri) for uri, s in self._by_connection.pop(connection, {}).items() if s.server]
         async with anyio.create_task_group() as tg:
             for server, uri in watched:
-                tg.start_soon(unwatch_resource, self._host, server, uri)
+                tg.start_soon(self._host.unwatch_resource, server, uri)
 
     async def listen(
         self, ctx: ServerRequestContext[Any], params: types.SubscriptionsListenRequestParams
@@ -129,7 +128,7 @@ class Subscriptions:
 
         async def watch(uri: str) -> None:
             try:
-                watched.append((await watch_resource(self._host, uri), uri))
+                watched.append((await self._host.watch_resource(uri), uri))
             except Exception:  # honored, and never fires, like an unknown URI
                 return
 
@@ -143,7 +142,7 @@ class Subscriptions:
             with anyio.CancelScope(shield=True):
                 async with anyio.create_task_group() as tg:
                     for server, uri in watched:
-                        tg.start_soon(unwatch_resource, self._host, server, uri)
+                        tg.start_soon(self._host.unwatch_resource, server, uri)
 
     async def _updated(self, server: str, uri: str) -> None:
         """A watched resource changed: tell new-era listeners and the handshake-era clients subscribed to it.

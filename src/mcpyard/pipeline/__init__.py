@@ -1,29 +1,67 @@
-"""The call pipeline: resolve, validate, decide, read files, cache, ask, dispatch, shape (CALL)."""
+"""The call pipeline: resolve, validate, decide, read files, cache, ask, recheck, dispatch, shape, record (CALL).
+
+`run(view, session, request)` takes one call through every stage over a host's view
+(`mcpyard.HostView`) and session; each stage is a function of its own in `_stages.py`.
+"""
 
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
+from mcpyard.pipeline._call import Call, CallRequest, Refusal
+from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, CallRunner, Session
+from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, resume, run
 from mcpyard.pipeline._shape import CACHED_LINE, ShapeContext, cut_to_bytes, fence, file_line, shape_result
-from mcpyard.pipeline._stages import resolve, validate_arguments
+from mcpyard.pipeline._stages import (
+    ask,
+    decide_call,
+    dispatch,
+    look_up_cache,
+    read_files,
+    recheck,
+    resolve,
+    shape,
+    validate,
+)
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore, Window
+from mcpyard.pipeline._validate import validate_arguments
 
 __all__ = [
     "CACHED_LINE",
     "MAX_STORED_RESULT_BYTES",
     "READ_RESULT",
     "READ_RESULT_TOOL",
+    "STAGES",
+    "Call",
+    "CallRecord",
+    "CallRecorder",
+    "CallRequest",
     "CallResult",
-    "CallRunner",
+    "CallStatus",
+    "FileRecord",
     "IdempotentCache",
+    "MemoryRecorder",
+    "Recorders",
+    "Refusal",
     "ResultStore",
     "Session",
     "ShapeContext",
+    "Stage",
     "Window",
+    "ask",
     "cache_key",
     "cut_to_bytes",
+    "decide_call",
+    "dispatch",
     "fence",
     "file_line",
+    "look_up_cache",
+    "read_files",
+    "read_result",
+    "recheck",
     "resolve",
+    "resume",
+    "run",
+    "shape",
     "shape_result",
+    "validate",
     "validate_arguments",
 ]

@@ -1,4 +1,4 @@
-"""The call pipeline's stages, each a small function of its inputs (CALL-1, CALL-2)."""
+"""Checking a call's arguments against its tool's input schema, fast for the common case (CALL-1)."""
 
 from __future__ import annotations
 
@@ -9,27 +9,12 @@ from typing import Any
 import regex
 from jsonschema import SchemaError, ValidationError, validators
 
-from mcpyard.catalog import Catalog, CatalogEntry
+from mcpyard.catalog import CatalogEntry
 from mcpyard.errors import CallError
 
-__all__ = ["resolve", "validate_arguments"]
+__all__ = ["validate_arguments"]
 
 MAX_ERRORS_SHOWN = 3
-
-
-def resolve(catalog: Catalog, name: str) -> CatalogEntry:
-    """The catalog entry for a model-facing name.
-
-    Raises:
-        CallError: `unknown_tool`, naming the closest known tools.
-    """
-    entry = catalog.get(name)
-    if entry is not None:
-        return entry
-    known = sorted(catalog.entries)
-    close = [candidate for candidate in known if name.lower() in candidate.lower() or candidate.endswith(name)][:5]
-    hint = f"; did you mean {', '.join(close)}?" if close else "; list the tools with `mcpyard tools`"
-    raise CallError("unknown_tool", f"unknown tool {name!r}{hint}")
 
 
 _VALIDATORS: OrderedDict[str, Any] = OrderedDict()

@@ -1,17 +1,30 @@
-"""Deciding whether a call may run (POL) and asking a person when it must (APR)."""
+"""Deciding whether a call may run (POL), where reviewed policies come from, and asking a person (APR)."""
 
 from mcpyard.policy._approval import (
     Answer,
     ApprovalCard,
     Approver,
     FileFacts,
+    InboxApprover,
+    ParkedCard,
     ScriptedApprover,
     YesApprover,
     preview_arguments,
 )
-from mcpyard.policy._decide import CallFacts, Decision, PinPolicy, Rules, Verdict, decide, matching_rule
-from mcpyard.policy._hooks import HOOK_TIMEOUT, HookAnswer, run_hooks
+from mcpyard.policy._decide import (
+    CallFacts,
+    Decision,
+    HookAnswer,
+    PinPolicy,
+    Rules,
+    ToolPolicy,
+    Verdict,
+    decide,
+    matching_rule,
+)
+from mcpyard.policy._hooks import HOOK_TIMEOUT, run_hooks
 from mcpyard.policy._pins import POLICIES, Pin, PinStore
+from mcpyard.policy._source import MemoryPolicies, PinPolicies, PolicySource
 
 __all__ = [
     "HOOK_TIMEOUT",
@@ -23,11 +36,17 @@ __all__ = [
     "Decision",
     "FileFacts",
     "HookAnswer",
+    "InboxApprover",
+    "MemoryPolicies",
+    "ParkedCard",
     "Pin",
+    "PinPolicies",
     "PinPolicy",
     "PinStore",
+    "PolicySource",
     "Rules",
     "ScriptedApprover",
+    "ToolPolicy",
     "Verdict",
     "YesApprover",
     "decide",

@@ -7,11 +7,15 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
+import anyio
+
 __all__ = [
     "Answer",
     "ApprovalCard",
     "Approver",
     "FileFacts",
+    "InboxApprover",
+    "ParkedCard",
     "ScriptedApprover",
     "YesApprover",
     "preview_arguments",
@@ -19,7 +23,8 @@ __all__ = [
 
 Answer = Literal["once", "session", "deny"]
 Approver = Callable[["ApprovalCard"], Awaitable[Answer]]
-"""Any `async (card) -> "once" | "session" | "deny"`."""
+"""Any `async (card) -> "once" | "session" | "deny"`: the console asks a person, the gateway refuses,
+the organization service parks the call in its inbox until someone answers."""
 
 PREVIEW_LIMIT = 2000
 
@@ -132,3 +137,45 @@ class YesApprover:
     async def __call__(self, card: ApprovalCard) -> Answer:
         self.cards.append(card)
         return "deny" if card.destructive else "once"
+
+
+@dataclass(eq=False)
+class ParkedCard:
+    """A card waiting in an `InboxApprover` until someone answers it."""
+
+    card: ApprovalCard
+    answered: anyio.Event = field(default_factory=anyio.Event)
+    answer: Answer = "deny"
+
+
+class InboxApprover:
+    """Parks each card until someone answers it from another task: the in-memory twin of an approval inbox.
+
+    The call waits (parked) meanwhile; `arrived` tells of each new card, and `answer(card, …)`
+    lets the call go on.
+    """
+
+    def __init__(self) -> None:
+        self.pending: list[ParkedCard] = []
+        self._arrived = anyio.Event()
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        parked = ParkedCard(card)
+        self.pending.append(parked)
+        self._arrived.set()
+        self._arrived = anyio.Event()
+        try:
+            await parked.answered.wait()
+        finally:
+            self.pending.remove(parked)
+        return parked.answer
+
+    async def next_card(self) -> ParkedCard:
+        """The oldest card still waiting, once there is one (bound it with `anyio.fail_after`)."""
+        while not self.pending:
+            await self._arrived.wait()
+        return self.pending[0]
+
+    def answer(self, parked: ParkedCard, answer: Answer) -> None:
+        parked.answer = answer
+        parked.answered.set()

@@ -1,4 +1,4 @@
-"""Whether a call may run, must ask, or is refused: one pure function (POL-1 to POL-4, FILE-5)."""
+"""Whether a call may run, must ask, or is refused: one pure function (POL-1 to POL-6, FILE-5)."""
 
 from __future__ import annotations
 
@@ -9,10 +9,25 @@ from typing import Literal
 
 from mcpyard.config import Mode
 
-__all__ = ["CallFacts", "Decision", "PinPolicy", "Rules", "Verdict", "decide", "matching_rule"]
+__all__ = [
+    "CallFacts",
+    "Decision",
+    "HookAnswer",
+    "PinPolicy",
+    "Rules",
+    "ToolPolicy",
+    "Verdict",
+    "decide",
+    "matching_rule",
+]
 
 Verdict = Literal["run", "ask", "refuse"]
 PinPolicy = Literal["run_freely", "ask_first", "off"]
+"""A reviewed policy, as a person sets it (POL-5)."""
+ToolPolicy = Literal["run_freely", "ask_first", "off", "changed", "removed"]
+"""A tool's policy at its current definition: the reviewed one, or `changed` (the definition moved since it
+was reviewed: suspended) or `removed` (the server no longer lists it)."""
+HookAnswer = Literal["allow", "deny", "ask"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -36,10 +51,10 @@ class CallFacts:
     trust_annotations: bool = True
     sends_files: bool = False
     sends_secret: bool = False
-    pin: PinPolicy | None = None
-    """The reviewed policy of this tool (POL-5), when it is pinned."""
-    pin_current: bool = True
-    """Whether the tool's definition is still the one that was reviewed."""
+    policy: ToolPolicy | None = None
+    """The tool's reviewed policy at its current definition (POL-5); None: the local rules decide."""
+    hook: HookAnswer | None = None
+    """What the user's pre_call hooks answered (POL-6), once they have run; None: no hook matched."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -62,14 +77,19 @@ def matching_rule(name: str, globs: Sequence[str]) -> str | None:
 def decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collection[str]) -> Decision:
     """Decide one call. Pure: the same inputs always give the same decision.
 
-    Order: deny rules (POL-4) → a pinned policy (POL-5) → what annotations mean under
+    Order: deny rules (POL-4) → a reviewed policy (POL-5) → what annotations mean under
     trust (POL-2, POL-3) → the mode (POL-1) → files and secrets (FILE-5) → session allows
-    and allow rules.
+    and allow rules → the pre_call hooks' answer (POL-6).
     """
+    decision = _decide(facts, mode, rules, session_allows)
+    return decision if facts.hook is None else _with_hook(decision, facts)
+
+
+def _decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collection[str]) -> Decision:
     if (rule := matching_rule(facts.name, rules.deny)) is not None:
         return Decision("refuse", f"denied by the rule {rule!r} (deny rules win in every mode)", code="denied")
-    if facts.pin is not None:
-        return _decide_pinned(facts, mode)
+    if facts.policy is not None:
+        return _decide_reviewed(facts, mode)
     trusted = facts.trust_annotations
     read_only = trusted and facts.read_only and not facts.destructive
     destructive = trusted and facts.destructive
@@ -104,16 +124,18 @@ def decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collectio
     return Decision("ask", f"the tool is not read-only ({why})", session_allowed=True)
 
 
-def _decide_pinned(facts: CallFacts, mode: Mode) -> Decision:
-    """A pinned tool follows its reviewed policy; annotations grant nothing here (POL-5)."""
-    if not facts.pin_current:
+def _decide_reviewed(facts: CallFacts, mode: Mode) -> Decision:
+    """A reviewed tool follows its policy; annotations grant nothing here (POL-5)."""
+    if facts.policy == "changed":
         return Decision(
             "refuse",
             "its definition changed since it was reviewed, so it is suspended; review it and pin it again "
             "(`mcpyard pin NAME POLICY`)",
             code="tool_changed",
         )
-    if facts.pin == "off":
+    if facts.policy == "removed":
+        return Decision("refuse", "the server no longer lists it, so it cannot run", code="removed")
+    if facts.policy == "off":
         return Decision("refuse", "its reviewed policy is `off`", code="off")
     sensitive = facts.sends_files or facts.sends_secret
     if mode in ("read-only", "plan") and (sensitive or not (facts.trust_annotations and facts.read_only)):
@@ -122,6 +144,19 @@ def _decide_pinned(facts: CallFacts, mode: Mode) -> Decision:
         return Decision("ask", "the call sends a local file or a secret value; such calls always ask")
     if facts.trust_annotations and facts.destructive and mode != "auto":
         return Decision("ask", "the tool is marked destructive; it always asks, whatever its reviewed policy")
-    if facts.pin == "ask_first" and mode != "auto":
+    if facts.policy == "ask_first" and mode != "auto":
         return Decision("ask", "its reviewed policy is `ask_first`")
-    return Decision("run", f"its reviewed policy is `{facts.pin}`" if facts.pin == "run_freely" else "auto mode")
+    return Decision("run", "its reviewed policy is `run_freely`" if facts.policy == "run_freely" else "auto mode")
+
+
+def _with_hook(decision: Decision, facts: CallFacts) -> Decision:
+    """A hook's `deny` refuses; its `ask` asks; its `allow` skips the card, never a destructive tool's (POL-6)."""
+    if decision.verdict == "refuse":
+        return decision
+    if facts.hook == "deny":
+        return Decision("refuse", "a pre_call hook denied it; nothing was sent", code="denied")
+    if facts.hook == "ask" and decision.verdict == "run":
+        return Decision("ask", "a pre_call hook asks for this call")
+    if facts.hook == "allow" and decision.verdict == "ask" and not (facts.destructive and facts.trust_annotations):
+        return Decision("run", "allowed by a pre_call hook")
+    return decision

@@ -8,15 +8,15 @@ import sys
 from collections.abc import Mapping, Sequence
 from fnmatch import fnmatchcase
 from pathlib import Path
-from typing import Any, Literal
+from typing import Any
 
 import anyio
 
 from mcpyard.config import Hook
+from mcpyard.policy._decide import HookAnswer
 
-__all__ = ["HOOK_TIMEOUT", "HookAnswer", "run_hooks"]
+__all__ = ["HOOK_TIMEOUT", "run_hooks"]
 
-HookAnswer = Literal["allow", "deny", "ask"]
 HOOK_TIMEOUT = 10.0
 _MAX_OUTPUT = 4096
 

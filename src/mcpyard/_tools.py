@@ -1,0 +1,73 @@
+"""The tools a model is offered: the connected servers' (less those a reviewed policy holds back), and `read_result`."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass
+from typing import Any
+
+from mcpyard._view import HostView
+from mcpyard.pipeline import READ_RESULT_TOOL
+
+__all__ = ["READ_RESULT_INFO", "ToolInfo", "offered_tools"]
+
+
+@dataclass(frozen=True, slots=True)
+class ToolInfo:
+    """A tool as offered to the model (`Host.tools()`)."""
+
+    name: str
+    description: str
+    input_schema: Mapping[str, Any]
+    annotations: Mapping[str, Any]
+    server: str
+    tool: str
+    title: str | None
+    definition_hash: str
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "name": self.name,
+            "description": self.description,
+            "input_schema": self.input_schema,
+            "annotations": self.annotations,
+            "server": self.server,
+            "tool": self.tool,
+            "title": self.title,
+            "definition_hash": self.definition_hash,
+        }
+
+
+READ_RESULT_INFO = ToolInfo(
+    name=str(READ_RESULT_TOOL["name"]),
+    description=str(READ_RESULT_TOOL["description"]),
+    input_schema=READ_RESULT_TOOL["inputSchema"],
+    annotations=READ_RESULT_TOOL["annotations"],
+    server="mcpyard",
+    tool=str(READ_RESULT_TOOL["name"]),
+    title="Read a stored result",
+    definition_hash="",
+)
+
+
+def offered_tools(view: HostView) -> list[ToolInfo]:
+    """The model-facing tools of the connected servers (CAT-1, CAT-3, CAT-4).
+
+    A reviewed tool that is `off`, or whose definition changed since it was reviewed, is not
+    offered: its new text never reaches the model before a person reviews it (POL-5).
+    """
+    policies = view.policies
+    return [
+        ToolInfo(
+            name=entry.name,
+            description=entry.description,
+            input_schema=entry.input_schema,
+            annotations=entry.annotations,
+            server=entry.server,
+            tool=entry.tool,
+            title=entry.title,
+            definition_hash=entry.definition_hash,
+        )
+        for entry in view.catalog.entries.values()
+        if policies.policy(entry.server, entry.tool, entry.definition_hash) not in ("off", "changed")
+    ]

@@ -1,0 +1,180 @@
+"""Requests to one server's live connection: tool calls with timeout, cancel and progress; log audiences (CALL-2)."""
+
+from __future__ import annotations
+
+import contextlib
+import math
+from collections.abc import Awaitable, Callable, Mapping
+from typing import Any, TypeVar
+
+import anyio
+import mcp_types as types
+from mcp import Client
+from mcp.shared.exceptions import MCPError
+from pydantic import ValidationError
+
+from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
+from mcpyard.connect._trace import tool_call_trace
+from mcpyard.errors import CallError, ServerError
+
+__all__ = ["CallChannel", "LogFn", "ProgressFn"]
+
+T = TypeVar("T")
+ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
+LogFn = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
+_LOST = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
+
+
+class CallChannel:
+    """The calls in flight to one server over its current connection.
+
+    The supervisor opens it on a connection (`client`) and closes it when the connection
+    ends; `on_lost` tells the supervisor the connection broke under a call, and
+    `on_abandoned(client)` that a call was given up on (timeout or cancel), so a stdio
+    server that stays silent can be restarted.
+    """
+
+    def __init__(
+        self,
+        server_id: str,
+        *,
+        redact: Callable[[str], str],
+        inputs: InputRouter | None,
+        unavailable: Callable[[], str],
+        lost: Callable[[], str],
+        on_lost: Callable[[], None],
+        on_abandoned: Callable[[Client], None],
+    ) -> None:
+        self.server_id = server_id
+        self.client: Client | None = None
+        """The live connection's client, or None while not connected."""
+        self.in_flight = 0
+        self._redact = redact
+        self._inputs = inputs
+        self._unavailable = unavailable
+        self._lost = lost
+        self._on_lost = on_lost
+        self._on_abandoned = on_abandoned
+        self._log_sinks: list[LogFn] = []
+        self._audiences: list[str] = []
+        """Whose each call in flight is (`InputRelay.audience`; "host" for the library's own calls)."""
+
+    def _live(self) -> Client:
+        client = self.client
+        if client is None:
+            raise CallError("server_unavailable", self._unavailable())
+        return client
+
+    async def call(
+        self,
+        tool: str,
+        arguments: Mapping[str, Any],
+        *,
+        timeout_secs: float | None,
+        on_progress: ProgressFn | None = None,
+        on_log: LogFn | None = None,
+        on_input: InputRelay | None = None,
+    ) -> types.CallToolResult:
+        """Call one tool; progress restarts the clock; timeouts and cancels send `notifications/cancelled`.
+
+        Raises:
+            CallError: `server_unavailable`, `timeout`, `invalid_result` or `connection_lost`.
+            ServerError: the server answered with an error (its words, for the pipeline to fence).
+        """
+        client = self._live()
+        self.in_flight += 1
+        audience = on_input.audience if on_input is not None else "host"
+        self._audiences.append(audience)
+        if on_log is not None:
+            self._log_sinks.append(on_log)
+        try:
+            with anyio.CancelScope() as scope:
+                if timeout_secs is not None:
+                    scope.deadline = anyio.current_time() + timeout_secs
+                waiting: WaitingCall | None = None
+
+                async def restart_clock(progress: float, total: float | None, message: str | None) -> None:
+                    if waiting is not None:
+                        waiting.restart()
+                    elif timeout_secs is not None:
+                        scope.deadline = anyio.current_time() + timeout_secs
+                    if on_progress is not None:
+                        await on_progress(progress, total, message)
+
+                try:
+                    with tool_call_trace(), self._waiting_input(on_input, scope, timeout_secs) as waiting:
+                        return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
+                except MCPError as exc:
+                    if _closed_locally(exc):
+                        self._on_lost()
+                        raise CallError("connection_lost", self._lost()) from None
+                    # The server's own words: the pipeline fences, caps and redacts them like a result.
+                    raise ServerError(self.server_id, exc.message) from None
+                except (RuntimeError, ValidationError) as exc:  # the SDK's output-schema and model checks
+                    raise CallError("invalid_result", f"{self._invalid(exc, 'result')}") from None
+                except _LOST:
+                    self._on_lost()
+                    raise CallError("connection_lost", self._lost()) from None
+            self._on_abandoned(client)
+            raise CallError(
+                "timeout",
+                f"tool {tool!r} on server {self.server_id!r} did not answer within {timeout_secs:g} s; "
+                "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null "
+                "for tools that wait on a person)",
+            )
+        except anyio.get_cancelled_exc_class():
+            self._on_abandoned(client)
+            raise
+        finally:
+            self.in_flight -= 1
+            self._audiences.remove(audience)
+            if on_log is not None:
+                self._log_sinks.remove(on_log)
+
+    async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T:
+        """One request beside tool calls (resources, prompts, completion).
+
+        Raises:
+            CallError: the server is not connected, did not answer in time or sent something invalid.
+            ServerError: the server answered with an error.
+        """
+        client = self._live()
+        try:
+            with anyio.fail_after(timeout_secs if timeout_secs is not None else math.inf):
+                return await send(client)
+        except MCPError as exc:
+            raise ServerError(self.server_id, exc.message) from None
+        except TimeoutError:
+            raise CallError("timeout", f"server {self.server_id!r} did not answer within {timeout_secs:g} s") from None
+        except (RuntimeError, ValidationError) as exc:
+            raise CallError("invalid_result", self._invalid(exc, "answer")) from None
+        except _LOST:
+            raise CallError("connection_lost", self._lost()) from None
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        """A server's log message goes to whoever is waiting on a call to it (the gateway's clients).
+
+        A message says nothing of the call it is about: while calls of two audiences (two clients
+        of the gateway) are in flight, it goes to neither, as input requests do.
+        """
+        if len(set(self._audiences)) > 1:
+            return
+        for sink in list(self._log_sinks):
+            with contextlib.suppress(Exception):  # a sink whose client left: the others still hear
+                await sink(params)
+
+    def _waiting_input(
+        self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None
+    ) -> contextlib.AbstractContextManager[WaitingCall | None]:
+        if self._inputs is None:
+            return contextlib.nullcontext()
+        return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs)
+
+    def _invalid(self, exc: Exception, what: str) -> str:
+        first = (self._redact(str(exc)).splitlines() or [type(exc).__name__])[0][:300]
+        return f"server {self.server_id!r} sent an invalid {what}: {first}"
+
+
+def _closed_locally(exc: MCPError) -> bool:
+    """The SDK's own "connection closed", not a server error that happens to use code -32000."""
+    return exc.code == types.CONNECTION_CLOSED and exc.message.strip().lower() == "connection closed"

@@ -1,0 +1,128 @@
+"""Opening one server's transport and its sign-in, and saying why a connection failed (CONN-1, CONN-3, AUTH-2)."""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass
+from pathlib import Path
+
+from mcp.client._transport import Transport
+
+from mcpyard.auth import AuthStore, ServerTokens, SignIn, SignInProvider, free_loopback_port
+from mcpyard.config import ServerSpec
+from mcpyard.connect._environment import server_environment
+from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
+from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
+from mcpyard.connect._reaper import Reaper
+from mcpyard.connect._stdio import StdioProcess, StdioTransport
+from mcpyard.connect._trace import split_trace_headers
+from mcpyard.connect._websocket import websocket_transport
+from mcpyard.errors import CallError, McpyardError
+from mcpyard.secrets import credential_header
+
+__all__ = ["Connector", "failure_reason", "timeout_reason"]
+
+
+@dataclass(frozen=True, slots=True)
+class Connector:
+    """Everything needed to open one server's transport, whatever its kind."""
+
+    spec: ServerSpec
+    workspace: Path
+    environ: Mapping[str, str]
+    reaper: Reaper | None = None
+    auth_store: AuthStore | None = None
+    open_browser: bool = False
+
+    @property
+    def url(self) -> str:
+        if self.spec.url is None:
+            raise CallError("unsupported_transport", f"server {self.spec.id!r} has no url")
+        return self.spec.url
+
+    @property
+    def headers(self) -> dict[str, str]:
+        """The configured headers, less the trace headers mcpyard sets itself (CALL-3)."""
+        return dict(split_trace_headers(self.spec.headers)[0])
+
+    def stdio(self, process: StdioProcess) -> StdioTransport:
+        """The stdio server's process, started in the workspace (or `cwd`) with its minimal environment (CONN-2)."""
+        spec = self.spec
+        if spec.command is None:
+            raise CallError("unsupported_transport", f"server {spec.id!r} has no command")
+        cwd = Path(spec.cwd) if spec.cwd else self.workspace
+        if not cwd.is_absolute():
+            cwd = self.workspace / cwd
+        return StdioTransport(
+            spec.command,
+            spec.args,
+            env=server_environment(self.environ, spec.inherit_env, spec.env),
+            cwd=os.fspath(cwd),
+            shutdown_timeout=spec.shutdown_timeout_secs,
+            process=process,
+            reaper=self.reaper,
+        )
+
+    def remote(self, transport: str, observations: HttpObservations, auth: SignInProvider | None) -> Transport:
+        """Streamable HTTP, legacy SSE or websocket (websocket gets no headers, AUTH-1)."""
+        if transport == "sse":
+            return sse_transport(self.url, self.headers, observations, auth)
+        if transport == "streamable_http":
+            return streamable_transport(self.url, self.headers, observations, auth)
+        if transport == "websocket":
+            return websocket_transport(self.url, open_timeout=self.spec.connect_timeout_secs)
+        raise CallError("unsupported_transport", f"transport {transport!r} is not available")
+
+    def falls_back(self, transport: str, observations: HttpObservations) -> bool:
+        """The streamable POST was refused with 404/405: an old-style SSE server (CONN-1)."""
+        return self.spec.sse_fallback and transport == "streamable_http" and observations.saw("POST", 404, 405)
+
+    def sign_in(
+        self, on_waiting: Callable[[str], None], on_answered: Callable[[], None]
+    ) -> tuple[SignInProvider, SignIn] | None:
+        """OAuth for a remote server, unless its headers already carry a credential (AUTH-2, AUTH-3)."""
+        store = self.auth_store
+        if store is None or any(credential_header(name) for name, _ in self.spec.headers):
+            return None
+        try:
+            stored = store.read().get(self.spec.id) or {}
+        except McpyardError:
+            stored = {}
+        port = stored.get("redirect_port") if isinstance(stored.get("redirect_port"), int) else None
+        sign_in = SignIn(
+            port=port or free_loopback_port(),
+            open_browser=self.open_browser,
+            on_waiting=on_waiting,
+            on_answered=on_answered,
+        )
+        return SignInProvider(self.url, ServerTokens(store, self.spec.id), sign_in), sign_in
+
+
+def timeout_reason(spec: ServerSpec, process: StdioProcess) -> str:
+    text = f"did not finish connecting within {spec.connect_timeout_secs:g} s"
+    if spec.transport == "stdio":
+        text += " (no answer to the MCP handshake: is this an MCP stdio server?)"
+        if process.stderr_tail:
+            text += "; stderr: " + " | ".join(process.stderr_tail)
+    return text
+
+
+def failure_reason(
+    spec: ServerSpec,
+    exc: BaseException,
+    *,
+    observations: HttpObservations,
+    process: StdioProcess,
+    sign_in: SignIn | None,
+) -> str:
+    """Why a connection attempt failed, in words for the status page (CONN-3)."""
+    leaf = leaf_exception(exc)
+    stdio = spec.transport == "stdio"
+    if stdio and process.pid is not None and process.returncode is not None:
+        return f"the server process {process.describe_exit()} before the handshake finished"
+    if sign_in is not None and sign_in.failure is not None:
+        return f"sign-in did not complete: {sign_in.failure}"
+    if not stdio and (status := observations.last_error()) is not None:
+        return f"{public_url(spec.url)} answered HTTP {status}"
+    return describe_failure(leaf, command=spec.command, url=spec.url)

@@ -1,0 +1,86 @@
+"""One call as it goes through the stages: the request, what each stage adds, or the refusal that ends it."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
+
+if TYPE_CHECKING:
+    import mcp_types as types
+
+    from mcpyard.catalog import CatalogEntry
+    from mcpyard.config import ServerSpec
+    from mcpyard.connect import InputRelay, LogFn, ProgressFn
+    from mcpyard.files import LocalFile
+    from mcpyard.pipeline._result import CallResult
+    from mcpyard.policy import Answer, CallFacts, Decision
+
+__all__ = ["Call", "CallRequest", "Refusal"]
+
+
+@dataclass(frozen=True, slots=True)
+class CallRequest:
+    """What a caller asks for: a tool by its model-facing name, its arguments, and where its events go."""
+
+    name: str
+    arguments: Mapping[str, Any]
+    """As given: file parameters hold local paths (CAT-3)."""
+    conversation: str
+    """Whose result store handles are made (CALL-4)."""
+    on_progress: ProgressFn | None = None
+    on_log: LogFn | None = None
+    on_input: InputRelay | None = None
+
+
+@dataclass(frozen=True, slots=True)
+class Refusal:
+    """Why a call ends before a result: its `CallResult.error` code and a message naming the problem and the fix."""
+
+    code: str
+    message: str
+    sent: bool = False
+    """Whether the request reached the server (a timeout, a lost connection): then the call `failed`."""
+
+
+@dataclass(slots=True)
+class Call:
+    """A call on its way: each stage fills in what it found and hands the call on.
+
+    Stages fill these in order: `entry` and `spec` (resolve); `facts` and `decision` (decide);
+    `sent` and `files` (read files); `cache_key`, `cached` and `generation` (cache lookup);
+    `answer` (ask); `raw` or `server_error` (dispatch); `result` (shape).
+    """
+
+    request: CallRequest
+    started: float
+    """`time.perf_counter()` at the start (for the record's duration)."""
+    entry: CatalogEntry | None = None
+    spec: ServerSpec | None = None
+    facts: CallFacts | None = None
+    decision: Decision | None = None
+    sent: Mapping[str, Any] = field(default_factory=dict)
+    """The arguments as sent: file parameters hold the base64 of the bytes read."""
+    files: Mapping[str, LocalFile] = field(default_factory=dict)
+    """Files read for file parameters, by parameter (FILE-3)."""
+    cache_key: str | None = None
+    cached: types.CallToolResult | None = None
+    generation: int = 0
+    """The server's cache generation when the cache was looked up (APR-3)."""
+    answer: Answer | None = None
+    raw: types.CallToolResult | None = None
+    server_error: str | None = None
+    """The server's own error text, when it answered with a protocol error."""
+    result: CallResult | None = None
+
+    def target(self) -> tuple[CatalogEntry, ServerSpec]:
+        """The tool and its server, as `resolve` found them."""
+        if self.entry is None or self.spec is None:
+            raise RuntimeError("the call was not resolved: stages run in order")
+        return self.entry, self.spec
+
+    def decided(self) -> tuple[CatalogEntry, CallFacts, Decision]:
+        """The tool, the facts of this call and the decision, as `decide` made it."""
+        if self.entry is None or self.facts is None or self.decision is None:
+            raise RuntimeError("the call was not decided: stages run in order")
+        return self.entry, self.facts, self.decision

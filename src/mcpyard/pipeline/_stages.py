@@ -1,0 +1,320 @@
+"""The stages of a call, in order; each takes the call and returns it, enriched, or a refusal (CALL-1 to CALL-7).
+
+resolve → validate → decide → read files → cache lookup → ask → recheck → dispatch → shape.
+`record` (in `_run.py`) ends every call, whatever happened.
+"""
+
+from __future__ import annotations
+
+import base64
+import functools
+import json
+from dataclasses import replace
+from typing import TYPE_CHECKING, Any
+
+import anyio
+import mcp_types as types
+
+from mcpyard.errors import CallError, ServerError
+from mcpyard.files import FileRefused, read_local_file
+from mcpyard.pipeline._cache import cache_key
+from mcpyard.pipeline._call import Call, Refusal
+from mcpyard.pipeline._shape import ShapeContext, shape_result
+from mcpyard.pipeline._validate import validate_arguments
+from mcpyard.policy import ApprovalCard, CallFacts, FileFacts, decide, preview_arguments, run_hooks
+
+if TYPE_CHECKING:
+    from mcpyard._view import HostView
+    from mcpyard.pipeline._run import Session
+
+__all__ = [
+    "ask",
+    "decide_call",
+    "dispatch",
+    "look_up_cache",
+    "read_files",
+    "recheck",
+    "resolve",
+    "shape",
+    "validate",
+]
+
+
+async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Find the tool by its model-facing name; a removed, unavailable or unknown one is refused (CALL-1, POL-5)."""
+    del session
+    name = call.request.name
+    entry = view.catalog.get(name)
+    if entry is None:
+        return _not_offered(view, name)
+    spec = view.specs.get(entry.server)
+    if spec is None or entry.server not in view.connections:
+        return Refusal("server_unavailable", f"server {entry.server!r} is not running")
+    call.entry, call.spec = entry, spec
+    return call
+
+
+def _not_offered(view: HostView, name: str) -> Refusal:
+    if (removed := view.removed().get(name)) is not None:
+        server_id = removed[0]
+        return Refusal("removed", f"{name} was reviewed, but server {server_id!r} no longer lists it; it cannot run")
+    if (known := view.known.get(name)) is not None:
+        server_id = known[0]
+        snapshot = view.servers.get(server_id)
+        state = str(snapshot.state) if snapshot is not None else "not running"
+        why = f": {snapshot.reason}" if snapshot is not None and snapshot.reason else ""
+        return Refusal("server_unavailable", f"{name} belongs to server {server_id!r}, which is {state}{why}")
+    known_names = sorted(view.catalog.entries)
+    close = [other for other in known_names if name.lower() in other.lower() or other.endswith(name)][:5]
+    hint = f"; did you mean {', '.join(close)}?" if close else "; list the tools with `mcpyard tools`"
+    return Refusal("unknown_tool", f"unknown tool {name!r}{hint}")
+
+
+async def validate(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """The arguments must match the tool's input schema; the server is not called otherwise (CALL-1)."""
+    del view, session
+    entry, _ = call.target()
+    try:
+        validate_arguments(entry, call.request.arguments)
+    except CallError as exc:
+        return Refusal(exc.code, exc.message)
+    return call
+
+
+async def decide_call(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Whether the call may run, must ask or is refused: rules, reviewed policy, mode, annotations (POL)."""
+    entry, spec = call.target()
+    arguments = call.request.arguments
+    redactor = view.redactor
+    facts = CallFacts(
+        name=entry.name,
+        read_only=entry.read_only,
+        destructive=entry.destructive,
+        trust_annotations=spec.trust_annotations,
+        sends_files=any(isinstance(arguments.get(param), str) for param in entry.file_params),
+        sends_secret=bool(redactor) and redactor.contains(json.dumps(arguments, ensure_ascii=False, default=str)),
+        policy=view.policies.policy(entry.server, entry.tool, entry.definition_hash),
+    )
+    decision = decide(facts, session.mode, view.rules, session.session_allows)
+    if decision.verdict == "refuse":
+        return Refusal(decision.code, f"{entry.name} refused: {decision.reason}")
+    call.facts, call.decision = facts, decision
+    return call
+
+
+async def read_files(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Read every file parameter once, before approval: these bytes are what is sent (FILE-1 to FILE-3)."""
+    del session
+    entry, spec = call.target()
+    arguments = call.request.arguments
+    call.sent = arguments
+    params = [param for param in entry.file_params if isinstance(arguments.get(param), str)]
+    if not params:
+        return call
+    sent = dict(arguments)
+    for param in params:
+        reader = functools.partial(
+            read_local_file,
+            arguments[param],
+            workspace=view.workspace,
+            grants=view.settings.grants,
+            max_bytes=spec.max_file_bytes,
+        )
+        try:
+            file = await anyio.to_thread.run_sync(reader)
+        except FileRefused as exc:
+            return Refusal(exc.code, f"{entry.name}: {param}: {exc.message}")
+        call.files = {**call.files, param: file}
+        sent[param] = base64.b64encode(file.data).decode("ascii")
+    call.sent = sent
+    return call
+
+
+async def look_up_cache(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """An idempotent tool's earlier result for the same arguments and file contents (CALL-6)."""
+    del view
+    entry, spec = call.target()
+    cache = session.cache
+    if entry.idempotent and spec.trust_annotations:
+        digests = {param: file.sha256 for param, file in call.files.items()}
+        call.cache_key = cache_key(entry.server, entry.tool, call.sent, digests)
+        call.cached = cache.get(call.cache_key)
+    call.generation = cache.generation(entry.server)
+    return call
+
+
+async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Run the pre_call hooks, settle the decision with their answer, and show the card if it still asks (APR-1)."""
+    entry, facts, decision = call.decided()
+    if view.settings.hooks:
+        hook = await _run_hooks(view, call)
+        if hook is not None:
+            facts = call.facts = replace(facts, hook=hook)
+            decision = call.decision = decide(facts, session.mode, view.rules, session.session_allows)
+            if decision.verdict == "refuse":
+                return Refusal(decision.code, f"{entry.name} refused: {decision.reason}")
+    if decision.verdict != "ask":
+        return call
+    approver = session.approver
+    if approver is None:
+        return Refusal(
+            "approval_required",
+            f"{entry.name} needs approval ({decision.reason}) and no one can approve it here; "
+            "run it where a person can answer the card, or allow it with a rule or another mode",
+        )
+    answer = call.answer = await approver(_card(view, call))
+    if answer == "session" and decision.session_allowed:
+        session.session_allows.add(entry.name)
+    elif answer not in ("once", "session"):
+        return Refusal("denied", f"{entry.name} was not approved; nothing was sent")
+    return call
+
+
+async def _run_hooks(view: HostView, call: Call) -> Any:
+    """The user's pre_call hooks, given the call as JSON: tool, server, arguments, files (POL-6)."""
+    entry, _ = call.target()
+    files = [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in call.files.values()]
+    payload = {
+        "tool": entry.name,
+        "server": entry.server,
+        "server_tool": entry.tool,
+        "arguments": view.redactor.redact_json(dict(call.request.arguments)),
+        "files": files,
+    }
+    return await run_hooks(
+        view.settings.hooks,
+        name=entry.name,
+        file_paths=[f.path for f in call.files.values()],
+        payload=payload,
+        cwd=view.workspace,
+        environ=view.environ,
+    )
+
+
+def _card(view: HostView, call: Call) -> ApprovalCard:
+    (entry, spec), (_, _, decision) = call.target(), call.decided()
+    redactor = view.redactor
+    facts = {param: FileFacts(file.path, file.size, file.sha256) for param, file in call.files.items()}
+    return ApprovalCard(
+        tool=entry.name,
+        server=entry.server,
+        server_tool=entry.tool,
+        # Redacted before the preview is cut, so no part of a secret is shown.
+        arguments_preview=redactor.redact(preview_arguments(redactor.redact_json(dict(call.request.arguments)), facts)),
+        annotations=entry.annotations,
+        reason=decision.reason,
+        files=tuple(facts.values()),
+        offers_session=decision.session_allowed,
+        destructive=entry.destructive and spec.trust_annotations,
+        cached=call.cached is not None,
+    )
+
+
+async def recheck(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """After a card, run exactly what was approved: a tool that changed or is no longer allowed is refused (APR-2).
+
+    The card may have been open for minutes, so this reads the view the host published last.
+    """
+    if call.answer is None:
+        return call
+    entry, facts, _ = call.decided()
+    view = view.newest()
+    current = view.catalog.get(entry.name)
+    if current is None or current.definition_hash != entry.definition_hash:
+        return Refusal(
+            "tool_changed", f"{entry.name} changed or left while its card was open; nothing was sent; call it again"
+        )
+    policy = view.policies.policy(current.server, current.tool, current.definition_hash)
+    if decide(replace(facts, policy=policy), session.mode, view.rules, ()).verdict == "refuse":
+        return Refusal("denied", f"{current.name} is no longer allowed; nothing was sent")
+    if call.cached is not None and session.cache.generation(entry.server) != call.generation:
+        # A call that may change the server got there while the card was open (APR-3).
+        return Refusal(
+            "stale_cache",
+            f"{entry.name}: the server may have changed while this call waited for approval, so its "
+            "earlier result was not given and nothing was sent; call the tool again",
+        )
+    return call
+
+
+async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Send the call, unless the cache answers it; timeouts, cancellation and progress as CALL-2 says."""
+    entry, spec = call.target()
+    if call.cached is not None:
+        return call
+    cache = session.cache
+    if not (entry.read_only and not entry.destructive and spec.trust_annotations):
+        # Any call that may change the server forgets its results, whether it succeeds or not (CALL-6).
+        cache.forget_server(entry.server)
+    before = cache.generation(entry.server)
+    request = call.request
+    try:
+        call.raw = await view.connections[entry.server].call(
+            entry.tool,
+            call.sent,
+            timeout_secs=spec.call_timeout_secs,
+            on_progress=request.on_progress,
+            on_log=_redacted_log(view, request.on_log),
+            on_input=_redacted_input(view, request.on_input),
+        )
+    except ServerError as exc:
+        call.server_error = exc.text
+        return call
+    except CallError as exc:
+        return Refusal(exc.code, exc.message, sent=True)
+    # A change that reached the server while this call was out makes its answer stale: not kept.
+    if call.cache_key is not None and not call.raw.is_error and cache.generation(entry.server) == before:
+        cache.put(call.cache_key, entry.server, call.raw)
+    return call
+
+
+def _redacted_log(view: HostView, on_log: Any) -> Any:
+    """Log messages are server text like any other: redacted before they reach anyone (SEC-3)."""
+    if on_log is None:
+        return None
+    redact = view.redactor.redact_json
+
+    async def forward(params: types.LoggingMessageNotificationParams) -> None:
+        data = redact(params.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        await on_log(types.LoggingMessageNotificationParams.model_validate(data))
+
+    return forward
+
+
+def _redacted_input(view: HostView, relay: Any) -> Any:
+    """A server's sampling or elicitation request is server text too: redacted before it is sent on (SEC-3)."""
+    if relay is None or relay.ask is None:
+        return relay
+    ask_client = relay.ask
+    redact = view.redactor.redact_json
+
+    async def forward(method: str, params: Any) -> Any:
+        return await ask_client(method, redact(dict(params)))
+
+    return replace(relay, ask=forward)
+
+
+async def shape(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Turn what came back into what the model reads: file lines, cap and store, redaction, fence (CALL-4 to CALL-7)."""
+    entry, _ = call.target()
+    context = ShapeContext(
+        conversation=call.request.conversation,
+        marker=session.marker,
+        max_bytes=view.settings.max_result_bytes,
+        store=session.store,
+        files=tuple(call.files.values()),
+        cached=call.cached is not None,
+        redactor=view.redactor,
+    )
+    if call.server_error is not None:
+        # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.
+        failed = types.CallToolResult(content=[types.TextContent(type="text", text=call.server_error)], is_error=True)
+        shaped = shape_result(entry, failed, context)
+        message = shaped.error["message"] if shaped.error else call.server_error
+        call.result = replace(shaped, error={"code": "server_error", "message": message})
+        return call
+    raw = call.cached if call.cached is not None else call.raw
+    if raw is None:
+        raise RuntimeError("the call was not dispatched: stages run in order")
+    call.result = shape_result(entry, raw, context)
+    return call
