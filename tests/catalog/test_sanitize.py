@@ -141,3 +141,12 @@ def test_cat4_sanitize_text_equals_the_plain_rules(raw: str, limit: int) -> None
 def test_ins2_a_long_text_that_needs_no_change_is_returned_whole(text: str) -> None:
     assert clean_text(text) == text
     assert clean_text(text + "\x1b[31m!\r\n\u202e") == text + "!\n"
+
+
+@pytest.mark.parametrize("position", [0, 1, 511, 512, 262_143, 262_144, 262_145, 524_288, 999_999])
+@pytest.mark.parametrize("character", ["\x00", "\x07", "\r", "\x1b", "\x1f", "\x7f"])
+def test_ins2_a_control_character_anywhere_in_a_long_text_is_found(position: int, character: str) -> None:
+    text = "abc\tdef\n" * 125_000  # 1,000,000 characters
+    dirty = text[:position] + character + text[position:]
+    assert clean_text(dirty) == reference_clean_text(dirty)
+    assert character not in clean_text(dirty)

@@ -26,28 +26,35 @@ _REMOVE = re.compile(
     "\U000e0000-\U000e007f"  # tag characters
     "]"
 )
-# In ASCII text only these need work: C0 controls but tab and line feed (CR and ESC among them) and DEL.
-_ASCII_WORK = "".join(map(chr, [*range(0x09), *range(0x0B, 0x20), 0x7F]))
+# In ASCII text only these need work: C0 controls but tab and line feed, and DEL; CR and ESC,
+# the likeliest, are looked for first.
+_ASCII_WORK = "\r\x1b" + "".join(map(chr, [*range(0x09), 0x0B, 0x0C, *range(0x0E, 0x1B), *range(0x1C, 0x20), 0x7F]))
 _ASCII_WORK_RE = re.compile(f"[{re.escape(_ASCII_WORK)}]")
 _ASCII_REMOVE = str.maketrans(dict.fromkeys(_ASCII_WORK))
 _SHORT = 512
 """Below this length one regex search is cheaper than a `str.find` per character; above it, far dearer."""
+_BLOCK = 256 * 1024
+"""Long text is searched a block at a time, every character per block, so each block is read from the cache."""
 
 
 def _ascii_needs_work(text: str) -> bool:
-    if text.isprintable():  # for ASCII: no C0 control and no DEL, not even a tab or a line feed
-        return False
+    # Not str.isprintable: it looks each character up in the Unicode database, even in ASCII text.
     if len(text) < _SHORT:
         return _ASCII_WORK_RE.search(text) is not None
-    return any(char in text for char in _ASCII_WORK)
+    for start in range(0, len(text), _BLOCK):
+        end = start + _BLOCK
+        for char in _ASCII_WORK:
+            if text.find(char, start, end) != -1:
+                return True
+    return False
 
 
 def clean_text(text: str) -> str:
     """Remove ANSI sequences, control, bidi, zero-width and tag characters; keep tabs and line breaks.
 
     CR LF and a lone CR become LF first. Text that needs no change is returned as it is, after
-    a search that is linear and cheap: ASCII text is checked with one `str.find` per character
-    that may need work, other text with one regex search.
+    a search that is linear and cheap: ASCII text is checked with one `str.find` (memchr) per
+    character that may need work, other text with one regex search.
     """
     if text.isascii():
         if not _ascii_needs_work(text):
