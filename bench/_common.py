@@ -7,7 +7,6 @@ import contextlib
 import json
 import math
 import os
-import re
 import signal
 import sys
 import tempfile
@@ -192,30 +191,28 @@ def report(
     return ratio
 
 
-_TOO_LARGE = re.compile(r"returned (\d+) bytes of text")
+CUT_MARK = "[… cut by mcpyard: the full result is "
+"""How the text the model reads marks a result cut at `max_result_bytes` (the rest is kept by handle)."""
 
 
-def host_caller(host: Host, server_id: str, *, cached: bool = False, too_large_ok: bool = False) -> Caller:
+def host_caller(host: Host, server_id: str, *, cached: bool = False, cut: bool = False) -> Caller:
     """`Host.call` of one bench tool, returning the length of the server's text.
 
     The length is taken from the wire content blocks (`CallResult.content`), never from
     `CallResult.text`: that one is what the model reads, the data inside mcpyard's fence
     (and cut at the result cap). `cached` is whether every answer must come from mcpyard's
-    idempotent cache (True) or from the server (False). With `too_large_ok`, mcpyard's
-    `result_too_large` refusal (a result over the 1 MiB it keeps, refused after it was read
-    whole) counts as an answer, and the length is the one the refusal names.
+    idempotent cache (True) or from the server (False). `cut` is whether every answer must
+    be a result mcpyard cut and stored (a handle, and the cut mark in the text) or not.
     """
 
     async def call(tool: str, arguments: dict[str, Any]) -> int:
         result = await host.call(f"{server_id}__{tool}", arguments)
         if not result.ok:
-            error = result.error or {}
-            found = _TOO_LARGE.search(error.get("message", ""))
-            if too_large_ok and error.get("code") == "result_too_large" and found:
-                return int(found[1])
             raise RuntimeError(f"Host.call({tool}) failed: {result.error}")
         if result.cached != cached:
             raise RuntimeError(f"Host.call({tool}) answered from {'its cache' if result.cached else 'the server'}")
+        if (result.handle is not None, CUT_MARK in result.text) != (cut, cut):
+            raise RuntimeError(f"Host.call({tool}): handle {result.handle!r}, cut mark expected: {cut}")
         return sum(len(str(block.get("text", ""))) for block in result.content if block.get("type") == "text")
 
     return call
