@@ -11,15 +11,18 @@ from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ServerSpec, TrustStore, load_config
 from mcpyard.connect import split_trace_headers
 from mcpyard.errors import UsageError
+from mcpyard.policy import PinPolicies, PinStore, PolicySource
 
 __all__ = [
     "Changes",
+    "HostOptions",
     "Plan",
     "Running",
     "header_names",
     "make_plan",
     "plan_changes",
     "read_config",
+    "read_plan",
     "resolve_workspace",
     "websocket_note",
 ]
@@ -66,6 +69,48 @@ def read_config(
         environ=environ,
         secrets=secrets,
     )
+
+
+@dataclass(frozen=True, slots=True)
+class HostOptions:
+    """How a host was opened: where it reads its configuration and data, and what its servers may do."""
+
+    workspace: Path
+    environ: Mapping[str, str]
+    config_home: Path
+    data_home: Path
+    config_file: Path | None = None
+    trust_project: bool = False
+    secrets: Mapping[str, str] | None = None
+    """Secrets by name for `${secret:NAME}`; None: the saved ones, read again on every reload (SEC-1)."""
+    policies: PolicySource | None = None
+    """Reviewed per-tool policies; None: the pins `mcpyard pin` saved, read again on every reload (POL-5)."""
+    open_browser: bool = False
+    relay_input: bool = False
+
+
+def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:
+    """The configuration and the reviewed policies as they are on disk now (blocking: run it in a worker thread).
+
+    Raises:
+        ConfigError: a source, or the pins file, cannot be used.
+    """
+    secrets = options.secrets
+    if secrets is None:
+        from mcpyard.secrets import default_secret_store
+
+        secrets = default_secret_store(options.data_home).get_all()
+    config = read_config(
+        workspace=options.workspace,
+        config_file=options.config_file,
+        trust_project=options.trust_project,
+        environ=options.environ,
+        config_home=options.config_home,
+        data_home=options.data_home,
+        secrets=secrets,
+    )
+    pinned = options.policies or PinPolicies(PinStore(options.data_home / "pins.json").load())
+    return make_plan(config), pinned
 
 
 def make_plan(config: LoadedConfig) -> Plan:

@@ -7,27 +7,33 @@ changes, and `newest()` gives whoever waited (an approval card) the one publishe
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import TYPE_CHECKING, Any, Protocol
+from types import MappingProxyType
+from typing import TYPE_CHECKING, Any, Protocol, TypeVar
 
+import anyio
 import mcp_types as types
 
-from mcpyard.catalog import Catalog, tool_name
+from mcpyard.catalog import Catalog, ServerTools, build_catalog, tool_name
 from mcpyard.config import HostSettings, ServerSpec
 from mcpyard.connect import InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.policy import PolicySource, Rules
 from mcpyard.secrets import Redactor
 
 if TYPE_CHECKING:
+    from mcp import Client
+
     from mcpyard._plan import Plan
 
-__all__ = ["HostView", "ServerConnection", "ViewCell"]
+T = TypeVar("T")
+
+__all__ = ["HostView", "Publisher", "ServerConnection", "ViewCell"]
 
 
 class ServerConnection(Protocol):
-    """Where a call to one server goes (a `Supervisor`)."""
+    """Where requests to one running server go (a `Supervisor`)."""
 
     async def call(
         self,
@@ -39,6 +45,12 @@ class ServerConnection(Protocol):
         on_log: LogFn | None = None,
         on_input: InputRelay | None = None,
     ) -> types.CallToolResult: ...
+
+    async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T: ...
+
+    async def watch(self, uri: str) -> None: ...
+
+    async def unwatch(self, uri: str) -> None: ...
 
 
 class ViewCell:
@@ -103,3 +115,65 @@ class HostView:
             for tool in sorted(set(reviewed) - listed):
                 found[tool_name(prefix, separator, tool)] = (server_id, tool)
         return found
+
+
+class Publisher:
+    """Builds a host's views and publishes them: the newest in `cell`, and a wake-up for whoever waits."""
+
+    def __init__(self, *, workspace: Path, environ: Mapping[str, str]) -> None:
+        self.cell = ViewCell()
+        self._workspace = workspace
+        self._environ = environ
+        self._known: dict[str, tuple[str, str]] = {}
+        """Every model-facing name ever listed, with its server: a call to a tool of a stopped server names it."""
+        self._changed = anyio.Event()
+
+    @property
+    def view(self) -> HostView | None:
+        return self.cell.view
+
+    def publish(
+        self,
+        plan: Plan,
+        policies: PolicySource,
+        redactor: Redactor,
+        servers: Mapping[str, ServerSnapshot],
+        connections: Mapping[str, ServerConnection],
+        *,
+        relist: bool,
+    ) -> HostView:
+        """A new view; its catalog is built again only when a listing (or the plan) changed."""
+        old = self.cell.view
+        catalog = old.catalog if old is not None and not relist else self._catalog(plan, redactor, servers)
+        settings = plan.config.settings
+        view = HostView(
+            plan=plan,
+            catalog=catalog,
+            servers=servers,
+            connections=connections,
+            policies=policies,
+            redactor=redactor,
+            known=MappingProxyType(dict(self._known)),
+            workspace=self._workspace,
+            environ=self._environ,
+            rules=Rules(settings.allow, settings.deny),
+            cell=self.cell,
+        )
+        self.cell.view = view
+        changed, self._changed = self._changed, anyio.Event()
+        changed.set()
+        return view
+
+    def _catalog(self, plan: Plan, redactor: Redactor, servers: Mapping[str, ServerSnapshot]) -> Catalog:
+        listings = [
+            ServerTools(server_id, plan.prefixes[server_id], snapshot.tools)
+            for server_id in plan.specs
+            if (snapshot := servers.get(server_id)) is not None and snapshot.tools
+        ]
+        catalog = build_catalog(listings, plan.config.settings.tool_name_separator, redactor=redactor)
+        self._known.update((entry.name, (entry.server, entry.tool)) for entry in catalog.entries.values())
+        return catalog
+
+    async def changed(self) -> None:
+        """Until the next view is published."""
+        await self._changed.wait()

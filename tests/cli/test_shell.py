@@ -59,3 +59,29 @@ def test_cli2_shell_yes_answers_cards_but_refuses_destructive_tools(home: Home) 
     out = shell(home, ["call h__bump", 'call h__destroy {"target": "x"}'], "--yes")
     assert out[0]["ok"] is True
     assert out[1]["error"]["code"] == "denied"
+
+
+def test_cli2_shell_history_lists_the_sessions_calls_with_their_outcome_and_why(home: Home) -> None:
+    out = shell(home, ['call h__huge {"size": 3}', "call h__bump", "call h__nothing", "/history"])
+    history = out[3]["history"]
+    assert [(r["tool"], r["status"], r["error_code"]) for r in history] == [
+        ("h__huge", "ran", None),
+        ("h__bump", "refused", "approval_required"),
+        ("h__nothing", "refused", "unknown_tool"),
+    ]
+    assert history[0]["why"] == "read-only tool"
+    assert history[0]["server"] == "h"
+    config = home.write_config({"h": fixture_server("hostile")})
+    plain = subprocess.run(
+        [sys.executable, "-m", "mcpyard", "shell", "--mcp-config", str(config)],
+        input='call h__huge {"size": 3}\n/history\n',
+        capture_output=True,
+        text=True,
+        env=home.environ,
+        cwd=home.workspace,
+        timeout=90,
+        check=False,
+    )
+    assert plain.returncode == 0, plain.stderr
+    line = next(line for line in plain.stdout.splitlines() if " h__huge ran in " in line)
+    assert "read-only tool" in line

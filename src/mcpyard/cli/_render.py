@@ -15,9 +15,9 @@ if TYPE_CHECKING:
 
     from mcpyard._host import ToolInfo
     from mcpyard._status import ServerStatus, Status
-    from mcpyard.pipeline import CallResult
+    from mcpyard.pipeline import CallRecord, CallResult
 
-__all__ = ["annotation_words", "render_result", "render_status", "render_tools", "safe"]
+__all__ = ["annotation_words", "render_history", "render_result", "render_status", "render_tools", "safe"]
 
 SANDBOX_NOTE = "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
 
@@ -125,3 +125,25 @@ def render_result(result: CallResult, console: Console, *, rich: bool) -> None:
         return
     code = result.error["code"] if result.error else "error"
     console.print(Text.assemble((f"{code}: ", "red" if rich else ""), safe(result.text)))
+
+
+_HISTORY_STYLE = {"ran": "green", "cached": "cyan", "refused": "yellow", "failed": "red"}
+
+
+def render_history(records: list[CallRecord], console: Console, *, rich: bool) -> None:
+    """This session's calls, one line each: time, tool, outcome, duration, and why it was decided so."""
+    if not records:
+        console.print("no calls yet in this session")
+        return
+    for record in records:
+        outcome = record.status + (f" ({record.error_code})" if record.error_code else "")
+        answer = f", answered {record.answer}" if record.answer else ""
+        files = "".join(f", file {f.path} ({f.size} bytes)" for f in record.files)
+        line = (
+            f"{record.at:%H:%M:%S} {record.tool} {outcome} in {record.duration_ms:.0f} ms"
+            f" · {record.why}{answer}{files}"
+        )
+        if rich:
+            console.print(Text.assemble((f"{outcome:<10} ", _HISTORY_STYLE.get(record.status, "")), safe(line)))
+        else:
+            console.print(safe(line))

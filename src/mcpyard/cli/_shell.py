@@ -24,7 +24,7 @@ from mcpyard.cli._common import (
     show_status,
     with_globals,
 )
-from mcpyard.cli._render import SANDBOX_NOTE, render_result, render_status, render_tools, safe
+from mcpyard.cli._render import SANDBOX_NOTE, render_history, render_result, render_status, render_tools, safe
 
 if TYPE_CHECKING:
     from rich.console import Console
@@ -38,6 +38,7 @@ HELP = """commands:
   /mcp                      the status page
   /mcp reload               re-read the configuration and reconnect what changed
   /tools                    the tools as the model sees them
+  /history                  this session's calls: what ran, was refused or failed, and why
   call NAME [JSON]          call a tool with a JSON object of arguments
   read_result HANDLE [OFFSET [LENGTH]]
                             read more of a result that was cut
@@ -116,6 +117,8 @@ class _Shell:
                 self.out({"tools": [tool.to_json() for tool in tools]})
             else:
                 render_tools(tools, self.console, rich=self.opts.rich)
+        elif words == "/history":
+            self.show_history()
         elif words.startswith("call ") or words == "call":
             await self.call(words[len("call") :].strip())
         elif words.startswith("read_result"):
@@ -126,6 +129,13 @@ class _Shell:
 
     def show_status(self, status: Any) -> None:
         show_status(status, self.opts)
+
+    def show_history(self) -> None:
+        records = self.host.history()
+        if self.opts.json:
+            self.out({"history": [record.to_json() for record in records]})
+        else:
+            render_history(records, self.console, rich=self.opts.rich)
 
     async def call(self, rest: str) -> None:
         name, _, raw = rest.partition(" ")

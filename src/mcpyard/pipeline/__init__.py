@@ -8,7 +8,7 @@ from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, resume, run
+from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
 from mcpyard.pipeline._shape import CACHED_LINE, ShapeContext, cut_to_bytes, fence, file_line, shape_result
 from mcpyard.pipeline._stages import (
     ask,
@@ -58,7 +58,6 @@ __all__ = [
     "read_result",
     "recheck",
     "resolve",
-    "resume",
     "run",
     "shape",
     "shape_result",

@@ -34,7 +34,7 @@ from mcpyard.policy import Approver
 if TYPE_CHECKING:
     from mcpyard._view import HostView
 
-__all__ = ["READ_RESULT", "READ_RESULT_TOOL", "STAGES", "Session", "Stage", "read_result", "resume", "run"]
+__all__ = ["READ_RESULT", "READ_RESULT_TOOL", "STAGES", "Session", "Stage", "read_result", "run"]
 
 READ_RESULT = "read_result"
 READ_RESULT_TOOL: Mapping[str, Any] = {
@@ -60,8 +60,6 @@ SUMMARY_CHARS = 200
 Stage = Callable[["HostView", "Session", Call], Awaitable[Call | Refusal]]
 STAGES: tuple[Stage, ...] = (resolve, validate, decide_call, read_files, look_up_cache, ask, recheck, dispatch, shape)
 """Every call passes these, in this order, until one refuses it (CALL)."""
-AFTER_APPROVAL: tuple[Stage, ...] = (recheck, dispatch, shape)
-"""What runs once a parked call is approved: its saved arguments, checked again (APR-2)."""
 
 
 @dataclass
@@ -80,22 +78,12 @@ class Session:
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:
-    """One call through every stage, then its record; never raises for a call that failed or was refused."""
+    """One call through every stage until one refuses it, then its record; never raises for a call that failed."""
     call = Call(request, started=time.perf_counter())
     if request.name == READ_RESULT:
         return await _finish(view, session, call, read_result(view, session, request))
-    return await _through(STAGES, view, session, call)
-
-
-async def resume(view: HostView, session: Session, call: Call) -> CallResult:
-    """Go on with a call that was parked for approval and has now been approved: recheck, dispatch, shape."""
-    call.answer = call.answer or "once"
-    return await _through(AFTER_APPROVAL, view, session, call)
-
-
-async def _through(stages: tuple[Stage, ...], view: HostView, session: Session, call: Call) -> CallResult:
     outcome: Call | Refusal = call
-    for stage in stages:
+    for stage in STAGES:
         try:
             outcome = await stage(view, session, call)
         except CallError as exc:  # a stage's helper that raised instead of returning its refusal

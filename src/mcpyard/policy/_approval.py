@@ -170,11 +170,11 @@ class InboxApprover:
             self.pending.remove(parked)
         return parked.answer
 
-    async def next_card(self) -> ParkedCard:
-        """The oldest card still waiting, once there is one (bound it with `anyio.fail_after`)."""
-        while not self.pending:
+    async def waiting(self, count: int = 1) -> list[ParkedCard]:
+        """The cards waiting, oldest first, once at least `count` do (bound it with `anyio.fail_after`)."""
+        while len(self.pending) < count:
             await self._arrived.wait()
-        return self.pending[0]
+        return list(self.pending)
 
     def answer(self, parked: ParkedCard, answer: Answer) -> None:
         parked.answer = answer

@@ -1,0 +1,142 @@
+"""The host's running servers: one supervisor each, started, kept or stopped as the plan changes (CONN, CFG-7)."""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import Awaitable, Callable, Mapping
+from types import MappingProxyType
+
+import anyio
+import anyio.abc
+
+from mcpyard._plan import HostOptions, Plan, Running, plan_changes
+from mcpyard.auth import AUTH_FILE, AuthStore
+from mcpyard.config import ServerSpec
+from mcpyard.connect import ClientIdentity, Reaper, ServerSnapshot, State, Supervisor
+
+__all__ = ["CONNECT_SLACK", "Servers"]
+
+CONNECT_SLACK = 3.0
+"""Beyond a server's connect and shutdown timeouts (a failed start is torn down before it is
+reported), how long opening waits before giving up on it."""
+TERM_GRACE = 2.0
+
+
+class Servers:
+    """Supervisors by server id, with the spec each was started with and its last snapshot.
+
+    Every supervisor tells `on_change` of its snapshots and redacts what it keeps with `redact`;
+    the reaper stops their process groups even if mcpyard itself is killed (CONN-5).
+    """
+
+    def __init__(
+        self,
+        options: HostOptions,
+        identity: ClientIdentity,
+        *,
+        redact: Callable[[str], str],
+        on_change: Callable[[ServerSnapshot], None],
+    ) -> None:
+        self._options = options
+        self._identity = identity
+        self._redact = redact
+        self._on_change = on_change
+        self._reaper = Reaper()
+        self._auth_store = AuthStore(options.data_home / AUTH_FILE)
+        self._supervisors: dict[str, Supervisor] = {}
+        self._started: dict[str, ServerSpec] = {}
+        self._finished: dict[str, anyio.Event] = {}
+        self._snapshots: dict[str, ServerSnapshot] = {}
+        self._listeners: list[Callable[[str, str], Awaitable[None]]] = []
+        """`(server, uri)` callbacks for updates of watched resources (the gateway's subscriptions)."""
+
+    def get(self, server_id: str) -> Supervisor | None:
+        return self._supervisors.get(server_id)
+
+    def snapshots(self) -> Mapping[str, ServerSnapshot]:
+        return MappingProxyType(dict(self._snapshots))
+
+    def connections(self) -> Mapping[str, Supervisor]:
+        return MappingProxyType(dict(self._supervisors))
+
+    def heard(self, snapshot: ServerSnapshot) -> ServerSnapshot | None:
+        """Keep a running server's new snapshot; returns the one it replaces (None: not a running server)."""
+        before = self._snapshots.get(snapshot.id)
+        if before is not None:
+            self._snapshots[snapshot.id] = snapshot
+        return before
+
+    async def apply(self, old: Plan | None, new: Plan, tg: anyio.abc.TaskGroup) -> list[ServerSpec]:
+        """Stop servers that left, changed, failed or stopped; start new and changed ones. Returns those started."""
+        running = {
+            server_id: Running(self._started[server_id], s.snapshot.state not in (State.FAILED, State.STOPPED))
+            for server_id, s in self._supervisors.items()
+            if not self._finished[server_id].is_set()
+        }
+        changes = plan_changes(old, new, running)
+        for server_id in [*changes.stop, *(i for i in self._supervisors if i not in running)]:
+            self._supervisors[server_id].request_stop()
+            await self._finished[server_id].wait()
+            for table in (self._supervisors, self._started, self._finished, self._snapshots):
+                table.pop(server_id, None)
+        for spec in changes.start:
+            self._start(spec, tg)
+        return list(changes.start)
+
+    def _start(self, spec: ServerSpec, tg: anyio.abc.TaskGroup) -> None:
+        options = self._options
+        supervisor = Supervisor(
+            spec,
+            workspace=options.workspace,
+            environ=options.environ,
+            identity=self._identity,
+            on_change=self._on_change,
+            reaper=self._reaper,
+            redact=self._redact,
+            auth_store=self._auth_store,
+            open_browser=options.open_browser,
+            relay_input=options.relay_input,
+            on_resource_updated=self._resource_updated,
+        )
+        finished = anyio.Event()
+
+        async def run_server() -> None:
+            try:
+                await supervisor.run()
+            finally:
+                finished.set()
+
+        self._supervisors[spec.id] = supervisor
+        self._started[spec.id] = spec
+        self._finished[spec.id] = finished
+        self._snapshots[spec.id] = supervisor.snapshot
+        tg.start_soon(run_server, name=f"mcpyard server {spec.id}")
+
+    async def settle(self, started: list[ServerSpec]) -> None:
+        """Wait until each started server connected, failed or waits for sign-in, within its own time limits."""
+        if not started:
+            return
+        limit = max(s.connect_timeout_secs + s.shutdown_timeout_secs for s in started) + TERM_GRACE + CONNECT_SLACK
+        with anyio.move_on_after(limit):
+            for spec in started:
+                if (supervisor := self._supervisors.get(spec.id)) is not None:
+                    await supervisor.wait_settled()
+
+    def listen(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
+        """Call `listener(server, uri)` when a watched resource changes."""
+        self._listeners.append(listener)
+
+    async def _resource_updated(self, server_id: str, uri: str) -> None:
+        for listener in list(self._listeners):
+            with contextlib.suppress(Exception):  # one listener's failure is not another's
+                await listener(server_id, uri)
+
+    def stop_all(self) -> None:
+        """Ask every server to stop; leaving the host's task group waits for them (CONN-5)."""
+        for supervisor in self._supervisors.values():
+            supervisor.request_stop()
+
+    async def close(self) -> None:
+        """After every server stopped: the reaper ends too."""
+        with anyio.CancelScope(shield=True):
+            await anyio.to_thread.run_sync(self._reaper.close)
