@@ -140,8 +140,7 @@ def render_history(records: list[CallRecord], console: Console, *, rich: bool) -
         answer = f", answered {record.answer}" if record.answer else ""
         files = "".join(f", file {f.path} ({f.size} bytes)" for f in record.files)
         line = (
-            f"{record.at:%H:%M:%S} {record.tool} {outcome} in {record.duration_ms:.0f} ms"
-            f" · {record.why}{answer}{files}"
+            f"{record.at:%H:%M:%S} {record.tool} {outcome} in {record.duration_ms:.0f} ms · {record.why}{answer}{files}"
         )
         if rich:
             console.print(Text.assemble((f"{outcome:<10} ", _HISTORY_STYLE.get(record.status, "")), safe(line)))
