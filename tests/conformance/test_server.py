@@ -13,13 +13,16 @@ import os
 import socket
 import subprocess
 import sys
-import time
+import threading
 from collections.abc import Iterator
 from pathlib import Path
 
 import pytest
 
 from tests.conformance.test_client import ANSI, RESULT, suite
+from tests.servers.http_runner import GATEWAY_LISTENING
+
+STARTUP_SECONDS = 60
 
 HERE = Path(__file__).resolve().parent
 SERVERS = HERE.parent / "servers"
@@ -85,19 +88,27 @@ def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
     command = [sys.executable, "-m", "mcpyard", "serve", "--transport", "http", "--port", str(port)]
     command += ["--share-all", "--no-prefix", "--mcp-config", str(config), "--workspace", str(root / "ws")]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
+    said: list[bytes] = []
+    settled = threading.Event()
+
+    def read_stderr() -> None:
+        # To the end, so the pipe never fills; settled once the gateway says it listens, or exits.
+        assert process.stderr is not None
+        for line in process.stderr:
+            said.append(line)
+            if GATEWAY_LISTENING.encode() in line:
+                settled.set()
+        settled.set()
+
+    reader = threading.Thread(target=read_stderr, name="gateway stderr", daemon=True)
+    reader.start()
     try:
-        deadline = time.monotonic() + 60
-        while True:
-            if process.poll() is not None:
-                stderr = process.stderr.read().decode() if process.stderr else ""
-                pytest.fail(f"the gateway exited with code {process.returncode}: {stderr}")
-            try:
-                socket.create_connection(("127.0.0.1", port), timeout=1).close()
-                break
-            except OSError:
-                if time.monotonic() > deadline:
-                    pytest.fail("the gateway did not listen within 60 s")
-                time.sleep(0.1)
+        # A synchronous fixture (module-scoped, for every scenario): the event's own time limit.
+        if not settled.wait(timeout=STARTUP_SECONDS):
+            pytest.fail(f"the gateway did not listen within {STARTUP_SECONDS} s")
+        if not any(GATEWAY_LISTENING.encode() in line for line in said):
+            process.wait(timeout=15)
+            pytest.fail(f"the gateway exited with code {process.returncode}: {b''.join(said).decode()}")
         yield f"http://127.0.0.1:{port}/mcp"
     finally:
         process.terminate()
@@ -106,6 +117,7 @@ def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         except subprocess.TimeoutExpired:
             process.kill()
             process.wait()
+        reader.join(timeout=15)
         if process.stderr is not None:
             process.stderr.close()
 

@@ -2,19 +2,17 @@
 
 from __future__ import annotations
 
-import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
 
 import anyio
-import anyio.abc
 import pytest
 
 from mcpyard import Host
 from tests.conftest import SERVERS, Home, body
-from tests.servers.http_runner import free_port, serve_http
+from tests.servers.http_runner import free_port, listening_process, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -47,56 +45,36 @@ async def test_conn3_a_refused_connection_is_named(home: Home) -> None:
     assert url in server.reason
 
 
-async def _start(port: int) -> anyio.abc.Process:
-    process = await anyio.open_process(
-        [sys.executable, str(SERVERS / "basic.py"), "--transport", "streamable-http", "--port", str(port)],
-        stdout=subprocess.DEVNULL,
-        stderr=subprocess.DEVNULL,
-    )
-    with anyio.fail_after(20):
-        while True:
-            try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(0.05)
-            else:
-                await stream.aclose()
-                return process
-
-
-async def _stop(process: anyio.abc.Process) -> None:
-    with anyio.CancelScope(shield=True):
-        if process.returncode is None:
-            process.kill()
-            await process.wait()
-        await process.aclose()
+def basic_over_http(port: int) -> list[str]:
+    return [sys.executable, str(SERVERS / "basic.py"), "--transport", "streamable-http", "--port", str(port)]
 
 
 async def test_conn4_a_dropped_remote_connection_keeps_its_tools_refuses_calls_and_reconnects(home: Home) -> None:
     port = free_port()
-    process = await _start(port)
-    try:
-        async with open_host(home, {"r": {"url": f"http://127.0.0.1:{port}/mcp"}}) as host:
-            assert body(await host.call("r__add", {"a": 1, "b": 1})) == "2"
-            await _stop(process)
-            with anyio.fail_after(30):
-                lost = await host.call("r__echo", {"text": "still there?"})
-            assert not lost.ok
-            assert lost.error is not None
-            assert lost.error["code"] in ("connection_lost", "server_unavailable", "server_error")
-            with anyio.fail_after(10):
-                await host.wait_until(lambda h: h.status().servers[0].state != "connected")
-            # Its tools stay listed while it is away, and calls are refused with a clear error.
-            assert "r__add" in {tool.name for tool in host.tools()}
-            refused = await host.call("r__echo", {"text": "now?"})
-            assert refused.error is not None
-            assert refused.error["code"] == "server_unavailable"
-            process = await _start(port)
+    async with (
+        listening_process(basic_over_http(port), port=port) as first,
+        open_host(home, {"r": {"url": f"http://127.0.0.1:{port}/mcp"}}) as host,
+    ):
+        assert body(await host.call("r__add", {"a": 1, "b": 1})) == "2"
+        first.kill()
+        with anyio.fail_after(10):
+            await first.wait()
+        with anyio.fail_after(30):
+            lost = await host.call("r__echo", {"text": "still there?"})
+        assert not lost.ok
+        assert lost.error is not None
+        assert lost.error["code"] in ("connection_lost", "server_unavailable", "server_error")
+        with anyio.fail_after(10):
+            await host.wait_until(lambda h: h.status().servers[0].state != "connected")
+        # Its tools stay listed while it is away, and calls are refused with a clear error.
+        assert "r__add" in {tool.name for tool in host.tools()}
+        refused = await host.call("r__echo", {"text": "now?"})
+        assert refused.error is not None
+        assert refused.error["code"] == "server_unavailable"
+        async with listening_process(basic_over_http(port), port=port):
             with anyio.fail_after(30):
                 await host.wait_until(lambda h: h.status().servers[0].state == "connected")
             assert body(await host.call("r__add", {"a": 2, "b": 2})) == "4"
-    finally:
-        await _stop(process)
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])

@@ -25,7 +25,7 @@ import anyio.to_thread
 import pytest
 
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import serve_process
+from tests.servers.http_runner import GATEWAY_LISTENING, serve_process
 
 pytestmark = pytest.mark.anyio
 
@@ -99,6 +99,7 @@ async def http_gateway(config: Path, home: Home) -> AsyncIterator[str]:
         lambda port: gateway_command(config, home, "--transport", "http", "--host", "127.0.0.1", "--port", str(port)),
         lambda port: f"http://127.0.0.1:{port}/mcp",
         env=lambda port: home.environ,
+        ready=GATEWAY_LISTENING,
     ) as url:
         yield url
 

@@ -23,7 +23,7 @@ from mcpyard import Host
 from mcpyard.gateway import Gateway
 from mcpyard.secrets import FileSecretStore
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import free_port, serve_process
+from tests.servers.http_runner import GATEWAY_LISTENING, free_port, serve_process
 
 pytestmark = pytest.mark.anyio
 
@@ -120,6 +120,7 @@ async def http_gateway(home: Home, config: str, *extra: str) -> AsyncIterator[st
         ],
         lambda port: f"http://127.0.0.1:{port}/mcp",
         env=lambda port: home.environ,
+        ready=GATEWAY_LISTENING,
     ) as url:
         yield url
 
@@ -226,15 +227,38 @@ async def test_call4_read_result_works_across_a_gateway_clients_requests(home: H
         assert "of 200000" in text_of(more)
 
 
+async def give_up_on_a_running_call(client: Client) -> None:
+    """Call `basic__slow` and give up on it once the server says it runs (its first progress)."""
+    running = anyio.Event()
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        running.set()
+
+    async with anyio.create_task_group() as tg:
+
+        async def call() -> None:
+            await client.call_tool(
+                "basic__slow", {"seconds": 30, "progress_every": 0.05}, progress_callback=on_progress
+            )
+
+        tg.start_soon(call)
+        with anyio.fail_after(10):
+            await running.wait()
+        tg.cancel_scope.cancel()
+
+
+async def cancellations_reach(client: Client, count: int) -> str:
+    """The server's count of cancelled calls, once it is at least `count` (the server waits for it)."""
+    with anyio.fail_after(10):
+        return text_of(await client.call_tool("basic__cancellations", {"at_least": count}))
+
+
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_gw1_a_client_that_cancels_a_call_cancels_it_at_the_server(home: Home, mode: str) -> None:
     config = str(home.write_config({"basic": fixture_server("basic")}))
     async with Client(serve_params(home, config, "--share-all"), mode=mode) as client:
-        with anyio.move_on_after(1):
-            await client.call_tool("basic__slow", {"seconds": 30})
-        with anyio.fail_after(10):
-            while "1" not in text_of(await client.call_tool("basic__cancellations", {})):  # noqa: ASYNC110
-                await anyio.sleep(0.05)
+        await give_up_on_a_running_call(client)
+        assert "\n1\n" in await cancellations_reach(client, 1)
 
 
 async def test_gw1_deny_rules_and_redaction_apply_through_the_gateway(home: Home) -> None:
@@ -259,13 +283,11 @@ async def test_gw1_ctrl_c_stops_the_http_gateway_cleanly_with_a_client_connected
     command += ["--share-all", "--mcp-config", config, "--workspace", str(home.workspace)]
     process = await anyio.open_process(command, env=home.environ)
     try:
+        assert process.stderr is not None
+        said = b""
         with anyio.fail_after(30):
-            while True:
-                try:
-                    await (await anyio.connect_tcp("127.0.0.1", port)).aclose()
-                    break
-                except OSError:
-                    await anyio.sleep(0.05)
+            while GATEWAY_LISTENING.encode() not in said:
+                said += await process.stderr.receive()
         # A handshake-era client keeps a standalone SSE stream open: it must not hold the stop.
         async with Client(f"http://127.0.0.1:{port}/mcp", mode="legacy") as client:
             assert not (await client.call_tool("basic__add", {"a": 1, "b": 2})).is_error
@@ -273,8 +295,10 @@ async def test_gw1_ctrl_c_stops_the_http_gateway_cleanly_with_a_client_connected
             process.send_signal(signal.SIGINT)  # a second Ctrl-C changes nothing
             with anyio.fail_after(15):
                 code = await process.wait()
-        assert process.stderr is not None
-        stderr = (await process.stderr.receive()).decode() if code is not None else ""
+        with anyio.fail_after(5):
+            async for chunk in process.stderr:
+                said += chunk
+        stderr = said.decode()
     finally:
         if process.returncode is None:
             process.kill()

@@ -11,6 +11,7 @@ from typing import Any, Literal
 
 import pytest
 from mcp import Client
+from mcp.client.session import MessageHandlerFnT
 from mcp.client.sse import sse_client
 from mcp.client.stdio import StdioServerParameters
 
@@ -74,13 +75,14 @@ class EverythingServer:
             return {"command": str(self.command), "args": ["stdio"], "transport": "stdio", **fields}
         return {"url": self.url, "transport": self.transport, **fields}
 
-    def direct_client(self) -> Client:
+    def direct_client(self, message_handler: MessageHandlerFnT | None = None) -> Client:
         """An MCP SDK client of its own (no mcpyard in between), for comparing listings."""
         if self.url is None:
-            return Client(StdioServerParameters(command=str(self.command), args=["stdio"]))
+            server = StdioServerParameters(command=str(self.command), args=["stdio"])
+            return Client(server, message_handler=message_handler)
         if self.mode == "sse":
-            return Client(sse_client(self.url))
-        return Client(self.url)
+            return Client(sse_client(self.url), message_handler=message_handler)
+        return Client(self.url, message_handler=message_handler)
 
 
 @pytest.fixture(params=["stdio", "streamableHttp", "sse"])
@@ -106,5 +108,6 @@ async def serve_everything(command: Path, mode: EverythingMode) -> AsyncIterator
         lambda port: f"http://127.0.0.1:{port}{ENDPOINTS[mode]}",
         env=lambda port: {**os.environ, "PORT": str(port)},
         startup_seconds=STARTUP_SECONDS,
+        ready=None,  # its log lines are no contract: its port is tried until it answers
     ) as url:
         yield url

@@ -11,13 +11,15 @@ trigger-elicitation-request[-async], trigger-url-elicitation): an SDK client wit
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 from typing import Any
 
 import anyio
+import mcp_types as types
 import pytest
 from mcp import Client
 
@@ -31,7 +33,6 @@ SERVER_ID = "everything"
 CALL_SECONDS = 15
 """Bound on one call as the test sees it; `call_timeout_secs` is shorter, so a hang comes back as a result."""
 SETTLE_SECONDS = 10
-POLL_SECONDS = 0.05
 TINY_DATA_URI = "data:text/plain;base64,aGVsbG8gaW50ZXJvcA=="
 """`hello interop`: gzip-file-as-resource compresses it without going to the network."""
 
@@ -159,17 +160,45 @@ async def listings(host: Host, server: EverythingServer) -> tuple[dict[str, dict
     """The server's own listing (through a plain SDK client) and the host's, once they agree.
 
     The server registers some tools only after the handshake and announces them with
-    `tools/list_changed`, so both sides are read until they name the same tools (bounded).
+    `tools/list_changed`, so both sides are read again whenever one hears of a change (bounded).
     """
-    async with server.direct_client() as client:
+    announced = 0
+    heard = anyio.Event()
+
+    async def on_message(message: object) -> None:
+        nonlocal announced, heard
+        if isinstance(message, types.ToolListChangedNotification):
+            announced += 1
+            heard.set()
+            heard = anyio.Event()
+
+    async with server.direct_client(on_message) as client:
         direct: dict[str, dict[str, Any]] = {}
         with anyio.move_on_after(SETTLE_SECONDS):
             while True:
+                heard_before, host_tools = announced, frozenset(offered(host))
                 direct = {tool["name"]: tool for tool in await list_all(client)}
-                if direct.keys() == offered(host).keys():
+                if direct.keys() == host_tools:
                     break
-                await anyio.sleep(POLL_SECONDS)
+                if announced == heard_before:  # else: listed before that change; list again at once
+                    await _either(heard.wait, partial(host.wait_until, _offers_other_than(host_tools)))
     return direct, offered(host)
+
+
+def _offers_other_than(tools: frozenset[str]) -> Callable[[Host], bool]:
+    return lambda host: frozenset(offered(host)) != tools
+
+
+async def _either(*waits: Callable[[], Awaitable[object]]) -> None:
+    """Return once one of `waits` is done."""
+    async with anyio.create_task_group() as tg:
+
+        async def run(wait: Callable[[], Awaitable[object]]) -> None:
+            await wait()
+            tg.cancel_scope.cancel()
+
+        for wait in waits:
+            tg.start_soon(run, wait)
 
 
 async def call(host: Host, tool: str, arguments: Mapping[str, Any], progress: list[float]) -> CallResult:

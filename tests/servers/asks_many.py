@@ -2,7 +2,7 @@
 
 Run as `python tests/servers/asks_many.py` (stdio). `ask_many(n)` answers with an
 input-required result holding `n` elicitation requests, then says how many answers came back;
-`ask_then_wait(seconds)` asks one question, then works that long.
+`ask_then_wait(seconds)` asks one question, then says it is working (progress 0) and works that long.
 """
 
 from __future__ import annotations
@@ -25,11 +25,12 @@ def build_server() -> MCPServer:
         params = ElicitRequestFormParams(message="ok?", requested_schema=SCHEMA)
         return InputRequiredResult(input_requests={f"q{i}": ElicitRequest(params=params) for i in range(n)})
 
-    @server.tool(description="Asks one question, then works for `seconds` before it answers.")
+    @server.tool(description="Asks one question, then reports progress once and works for `seconds` before it answers.")
     async def ask_then_wait(ctx: Context, seconds: float) -> CallToolResult | InputRequiredResult:
         if not ctx.input_responses:
             params = ElicitRequestFormParams(message="go?", requested_schema=SCHEMA)
             return InputRequiredResult(input_requests={"go": ElicitRequest(params=params)})
+        await ctx.report_progress(0, seconds, "working")
         await anyio.sleep(seconds)
         return CallToolResult(content=[TextContent(type="text", text="done")])
 

@@ -11,7 +11,9 @@ import base64
 import hashlib
 import logging
 import os
+import sys
 from collections.abc import Callable, Sequence
+from pathlib import Path
 from typing import Annotated, Literal
 
 import anyio
@@ -39,6 +41,26 @@ READ_ONLY_IDEMPOTENT = ToolAnnotations(read_only_hint=True, idempotent_hint=True
 Transport = Literal["stdio", "sse", "streamable-http"]
 
 
+class Count:
+    """A count one can wait on, from the server's own event loop."""
+
+    def __init__(self) -> None:
+        self.value = 0
+        self._changed: anyio.Event | None = None  # made when first awaited: an event needs the running loop
+
+    def add(self) -> None:
+        self.value += 1
+        if self._changed is not None:
+            self._changed.set()
+            self._changed = None
+
+    async def reaches(self, value: int) -> None:
+        while self.value < value:
+            if self._changed is None:
+                self._changed = anyio.Event()
+            await self._changed.wait()
+
+
 def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = False) -> MCPServer:
     """Build the fixture server with its standard tools plus the optional extras."""
     server = MCPServer(name, instructions=INSTRUCTIONS, version="1.0", log_level="WARNING")
@@ -54,12 +76,11 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
         """Add two whole numbers."""
         return a + b
 
-    cancelled = 0
+    cancelled = Count()
 
     @server.tool(annotations=READ_ONLY)
     async def slow(ctx: Context, seconds: float, progress_every: float = 0) -> str:
         """Sleep for `seconds`; when `progress_every` > 0, report progress that often."""
-        nonlocal cancelled
         try:
             if progress_every <= 0:
                 await anyio.sleep(seconds)
@@ -72,13 +93,17 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
                 await ctx.report_progress(elapsed, seconds, f"{elapsed:g} of {seconds:g} s")
             return f"slept {seconds} s"
         except anyio.get_cancelled_exc_class():
-            cancelled += 1
+            cancelled.add()
             raise
 
     @server.tool(annotations=READ_ONLY)
-    def cancellations() -> int:
-        """How many `slow` calls were cancelled by the client (notifications/cancelled)."""
-        return cancelled
+    async def cancellations(at_least: int = 0) -> int:
+        """How many `slow` calls were cancelled by the client (notifications/cancelled).
+
+        With `at_least`, it first waits until that many were: a test waits on this, not on a clock.
+        """
+        await cancelled.reaches(at_least)
+        return cancelled.value
 
     @server.tool(annotations=READ_ONLY)
     def fail() -> str:
@@ -177,10 +202,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     transport: Transport = args.transport
     if transport == "stdio":
         server.run("stdio")
-    elif transport == "sse":
-        server.run("sse", host=args.host, port=args.port)
+        return
+    # Run as a script: put the repository root on the path to reach the shared helper.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.servers._listen import serve
+
+    if transport == "sse":
+        serve(server.sse_app(host=args.host), host=args.host, port=args.port)
     else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

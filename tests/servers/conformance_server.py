@@ -20,10 +20,12 @@ import base64
 import io
 import json
 import struct
+import sys
 import warnings
 import wave
 import zlib
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 from typing import Annotated, Any, Final, Literal, TypeVar, get_args
 
 import anyio
@@ -477,8 +479,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     transport: Transport = args.transport
     if transport == "stdio":
         server.run("stdio")
-    else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        return
+    # Run as a script: put the repository root on the path to reach the shared helper.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.servers._listen import serve
+
+    serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

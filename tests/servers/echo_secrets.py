@@ -11,7 +11,9 @@ import argparse
 import base64
 import json
 import os
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from urllib.parse import quote
 
 from mcp.server.mcpserver import Context, MCPServer
@@ -67,10 +69,15 @@ def main(argv: Sequence[str] | None = None) -> None:
     server = build_server()
     if args.transport == "stdio":
         server.run()
-    elif args.transport == "sse":
-        server.run("sse", host=args.host, port=args.port)
+        return
+    # Run as a script: put the repository root on the path to reach the shared helper.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.servers._listen import serve
+
+    if args.transport == "sse":
+        serve(server.sse_app(host=args.host), host=args.host, port=args.port)
     else:
-        server.run("streamable-http", host=args.host, port=args.port)
+        serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

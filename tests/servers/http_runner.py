@@ -5,14 +5,16 @@ from __future__ import annotations
 import socket
 import subprocess
 import sys
-import tempfile
-from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from collections.abc import AsyncIterator, Awaitable, Callable, Mapping, Sequence
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import IO, Literal
+from typing import Literal
 
 import anyio
 from anyio.abc import Process
+
+from tests._waiting import eventually
+from tests.servers._listen import LISTENING
 
 SERVERS_DIR = Path(__file__).resolve().parent
 """The folder holding the fixture scripts."""
@@ -24,12 +26,18 @@ PATHS: dict[HttpTransport, str] = {"streamable-http": "/mcp", "sse": "/sse"}
 
 STARTUP_SECONDS = 20
 STOP_SECONDS = 5
-_POLL_SECONDS = 0.05
 _PORT_ATTEMPTS = 3
+
+GATEWAY_LISTENING = "mcpyard gateway on "
+"""What `mcpyard serve --transport http` prints on stderr once it takes requests."""
 
 
 class ServerStartError(RuntimeError):
-    """The fixture server exited before it accepted connections."""
+    """The server process exited before it accepted connections."""
+
+    def __init__(self, message: str, output: str) -> None:
+        super().__init__(f"{message}; its stderr:\n{output}")
+        self.port_taken = "address already in use" in output.lower() or "EADDRINUSE" in output
 
 
 def script_path(script: str | Path) -> Path:
@@ -57,8 +65,8 @@ async def serve_http(
     """Start `script` with `--transport T --host 127.0.0.1 --port P` and yield its MCP URL.
 
     The URL is `http://127.0.0.1:P/mcp` for streamable HTTP and `http://127.0.0.1:P/sse`
-    for SSE. The script must accept those three options (basic.py does; list_changed.py
-    does for streamable HTTP). The server is stopped (SIGTERM, then SIGKILL) on exit.
+    for SSE. The script must accept those three options and announce itself like the fixtures
+    do (`_listen.serve`). The server is stopped (SIGTERM, then SIGKILL) on exit.
     """
     path = script_path(script)
 
@@ -76,52 +84,123 @@ async def serve_process(
     *,
     env: Callable[[int], Mapping[str, str]] | None = None,
     startup_seconds: float = STARTUP_SECONDS,
+    ready: str | None = LISTENING,
 ) -> AsyncIterator[str]:
     """Start a server process on a free 127.0.0.1 port, wait until it listens, yield its URL, stop it.
+
+    `ready` is what the server prints on stderr once it listens (see `listening_process`).
 
     Raises:
         ServerStartError: The process exited before accepting connections (its stderr is
             in the message); retried on a fresh port when the port was taken meanwhile.
-        TimeoutError: The port did not accept connections within `startup_seconds`.
+        TimeoutError: It did not listen within `startup_seconds`.
     """
     for attempt in range(1, _PORT_ATTEMPTS + 1):
         port = free_port()
-        with tempfile.TemporaryFile() as stderr:
-            process = await anyio.open_process(
-                list(command(port)),
-                stdin=subprocess.DEVNULL,
-                stdout=subprocess.DEVNULL,
-                stderr=stderr,
-                env=dict(env(port)) if env is not None else None,
-            )
-            try:
-                try:
-                    await _wait_until_listening(process, port, startup_seconds)
-                except ServerStartError as error:
-                    output = _read_all(stderr)
-                    taken = "address already in use" in output.lower() or "EADDRINUSE" in output
-                    if taken and attempt < _PORT_ATTEMPTS:
-                        continue
-                    raise ServerStartError(f"{error}; its stderr:\n{output}") from None
+        try:
+            async with listening_process(
+                command(port),
+                port=port,
+                env=env(port) if env is not None else None,
+                startup_seconds=startup_seconds,
+                ready=ready,
+            ):
                 yield url(port)
                 return
-            finally:
-                await _stop(process)
+        except ServerStartError as error:
+            if not error.port_taken or attempt == _PORT_ATTEMPTS:
+                raise
     raise AssertionError("unreachable: the last attempt either yields or raises")
 
 
-async def _wait_until_listening(process: Process, port: int, startup_seconds: float) -> None:
-    with anyio.fail_after(startup_seconds):
-        while True:
-            if process.returncode is not None:
-                raise ServerStartError(f"the server exited with code {process.returncode} before listening")
+@asynccontextmanager
+async def listening_process(
+    command: Sequence[str],
+    *,
+    port: int,
+    env: Mapping[str, str] | None = None,
+    startup_seconds: float = STARTUP_SECONDS,
+    ready: str | None = LISTENING,
+) -> AsyncIterator[Process]:
+    """Start a server process, yield it once it listens on `port`, and stop it on exit.
+
+    It listens once a line of its stderr holds `ready`: `LISTENING` for the fixtures here,
+    `GATEWAY_LISTENING` for `mcpyard serve`. A third-party server that announces nothing one
+    may rely on is given `ready=None`: then its port is tried until it takes a connection.
+    Its stderr is read as it comes (so the pipe never fills) and shown when it fails to start.
+
+    Raises:
+        ServerStartError: The process exited before it listened.
+        TimeoutError: It did not listen within `startup_seconds`.
+    """
+    process = await anyio.open_process(
+        list(command),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        env=dict(env) if env is not None else None,
+    )
+    output = bytearray()
+    announced = anyio.Event()
+    ended = anyio.Event()
+
+    async def read_stderr() -> None:
+        assert process.stderr is not None
+        async for chunk in process.stderr:
+            output.extend(chunk)
+            if ready is not None and not announced.is_set() and ready.encode() in output:
+                announced.set()
+        ended.set()
+
+    async def started() -> bool:
+        if ended.is_set():
+            return True
+        if ready is not None:
+            return announced.is_set()
+        try:
+            stream = await anyio.connect_tcp("127.0.0.1", port)
+        except OSError:
+            return False
+        await stream.aclose()
+        return True
+
+    try:
+        async with process, anyio.create_task_group() as tg:
             try:
-                stream = await anyio.connect_tcp("127.0.0.1", port)
-            except OSError:
-                await anyio.sleep(_POLL_SECONDS)
-            else:
-                await stream.aclose()
-                return
+                tg.start_soon(read_stderr)
+                if ready is not None:
+                    with anyio.fail_after(startup_seconds):
+                        await _first(announced.wait, ended.wait)
+                else:
+                    # A server that says nothing we may rely on: nothing to wait on but its port.
+                    await eventually(started, within=startup_seconds, what=f"{command[0]} listens on port {port}")
+                if ended.is_set() and not announced.is_set():
+                    with anyio.move_on_after(STOP_SECONDS):
+                        await process.wait()
+                    raise ServerStartError(
+                        f"the server exited with code {process.returncode} before listening",
+                        output.decode(errors="replace"),
+                    )
+                yield process
+            finally:
+                await _stop(process)  # its stderr ends with it, and so does the reading task
+    except BaseExceptionGroup as group:
+        # The reading task does not fail: what the task group wraps is the caller's own error.
+        if len(group.exceptions) == 1:
+            raise group.exceptions[0] from None
+        raise
+
+
+async def _first(*waits: Callable[[], Awaitable[object]]) -> None:
+    """Return as soon as one of `waits` returns."""
+    async with anyio.create_task_group() as tg:
+
+        async def run(wait: Callable[[], Awaitable[object]]) -> None:
+            await wait()
+            tg.cancel_scope.cancel()
+
+        for wait in waits:
+            tg.start_soon(run, wait)
 
 
 async def _stop(process: Process) -> None:
@@ -134,9 +213,3 @@ async def _stop(process: Process) -> None:
         if process.returncode is None:
             process.kill()
             await process.wait()
-        await process.aclose()
-
-
-def _read_all(stream: IO[bytes]) -> str:
-    stream.seek(0)
-    return stream.read().decode(errors="replace")

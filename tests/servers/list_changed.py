@@ -12,7 +12,9 @@ the client could hear about it).
 from __future__ import annotations
 
 import argparse
+import sys
 from collections.abc import Sequence
+from pathlib import Path
 from typing import Any, Literal
 
 import anyio
@@ -131,10 +133,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     if transport == "stdio":
         anyio.run(_serve_stdio, server)
     else:
-        import uvicorn
+        # Run as a script: put the repository root on the path to reach the shared helper.
+        sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+        from tests.servers._listen import serve
 
-        app = server.streamable_http_app(host=args.host)
-        uvicorn.run(app, host=args.host, port=args.port, log_level="warning")
+        serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

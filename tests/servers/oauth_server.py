@@ -31,13 +31,13 @@ from __future__ import annotations
 import argparse
 import math
 import secrets
+import sys
 import time
 from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
+from pathlib import Path
 from typing import Any
 
-import anyio
-import uvicorn
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
@@ -346,8 +346,11 @@ def main(argv: Sequence[str] | None = None) -> None:
         issuer=issuer, resource=issuer + MCP_PATH, access_ttl=args.access_ttl, send_iss=not args.no_iss
     )
     app = build_app(provider, pkce_advert=not args.no_pkce_advert)
-    config = uvicorn.Config(app, host=args.host, port=args.port, log_level="warning")
-    anyio.run(uvicorn.Server(config).serve)
+    # Run as a script: put the repository root on the path to reach the shared helper.
+    sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
+    from tests.servers._listen import serve
+
+    serve(app, host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

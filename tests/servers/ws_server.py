@@ -73,14 +73,14 @@ def app() -> Starlette:
 
 
 def main(argv: Sequence[str] | None = None) -> None:
-    import uvicorn
+    from tests.servers._listen import serve
 
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", default="websocket")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, required=True)
     args: Any = parser.parse_args(argv)
-    uvicorn.run(app(), host=args.host, port=args.port, log_level="warning", ws="websockets")
+    serve(app(), host=args.host, port=args.port, ws="websockets")
 
 
 if __name__ == "__main__":
