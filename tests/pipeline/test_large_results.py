@@ -56,6 +56,23 @@ async def test_call4_a_ten_mebibyte_result_is_given_cut_and_readable_to_its_end(
         assert "that is the end" in end.text
 
 
+async def test_call4_a_result_over_max_stored_result_bytes_keeps_that_much_and_says_what_was_dropped(
+    home: Home,
+) -> None:
+    config = home.write_config({"b": fixture_server("basic")}, max_result_bytes=1000, max_stored_result_bytes=50_000)
+    async with home.open(config) as host:
+        result = await host.call("b__big_text", {"chars": 200_000})
+        assert result.ok, result.error
+        assert (
+            "the full result is 200000 bytes (200000 characters); mcpyard kept the first 50000 bytes "
+            "(50000 characters), the last 150000 bytes were dropped; read more with read_result("
+        ) in result.text
+        assert offset_named(result) == 1000
+        last = await read(host, result.handle, 49_990, 1000)
+        assert body(last) == big_text(50_000)[-10:]
+        assert "of 50000; that is the end" in last.text
+
+
 async def test_call4_a_long_multibyte_result_is_cut_between_characters_and_counted_in_bytes(home: Home) -> None:
     text = "é€😀" * 30_000  # 2 + 3 + 4 bytes a group
     size = len(text.encode())

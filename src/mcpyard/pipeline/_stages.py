@@ -301,6 +301,7 @@ async def shape(view: HostView, session: Session, call: Call) -> Call | Refusal:
         conversation=call.request.conversation,
         marker=session.marker,
         max_bytes=view.settings.max_result_bytes,
+        max_stored_bytes=view.settings.max_stored_result_bytes,
         store=session.store,
         files=tuple(call.files.values()),
         cached=call.cached is not None,
