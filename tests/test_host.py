@@ -160,12 +160,19 @@ async def test_conn6_endless_paging_is_bounded(home: Home) -> None:
 
 async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(home: Home) -> None:
     entry = {**fixture_server("basic"), "env": {"GIVEN": "yes"}}
-    environ = home.environ
-    async with open_host(home, {"basic": entry}) as host:
-        assert body(await host.call("basic__env", {"name": "GIVEN"})) == "yes"
-        assert body(await host.call("basic__env", {"name": "MCPYARD_DATA_HOME"})) == ""
+    environ = {**home.environ, "PROBE_API_TOKEN": "parent-token-5d1e", "PROBE_PLAIN": "parent-plain"}
+    async with home.open(home.write_config({"basic": entry}), environ=environ) as host:
+
+        async def env(name: str) -> str:
+            return body(await host.call("basic__env", {"name": name}))
+
+        assert await env("GIVEN") == "yes"
+        assert await env("PATH") == environ["PATH"], "PATH is part of the minimal base"
+        assert await env("HOME") == environ["HOME"]
+        assert await env("PROBE_API_TOKEN") == "", "a secret-looking variable of the parent is not passed on"
+        assert await env("PROBE_PLAIN") == "", "nor is any other variable outside the base"
+        assert await env("MCPYARD_DATA_HOME") == ""
         assert Path(body(await host.call("basic__cwd", {}))) == home.workspace.resolve()
-        assert "PATH" in environ
 
 
 async def test_cfg7_reload_keeps_unchanged_servers_and_applies_changes(home: Home) -> None:

@@ -145,6 +145,7 @@ class Asker:
 
     async def __call__(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         self.asked.append((method, params))
+        # The time itself is the behaviour: a person slower than the call's time limit (no event stands in).
         await anyio.sleep(self.delay)
         return {"role": "assistant", "content": {"type": "text", "text": "relayed"}, "model": "m"}
 

@@ -294,6 +294,7 @@ def build_server() -> MCPServer:
 
     @server.tool(description="Sends three info log messages while it runs.", structured_output=False)
     async def test_tool_with_logging(ctx: Context) -> CallToolResult:
+        # Spaced out like the reference server's: the messages come while the call runs.
         await log(ctx, "info", "Tool execution started")
         await anyio.sleep(0.05)
         await log(ctx, "info", "Tool processing data")
@@ -310,6 +311,7 @@ def build_server() -> MCPServer:
 
     @server.tool(description="Reports progress 0, 50 and 100 of 100.", structured_output=False)
     async def test_tool_with_progress(ctx: Context) -> CallToolResult:
+        # Spaced out like the reference server's: the notifications come while the call runs.
         await ctx.report_progress(0, 100)
         await anyio.sleep(0.05)
         await ctx.report_progress(50, 100)
@@ -371,7 +373,7 @@ def build_server() -> MCPServer:
     async def test_reconnection(ctx: Context) -> CallToolResult:
         # A no-op unless streamable HTTP runs with an event store and the client speaks 2025-11-25.
         await ctx.close_sse_stream()
-        await anyio.sleep(0.1)
+        await anyio.sleep(0.1)  # answer a moment after the stream closed: the client resumes to read it
         return CallToolResult(content=[_text("Reconnection test completed successfully")])
 
     # --- resources -----------------------------------------------------------------------------

@@ -26,7 +26,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     while sys.stdin.buffer.read(65536):
         pass
     while args.linger or args.ignore_sigterm:
-        time.sleep(3600)
+        time.sleep(3600)  # the behaviour under test: a process that stays after its stdin closed
 
 
 if __name__ == "__main__":
