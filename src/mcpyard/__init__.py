@@ -13,19 +13,28 @@ from mcpyard.errors import CallError, ConfigError, McpyardError, StateError, Usa
 if TYPE_CHECKING:
     from mcpyard._host import Host, ToolInfo
     from mcpyard._status import ServerStatus, Status, ToolStatus
-    from mcpyard.connect import InputRelay
-    from mcpyard.pipeline import CallResult
-    from mcpyard.policy import Answer, ApprovalCard
+    from mcpyard._view import HostView
+    from mcpyard.connect import InputRelay, ServerSnapshot
+    from mcpyard.pipeline import CallRecord, CallRecorder, CallResult
+    from mcpyard.policy import Answer, ApprovalCard, Approver, InboxApprover, MemoryPolicies, PolicySource
 
 __all__ = [
     "Answer",
     "ApprovalCard",
+    "Approver",
     "CallError",
+    "CallRecord",
+    "CallRecorder",
     "CallResult",
     "ConfigError",
     "Host",
+    "HostView",
+    "InboxApprover",
     "InputRelay",
     "McpyardError",
+    "MemoryPolicies",
+    "PolicySource",
+    "ServerSnapshot",
     "ServerStatus",
     "StateError",
     "Status",
@@ -41,10 +50,18 @@ _LAZY = {
     "ServerStatus": "mcpyard._status",
     "Status": "mcpyard._status",
     "ToolStatus": "mcpyard._status",
+    "HostView": "mcpyard._view",
     "CallResult": "mcpyard.pipeline",
+    "CallRecord": "mcpyard.pipeline",
+    "CallRecorder": "mcpyard.pipeline",
     "InputRelay": "mcpyard.connect",
+    "ServerSnapshot": "mcpyard.connect",
     "ApprovalCard": "mcpyard.policy",
     "Answer": "mcpyard.policy",
+    "Approver": "mcpyard.policy",
+    "InboxApprover": "mcpyard.policy",
+    "MemoryPolicies": "mcpyard.policy",
+    "PolicySource": "mcpyard.policy",
 }
 
 

@@ -22,7 +22,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore, Window
-from mcpyard.pipeline._validate import validate_arguments
+from mcpyard.pipeline._validate import quick_check, validate_arguments
 
 __all__ = [
     "CACHED_LINE",
@@ -54,6 +54,7 @@ __all__ = [
     "fence",
     "file_line",
     "look_up_cache",
+    "quick_check",
     "read_files",
     "read_result",
     "recheck",

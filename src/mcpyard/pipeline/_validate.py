@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+import math
 from collections import OrderedDict
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Any
 
 import regex
@@ -12,12 +13,13 @@ from jsonschema import SchemaError, ValidationError, validators
 from mcpyard.catalog import CatalogEntry
 from mcpyard.errors import CallError
 
-__all__ = ["validate_arguments"]
+__all__ = ["quick_check", "validate_arguments"]
 
 MAX_ERRORS_SHOWN = 3
 
 
-_VALIDATORS: OrderedDict[str, Any] = OrderedDict()
+Check = Callable[[Any], bool]
+_VALIDATORS: OrderedDict[str, tuple[Any, Check | None]] = OrderedDict()
 _MAX_VALIDATORS = 4096
 PATTERN_TIMEOUT = 0.1
 """A server's `pattern` gets this long per check: a backtracking pattern cannot stall the host."""
@@ -39,20 +41,19 @@ def _bounded_pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -
         yield ValidationError(f"{instance[:80]!r} does not match {pattern[:80]!r}")
 
 
-def _validator(entry: CatalogEntry) -> Any:
-    """The schema validator of a tool, built once per definition (not per call)."""
+def _validator(entry: CatalogEntry) -> tuple[Any, Check | None]:
+    """The schema validator of a tool and its quick check, built once per definition (not per call)."""
     key = entry.definition_hash
-    validator = _VALIDATORS.get(key)
-    if validator is None:
+    built = _VALIDATORS.get(key)
+    if built is None:
         schema = dict(entry.input_schema)
         cls = validators.validator_for(schema, default=validators.Draft202012Validator)
         cls.check_schema(schema)
         bounded = validators.extend(cls, {"pattern": _bounded_pattern})
-        validator = bounded(schema)
-        _VALIDATORS[key] = validator
+        built = _VALIDATORS[key] = (bounded(schema), quick_check(schema))
         if len(_VALIDATORS) > _MAX_VALIDATORS:
             _VALIDATORS.popitem(last=False)
-    return validator
+    return built
 
 
 def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
@@ -62,14 +63,15 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
         CallError: `invalid_arguments` naming each problem and where it is.
     """
     try:
-        validator = _validator(entry)
+        _validator(entry)
     except (SchemaError, ValueError, TypeError) as exc:
         raise CallError(
             "invalid_schema",
             f"tool {entry.name!r} has an input schema mcpyard cannot use ({_first_line(exc)}); "
             f"report it to the maintainers of server {entry.server!r}",
         ) from None
-    if validator.is_valid(arguments):
+    validator, quick = _validator(entry)
+    if (quick is not None and quick(arguments)) or validator.is_valid(arguments):
         return
     errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
     problems = []
@@ -85,3 +87,157 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
+
+
+# ----------------------------------------------------------------- the quick check
+#
+# Most tools take a flat object of strings, numbers and flags. For such schemas a few
+# isinstance checks decide validity far faster than a general validator. The quick check
+# only ever says "valid" when the full validator would too; when it says no (or the schema
+# uses anything it does not know) the full validator decides and words the errors.
+
+_ANNOTATIONS = frozenset(
+    {
+        "title",
+        "description",
+        "default",
+        "examples",
+        "$comment",
+        "deprecated",
+        "readOnly",
+        "writeOnly",
+        "format",  # an annotation unless a format checker is asked for, and none is
+        "contentEncoding",
+        "contentMediaType",
+    }
+)
+_TYPES: dict[str, Check] = {
+    "string": lambda v: type(v) is str,
+    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
+    "number": lambda v: type(v) is int or (type(v) is float and math.isfinite(v)),
+    "boolean": lambda v: type(v) is bool,
+    "null": lambda v: v is None,
+    "array": lambda v: type(v) is list,
+    "object": lambda v: type(v) is dict,
+}
+_SCALARS = (str, int, float, bool, type(None))
+MAX_QUICK_DEPTH = 8
+
+
+def quick_check(schema: Any) -> Check | None:
+    """A fast, conservative check for a simple schema: True only for values the schema accepts.
+
+    None when the schema uses a keyword the quick check does not know (`$ref`, `pattern`,
+    `oneOf`…): the full validator is used alone.
+    """
+    if not isinstance(schema, Mapping):
+        return None
+    root = {key: value for key, value in schema.items() if key not in ("$schema", "$defs", "definitions")}
+    return _compile(root, 0)
+
+
+def _compile(schema: Any, depth: int) -> Check | None:
+    if schema is True:
+        return lambda v: True
+    if not isinstance(schema, Mapping) or depth > MAX_QUICK_DEPTH:
+        return None
+    checks: list[Check] = []
+    for key, value in schema.items():
+        if key in _ANNOTATIONS:
+            continue
+        check = _keyword(key, value, schema, depth)
+        if check is None:
+            return None
+        checks.append(check)
+    if not checks:
+        return lambda v: True
+    if len(checks) == 1:
+        return checks[0]
+    return lambda v: all(check(v) for check in checks)
+
+
+def _keyword(key: str, value: Any, schema: Mapping[str, Any], depth: int) -> Check | None:
+    """One keyword's check, applied as JSON Schema applies it (only to values of its kind)."""
+    if key == "type":
+        names = [value] if isinstance(value, str) else value
+        if not isinstance(names, list) or not names or any(not isinstance(n, str) or n not in _TYPES for n in names):
+            return None
+        tests = [_TYPES[name] for name in names]
+        return tests[0] if len(tests) == 1 else lambda v: any(test(v) for test in tests)
+    if key in ("enum", "const"):
+        allowed = value if key == "enum" else [value]
+        if not isinstance(allowed, list) or any(not isinstance(item, _SCALARS) for item in allowed):
+            return None
+        # JSON equality: true is not 1, and 1 is 1.0.
+        return lambda v: isinstance(v, _SCALARS) and any(type(v) is type(a) and v == a for a in allowed)
+    if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
+        if type(value) not in (int, float):
+            return None
+        bound = value
+        compare: Callable[[Any], bool] = {
+            "minimum": lambda v: v >= bound,
+            "maximum": lambda v: v <= bound,
+            "exclusiveMinimum": lambda v: v > bound,
+            "exclusiveMaximum": lambda v: v < bound,
+        }[key]
+        return lambda v: type(v) not in (int, float) or (math.isfinite(v) and compare(v))
+    if key in ("minLength", "maxLength", "minItems", "maxItems"):
+        if type(value) is not int:
+            return None
+        kind, limit = (str if key.endswith("Length") else list), value
+        if key.startswith("min"):
+            return lambda v: type(v) is not kind or len(v) >= limit
+        return lambda v: type(v) is not kind or len(v) <= limit
+    if key == "items":
+        item = _compile(value, depth + 1)
+        if item is None:
+            return None
+        return lambda v: type(v) is not list or all(item(x) for x in v)
+    if key == "anyOf":
+        if not isinstance(value, list) or not value:
+            return None
+        branches = [_compile(branch, depth + 1) for branch in value]
+        if any(branch is None for branch in branches):
+            return None
+        known = [branch for branch in branches if branch is not None]
+        return lambda v: any(branch(v) for branch in known)
+    if key == "required":
+        if not isinstance(value, list) or any(not isinstance(name, str) for name in value):
+            return None
+        names = tuple(value)
+        return lambda v: type(v) is not dict or all(name in v for name in names)
+    if key == "properties":
+        return _properties(value, schema.get("additionalProperties", True), depth)
+    if key == "additionalProperties":
+        if "properties" in schema:
+            return lambda v: True  # checked with the properties
+        return _properties({}, value, depth)
+    return None
+
+
+def _properties(properties: Any, additional: Any, depth: int) -> Check | None:
+    if not isinstance(properties, Mapping):
+        return None
+    checks: dict[str, Check] = {}
+    for name, subschema in properties.items():
+        check = _compile(subschema, depth + 1)
+        if check is None:
+            return None
+        checks[str(name)] = check
+    other = _compile(additional, depth + 1) if additional is not False else None
+    if other is None and additional is not False:
+        return None
+
+    def check_object(v: Any) -> bool:
+        if type(v) is not dict:
+            return True
+        for name, item in v.items():
+            known = checks.get(name)
+            if known is not None:
+                if not known(item):
+                    return False
+            elif other is None or not other(item):
+                return False
+        return True
+
+    return check_object
