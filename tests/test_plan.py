@@ -11,9 +11,9 @@ from types import MappingProxyType
 
 import pytest
 
+from mcpyard import HostView
 from mcpyard._plan import Plan, Running, make_plan, plan_changes
 from mcpyard._status import build_status
-from mcpyard._view import HostView
 from mcpyard.catalog import Catalog
 from mcpyard.config import HostSettings, LoadedConfig, ServerSpec
 from mcpyard.connect import ServerSnapshot, State

@@ -6,8 +6,9 @@ from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
-from mcpyard.connect._supervisor import CANCEL_GRACE, ClientIdentity, Supervisor
+from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
 from mcpyard.connect._trace import split_trace_headers
+from mcpyard.connect._transports import ClientIdentity
 
 __all__ = [
     "BASE_VARIABLES",

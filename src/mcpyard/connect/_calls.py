@@ -14,6 +14,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
+from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._trace import tool_call_trace
 from mcpyard.errors import CallError, ServerError
 
@@ -23,6 +24,12 @@ T = TypeVar("T")
 ProgressFn = Callable[[float, float | None, str | None], Awaitable[None]]
 LogFn = Callable[[types.LoggingMessageNotificationParams], Awaitable[None]]
 _LOST = (OSError, anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream)
+_UNAVAILABLE = {
+    State.CONNECTING: "is still connecting",
+    State.FAILED: "is not connected",
+    State.STOPPED: "has stopped",
+    State.WAITING_FOR_SIGN_IN: "is waiting for sign-in",
+}
 
 
 class CallChannel:
@@ -40,8 +47,8 @@ class CallChannel:
         *,
         redact: Callable[[str], str],
         inputs: InputRouter | None,
-        unavailable: Callable[[], str],
-        lost: Callable[[], str],
+        snapshot: Callable[[], ServerSnapshot],
+        stdio: bool,
         on_lost: Callable[[], None],
         on_abandoned: Callable[[Client], None],
     ) -> None:
@@ -51,8 +58,8 @@ class CallChannel:
         self.in_flight = 0
         self._redact = redact
         self._inputs = inputs
-        self._unavailable = unavailable
-        self._lost = lost
+        self._snapshot = snapshot
+        self._stdio = stdio
         self._on_lost = on_lost
         self._on_abandoned = on_abandoned
         self._log_sinks: list[LogFn] = []
@@ -62,8 +69,16 @@ class CallChannel:
     def _live(self) -> Client:
         client = self.client
         if client is None:
-            raise CallError("server_unavailable", self._unavailable())
+            snapshot = self._snapshot()
+            what = _UNAVAILABLE.get(snapshot.state, "is not available")
+            why = f": {snapshot.reason}" if snapshot.reason else ""
+            raise CallError("server_unavailable", f"server {self.server_id!r} {what}{why}")
         return client
+
+    def _lost(self) -> str:
+        if self._stdio:
+            return f"server {self.server_id!r} closed the connection during the call (its process ended)"
+        return f"the connection to server {self.server_id!r} was lost during the call; mcpyard is reconnecting"
 
     async def call(
         self,

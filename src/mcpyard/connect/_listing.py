@@ -1,16 +1,20 @@
-"""Listing what a server offers: every page, bounded, in wire form (CONN-6)."""
+"""Listing what a server offers: every page, bounded, in wire form, listed again when it says so (CONN-4, CONN-6)."""
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Awaitable, Callable, Mapping, Sequence
 from typing import Any
 
+import anyio
+import anyio.abc
 from mcp import Client
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from mcpyard.connect._errors import describe_failure
 
-__all__ = ["MAX_ITEMS", "MAX_PAGES", "list_extras", "list_tools"]
+__all__ = ["MAX_ITEMS", "MAX_PAGES", "ToolChanges", "list_extras", "list_tools"]
 
 MAX_PAGES = 100
 MAX_ITEMS = 10_000
@@ -84,3 +88,53 @@ async def list_extras(
         warn(f"server {server!r}: listing resources or prompts failed: {describe_failure(exc)}")
         return (), (), ()
     return tuple(listed_resources[:MAX_ITEMS]), tuple(listed_templates[:MAX_ITEMS]), tuple(listed_prompts[:MAX_ITEMS])
+
+
+class ToolChanges:
+    """Lists a server's tools again whenever it says they changed, in either era (CONN-4).
+
+    Handshake-era servers send `notifications/tools/list_changed` (the supervisor's message
+    handler calls `heard()`); new-era ones announce changes on a `listen()` stream.
+    """
+
+    def __init__(self, server: str, warn: Callable[[str], None], on_tools: Callable[[tuple[Wire, ...]], None]) -> None:
+        self._server = server
+        self._warn = warn
+        self._on_tools = on_tools
+        self._relist = anyio.Event()
+
+    def heard(self) -> None:
+        self._relist.set()
+
+    def forget(self) -> None:
+        """Drop a change heard before now: the listing about to be made covers it (CONN-6)."""
+        self._relist = anyio.Event()
+
+    async def follow(self, client: Client, tg: anyio.abc.TaskGroup) -> None:
+        """Start following in `tg`; returns once a new-era server's stream is open (no change goes unheard)."""
+        tools = client.server_capabilities.tools
+        if bool(tools and tools.list_changed) and client.protocol_version not in HANDSHAKE_PROTOCOL_VERSIONS:
+            await tg.start(self._listen, client)
+        tg.start_soon(self._relist_on_change, client)
+
+    async def _relist_on_change(self, client: Client) -> None:
+        while True:
+            await self._relist.wait()
+            self._relist = anyio.Event()
+            try:
+                tools = await list_tools(client, self._server, self._warn)
+            except Exception as exc:  # a failed refresh keeps the last listing
+                self._warn(f"server {self._server!r}: refreshing tools failed: {describe_failure(exc)}")
+                continue
+            self._on_tools(tools)
+
+    async def _listen(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
+        try:
+            async with client.listen(tools_list_changed=True) as subscription:
+                task_status.started()
+                async for _event in subscription:
+                    self._relist.set()
+        except Exception as exc:  # the listing still works; only change notices are lost
+            self._warn(f"server {self._server!r}: cannot follow tool changes: {describe_failure(exc)}")
+            with contextlib.suppress(RuntimeError):
+                task_status.started()

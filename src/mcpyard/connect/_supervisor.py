@@ -10,7 +10,7 @@ from __future__ import annotations
 import contextlib
 import math
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 from typing import Any, TypeVar
 
@@ -25,17 +25,16 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcpyard.auth import AuthStore, SignIn, SignInProvider
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
-from mcpyard.connect._errors import describe_failure
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
-from mcpyard.connect._listing import list_extras, list_tools
+from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
-from mcpyard.connect._transports import Connector, failure_reason, timeout_reason
+from mcpyard.connect._transports import ClientIdentity, Connector, failure_reason, timeout_reason
 from mcpyard.connect._watch import ResourceWatch
 
-__all__ = ["CANCEL_GRACE", "ClientIdentity", "Supervisor"]
+__all__ = ["CANCEL_GRACE", "Supervisor"]
 
 T = TypeVar("T")
 
@@ -46,15 +45,6 @@ BACKOFF_MAX = 60.0
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
 _GONE: dict[str, Any] = {"tools": (), "resources": (), "templates": (), "prompts": (), "instructions": None}
 """What a server that stopped no longer offers."""
-
-
-@dataclass(frozen=True, slots=True)
-class ClientIdentity:
-    """How mcpyard introduces itself to servers, and the host session it speaks for."""
-
-    name: str
-    version: str
-    session_id: str = ""
 
 
 class Supervisor:
@@ -93,8 +83,8 @@ class Supervisor:
             spec.id,
             redact=redact,
             inputs=self._inputs,
-            unavailable=self._unavailable_message,
-            lost=self._lost_message,
+            snapshot=lambda: self._snapshot,
+            stdio=self._is_stdio,
             on_lost=self._connection_lost,
             on_abandoned=self._after_abandon,
         )
@@ -105,7 +95,7 @@ class Supervisor:
         self._settled = anyio.Event()
         self._stop = anyio.Event()
         self._end = anyio.Event()
-        self._relist = anyio.Event()
+        self._changes = ToolChanges(spec.id, self._warn, lambda tools: self._publish(tools=tools))
         self._restart = False
         self._attempt_connected = False
         self._connect_scope: anyio.CancelScope | None = None
@@ -122,10 +112,6 @@ class Supervisor:
     @property
     def snapshot(self) -> ServerSnapshot:
         return self._snapshot
-
-    @property
-    def in_flight(self) -> int:
-        return self._calls.in_flight
 
     async def wait_settled(self) -> None:
         """Until the first connection attempt has ended, connected or not (or a sign-in waits on a person)."""
@@ -255,15 +241,12 @@ class Supervisor:
         async with client:
             await list_tools(client, self._spec.id, self._warn)
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
-            self._relist = anyio.Event()
+            self._changes.forget()
             tools = await list_tools(client, self._spec.id, self._warn)
             resources, templates, prompts = await list_extras(client, self._spec.id, self._warn)
             async with anyio.create_task_group() as tg:
                 self._tg = tg
-                if self._hears_changes(client):
-                    # Subscribed before `connected`, so no change after that moment goes unheard.
-                    await tg.start(self._listen_modern, client)
-                tg.start_soon(self._follow_changes, client)
+                await self._changes.follow(client, tg)  # before `connected`: no later change goes unheard
                 if self._stdio is not None:
                     tg.start_soon(self._watch_exit, self._stdio.process)
                 await self._watch.attach(client, tg)
@@ -338,7 +321,7 @@ class Supervisor:
 
     async def _on_message(self, message: IncomingMessage) -> None:
         if isinstance(message, types.ToolListChangedNotification):
-            self._relist.set()
+            self._changes.heard()
         elif (
             isinstance(message, types.ResourceUpdatedNotification)
             and self._snapshot.protocol_version in _HANDSHAKE_VERSIONS
@@ -346,35 +329,6 @@ class Supervisor:
             # New-era updates come on the listen stream; one here is from a stream already closed.
             await self._watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
-
-    @staticmethod
-    def _hears_changes(client: Client) -> bool:
-        """Whether the server is of the new era and announces tool changes (through `listen()`)."""
-        tools = client.server_capabilities.tools
-        return bool(tools and tools.list_changed) and client.protocol_version not in _HANDSHAKE_VERSIONS
-
-    async def _follow_changes(self, client: Client) -> None:
-        """Re-list when the server says its tools changed (both eras, CONN-4)."""
-        while True:
-            await self._relist.wait()
-            self._relist = anyio.Event()
-            try:
-                tools = await list_tools(client, self._spec.id, self._warn)
-            except Exception as exc:  # a failed refresh keeps the last listing
-                self._warn(f"server {self._spec.id!r}: refreshing tools failed: {describe_failure(exc)}")
-                continue
-            self._publish(tools=tools)
-
-    async def _listen_modern(self, client: Client, *, task_status: anyio.abc.TaskStatus[None]) -> None:
-        try:
-            async with client.listen(tools_list_changed=True) as subscription:
-                task_status.started()
-                async for _event in subscription:
-                    self._relist.set()
-        except Exception as exc:  # the listing still works; only change notices are lost
-            self._warn(f"server {self._spec.id!r}: cannot follow tool changes: {describe_failure(exc)}")
-            with contextlib.suppress(RuntimeError):
-                task_status.started()
 
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:
@@ -403,12 +357,7 @@ class Supervisor:
         on_log: LogFn | None = None,
         on_input: InputRelay | None = None,
     ) -> types.CallToolResult:
-        """Call one tool (see `CallChannel.call`).
-
-        Raises:
-            CallError: `server_unavailable`, `timeout`, `invalid_result` or `connection_lost`.
-            ServerError: the server answered with an error.
-        """
+        """Call one tool; see `CallChannel.call` (it raises `CallError` and `ServerError`)."""
         return await self._calls.call(
             tool, arguments, timeout_secs=timeout_secs, on_progress=on_progress, on_log=on_log, on_input=on_input
         )
@@ -416,22 +365,6 @@ class Supervisor:
     async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T:
         """One request beside tool calls (resources, prompts, completion); see `CallChannel.request`."""
         return await self._calls.request(send, timeout_secs=timeout_secs)
-
-    def _unavailable_message(self) -> str:
-        what = {
-            State.CONNECTING: "is still connecting",
-            State.FAILED: "is not connected",
-            State.STOPPED: "has stopped",
-            State.WAITING_FOR_SIGN_IN: "is waiting for sign-in",
-        }
-        snapshot = self._snapshot
-        text = f"server {snapshot.id!r} {what.get(snapshot.state, 'is not available')}"
-        return text + (f": {snapshot.reason}" if snapshot.reason else "")
-
-    def _lost_message(self) -> str:
-        if self._is_stdio:
-            return f"server {self._spec.id!r} closed the connection during the call (its process ended)"
-        return f"the connection to server {self._spec.id!r} was lost during the call; mcpyard is reconnecting"
 
     def _connection_lost(self) -> None:
         if not self._is_stdio:

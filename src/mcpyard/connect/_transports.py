@@ -21,7 +21,16 @@ from mcpyard.connect._websocket import websocket_transport
 from mcpyard.errors import CallError, McpyardError
 from mcpyard.secrets import credential_header
 
-__all__ = ["Connector", "failure_reason", "timeout_reason"]
+__all__ = ["ClientIdentity", "Connector", "failure_reason", "timeout_reason"]
+
+
+@dataclass(frozen=True, slots=True)
+class ClientIdentity:
+    """How mcpyard introduces itself to servers, and the host session it speaks for (CALL-3)."""
+
+    name: str
+    version: str
+    session_id: str = ""
 
 
 @dataclass(frozen=True, slots=True)

@@ -18,18 +18,28 @@ from mcp.server import InitializationOptions, NotificationOptions, Server, Serve
 from mcp.server.connection import Connection
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
-from mcp.shared.message import ServerMessageMetadata
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from pydantic import TypeAdapter
 
-from mcpyard._host import Host, ToolInfo
+from mcpyard import Host, ToolInfo
 from mcpyard._version import __version__
-from mcpyard.connect import InputRelay, LogFn, ProgressFn
+from mcpyard.connect import InputRelay, LogFn
 from mcpyard.errors import CallError
+from mcpyard.gateway._context import (
+    LEVELS,
+    answerable,
+    answers_in_rounds,
+    connection_of,
+    conversation_of,
+    error_result,
+    input_relay,
+    progress_to,
+    wire_result,
+    wire_tool,
+)
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip
 from mcpyard.gateway._subscriptions import Subscriptions
-from mcpyard.pipeline import READ_RESULT, CallResult
+from mcpyard.pipeline import READ_RESULT
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
 
@@ -79,7 +89,7 @@ class Gateway:
         self._tg: anyio.abc.TaskGroup | None = None
         self._bus = InMemorySubscriptionBus()
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
-        self._subscriptions = Subscriptions(host, self._bus, self._shared_owner, _connection)
+        self._subscriptions = Subscriptions(host, self._bus, self._shared_owner, connection_of)
         prompt = host.system_prompt()
         with warnings.catch_warnings():
             # Logging and resources/subscribe are of the handshake era, which the gateway serves on purpose.
@@ -188,7 +198,7 @@ class Gateway:
         self._remember(ctx)
         offer = self._offer()
         offered = {catalog: public for public, catalog in offer.names.items()}
-        return types.ListToolsResult(tools=[_tool(tool, offered[tool.name]) for tool in offer.tools])
+        return types.ListToolsResult(tools=[wire_tool(tool, offered[tool.name]) for tool in offer.tools])
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
@@ -196,19 +206,21 @@ class Gateway:
         self._remember(ctx)
         name = self._offer().names.get(params.name)
         if name is None:
-            return _error(f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares")
+            return error_result(
+                f"no shared tool {params.name!r}: the gateway offers only the tools its configuration shares"
+            )
         rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS
-        if params.request_state is not None or (rounds_open and _answers_in_rounds(ctx)):
+        if params.request_state is not None or (rounds_open and answers_in_rounds(ctx)):
             return await self._call_in_rounds(ctx, params, name)
         result = await self.host.call(
             name,
             dict(params.arguments or {}),
-            conversation=_conversation(ctx),
-            on_progress=_progress_to(ctx),
+            conversation=conversation_of(ctx),
+            on_progress=progress_to(ctx),
             on_log=self._log_to(ctx),
-            on_input=_input_relay(ctx),
+            on_input=input_relay(ctx),
         )
-        return _result(result)
+        return wire_result(result)
 
     async def _call_in_rounds(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, name: str
@@ -220,17 +232,17 @@ class Gateway:
                 raise MCPError(types.INVALID_PARAMS, "unknown or expired requestState: call the tool again without one")
             trip.answer(params.input_responses or {})
         elif self._tg is None:
-            return _error("the gateway is stopping; call again once it is back")
+            return error_result("the gateway is stopping; call again once it is back")
         else:
-            trip = RoundTrip(params.name, _answerable(ctx))
+            trip = RoundTrip(params.name, answerable(ctx))
             self._trips[trip.token] = trip
-            self._tg.start_soon(self._run_trip, trip, _conversation(ctx), name, dict(params.arguments or {}))
+            self._tg.start_soon(self._run_trip, trip, conversation_of(ctx), name, dict(params.arguments or {}))
         return await trip.step(ctx)
 
     async def _run_trip(self, trip: RoundTrip, conversation: str, name: str, arguments: dict[str, Any]) -> None:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             # To the round under way, if it asked for progress; between rounds there is no one to tell.
-            send = _progress_to(trip.ctx) if trip.ctx is not None else None
+            send = progress_to(trip.ctx) if trip.ctx is not None else None
             if send is not None:
                 with contextlib.suppress(Exception):
                     await send(progress, total, message)
@@ -241,21 +253,21 @@ class Gateway:
                 result = await self.host.call(
                     name, arguments, conversation=conversation, on_progress=on_progress, on_input=relay
                 )
-                trip.finish(_result(result))
+                trip.finish(wire_result(result))
             if trip.finished:
                 with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
                     await trip.collected.wait()
         except Exception as exc:  # one call's failure is not the gateway's
-            trip.finish(_error(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
+            trip.finish(error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
         finally:
             if not trip.finished:  # the client gave up on a round: whoever still asks hears so
-                trip.finish(_error(f"{name} was cancelled: its client gave up on it"))
+                trip.finish(error_result(f"{name} was cancelled: its client gave up on it"))
             self._trips.pop(trip.token, None)
 
     def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
             # Downstream log messages (already redacted) reach the caller, at or above its level.
-            if _LEVELS.index(message.level) >= _LEVELS.index(self._log_level):
+            if LEVELS.index(message.level) >= LEVELS.index(self._log_level):
                 related = str(ctx.request_id) if ctx.request_id is not None else None
                 await ctx.session.send_log_message(message.level, message.data, message.logger, related)
 
@@ -369,133 +381,6 @@ class Gateway:
             raise MCPError(types.INTERNAL_ERROR, exc.message) from None
 
     def _remember(self, ctx: ServerRequestContext[Any]) -> None:
-        connection = _connection(ctx)
+        connection = connection_of(ctx)
         if connection is not None:
             self._connections.add(connection)
-
-
-_LEVELS: tuple[types.LoggingLevel, ...] = (
-    "debug",
-    "info",
-    "notice",
-    "warning",
-    "error",
-    "critical",
-    "alert",
-    "emergency",
-)
-
-
-def _progress_to(ctx: ServerRequestContext[Any]) -> ProgressFn | None:
-    """Downstream progress reaches the gateway's client, when it asked for progress (GW-1)."""
-    meta: Mapping[str, Any] = ctx.meta or {}
-    token = meta.get("progress_token", meta.get("progressToken"))
-    if not isinstance(token, str | int):
-        return None
-
-    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
-        related = str(ctx.request_id) if ctx.request_id is not None else None
-        await ctx.session.send_progress_notification(token, progress, total, message, related)
-
-    return on_progress
-
-
-def _answerable(ctx: ServerRequestContext[Any]) -> frozenset[str]:
-    """The input requests the client declared it answers."""
-    check = ctx.session.check_client_capability
-    return frozenset(method for method, (capability, _, _) in _INPUT_METHODS.items() if check(capability))
-
-
-def _answers_in_rounds(ctx: ServerRequestContext[Any]) -> bool:
-    """A new-era client that declared sampling or elicitation: it answers through input-required results."""
-    return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(_answerable(ctx))
-
-
-def _connection(ctx: ServerRequestContext[Any]) -> Connection | None:
-    """The client's connection, which outlives the request's session view.
-
-    The SDK has no public way to it from a low-level handler, and change notices must go out
-    after the request is over.
-    """
-    connection = getattr(ctx.session, "_connection", None)
-    return connection if isinstance(connection, Connection) else None
-
-
-def _conversation(ctx: ServerRequestContext[Any]) -> str:
-    """Whose result handles these are (CALL-4): the HTTP session of a handshake-era client; else the gateway's.
-
-    New-era requests carry no session, so their handles are scoped to the gateway itself and
-    work as capabilities: 64 random bits no other client can guess.
-    """
-    headers = getattr(ctx.request, "headers", None)
-    session = headers.get("mcp-session-id") if headers is not None else None
-    return f"gateway-session-{session}" if session else "gateway"
-
-
-_INPUT_METHODS: dict[str, tuple[types.ClientCapabilities, Any, Any]] = {
-    "sampling/createMessage": (
-        types.ClientCapabilities(sampling=types.SamplingCapability()),
-        types.CreateMessageRequest,
-        types.CreateMessageResult,
-    ),
-    "elicitation/create": (
-        types.ClientCapabilities(elicitation=types.ElicitationCapability()),
-        types.ElicitRequest,
-        types.ElicitResult,
-    ),
-}
-
-
-def _input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
-    """A downstream server's sampling and elicitation requests go to the client whose call it is running.
-
-    Handshake-era clients get them on the call's own stream. New-era clients that can answer
-    take them as input-required results (`_rounds.py`); the others cannot, and the server is told so.
-    """
-    session = ctx.session
-    audience = f"connection-{id(_connection(ctx))}"
-    if session.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request_id is None:
-        return InputRelay(audience=f"{audience}-request-{ctx.request_id}", ask=None)
-    related = ServerMessageMetadata(related_request_id=ctx.request_id)
-
-    async def ask(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        capability, request_type, result_type = _INPUT_METHODS[method]
-        if not session.check_client_capability(capability):
-            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
-        request = request_type.model_validate({"method": method, "params": params})
-        if params.get("tools") or params.get("toolChoice"):
-            result_type = types.CreateMessageResultWithTools
-        result: types.Result = await session.send_request(
-            request, result_type, request_read_timeout_seconds=ANSWER_SECS, metadata=related
-        )
-        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
-
-    return InputRelay(audience=audience, ask=ask)
-
-
-def _tool(tool: ToolInfo, name: str) -> types.Tool:
-    return types.Tool(
-        name=name,
-        title=tool.title,
-        description=tool.description,
-        input_schema=dict(tool.input_schema),
-        annotations=types.ToolAnnotations.model_validate(dict(tool.annotations)) if tool.annotations else None,
-    )
-
-
-def _error(text: str) -> types.CallToolResult:
-    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
-
-
-_CONTENT: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
-
-
-def _result(result: CallResult) -> types.CallToolResult:
-    """What the model reads (`text`, fenced and capped), plus attachments; refusals as tool errors (GW-2)."""
-    content: list[Any] = [types.TextContent(type="text", text=result.text)]
-    for block in result.content:
-        # Text is in the fenced text above; everything else (attachments, resources, links) as sent, redacted.
-        if block.get("type") != "text":
-            content.append(_CONTENT.validate_python(block))
-    structured = result.structured if result.ok and isinstance(result.structured, dict) else None
-    return types.CallToolResult(content=content, structured_content=structured, is_error=not result.ok)

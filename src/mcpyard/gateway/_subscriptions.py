@@ -24,7 +24,7 @@ from mcp.shared.subscriptions import ResourceUpdated
 from mcpyard.errors import CallError
 
 if TYPE_CHECKING:
-    from mcpyard._host import Host
+    from mcpyard import Host
 
 __all__ = ["MAX_CLIENT_SUBSCRIPTIONS", "MAX_SUBSCRIPTIONS", "Subscriptions"]
 

@@ -1,0 +1,159 @@
+"""What a gateway request's context says (its client's connection, era, progress token), and wire conversions."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+import mcp_types as types
+from mcp.server import ServerRequestContext
+from mcp.server.connection import Connection
+from mcp.shared.exceptions import MCPError
+from mcp.shared.message import ServerMessageMetadata
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import TypeAdapter
+
+from mcpyard import ToolInfo
+from mcpyard.connect import InputRelay, ProgressFn
+from mcpyard.gateway._rounds import ANSWER_SECS
+from mcpyard.pipeline import CallResult
+
+__all__ = [
+    "INPUT_METHODS",
+    "LEVELS",
+    "answerable",
+    "answers_in_rounds",
+    "connection_of",
+    "conversation_of",
+    "error_result",
+    "input_relay",
+    "progress_to",
+    "wire_result",
+    "wire_tool",
+]
+
+LEVELS: tuple[types.LoggingLevel, ...] = (
+    "debug",
+    "info",
+    "notice",
+    "warning",
+    "error",
+    "critical",
+    "alert",
+    "emergency",
+)
+
+
+def progress_to(ctx: ServerRequestContext[Any]) -> ProgressFn | None:
+    """Downstream progress reaches the gateway's client, when it asked for progress (GW-1)."""
+    meta: Mapping[str, Any] = ctx.meta or {}
+    token = meta.get("progress_token", meta.get("progressToken"))
+    if not isinstance(token, str | int):
+        return None
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        related = str(ctx.request_id) if ctx.request_id is not None else None
+        await ctx.session.send_progress_notification(token, progress, total, message, related)
+
+    return on_progress
+
+
+def answerable(ctx: ServerRequestContext[Any]) -> frozenset[str]:
+    """The input requests the client declared it answers."""
+    check = ctx.session.check_client_capability
+    return frozenset(method for method, (capability, _, _) in INPUT_METHODS.items() if check(capability))
+
+
+def answers_in_rounds(ctx: ServerRequestContext[Any]) -> bool:
+    """A new-era client that declared sampling or elicitation: it answers through input-required results."""
+    return ctx.session.protocol_version in MODERN_PROTOCOL_VERSIONS and bool(answerable(ctx))
+
+
+def connection_of(ctx: ServerRequestContext[Any]) -> Connection | None:
+    """The client's connection, which outlives the request's session view.
+
+    The SDK has no public way to it from a low-level handler, and change notices must go out
+    after the request is over.
+    """
+    connection = getattr(ctx.session, "connection_of", None)
+    return connection if isinstance(connection, Connection) else None
+
+
+def conversation_of(ctx: ServerRequestContext[Any]) -> str:
+    """Whose result handles these are (CALL-4): the HTTP session of a handshake-era client; else the gateway's.
+
+    New-era requests carry no session, so their handles are scoped to the gateway itself and
+    work as capabilities: 64 random bits no other client can guess.
+    """
+    headers = getattr(ctx.request, "headers", None)
+    session = headers.get("mcp-session-id") if headers is not None else None
+    return f"gateway-session-{session}" if session else "gateway"
+
+
+INPUT_METHODS: dict[str, tuple[types.ClientCapabilities, Any, Any]] = {
+    "sampling/createMessage": (
+        types.ClientCapabilities(sampling=types.SamplingCapability()),
+        types.CreateMessageRequest,
+        types.CreateMessageResult,
+    ),
+    "elicitation/create": (
+        types.ClientCapabilities(elicitation=types.ElicitationCapability()),
+        types.ElicitRequest,
+        types.ElicitResult,
+    ),
+}
+
+
+def input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
+    """A downstream server's sampling and elicitation requests go to the client whose call it is running.
+
+    Handshake-era clients get them on the call's own stream. New-era clients that can answer
+    take them as input-required results (`_rounds.py`); the others cannot, and the server is told so.
+    """
+    session = ctx.session
+    audience = f"connection-{id(connection_of(ctx))}"
+    if session.protocol_version in MODERN_PROTOCOL_VERSIONS or ctx.request_id is None:
+        return InputRelay(audience=f"{audience}-request-{ctx.request_id}", ask=None)
+    related = ServerMessageMetadata(related_request_id=ctx.request_id)
+
+    async def ask(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        capability, request_type, result_type = INPUT_METHODS[method]
+        if not session.check_client_capability(capability):
+            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
+        request = request_type.model_validate({"method": method, "params": params})
+        if params.get("tools") or params.get("toolChoice"):
+            result_type = types.CreateMessageResultWithTools
+        result: types.Result = await session.send_request(
+            request, result_type, request_read_timeout_seconds=ANSWER_SECS, metadata=related
+        )
+        return result.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+    return InputRelay(audience=audience, ask=ask)
+
+
+def wire_tool(tool: ToolInfo, name: str) -> types.Tool:
+    return types.Tool(
+        name=name,
+        title=tool.title,
+        description=tool.description,
+        input_schema=dict(tool.input_schema),
+        annotations=types.ToolAnnotations.model_validate(dict(tool.annotations)) if tool.annotations else None,
+    )
+
+
+def error_result(text: str) -> types.CallToolResult:
+    return types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=True)
+
+
+_CONTENT: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
+
+
+def wire_result(result: CallResult) -> types.CallToolResult:
+    """What the model reads (`text`, fenced and capped), plus attachments; refusals as tool errors (GW-2)."""
+    content: list[Any] = [types.TextContent(type="text", text=result.text)]
+    for block in result.content:
+        # Text is in the fenced text above; everything else (attachments, resources, links) as sent, redacted.
+        if block.get("type") != "text":
+            content.append(_CONTENT.validate_python(block))
+    structured = result.structured if result.ok and isinstance(result.structured, dict) else None
+    return types.CallToolResult(content=content, structured_content=structured, is_error=not result.ok)
