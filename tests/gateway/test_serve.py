@@ -69,7 +69,8 @@ async def test_gw1_stdio_gateway_offers_shared_tools_and_applies_the_pipeline(ho
         assert text_of(result).startswith("<mcp-result-"), "results are fenced as untrusted data"
         refused = await client.call_tool("basic__add", {"a": "x"})
         assert refused.is_error
-        assert "invalid" in text_of(refused) or "match" in text_of(refused)
+        assert "do not match its input schema" in text_of(refused)
+        assert "a: 'x' is not of type 'integer'" in text_of(refused)
         assert "mcpyard gateway" in (client.instructions or "")
         assert "Instructions from MCP server basic" in (client.instructions or "")
 
@@ -270,7 +271,7 @@ async def test_gw1_deny_rules_and_redaction_apply_through_the_gateway(home: Home
         echoed = await client.call_tool("echo__env", {"name": "TOKEN"})
         assert not echoed.is_error, text_of(echoed)
         assert secret not in echoed.model_dump_json()
-        assert "TOKEN" in text_of(echoed), "the value's place is marked with its name"
+        assert "%TOKEN%" in text_of(echoed), "the value's place is marked with its name"
         denied = await client.call_tool("echo__structured", {"name": "TOKEN"})
         assert denied.is_error
         assert "deny" in text_of(denied), text_of(denied)

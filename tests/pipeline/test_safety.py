@@ -436,7 +436,8 @@ async def test_call5_structured_content_is_passed_through_and_validated_against_
     assert good.structured == {"n": 3}
     assert bad.error is not None
     assert bad.error["code"] == "invalid_result"
-    assert "b" in bad.error["message"]
+    assert "server 'b' sent an invalid result" in bad.error["message"]
+    assert "'many' is not of type 'integer'" in bad.error["message"]
 
 
 # ----------------------------------------------------------------- POL-5
