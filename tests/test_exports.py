@@ -1,4 +1,4 @@
-"""The public face of mcpyard: `__all__` is an API decision, pinned here (STYLE 1)."""
+"""The public face of mcpyard (API-1): `__all__` is an API decision, pinned here; `import mcpyard` stays lean."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The README's commands and examples are real: its examples are the files tests run (STYLE 12)."""
+"""The README's commands and examples are real: its examples are the files tests run (API-1; STYLE 12)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""AUTH-2 to AUTH-4: OAuth sign-in to a real authorization server on 127.0.0.1, end to end."""
+"""OAuth sign-in to a real authorization server on 127.0.0.1, end to end (AUTH-2, AUTH-3, AUTH-4: loopback http)."""
 
 from __future__ import annotations
 

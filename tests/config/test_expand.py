@@ -1,4 +1,4 @@
-"""`${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${secret:NAME}` (CFG-5)."""
+"""`${VAR}`, `${VAR:-default}`, `${env:VAR}` and `${secret:NAME}` (CFG-5; SEC-2, SEC-3 for the values)."""
 
 from __future__ import annotations
 

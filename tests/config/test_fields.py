@@ -1,4 +1,4 @@
-"""Entry fields, their defaults, bad values and transports (CFG-3, CFG-4, CONN-1)."""
+"""Entry fields, their defaults, bad values and transports (CFG-3, CFG-4, CONN-1, CONN-2)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""The two forms in JSON and TOML, source-level errors and unknown keys (CFG-2, CFG-3)."""
+"""The two forms in JSON and TOML, source-level errors and unknown keys (CFG-1, CFG-2, CFG-3, CFG-4, CFG-8, ERR-1)."""
 
 from __future__ import annotations
 

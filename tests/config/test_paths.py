@@ -1,4 +1,4 @@
-"""Where the user config and the data folder are (API-4, CFG-1); tests `mcpyard._paths`."""
+"""Where the user config, the trust file and the data folder are (API-4, CFG-1, CFG-6); tests `mcpyard._paths`."""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""The project file: trust, credential variables, secrets and settings it may not set (CFG-6, CFG-8)."""
+"""The project file: trust, credential variables, secrets and settings it may not set.
+
+CFG-6, CFG-8, and where the project file meets CFG-1, CFG-3, CFG-5 and ERR-1.
+"""
 
 from __future__ import annotations
 

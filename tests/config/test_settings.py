@@ -1,4 +1,4 @@
-"""Host settings in the user config and the flag file (CFG-8, CALL-4: how much of a result is kept)."""
+"""Host settings in the user config and the flag file (CFG-8; CALL-4: how much is kept; POL-4: deny rules)."""
 
 from __future__ import annotations
 

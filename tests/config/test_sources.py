@@ -1,4 +1,4 @@
-"""Sources and their priority: flag file, user config, project file (CFG-1)."""
+"""Sources and their priority: flag file, user config, project file (CFG-1; with CAT-1, CFG-3, CFG-5, CFG-6, ERR-1)."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""Remote servers: failure reasons, SSE fallback, reconnecting after a drop (CONN-1, CONN-3, CONN-4)."""
+"""Remote servers: failure reasons, SSE fallback, reconnecting, big results (CONN-1, CONN-3, CONN-4, CALL-4)."""
 
 from __future__ import annotations
 

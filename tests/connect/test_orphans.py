@@ -1,4 +1,4 @@
-"""CONN-5: no server process, nor any of its children, outlives the host."""
+"""CONN-5 (with CONN-4): no server process, nor any of its children, outlives the host."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""CALL-3: the host session on every HTTP request, a fresh W3C trace per tool call."""
+"""CALL-3, AUTH-1: the host session on every HTTP request, a fresh W3C trace per tool call, configured headers sent."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""FILE-1 to FILE-3: reading one local file safely (`read_local_file`), on real files in a temporary workspace."""
+"""FILE-1, FILE-2, FILE-3: reading one local file safely (`read_local_file`), on real files in a temporary workspace."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""GW-1 interop: the official MCP clients list and call tools through `mcpyard serve`, over stdio and HTTP.
+"""GW-1, GW-4 interop: the official MCP clients list and call tools through `mcpyard serve`, over stdio and HTTP.
 
 The clients are npm's Inspector CLI (`@modelcontextprotocol/inspector-cli`) and the TypeScript
 SDK's `Client` (`@modelcontextprotocol/sdk`, driven by ts_client/client.mjs). scripts/check

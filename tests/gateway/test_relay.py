@@ -1,6 +1,7 @@
 """Sampling and elicitation requests of downstream servers, relayed to the client whose call it is.
 
-Through `mcpyard serve` (GW-1: the gateway is not tools-only) and through `Host.call(on_input=...)`.
+Through `mcpyard serve` (GW-1: the gateway is not tools-only) and through `Host.call(on_input=...)`;
+what is relayed is redacted (SEC-3) and a call's clock waits while a person answers (CALL-2).
 The conformance fixture asks in the new era's way (an input-required result, answered inside
 the call); npm's server-everything asks in the handshake era's way (a request of its own, related
 to no call), which mcpyard sends on only when every call in flight comes from one client.

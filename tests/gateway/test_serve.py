@@ -1,4 +1,4 @@
-"""GW-1 to GW-4: `mcpyard serve` in front of real servers, driven by the SDK's own client."""
+"""`mcpyard serve` in front of real servers, driven by the SDK's own client (GW-1, GW-2, GW-3, GW-4, CALL-4)."""
 
 from __future__ import annotations
 

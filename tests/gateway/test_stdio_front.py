@@ -1,4 +1,4 @@
-"""GW-1 over stdio: the gateway's front on the event loop, a flood refused, files and terminals the SDK's way."""
+"""GW-1 over stdio: the front on the event loop, a flood refused clearly (ERR-1), files and terminals the SDK's way."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""INS-1 to INS-3: server instructions in the system prompt."""
+"""INS-1, INS-2, INS-3: server instructions in the system prompt."""
 
 from __future__ import annotations
 

@@ -1,4 +1,8 @@
-"""The pipeline's safety through `Host.call` on a hostile server (POL, APR, FILE, CALL-4 to CALL-7)."""
+"""The pipeline's safety through `Host.call` on a hostile server.
+
+POL-1, POL-2, POL-3, POL-4, POL-5, POL-6, APR-2, APR-3, FILE-1, FILE-2, FILE-3, FILE-4, FILE-5, CAT-3,
+CALL-4, CALL-5, CALL-6, CALL-7, API-1.
+"""
 
 from __future__ import annotations
 

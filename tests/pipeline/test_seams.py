@@ -1,6 +1,6 @@
 """The pipeline's seams: another policy source, an approver that answers later, and a record of every call.
 
-(CALL-1, CALL-6, POL-5, APR-1, APR-2, FILE-3, SEC-3)
+(CALL-1, CALL-6, POL-5, APR-1, APR-2, FILE-3, SEC-3, API-1)
 """
 
 from __future__ import annotations

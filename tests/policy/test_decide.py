@@ -1,4 +1,4 @@
-"""POL-1 to POL-4, FILE-5: whether a call may run, must ask, or is refused."""
+"""POL-1, POL-2, POL-3, POL-4, FILE-5, APR-1: whether a call may run, must ask, or is refused."""
 
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""POL-5: per-tool policies bound to the reviewed definition hash, locally through `mcpyard pin`."""
+"""POL-5 (with POL-2, POL-4): per-tool policies bound to the reviewed definition hash, locally through `mcpyard pin`."""
 
 from __future__ import annotations
 
