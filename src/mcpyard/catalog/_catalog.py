@@ -39,18 +39,15 @@ class CatalogEntry:
     """The definition as the server sent it (JSON form)."""
     file_params: tuple[str, ...] = ()
     """Top-level parameters that take a local file path and send its content as base64 (CAT-3)."""
+    read_only: bool = field(init=False)
+    """`readOnlyHint` is exactly true (read once here: every call asks)."""
+    destructive: bool = field(init=False)
+    idempotent: bool = field(init=False)
 
-    @property
-    def read_only(self) -> bool:
-        return self.hint("readOnlyHint")
-
-    @property
-    def destructive(self) -> bool:
-        return self.hint("destructiveHint")
-
-    @property
-    def idempotent(self) -> bool:
-        return self.hint("idempotentHint")
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "read_only", self.hint("readOnlyHint"))
+        object.__setattr__(self, "destructive", self.hint("destructiveHint"))
+        object.__setattr__(self, "idempotent", self.hint("idempotentHint"))
 
     def hint(self, key: str) -> bool:
         """Whether annotation `key` is exactly `true` (only `true` counts, POL-2)."""

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
 if TYPE_CHECKING:
@@ -18,8 +19,14 @@ if TYPE_CHECKING:
 
 __all__ = ["Call", "CallRequest", "Refusal"]
 
+_NOTHING: Mapping[str, Any] = MappingProxyType({})
 
-@dataclass(frozen=True, slots=True)
+
+def _nothing() -> Mapping[str, Any]:
+    return _NOTHING
+
+
+@dataclass(slots=True)
 class CallRequest:
     """What a caller asks for: a tool by its model-facing name, its arguments, and where its events go."""
 
@@ -59,9 +66,9 @@ class Call:
     spec: ServerSpec | None = None
     facts: CallFacts | None = None
     decision: Decision | None = None
-    sent: Mapping[str, Any] = field(default_factory=dict)
+    sent: Mapping[str, Any] = field(default_factory=_nothing)
     """The arguments as sent: file parameters hold the base64 of the bytes read."""
-    files: Mapping[str, LocalFile] = field(default_factory=dict)
+    files: Mapping[str, LocalFile] = field(default_factory=_nothing)
     """Files read for file parameters, by parameter (FILE-3)."""
     cache_key: str | None = None
     cached: types.CallToolResult | None = None

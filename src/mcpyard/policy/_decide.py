@@ -85,43 +85,57 @@ def decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collectio
     return decision if facts.hook is None else _with_hook(decision, facts)
 
 
+# The decisions whose words never change are made once.
+_READ_ONLY = Decision("run", "read-only tool")
+_AUTO = Decision("run", "auto mode")
+_SESSION = Decision("run", "allowed for this session")
+_DESTRUCTIVE = Decision("ask", "the tool is marked destructive; it always asks")
+_NOT_READ_ONLY = {
+    True: Decision("ask", "the tool is not read-only (the tool may change things)", session_allowed=True),
+    False: Decision(
+        "ask", "the tool is not read-only (annotations of this server are not trusted)", session_allowed=True
+    ),
+}
+
+
 def _decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collection[str]) -> Decision:
-    if (rule := matching_rule(facts.name, rules.deny)) is not None:
+    if rules.deny and (rule := matching_rule(facts.name, rules.deny)) is not None:
         return Decision("refuse", f"denied by the rule {rule!r} (deny rules win in every mode)", code="denied")
     if facts.policy is not None:
         return _decide_reviewed(facts, mode)
     trusted = facts.trust_annotations
     read_only = trusted and facts.read_only and not facts.destructive
-    destructive = trusted and facts.destructive
     sensitive = facts.sends_files or facts.sends_secret
-    what = "sends a local file" if facts.sends_files else "sends a secret value"
 
     if mode in ("read-only", "plan"):
         if sensitive:
-            return Decision("refuse", f"the call {what}, which {mode} mode never allows", code="mode_refused")
+            return Decision("refuse", f"the call {_sends(facts)}, which {mode} mode never allows", code="mode_refused")
         if read_only:
-            return Decision("run", "read-only tool")
+            return _READ_ONLY
         why = "annotations of this server are not trusted" if not trusted else "the tool may change things"
         return Decision("refuse", f"{mode} mode runs only read-only tools ({why})", code="mode_refused")
 
     if mode == "auto":
         if sensitive:
-            return Decision("ask", f"the call {what}; such calls always ask")
-        return Decision("run", "auto mode")
+            return Decision("ask", f"the call {_sends(facts)}; such calls always ask")
+        return _AUTO
 
     # ask mode
     if sensitive:
-        return Decision("ask", f"the call {what}; such calls always ask")
-    if destructive:
-        return Decision("ask", "the tool is marked destructive; it always asks")
+        return Decision("ask", f"the call {_sends(facts)}; such calls always ask")
+    if trusted and facts.destructive:
+        return _DESTRUCTIVE
     if read_only:
-        return Decision("run", "read-only tool")
+        return _READ_ONLY
     if facts.name in session_allows:
-        return Decision("run", "allowed for this session")
-    if (rule := matching_rule(facts.name, rules.allow)) is not None:
+        return _SESSION
+    if rules.allow and (rule := matching_rule(facts.name, rules.allow)) is not None:
         return Decision("run", f"allowed by the rule {rule!r}")
-    why = "annotations of this server are not trusted" if not trusted else "the tool may change things"
-    return Decision("ask", f"the tool is not read-only ({why})", session_allowed=True)
+    return _NOT_READ_ONLY[trusted]
+
+
+def _sends(facts: CallFacts) -> str:
+    return "sends a local file" if facts.sends_files else "sends a secret value"
 
 
 def _decide_reviewed(facts: CallFacts, mode: Mode) -> Decision:
