@@ -16,6 +16,7 @@ STORE_BYTES = 64 * 1024 * 1024
 STORE_RESULTS = 4096
 """The most results a store keeps, every conversation counted."""
 MIN_STORE_BYTES = 4096
+"""The smallest budget a store takes: room for a string's header and some text."""
 _MARGIN = 128
 """Characters left out when a text is cut to fit: more than a string's header takes."""
 
