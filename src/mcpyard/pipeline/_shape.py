@@ -23,7 +23,7 @@ MIN_ECHO_CHARS = 12
 """Shorter encodings are not replaced: they could match by chance."""
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class ShapeContext:
     """What shaping needs besides the result itself."""
 
@@ -127,6 +127,13 @@ def _block_text(block: Mapping[str, Any]) -> str:
     return f"[{kind} content]"
 
 
+def _wire(block: types.ContentBlock) -> dict[str, Any]:
+    """A content block in wire form; plain text, the usual case, without a round through the serializer."""
+    if type(block) is types.TextContent and block.annotations is None and block.meta is None:
+        return {"type": "text", "text": block.text}
+    return block.model_dump(by_alias=True, exclude_none=True, mode="json")
+
+
 def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: ShapeContext) -> CallResult:
     """Turn a server result into what the model reads.
 
@@ -135,12 +142,11 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     was dropped beyond them. Nothing is refused for its size (CALL-4).
     """
     redactor = context.redactor
-    content = [
-        redactor.redact_json(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
-        for block in result.content
-    ]
+    content = [redactor.redact_json(_wire(block)) for block in result.content]
     structured = redactor.redact_json(result.structured_content)
-    body = "\n".join(_block_text(block) for block in content)
+    body = content[0]["text"] if len(content) == 1 and content[0]["type"] == "text" else None
+    if body is None:
+        body = "\n".join(_block_text(block) for block in content)
     if not content and structured is not None:
         body = canonical_json(structured)
     # Cleaned, then redacted, before the cut: a secret split by invisible characters is caught
