@@ -10,10 +10,11 @@ from typing import Any
 from tests.conftest import Home, fixture_server
 
 
-def shell(home: Home, lines: list[str], *flags: str, **settings: Any) -> list[dict[str, Any]]:
+def run_shell(home: Home, lines: list[str], *flags: str, **settings: Any) -> str:
+    """`mcpyard shell` over the hostile fixture server, fed `lines`; its standard output."""
     config = home.write_config({"h": fixture_server("hostile")}, **settings)
     done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "shell", "--json", "--mcp-config", str(config), *flags],
+        [sys.executable, "-m", "mcpyard", "shell", "--mcp-config", str(config), *flags],
         input="\n".join(lines) + "\n",
         capture_output=True,
         text=True,
@@ -24,7 +25,11 @@ def shell(home: Home, lines: list[str], *flags: str, **settings: Any) -> list[di
     )
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
-    return [json.loads(line) for line in done.stdout.splitlines()]
+    return done.stdout
+
+
+def shell(home: Home, lines: list[str], *flags: str, **settings: Any) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in run_shell(home, lines, "--json", *flags, **settings).splitlines()]
 
 
 def test_cli2_shell_reads_commands_from_stdin_and_prints_one_json_object_each(home: Home) -> None:
@@ -71,17 +76,6 @@ def test_cli2_shell_history_lists_the_sessions_calls_with_their_outcome_and_why(
     ]
     assert history[0]["why"] == "read-only tool"
     assert history[0]["server"] == "h"
-    config = home.write_config({"h": fixture_server("hostile")})
-    plain = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "shell", "--mcp-config", str(config)],
-        input='call h__huge {"size": 3}\n/history\n',
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        cwd=home.workspace,
-        timeout=90,
-        check=False,
-    )
-    assert plain.returncode == 0, plain.stderr
-    line = next(line for line in plain.stdout.splitlines() if " h__huge ran in " in line)
+    plain = run_shell(home, ['call h__huge {"size": 3}', "/history"])
+    line = next(line for line in plain.splitlines() if " h__huge ran in " in line)
     assert "read-only tool" in line
