@@ -3,8 +3,9 @@
 Tests wait on events (STYLE 10): `Host.wait_until`, a line a process prints, a process's exit, a
 notification. Some states announce nothing this process can wait on: that no process with a
 given pid is left (a process we did not start cannot be awaited), that a file another process
-writes has appeared, that a third-party server listens on its port. Only those come here, each
-with a comment at the call saying why it has no event.
+writes has appeared, that a third-party server listens on its port, which resources a server's
+watch holds (no host event says so yet). Only those come here, each with a comment at the call
+saying why it has no event.
 """
 
 from __future__ import annotations
