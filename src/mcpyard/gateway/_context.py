@@ -75,7 +75,7 @@ def connection_of(ctx: ServerRequestContext[Any]) -> Connection | None:
     The SDK has no public way to it from a low-level handler, and change notices must go out
     after the request is over.
     """
-    connection = getattr(ctx.session, "connection_of", None)
+    connection = getattr(ctx.session, "_connection", None)
     return connection if isinstance(connection, Connection) else None
 
 
