@@ -1,4 +1,4 @@
-"""The public face of `mcpyard.config` is pinned: adding a name is an API decision (STYLE 1; no SPEC id)."""
+"""The public face of `mcpyard.config` is pinned: adding a name is an API decision (API-1; STYLE 1)."""
 
 from __future__ import annotations
 
