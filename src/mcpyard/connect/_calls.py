@@ -49,6 +49,7 @@ class CallChannel:
         inputs: InputRouter | None,
         snapshot: Callable[[], ServerSnapshot],
         stdio: bool,
+        traced: bool,
         on_lost: Callable[[], None],
         on_abandoned: Callable[[Client], None],
     ) -> None:
@@ -60,6 +61,8 @@ class CallChannel:
         self._inputs = inputs
         self._snapshot = snapshot
         self._stdio = stdio
+        self._traced = traced
+        """HTTP requests carry a trace per tool call (CALL-3); stdio and websocket carry none."""
         self._on_lost = on_lost
         self._on_abandoned = on_abandoned
         self._log_sinks: list[LogFn] = []
@@ -117,7 +120,10 @@ class CallChannel:
                         await on_progress(progress, total, message)
 
                 try:
-                    with tool_call_trace(), self._waiting_input(on_input, scope, timeout_secs) as waiting:
+                    with (
+                        tool_call_trace() if self._traced else contextlib.nullcontext(),
+                        self._waiting_input(on_input, scope, timeout_secs) as waiting,
+                    ):
                         return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
                 except MCPError as exc:
                     if _closed_locally(exc):

@@ -85,6 +85,7 @@ class Supervisor:
             inputs=self._inputs,
             snapshot=lambda: self._snapshot,
             stdio=self._is_stdio,
+            traced=spec.transport in ("streamable_http", "sse"),
             on_lost=self._connection_lost,
             on_abandoned=self._after_abandon,
         )

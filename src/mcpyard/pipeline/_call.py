@@ -61,7 +61,7 @@ class Call:
 
     request: CallRequest
     started: float
-    """`time.perf_counter()` at the start (for the record's duration)."""
+    """`time.time()` at the start (the record's time and duration)."""
     entry: CatalogEntry | None = None
     spec: ServerSpec | None = None
     facts: CallFacts | None = None

@@ -4,9 +4,8 @@ from __future__ import annotations
 
 from collections import deque
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
-from datetime import datetime
-from typing import Any, Literal, Protocol
+from datetime import UTC, datetime
+from typing import Any, Literal, NamedTuple, Protocol
 
 __all__ = ["CallRecord", "CallRecorder", "CallStatus", "FileRecord", "MemoryRecorder", "Recorders"]
 
@@ -16,8 +15,7 @@ CallStatus = Literal["ran", "failed", "refused", "cached"]
 result was given again (CALL-6)."""
 
 
-@dataclass(frozen=True, slots=True)
-class FileRecord:
+class FileRecord(NamedTuple):
     """A local file a call sent: never its bytes (FILE-3)."""
 
     path: str
@@ -25,12 +23,13 @@ class FileRecord:
     sha256: str
 
 
-@dataclass(frozen=True, slots=True)
-class CallRecord:
+class CallRecord(NamedTuple):
     """One call as it went, with secrets redacted: who asked what, what was decided, how it ended.
 
+    Immutable (a named tuple: one is made for every call, so it is cheap to make).
+
     Attributes:
-        at: when the call began (UTC).
+        started_at: when the call began, in seconds since the epoch (`at` as a datetime).
         conversation: whose result handles it made.
         server: the server's id (None for a name no server owns).
         tool: the model-facing name asked for.
@@ -47,7 +46,7 @@ class CallRecord:
         summary: the start of the result or error, redacted and cleaned (at most 200 characters).
     """
 
-    at: datetime
+    started_at: float
     conversation: str
     server: str | None
     tool: str
@@ -62,6 +61,11 @@ class CallRecord:
     duration_ms: float
     result_bytes: int
     summary: str
+
+    @property
+    def at(self) -> datetime:
+        """When the call began (UTC)."""
+        return datetime.fromtimestamp(self.started_at, UTC)
 
     def to_json(self) -> dict[str, Any]:
         return {

@@ -6,7 +6,6 @@ import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
-from datetime import UTC, datetime
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import clean_text
@@ -79,7 +78,7 @@ class Session:
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:
     """One call through every stage until one refuses it, then its record; never raises for a call that failed."""
-    call = Call(request, started=time.perf_counter())
+    call = Call(request, started=time.time())
     if request.name == READ_RESULT:
         return await _finish(view, session, call, read_result(view, session, request))
     outcome: Call | Refusal = call
@@ -127,20 +126,20 @@ def _record(
     else:
         status = "ran" if result.ok else "failed"
     return CallRecord(
-        at=datetime.now(UTC),
+        started_at=call.started,
         conversation=call.request.conversation,
         server=server,
         tool=call.request.name,
         server_tool=entry.tool if entry is not None else None,
         arguments=view.redactor.redact_json(call.request.arguments),
-        files=tuple(FileRecord(f.path, f.size, f.sha256) for f in call.files.values()),
+        files=tuple(FileRecord(f.path, f.size, f.sha256) for f in call.files.values()) if call.files else (),
         decision=decision.verdict if decision is not None else None,
         why=decision.reason if decision is not None and not isinstance(outcome, Refusal) else _why(result),
         answer=call.answer,
         status=status,
         error_code=result.error["code"] if result.error else None,
-        duration_ms=(time.perf_counter() - call.started) * 1000,
-        result_bytes=len(result.text.encode("utf-8", "surrogatepass")),
+        duration_ms=(time.time() - call.started) * 1000,
+        result_bytes=len(text) if (text := result.text).isascii() else len(text.encode("utf-8", "surrogatepass")),
         summary=_summary(view, result),
     )
 
@@ -155,8 +154,12 @@ def _summary(view: HostView, result: CallResult) -> str:
         text = result.error["message"]
     else:
         text = next((str(block.get("text", "")) for block in result.content if block.get("type") == "text"), "")
-    head = text[: SUMMARY_CHARS * 2 + view.redactor.longest]
-    return clean_text(view.redactor.redact(head))[:SUMMARY_CHARS]
+    redactor = view.redactor
+    if not redactor:
+        return clean_text(text[: SUMMARY_CHARS * 2])[:SUMMARY_CHARS]
+    # Cleaned before redacting (a secret split by an invisible character is whole again), and
+    # cut after: no part of a secret is left at the edge.
+    return redactor.redact(clean_text(text[: SUMMARY_CHARS * 2 + redactor.longest]))[:SUMMARY_CHARS]
 
 
 def read_result(view: HostView, session: Session, request: CallRequest) -> CallResult | Refusal:

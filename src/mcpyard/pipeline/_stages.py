@@ -91,7 +91,7 @@ async def decide_call(view: HostView, session: Session, call: Call) -> Call | Re
         read_only=entry.read_only,
         destructive=entry.destructive,
         trust_annotations=spec.trust_annotations,
-        sends_files=any(isinstance(arguments.get(param), str) for param in entry.file_params),
+        sends_files=bool(entry.file_params) and any(isinstance(arguments.get(p), str) for p in entry.file_params),
         sends_secret=bool(redactor) and redactor.contains(json.dumps(arguments, ensure_ascii=False, default=str)),
         policy=view.policies.policy(entry.server, entry.tool, entry.definition_hash),
     )

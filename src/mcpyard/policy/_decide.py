@@ -38,7 +38,7 @@ class Rules:
     deny: tuple[str, ...] = ()
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(slots=True)
 class CallFacts:
     """What the decision depends on, about the tool and this call."""
 
