@@ -119,12 +119,15 @@ class CallChannel:
                     if on_progress is not None:
                         await on_progress(progress, total, message)
 
+                sent = arguments if type(arguments) is dict else dict(arguments)
                 try:
+                    if not self._traced and self._inputs is None:  # stdio and websocket, outside the gateway
+                        return await client.call_tool(tool, sent, progress_callback=restart_clock)
                     with (
                         tool_call_trace() if self._traced else contextlib.nullcontext(),
                         self._waiting_input(on_input, scope, timeout_secs) as waiting,
                     ):
-                        return await client.call_tool(tool, dict(arguments), progress_callback=restart_clock)
+                        return await client.call_tool(tool, sent, progress_callback=restart_clock)
                 except MCPError as exc:
                     if _closed_locally(exc):
                         self._on_lost()

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import json
+import sys
 from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
@@ -58,7 +60,7 @@ class IdempotentCache:
 
     def put(self, key: str, server: str, result: types.CallToolResult) -> None:
         """Keep a successful result; one larger than the whole cache is not kept."""
-        size = len(result.model_dump_json(by_alias=True, exclude_none=True))
+        size = _size(result)
         if size > self._max_bytes:
             return
         self._drop(key)
@@ -87,3 +89,16 @@ class IdempotentCache:
         entry = self._entries.pop(key, None)
         if entry is not None:
             self._bytes -= entry.size
+
+
+def _size(result: types.CallToolResult) -> int:
+    """About how much memory a result holds: its texts as they sit in memory, anything else as JSON."""
+    size = 0
+    for block in result.content:
+        if type(block) is types.TextContent:
+            size += sys.getsizeof(block.text)
+        else:
+            size += len(block.model_dump_json(by_alias=True, exclude_none=True))
+    if result.structured_content is not None:
+        size += len(json.dumps(result.structured_content, default=str))
+    return size

@@ -136,11 +136,17 @@ def quick_check(schema: Any) -> Check | None:
     return _compile(root, 0)
 
 
+_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
+
+
 def _compile(schema: Any, depth: int) -> Check | None:
     if schema is True:
         return lambda v: True
     if not isinstance(schema, Mapping) or depth > MAX_QUICK_DEPTH:
         return None
+    keywords = schema.keys() - _ANNOTATIONS
+    if keywords <= _OBJECT_KEYWORDS and schema.get("type", "object") == "object":
+        return _object(schema, depth)  # the usual shape of a tool's arguments, in one check
     checks: list[Check] = []
     for key, value in schema.items():
         if key in _ANNOTATIONS:
@@ -213,6 +219,25 @@ def _keyword(key: str, value: Any, schema: Mapping[str, Any], depth: int) -> Che
             return lambda v: True  # checked with the properties
         return _properties({}, value, depth)
     return None
+
+
+def _object(schema: Mapping[str, Any], depth: int) -> Check | None:
+    """`type: object` with `properties`, `required` and `additionalProperties`, checked in one pass."""
+    required = schema.get("required", [])
+    if not isinstance(required, list) or any(not isinstance(name, str) for name in required):
+        return None
+    fields = _properties(schema.get("properties", {}), schema.get("additionalProperties", True), depth)
+    if fields is None:
+        return None
+    names = tuple(required)
+    typed = "type" in schema
+
+    def check_object(v: Any) -> bool:
+        if type(v) is not dict:
+            return not typed
+        return all(name in v for name in names) and fields(v)
+
+    return check_object
 
 
 def _properties(properties: Any, additional: Any, depth: int) -> Check | None:
