@@ -209,3 +209,12 @@ def test_sec3_a_secret_in_a_long_result_is_redacted_in_the_window_and_in_the_sto
     assert secret not in result.text
     assert secret not in stored_text(store, result.handle)
     assert "%KEY%" in stored_text(store, result.handle)
+
+
+def test_call4_the_store_keeps_at_least_the_window_so_reading_on_from_the_mark_works() -> None:
+    text = "".join(f"{n:05d}\n" for n in range(1000))
+    result, store = shape(text, max_bytes=600, max_stored_bytes=100)
+    kept = stored_text(store, result.handle)
+    assert kept.startswith(shown(result)), "what the model read is in the store"
+    assert len(kept) == 600
+    assert "the last 5400 bytes were dropped" in result.text

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 if TYPE_CHECKING:
     import mcp_types as types
 
+    from mcpyard._view import ServerConnection
     from mcpyard.catalog import CatalogEntry
     from mcpyard.config import ServerSpec
     from mcpyard.connect import InputRelay, LogFn, ProgressFn
@@ -54,7 +55,7 @@ class Refusal:
 class Call:
     """A call on its way: each stage fills in what it found and hands the call on.
 
-    Stages fill these in order: `entry` and `spec` (resolve); `facts` and `decision` (decide);
+    Stages fill these in order: `entry`, `spec` and `connection` (resolve); `facts` and `decision` (decide);
     `sent` and `files` (read files); `cache_key`, `cached` and `generation` (cache lookup);
     `answer` (ask); `raw` or `server_error` (dispatch); `result` (shape).
     """
@@ -64,6 +65,8 @@ class Call:
     """`time.time()` at the start (the record's time and duration)."""
     entry: CatalogEntry | None = None
     spec: ServerSpec | None = None
+    connection: ServerConnection | None = None
+    """Where the call goes: the owning server's connection."""
     facts: CallFacts | None = None
     decision: Decision | None = None
     sent: Mapping[str, Any] = field(default_factory=_nothing)
@@ -85,6 +88,12 @@ class Call:
         if self.entry is None or self.spec is None:
             raise RuntimeError("the call was not resolved: stages run in order")
         return self.entry, self.spec
+
+    def target_connection(self) -> ServerConnection:
+        """Where the call goes, as `resolve` (or, after a card, `recheck`) found it."""
+        if self.connection is None:
+            raise RuntimeError("the call was not resolved: stages run in order")
+        return self.connection
 
     def decided(self) -> tuple[CatalogEntry, CallFacts, Decision]:
         """The tool, the facts of this call and the decision, as `decide` made it."""

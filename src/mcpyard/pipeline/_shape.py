@@ -197,7 +197,8 @@ def _cut_and_store(
     entry: CatalogEntry, body: str, encoded: bytes | None, size: int, context: ShapeContext
 ) -> tuple[str, str]:
     """The handle of the stored part of a long text, and the window the model reads with its mark (CALL-4)."""
-    kept, kept_bytes = _prefix(body, encoded, size, context.max_stored_bytes)
+    # The store keeps at least what the model reads, so reading on from the mark always works.
+    kept, kept_bytes = _prefix(body, encoded, size, max(context.max_stored_bytes, context.max_bytes))
     handle = context.store.put(context.conversation, kept, server=entry.server)
     stored = context.store.read(context.conversation, handle, 0, 0)
     if stored is not None and stored[1].total < len(kept):

@@ -47,10 +47,10 @@ async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusa
     entry = view.catalog.get(name)
     if entry is None:
         return _not_offered(view, name)
-    spec = view.specs.get(entry.server)
-    if spec is None or entry.server not in view.connections:
+    spec, connection = view.specs.get(entry.server), view.connections.get(entry.server)
+    if spec is None or connection is None:
         return Refusal("server_unavailable", f"server {entry.server!r} is not running")
-    call.entry, call.spec = entry, spec
+    call.entry, call.spec, call.connection = entry, spec, connection
     return call
 
 
@@ -227,6 +227,10 @@ async def recheck(view: HostView, session: Session, call: Call) -> Call | Refusa
     policy = view.policies.policy(current.server, current.tool, current.definition_hash)
     if decide(replace(facts, policy=policy), session.mode, view.rules, ()).verdict == "refuse":
         return Refusal("denied", f"{current.name} is no longer allowed; nothing was sent")
+    spec, connection = view.specs.get(current.server), view.connections.get(current.server)
+    if spec is None or connection is None:
+        return Refusal("server_unavailable", f"server {current.server!r} is not running; nothing was sent")
+    call.spec, call.connection = spec, connection  # the server as it is now, should it have restarted
     if call.cached is not None and session.cache.generation(entry.server) != call.generation:
         # A call that may change the server got there while the card was open (APR-3).
         return Refusal(
@@ -249,7 +253,7 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
     before = cache.generation(entry.server)
     request = call.request
     try:
-        call.raw = await view.connections[entry.server].call(
+        call.raw = await call.target_connection().call(
             entry.tool,
             call.sent,
             timeout_secs=spec.call_timeout_secs,
@@ -261,7 +265,7 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
         call.server_error = exc.text
         return call
     except CallError as exc:
-        return Refusal(exc.code, exc.message, sent=True)
+        return Refusal(exc.code, exc.message, sent=exc.code != "server_unavailable")
     # A change that reached the server while this call was out makes its answer stale: not kept.
     if call.cache_key is not None and not call.raw.is_error and cache.generation(entry.server) == before:
         cache.put(call.cache_key, entry.server, call.raw)
