@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import math
 from collections.abc import Awaitable, Callable, Mapping
@@ -100,6 +101,9 @@ class CallChannel:
             ServerError: the server answered with an error (its words, for the pipeline to fence).
         """
         client = self._live()
+        if not self._traced and self._inputs is None and on_input is None and _on_asyncio():
+            # Stdio and websocket outside the gateway: the common case, on a lighter clock.
+            return await self._call_plain(client, tool, arguments, timeout_secs, on_progress, on_log)
         self.in_flight += 1
         audience = on_input.audience if on_input is not None else "host"
         self._audiences.append(audience)
@@ -121,8 +125,6 @@ class CallChannel:
 
                 sent = arguments if type(arguments) is dict else dict(arguments)
                 try:
-                    if not self._traced and self._inputs is None:  # stdio and websocket, outside the gateway
-                        return await client.call_tool(tool, sent, progress_callback=restart_clock)
                     with (
                         tool_call_trace() if self._traced else contextlib.nullcontext(),
                         self._waiting_input(on_input, scope, timeout_secs) as waiting,
@@ -140,12 +142,7 @@ class CallChannel:
                     self._on_lost()
                     raise CallError("connection_lost", self._lost()) from None
             self._on_abandoned(client)
-            raise CallError(
-                "timeout",
-                f"tool {tool!r} on server {self.server_id!r} did not answer within {timeout_secs:g} s; "
-                "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null "
-                "for tools that wait on a person)",
-            )
+            raise CallError("timeout", _timed_out(tool, self.server_id, timeout_secs))
         except anyio.get_cancelled_exc_class():
             self._on_abandoned(client)
             raise
@@ -154,6 +151,61 @@ class CallChannel:
             self._audiences.remove(audience)
             if on_log is not None:
                 self._log_sinks.remove(on_log)
+
+    async def _call_plain(
+        self,
+        client: Client,
+        tool: str,
+        arguments: Mapping[str, Any],
+        timeout_secs: float | None,
+        on_progress: ProgressFn | None,
+        on_log: LogFn | None,
+    ) -> types.CallToolResult:
+        """`call` without a trace or an input relay, timed by one event-loop timer instead of a cancel scope.
+
+        The timer cancels this task when it fires; the SDK then sends `notifications/cancelled`
+        as for any cancelled request, and the cancellation is turned into a `timeout` error here.
+        Progress moves the timer on. Outer cancellation (a caller giving up) passes through.
+        """
+        self.in_flight += 1
+        self._audiences.append("host")
+        if on_log is not None:
+            self._log_sinks.append(on_log)
+        clock = _TaskClock(timeout_secs)
+
+        async def restart_clock(progress: float, total: float | None, message: str | None) -> None:
+            clock.restart()
+            if on_progress is not None:
+                await on_progress(progress, total, message)
+
+        try:
+            clock.start()
+            try:
+                return await client.call_tool(
+                    tool, arguments if type(arguments) is dict else dict(arguments), progress_callback=restart_clock
+                )
+            except MCPError as exc:
+                if _closed_locally(exc):
+                    self._on_lost()
+                    raise CallError("connection_lost", self._lost()) from None
+                raise ServerError(self.server_id, exc.message) from None
+            except (RuntimeError, ValidationError) as exc:
+                raise CallError("invalid_result", f"{self._invalid(exc, 'result')}") from None
+            except _LOST:
+                self._on_lost()
+                raise CallError("connection_lost", self._lost()) from None
+            finally:
+                clock.stop()
+        except asyncio.CancelledError:
+            self._on_abandoned(client)
+            if not clock.expired():
+                raise
+        finally:
+            self.in_flight -= 1
+            self._audiences.remove("host")
+            if on_log is not None:
+                self._log_sinks.remove(on_log)
+        raise CallError("timeout", _timed_out(tool, self.server_id, timeout_secs))
 
     async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T:
         """One request beside tool calls (resources, prompts, completion).
@@ -197,6 +249,61 @@ class CallChannel:
     def _invalid(self, exc: Exception, what: str) -> str:
         first = (self._redact(str(exc)).splitlines() or [type(exc).__name__])[0][:300]
         return f"server {self.server_id!r} sent an invalid {what}: {first}"
+
+
+class _TaskClock:
+    """A call's timeout as one event-loop timer that cancels the calling task when it fires."""
+
+    __slots__ = ("_cancelled", "_handle", "_loop", "_task", "_timeout")
+
+    def __init__(self, timeout_secs: float | None) -> None:
+        self._timeout = timeout_secs
+        self._handle: asyncio.TimerHandle | None = None
+        self._cancelled = False
+        self._loop = asyncio.get_running_loop()
+        self._task = asyncio.current_task()
+
+    def start(self) -> None:
+        if self._timeout is not None:
+            self._handle = self._loop.call_later(self._timeout, self._fire)
+
+    def restart(self) -> None:
+        if self._handle is not None and not self._cancelled:
+            self._handle.cancel()
+            self.start()
+
+    def stop(self) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+
+    def _fire(self) -> None:
+        if self._task is not None and not self._cancelled:
+            self._cancelled = True
+            self._task.cancel()
+
+    def expired(self) -> bool:
+        """Whether this clock's own cancellation is what ended the call (it is then taken back)."""
+        if not self._cancelled or self._task is None:
+            return False
+        # Another cancellation arriving too (the caller gave up) still wins.
+        return self._task.uncancel() == 0
+
+
+def _on_asyncio() -> bool:
+    """Whether this runs on asyncio, where `_TaskClock` works (under trio, the portable cancel scope is used)."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+def _timed_out(tool: str, server_id: str, timeout_secs: float | None) -> str:
+    return (
+        f"tool {tool!r} on server {server_id!r} did not answer within {timeout_secs or 0:g} s; "
+        "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null for tools that wait on a person)"
+    )
 
 
 def _closed_locally(exc: MCPError) -> bool:
