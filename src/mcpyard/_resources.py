@@ -10,7 +10,7 @@ from typing import TYPE_CHECKING, Any
 import mcp_types as types
 
 from mcpyard._view import HostView
-from mcpyard.catalog import sanitize_text, tool_name
+from mcpyard.catalog import clean_json, clean_text, sanitize_text, tool_name
 from mcpyard.connect import ServerSnapshot
 from mcpyard.errors import CallError
 
@@ -30,7 +30,7 @@ class ResourceInfo:
     description: str
     mime_type: str | None
     wire: Mapping[str, Any]
-    """As the server listed it."""
+    """As the server listed it, every text cleaned and redacted."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -53,6 +53,7 @@ class TemplateInfo:
     uri_template: str
     server: str
     wire: Mapping[str, Any]
+    """As the server listed it, every text cleaned and redacted."""
 
     def matches(self, uri: str) -> bool:
         """Whether a URI fits the template (each `{variable}` stands for one path segment or more text)."""
@@ -70,7 +71,13 @@ def _connected(view: HostView) -> Iterator[tuple[str, str, ServerSnapshot]]:
 
 def _description(view: HostView, wire: Mapping[str, Any]) -> str:
     description = wire.get("description")
-    return sanitize_text(view.redactor.redact(description)) if isinstance(description, str) else ""
+    # Cleaned before redacting: a secret split by an invisible character is whole again (SEC-3).
+    return sanitize_text(view.redactor.redact(clean_text(description))) if isinstance(description, str) else ""
+
+
+def _scrubbed(view: HostView, value: Any) -> Any:
+    """Server data, every string in it cleaned, then redacted (CAT-4, SEC-3)."""
+    return view.redactor.redact_json(clean_json(value))
 
 
 class ResourceReader:
@@ -102,8 +109,8 @@ class ResourceReader:
                         uri=uri,
                         server=server_id,
                         description=_description(view, wire),
-                        mime_type=str(wire["mimeType"]) if "mimeType" in wire else None,
-                        wire=wire,
+                        mime_type=clean_text(str(wire["mimeType"])) if "mimeType" in wire else None,
+                        wire=_scrubbed(view, wire),
                     )
                 )
         return found
@@ -122,7 +129,7 @@ class ResourceReader:
                         prompt=str(wire.get("name", "")),
                         server=server_id,
                         description=_description(view, wire),
-                        arguments=tuple(arguments) if isinstance(arguments, list) else (),
+                        arguments=tuple(_scrubbed(view, arguments)) if isinstance(arguments, list) else (),
                     )
                 )
         return found
@@ -136,7 +143,7 @@ class ResourceReader:
                 name=tool_name(prefix, separator, str(wire.get("name", ""))),
                 uri_template=str(wire.get("uriTemplate", "")),
                 server=server_id,
-                wire=wire,
+                wire=_scrubbed(view, wire),
             )
             for server_id, prefix, snapshot in _connected(view)
             for wire in snapshot.templates
@@ -228,4 +235,4 @@ class ResourceReader:
         if connection is None or spec is None:
             raise CallError("server_unavailable", f"server {server!r} is not running")
         result = await connection.request(send, timeout_secs=spec.call_timeout_secs)
-        return view.redactor.redact_json(result.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        return _scrubbed(view, result.model_dump(by_alias=True, exclude_none=True, mode="json"))

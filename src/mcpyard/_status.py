@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec, source_words
 
 if TYPE_CHECKING:
@@ -109,17 +110,19 @@ class Status:
 def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
     """Every configured server with its state and reason, its tools and their policies (CLI-1, API-2).
 
-    Server texts (reasons, notes, warnings) are redacted here once more with the view's redactor.
+    Texts a server or a project file controls (reasons, notes, warnings, tool names) are cleaned
+    here, whatever reads them (the JSON too), and redacted once more with the view's redactor.
     """
     redact = view.redactor.redact
-    warnings = list(view.plan.config.warnings)
+    warnings = [redact(clean_text(text)) for text in view.plan.config.warnings]
+    warnings += view.catalog.warnings
     servers: list[ServerStatus] = []
     removed = view.removed()
     for spec in view.plan.config.servers:
         servers.append(_server_status(view, spec, removed))
         snapshot = view.servers.get(spec.id)
         if snapshot is not None:
-            warnings.extend(text for w in snapshot.warnings if (text := redact(w)) not in warnings)
+            warnings.extend(text for w in snapshot.warnings if (text := redact(clean_text(w))) not in warnings)
     return Status(
         session_id=session_id, mode=mode, workspace=view.workspace, warnings=tuple(warnings), servers=tuple(servers)
     )
@@ -138,8 +141,10 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
         "command": spec.command,
         "url": spec.url,
     }
+    redact = view.redactor.redact
     if spec.state != "ok":
-        return ServerStatus(state=spec.state, reason=spec.problem, **base)
+        reason = redact(clean_text(spec.problem)) if spec.problem else spec.problem
+        return ServerStatus(state=spec.state, reason=reason, **base)
     if (owner := plan.shadowed_by.get(spec.id)) is not None:
         reason = (
             f"shadowed by server {owner.id!r} from the {source_words(owner.source)} {owner.source_path}: "
@@ -154,7 +159,7 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
     tools = tuple(
         ToolStatus(
             entry.name,
-            entry.tool,
+            clean_text(entry.tool),
             dict(entry.annotations),
             entry.definition_hash,
             policies.policy(entry.server, entry.tool, entry.definition_hash),
@@ -163,18 +168,17 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
     )
     reviewed = policies.reviewed(spec.id)
     tools += tuple(
-        ToolStatus(name, tool, {}, reviewed.get(tool, ""), "removed")
+        ToolStatus(name, clean_text(tool), {}, reviewed.get(tool, ""), "removed")
         for name, (server, tool) in removed.items()
         if server == spec.id
     )
-    redact = view.redactor.redact
     return ServerStatus(
         state=snapshot.state.value,
-        reason=redact(snapshot.reason) if snapshot.reason else None,
-        protocol_version=snapshot.protocol_version,
+        reason=redact(clean_text(snapshot.reason)) if snapshot.reason else None,
+        protocol_version=clean_text(snapshot.protocol_version) if snapshot.protocol_version else None,
         tools=tools,
         instructions_bytes=len((snapshot.instructions or "").encode()),
         sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
-        note=redact(snapshot.note) if snapshot.note else websocket_note(spec),
+        note=redact(clean_text(snapshot.note)) if snapshot.note else websocket_note(spec),
         **base,
     )

@@ -170,7 +170,9 @@ class Publisher:
             for server_id in plan.specs
             if (snapshot := servers.get(server_id)) is not None and snapshot.tools
         ]
-        catalog = build_catalog(listings, plan.config.settings.tool_name_separator, redactor=redactor)
+        # Names given earlier stay with their tools while their servers are configured (CAT-1).
+        held = {name: owner for name, owner in self._known.items() if owner[0] in plan.specs}
+        catalog = build_catalog(listings, plan.config.settings.tool_name_separator, redactor=redactor, held=held)
         self._known.update((entry.name, (entry.server, entry.tool)) for entry in catalog.entries.values())
         return catalog
 

@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
-from mcpyard.catalog import MAX_NAME_LENGTH, assign_names, sanitize_name, server_prefix, tool_name
+from mcpyard.catalog import MAX_NAME_LENGTH, Named, assign_names, name_tools, sanitize_name, server_prefix, tool_name
 
 
 @pytest.mark.parametrize(
@@ -98,3 +98,47 @@ def test_cat1_names_colliding_across_servers_never_replace_each_other() -> None:
     assert len(catalog) == 2
     assert {entry.server for entry in catalog.entries.values()} == {"a", "a__b"}
     assert all(re.fullmatch(r"a__b__c-[0-9a-f]{6}", name) for name in catalog.entries)
+
+
+def _names(tools: list[tuple[str, str, str]], held: dict[str, tuple[str, str]] | None = None) -> list[Named]:
+    return name_tools(tools, "__", held=held)
+
+
+def test_cat1_a_tool_keeps_its_name_when_another_server_later_lists_the_same_name() -> None:
+    held = {"a__b__c": ("a", "b__c")}
+    holder, newcomer = _names([("a", "a", "b__c"), ("a__b", "a__b", "c")], held)
+    assert holder == Named("a__b__c", "a__b__c", contested=True)
+    assert re.fullmatch(r"a__b__c-[0-9a-f]{6}", newcomer.name)
+    assert newcomer.base == "a__b__c"
+    assert newcomer.contested
+    # The listing order changes nothing.
+    newcomer_first, holder_second = _names([("a__b", "a__b", "c"), ("a", "a", "b__c")], held)
+    assert (newcomer_first.name, holder_second.name) == (newcomer.name, "a__b__c")
+
+
+def test_cat1_a_name_is_not_handed_to_another_tool_while_its_own_is_away() -> None:
+    [alone] = _names([("a__b", "a__b", "c")], {"a__b__c": ("a", "b__c")})
+    assert alone.name != "a__b__c"
+    assert alone.contested
+
+
+def test_cat1_tools_arriving_together_with_no_holder_are_all_suffixed_and_contested() -> None:
+    first, second = _names([("a", "a", "b__c"), ("a__b", "a__b", "c")])
+    assert first.name != second.name
+    assert first.contested
+    assert second.contested
+    assert all(name.startswith("a__b__c-") for name in (first.name, second.name))
+
+
+def test_cat1_a_server_tool_never_takes_the_name_of_mcpyards_own_tool() -> None:
+    [tool] = name_tools([("read", "read", "result")], "_")
+    assert tool.base == "read_result"
+    assert tool.name != "read_result"
+    assert tool.contested
+
+
+def test_cat1_a_suffixed_name_never_lands_on_another_tools_name() -> None:
+    plain = _names([("s", "s", "x.y"), ("s", "s", "x/y")])
+    taken = plain[0].name  # a hostile server lists a tool named exactly like that suffixed name
+    named = _names([("s", "s", "x.y"), ("s", "s", "x/y"), ("s", "s", taken.removeprefix("s__"))])
+    assert len({entry.name for entry in named}) == 3

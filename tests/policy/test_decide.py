@@ -377,3 +377,22 @@ def test_decide_is_deterministic_and_ignores_the_kind_of_collection_of_session_a
         assert decide(case.call, case.mode, case.rules, case.session_allows) == first, case
         assert decide(case.call, case.mode, case.rules, list(case.session_allows)) == first, case
         assert decide(case.call, case.mode, case.rules, tuple(sorted(case.session_allows))) == first, case
+
+
+@pytest.mark.parametrize("mode", MODES)
+def test_pol4_cat1_a_deny_rule_holds_for_the_name_a_collision_took_from_the_tool(mode: Mode) -> None:
+    suffixed = CallFacts(name="a__b__c-1a2b3c", base_name="a__b__c", contested=True, read_only=True)
+    decision = decide(suffixed, mode, Rules(deny=("a__b__c",)), ())
+    assert decision.verdict == "refuse"
+    assert decision.code == "denied"
+    assert "'a__b__c'" in decision.reason
+
+
+def test_pol4_cat1_an_allow_rule_applies_to_neither_of_two_tools_that_want_one_name() -> None:
+    rules = Rules(allow=("a__b__c", "a__b__c-*"))
+    holder = CallFacts(name="a__b__c", contested=True)
+    newcomer = CallFacts(name="a__b__c-1a2b3c", base_name="a__b__c", contested=True)
+    alone = CallFacts(name="a__b__c")
+    assert decide(holder, "ask", rules, ()).verdict == "ask"
+    assert decide(newcomer, "ask", rules, ()).verdict == "ask"
+    assert decide(alone, "ask", rules, ()).verdict == "run"

@@ -9,7 +9,7 @@ from typing import Any
 
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
-from mcpyard.catalog._naming import assign_all_names
+from mcpyard.catalog._naming import Named, name_tools
 from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
 from mcpyard.secrets import Redactor
 
@@ -39,6 +39,10 @@ class CatalogEntry:
     """The definition as the server sent it (JSON form)."""
     file_params: tuple[str, ...] = ()
     """Top-level parameters that take a local file path and send its content as base64 (CAT-3)."""
+    base_name: str = ""
+    """The name the tool would have alone (before a collision's suffix); deny rules hold for it too (POL-4)."""
+    contested: bool = False
+    """Another tool wants `base_name` too: allow rules, written for one of them, apply to neither."""
     read_only: bool = field(init=False)
     """`readOnlyHint` is exactly true (read once here: every call asks)."""
     destructive: bool = field(init=False)
@@ -68,6 +72,8 @@ class Catalog:
     """An immutable name → entry map; rebuilt whole whenever a listing changes."""
 
     entries: Mapping[str, CatalogEntry] = field(default_factory=lambda: MappingProxyType({}))
+    warnings: tuple[str, ...] = ()
+    """One line per tool whose name another tool wanted too, for the status page."""
 
     def get(self, name: str) -> CatalogEntry | None:
         return self.entries.get(name)
@@ -84,7 +90,25 @@ def _text(value: str, redactor: Redactor, limit: int) -> str:
     return sanitize_text(redactor.redact(clean_text(value)), limit=limit)
 
 
-def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor) -> CatalogEntry:
+_PROSE = frozenset({"description", "title", "$comment"})
+"""Schema keywords whose string value is prose for a reader: sanitized like a tool's description."""
+
+
+def _schema(value: Any, redactor: Redactor, key: str | None = None) -> Any:
+    """A schema (or annotations) as the model reads it: every string at any depth, keys included,
+    cleaned then redacted; prose (`description`, `title`, `$comment`) also cut and tag-escaped (CAT-4)."""
+    if isinstance(value, str):
+        if key in _PROSE:
+            return _text(value, redactor, DESCRIPTION_LIMIT)
+        return redactor.redact(clean_text(value))
+    if isinstance(value, list):
+        return [_schema(item, redactor) for item in value]
+    if isinstance(value, Mapping):
+        return {redactor.redact(clean_text(str(k))): _schema(item, redactor, str(k)) for k, item in value.items()}
+    return value
+
+
+def _entry(named: Named, server: str, wire: Mapping[str, Any], redactor: Redactor) -> CatalogEntry:
     schema = wire.get("inputSchema")
     model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
@@ -94,30 +118,55 @@ def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor) 
         title = annotations.get("title")
     description = wire.get("description")
     return CatalogEntry(
-        name=name,
+        name=named.name,
         server=server,
         tool=str(wire["name"]),
         description=_text(description, redactor, DESCRIPTION_LIMIT) if isinstance(description, str) else "",
         title=_text(title, redactor, MAX_TITLE) if isinstance(title, str) else None,
         # What the model sees is redacted; the hash below covers the definition as sent.
-        input_schema=redactor.redact_json(model_schema),
-        output_schema=redactor.redact_json(output) if isinstance(output, dict) else None,
-        annotations=redactor.redact_json(annotations) if isinstance(annotations, dict) else {},
+        input_schema=_schema(model_schema, redactor),
+        output_schema=_schema(output, redactor) if isinstance(output, dict) else None,
+        annotations=_schema(annotations, redactor) if isinstance(annotations, dict) else {},
         definition_hash=definition_hash(wire),
         wire=wire,
         file_params=file_params,
+        base_name=named.base,
+        contested=named.contested,
     )
 
 
-def build_catalog(listings: Iterable[ServerTools], separator: str, *, redactor: Redactor | None = None) -> Catalog:
+def build_catalog(
+    listings: Iterable[ServerTools],
+    separator: str,
+    *,
+    redactor: Redactor | None = None,
+    held: Mapping[str, tuple[str, str]] | None = None,
+) -> Catalog:
     """Name every tool of every listed server (CAT-1) and hash its definition (CAT-2).
 
     Servers sharing a prefix were already resolved (shadowed) by the host; names that
     still collide, within a server or across servers, get hash suffixes, so no tool
-    ever silently replaces another.
+    ever silently replaces another, and a name given earlier (`held`: name → server and
+    tool) stays with its tool (see `name_tools`).
     """
     listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
-    names = assign_all_names([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator)
+    names = name_tools([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator, held=held)
     scrub = redactor or Redactor()
-    entries = {name: _entry(name, server, wire, scrub) for name, (server, _, wire) in zip(names, listed, strict=True)}
-    return Catalog(MappingProxyType(entries))
+    entries = {
+        named.name: _entry(named, server, wire, scrub) for named, (server, _, wire) in zip(names, listed, strict=True)
+    }
+    warnings = tuple(_collision(entry) for entry in entries.values() if entry.contested)
+    return Catalog(MappingProxyType(entries), warnings)
+
+
+def _collision(entry: CatalogEntry) -> str:
+    tool = clean_text(entry.tool)
+    if entry.name == entry.base_name:
+        return (
+            f"another tool wants the name {entry.base_name} of tool {tool!r} of server {entry.server!r}; it keeps "
+            "the name, the other is offered under a suffixed name, and allow rules apply to neither"
+        )
+    return (
+        f"tool {tool!r} of server {entry.server!r} is offered as {entry.name}: {entry.base_name} names another "
+        f"tool; deny rules for {entry.base_name} hold for it too, allow rules do not (rename a server with `name`)"
+    )

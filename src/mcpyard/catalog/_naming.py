@@ -5,11 +5,24 @@ from __future__ import annotations
 import hashlib
 import re
 from collections import Counter
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass
 
-__all__ = ["MAX_NAME_LENGTH", "assign_all_names", "assign_names", "sanitize_name", "server_prefix", "tool_name"]
+__all__ = [
+    "MAX_NAME_LENGTH",
+    "RESERVED_NAMES",
+    "Named",
+    "assign_all_names",
+    "assign_names",
+    "name_tools",
+    "sanitize_name",
+    "server_prefix",
+    "tool_name",
+]
 
 MAX_NAME_LENGTH = 64
+RESERVED_NAMES = frozenset({"read_result"})
+"""Names of mcpyard's own tools: a server's tool never takes one."""
 _HASH_DIGITS = 6
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")
 
@@ -47,16 +60,56 @@ def assign_names(prefix: str, separator: str, tools: Sequence[str], *, server: s
 
 
 def assign_all_names(tools: Sequence[tuple[str, str, str]], separator: str) -> list[str]:
-    """Model-facing names for `(server, prefix, tool)` triples across every server, one-to-one.
+    """Model-facing names for `(server, prefix, tool)` triples across every server, one-to-one (`name_tools`)."""
+    return [named.name for named in name_tools(tools, separator)]
 
-    Names that collide after sanitizing (`a.b` and `a/b`), or across servers (server `a`
-    with tool `b__c` and server `a__b` with tool `c`), all get a hash suffix of their
-    server and full raw name, so each stays unique and stable whatever the listing order.
+
+@dataclass(frozen=True, slots=True)
+class Named:
+    """A tool's model-facing name, the name it would have had alone, and whether another tool wanted that one."""
+
+    name: str
+    base: str
+    """`tool_name(prefix, separator, tool)`: what allow and deny rules were written against."""
+    contested: bool = False
+    """Another tool (listed now, or named so earlier in this session) wants `base` too, or it is mcpyard's own."""
+
+
+def name_tools(
+    tools: Sequence[tuple[str, str, str]], separator: str, *, held: Mapping[str, tuple[str, str]] | None = None
+) -> list[Named]:
+    """Model-facing names for `(server, prefix, tool)` triples across every server, one-to-one (CAT-1).
+
+    Names that collide after sanitizing (`a.b` and `a/b`), or across servers (server `a` with
+    tool `b__c` and server `a__b` with tool `c`), get a hash suffix of their server and full raw
+    name. A collision never renames a tool that already had the name: `held` maps names given
+    earlier (this host session) to their `(server, tool)`, and such a name stays with its tool,
+    whoever else lists it, and is not handed to another while its tool is away. Tools that
+    arrive together, with no holder, all get suffixes, so neither wins by listing order.
     """
-    names = [tool_name(prefix, separator, tool) for _, prefix, tool in tools]
-    counts = Counter(names)
-    result: list[str] = []
-    for (server, prefix, tool), name in zip(tools, names, strict=True):
-        unique = _with_hash(name, f"{server}\0{prefix}{separator}{tool}") if counts[name] > 1 else name
-        result.append(unique)
-    return result
+    held = held or {}
+    bases = [tool_name(prefix, separator, tool) for _, prefix, tool in tools]
+    wanted = Counter(bases)
+    named: list[Named] = []
+    for (server, prefix, tool), base in zip(tools, bases, strict=True):
+        holder = held.get(base)
+        if base in RESERVED_NAMES:
+            keep, contested = False, True
+        elif holder is not None:
+            keep = holder == (server, tool)
+            contested = wanted[base] > 1 or not keep
+        else:
+            keep = wanted[base] == 1
+            contested = not keep
+        name = base if keep else _with_hash(base, f"{server}\0{prefix}{separator}{tool}")
+        named.append(Named(name, base, contested))
+    # A suffixed name that happens to equal another tool's name (listed or held) is suffixed again.
+    taken: set[str] = set()
+    for index, ((server, _, tool), entry) in enumerate(zip(tools, named, strict=True)):
+        name = entry.name
+        while name in taken or name in RESERVED_NAMES or held.get(name, (server, tool)) != (server, tool):
+            name = _with_hash(name, f"{index}\0{name}")
+        if name != entry.name:
+            named[index] = Named(name, entry.base, True)
+        taken.add(name)
+    return named

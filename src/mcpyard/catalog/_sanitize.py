@@ -3,8 +3,10 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from typing import Any
 
-__all__ = ["DESCRIPTION_LIMIT", "clean_text", "sanitize_text"]
+__all__ = ["DESCRIPTION_LIMIT", "LESS_THAN_LOOKALIKES", "clean_json", "clean_text", "escape_tags", "sanitize_text"]
 
 DESCRIPTION_LIMIT = 8192
 CUT_MARK = "… [cut by mcpyard: the server sent {size} characters]"
@@ -71,9 +73,36 @@ def clean_text(text: str) -> str:
     return _REMOVE.sub("", text)
 
 
+LESS_THAN_LOOKALIKES = (
+    "\ufe64"  # small less-than sign (NFKC: `<`)
+    "\uff1c"  # fullwidth less-than sign (NFKC: `<`)
+    "\u02c2\u1438\u2039\u2329\u276c\u276e\u27e8\u3008"  # arrowheads and angle brackets drawn like `<`
+)
+"""Characters a model may read as `<`: written as `&lt;` like `<` itself, so none can open or close a tag."""
+_ESCAPE_TAGS = str.maketrans(dict.fromkeys("<" + LESS_THAN_LOOKALIKES, "&lt;"))
+
+
+def escape_tags(text: str) -> str:
+    """Every `<`, and every character drawn like one (fullwidth, small-form, angle brackets), as `&lt;` (INS-2)."""
+    if text.isascii():
+        return text.replace("<", "&lt;")
+    return text.translate(_ESCAPE_TAGS)
+
+
+def clean_json(value: Any) -> Any:
+    """A JSON value with every string, keys included, cleaned as `clean_text` cleans text."""
+    if isinstance(value, str):
+        return clean_text(value)
+    if isinstance(value, list):
+        return [clean_json(item) for item in value]
+    if isinstance(value, Mapping):
+        return {clean_text(str(key)): clean_json(item) for key, item in value.items()}
+    return value
+
+
 def sanitize_text(text: str, *, limit: int = DESCRIPTION_LIMIT) -> str:
-    """`clean_text`, cut to `limit` characters with a mark, and every `<` written as `&lt;`."""
+    """`clean_text`, cut to `limit` characters with a mark, and every `<` (or look-alike) written as `&lt;`."""
     cleaned = clean_text(text)
     if len(cleaned) > limit:
         cleaned = cleaned[:limit] + CUT_MARK.format(size=len(cleaned))
-    return cleaned.replace("<", "&lt;")
+    return escape_tags(cleaned)

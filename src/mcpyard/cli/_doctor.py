@@ -28,6 +28,7 @@ def doctor(
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
         from mcpyard._version import __version__
+        from mcpyard.catalog import clean_json
         from mcpyard.connect import ClientIdentity, Supervisor
         from mcpyard.secrets import Redactor, default_secret_store, secrets_in_use
 
@@ -75,6 +76,7 @@ def doctor(
                     environ=os.environ,
                     identity=ClientIdentity("mcpyard", __version__),
                     on_change=lambda _: None,
+                    redact=redactor.redact,
                 )
                 tg.start_soon(supervisor.run)
                 await supervisor.wait_settled()
@@ -89,7 +91,8 @@ def doctor(
                 supervisor.request_stop()
             if spec.transport == "stdio":
                 report["stderr"] = list(supervisor.snapshot.stderr)
-        report = redactor.redact_json(report)
+        # Everything a server printed or sent is cleaned of terminal sequences, then redacted (CLI-1, SEC-3).
+        report = redactor.redact_json(clean_json(report))
         if opts.json:
             print_json(report)
             return

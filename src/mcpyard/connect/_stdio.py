@@ -24,6 +24,7 @@ import mcp_types as types
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
+from mcpyard.catalog import clean_text
 from mcpyard.connect._reaper import Reaper
 
 __all__ = ["MAX_LINE_BYTES", "MessageWriter", "StdioProcess", "StdioTransport", "parse_message"]
@@ -236,7 +237,9 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     def _keep_stderr(self, raw: bytes) -> None:
         text = raw.decode("utf-8", "replace").rstrip()
         if text:
-            self.process.stderr_tail.append(self.process.redact(text)[:STDERR_LINE_CHARS])
+            # Cleaned (terminal sequences, controls, invisible characters), then redacted, then cut:
+            # a split secret is whole again before it is looked for, and no part of one is kept.
+            self.process.stderr_tail.append(self.process.redact(clean_text(text))[:STDERR_LINE_CHARS])
 
     async def _stop(self, proc: anyio.abc.Process) -> None:
         if proc.stdin is not None:

@@ -23,6 +23,7 @@ from mcp.client.session import IncomingMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.auth import AuthStore, SignIn, SignInProvider
+from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
 from mcpyard.connect._http import HttpObservations
@@ -37,6 +38,8 @@ from mcpyard.connect._watch import ResourceWatch
 __all__ = ["CANCEL_GRACE", "Supervisor"]
 
 T = TypeVar("T")
+_TEXTS = frozenset({"reason", "note", "protocol_version", "sign_in_url", "instructions"})
+"""Snapshot fields that hold text a server may control."""
 
 CANCEL_GRACE = 2.0
 """How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
@@ -121,12 +124,17 @@ class Supervisor:
     def _publish(self, **changes: Any) -> None:
         if self._process is not None:
             changes["stderr"] = tuple(self._process.stderr_tail)
+        for key in _TEXTS.intersection(changes):
+            # Server text goes everywhere from here, JSON included: cleaned, then redacted (CLI-1, SEC-3).
+            if isinstance(text := changes[key], str):
+                changes[key] = self._redact(clean_text(text))
         self._snapshot = replace(self._snapshot, **changes)
         # Calls go through only while connected (not while signing in again, or reconnecting).
         self._calls.client = self._client if self._snapshot.state is State.CONNECTED else None
         self._on_change(self._snapshot)
 
     def _warn(self, text: str) -> None:
+        text = self._redact(clean_text(text))
         if text not in self._snapshot.warnings:
             self._publish(warnings=(*self._snapshot.warnings, text))
 

@@ -9,7 +9,15 @@ from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
-from mcpyard.pipeline._shape import CACHED_LINE, ShapeContext, cut_to_bytes, fence, file_line, shape_result
+from mcpyard.pipeline._shape import (
+    CACHED_LINE,
+    ShapeContext,
+    attachment_of,
+    cut_to_bytes,
+    fence,
+    file_line,
+    shape_result,
+)
 from mcpyard.pipeline._stages import (
     ask,
     decide_call,
@@ -47,6 +55,7 @@ __all__ = [
     "Stage",
     "Window",
     "ask",
+    "attachment_of",
     "cache_key",
     "cut_to_bytes",
     "decide_call",

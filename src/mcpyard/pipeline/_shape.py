@@ -10,13 +10,13 @@ from typing import Any
 
 import mcp_types as types
 
-from mcpyard.catalog import CatalogEntry, canonical_json, clean_text
+from mcpyard.catalog import CatalogEntry, canonical_json, clean_json, clean_text
 from mcpyard.files import LocalFile
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore
 from mcpyard.secrets import Redactor
 
-__all__ = ["CACHED_LINE", "ShapeContext", "cut_to_bytes", "fence", "file_line", "shape_result"]
+__all__ = ["CACHED_LINE", "ShapeContext", "attachment_of", "cut_to_bytes", "fence", "file_line", "shape_result"]
 
 CACHED_LINE = "cached (same content)"
 ATTACHMENT_TYPES = ("image/", "audio/", "application/pdf")
@@ -112,6 +112,18 @@ def _is_attachment(block: Mapping[str, Any]) -> bool:
     return False
 
 
+def attachment_of(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """An image, audio or PDF block as a client may show it (its type, MIME type and data, nothing
+    else a server wrote), or None for any other block, whose text goes only inside the fence (CALL-5, CALL-7)."""
+    if not _is_attachment(block):
+        return None
+    resource = block.get("resource")
+    if isinstance(resource, dict):
+        kept = {key: resource[key] for key in ("uri", "mimeType", "blob") if key in resource}
+        return {"type": "resource", "resource": kept}
+    return {key: block[key] for key in ("type", "data", "mimeType") if key in block}
+
+
 def _block_text(block: Mapping[str, Any]) -> str:
     kind = block.get("type")
     if kind == "text":
@@ -132,11 +144,13 @@ def _block_text(block: Mapping[str, Any]) -> str:
     return f"[{kind} content]"
 
 
-def _wire(block: types.ContentBlock) -> dict[str, Any]:
-    """A content block in wire form; plain text, the usual case, without a round through the serializer."""
+def _clean_wire(block: types.ContentBlock) -> dict[str, Any]:
+    """A content block in wire form, every string in it cleaned (`clean_text`); plain text, the usual case,
+    without a round through the serializer."""
     if type(block) is types.TextContent and block.annotations is None and block.meta is None:
-        return {"type": "text", "text": block.text}
-    return block.model_dump(by_alias=True, exclude_none=True, mode="json")
+        return {"type": "text", "text": clean_text(block.text)}
+    wire: dict[str, Any] = clean_json(block.model_dump(by_alias=True, exclude_none=True, mode="json"))
+    return wire
 
 
 def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: ShapeContext) -> CallResult:
@@ -147,16 +161,19 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     was dropped beyond them. Nothing is refused for its size (CALL-4).
     """
     redactor = context.redactor
-    content = [redactor.redact_json(_wire(block)) for block in result.content]
-    structured = redactor.redact_json(result.structured_content)
-    body = content[0]["text"] if len(content) == 1 and content[0]["type"] == "text" else None
+    # Every text is cleaned, then redacted, and the body before the cut: a secret split by
+    # invisible characters is caught whole, wherever it stands, and never half shown across the
+    # cut (SEC-3). Content blocks and structured content reach programs and gateway clients too.
+    cleaned = [_clean_wire(block) for block in result.content]
+    structured = clean_json(result.structured_content)
+    body = cleaned[0]["text"] if len(cleaned) == 1 and cleaned[0]["type"] == "text" else None
     if body is None:
-        body = "\n".join(_block_text(block) for block in content)
-    if not content and structured is not None:
+        body = "\n".join(_block_text(block) for block in cleaned)
+    if not cleaned and structured is not None:
         body = canonical_json(structured)
-    # Cleaned, then redacted, before the cut: a secret split by invisible characters is caught
-    # whole, and never half shown across the cut (SEC-3).
-    body = redactor.redact(clean_text(_replace_echoes(body, context.files)))
+    body = redactor.redact(_replace_echoes(body, context.files))
+    content = [redactor.redact_json(block) for block in cleaned]
+    structured = redactor.redact_json(structured)
     # Encoded once at most: ASCII text is its own UTF-8 form.
     encoded = None if body.isascii() else body.encode("utf-8", "surrogatepass")
     size = len(body) if encoded is None else len(encoded)

@@ -88,6 +88,8 @@ async def decide_call(view: HostView, session: Session, call: Call) -> Call | Re
     redactor = view.redactor
     facts = CallFacts(
         name=entry.name,
+        base_name=entry.base_name if entry.base_name != entry.name else None,
+        contested=entry.contested,
         read_only=entry.read_only,
         destructive=entry.destructive,
         trust_annotations=spec.trust_annotations,

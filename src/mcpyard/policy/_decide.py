@@ -44,6 +44,10 @@ class CallFacts:
 
     name: str
     """Model-facing tool name."""
+    base_name: str | None = None
+    """The name before a collision's suffix (CAT-1), when it differs: deny rules hold for it too."""
+    contested: bool = False
+    """Another tool wants the same name: allow rules apply to neither (POL-4)."""
     read_only: bool = False
     """`readOnlyHint` is exactly true."""
     destructive: bool = False
@@ -99,7 +103,7 @@ _NOT_READ_ONLY = {
 
 
 def _decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collection[str]) -> Decision:
-    if rules.deny and (rule := matching_rule(facts.name, rules.deny)) is not None:
+    if rules.deny and (rule := _denying(facts, rules.deny)) is not None:
         return Decision("refuse", f"denied by the rule {rule!r} (deny rules win in every mode)", code="denied")
     if facts.policy is not None:
         return _decide_reviewed(facts, mode)
@@ -129,9 +133,17 @@ def _decide(facts: CallFacts, mode: Mode, rules: Rules, session_allows: Collecti
         return _READ_ONLY
     if facts.name in session_allows:
         return _SESSION
-    if rules.allow and (rule := matching_rule(facts.name, rules.allow)) is not None:
+    if rules.allow and not facts.contested and (rule := matching_rule(facts.name, rules.allow)) is not None:
         return Decision("run", f"allowed by the rule {rule!r}")
     return _NOT_READ_ONLY[trusted]
+
+
+def _denying(facts: CallFacts, deny: Sequence[str]) -> str | None:
+    """The deny rule for the tool's name, or for the name a collision took from it (POL-4, CAT-1)."""
+    rule = matching_rule(facts.name, deny)
+    if rule is None and facts.base_name:
+        rule = matching_rule(facts.base_name, deny)
+    return rule
 
 
 def _sends(facts: CallFacts) -> str:

@@ -22,11 +22,13 @@ def secrets_in_use(specs: Iterable[ServerSpec], environ: Mapping[str, str]) -> l
     """`(label, value)` for every value to redact.
 
     - a saved secret expanded anywhere into an entry: `%NAME%`;
-    - an environment variable whose name looks secret that reached a stdio server
-      (its `env`, or a name in `inherit_env`): `${env:NAME}`;
-    - an environment variable whose value went into `Authorization`, `Proxy-Authorization`
-      or a header whose name looks secret: `${env:NAME}`; such a header written into the
-      config with no reference at all is redacted whole, as `[header NAME]`.
+    - an environment variable whose name looks secret that reached a server by any road: a
+      reference to it anywhere in the entry (`env` under any name, `args`, `url`, `headers`…),
+      a secret-looking name in a stdio server's `env` or `inherit_env`: `${env:NAME}`. The rule
+      is about the variable's own name, not where it is put;
+    - an environment variable, whatever its name, whose value went into `Authorization`,
+      `Proxy-Authorization` or a header whose name looks secret: `${env:NAME}`; such a header
+      written into the config with no reference at all is redacted whole, as `[header NAME]`.
     """
     found: list[tuple[str, str]] = []
     for spec in specs:
@@ -41,11 +43,12 @@ def secrets_in_use(specs: Iterable[ServerSpec], environ: Mapping[str, str]) -> l
                 ]
         credential_headers = {name for name, _ in spec.headers if credential_header(name)}
         for field, reference, outcome in spec.references:
-            header = field.removeprefix("headers.")
-            if field.startswith("headers.") and header in credential_headers and outcome == "set":
-                match = _ENV_REFERENCE.fullmatch(reference)
-                if match is not None and match.group(1) in environ:
-                    found.append((f"${{env:{match.group(1)}}}", environ[match.group(1)]))
+            match = _ENV_REFERENCE.fullmatch(reference)
+            if match is None or outcome != "set" or (variable := match.group(1)) not in environ:
+                continue
+            into_credential = field.startswith("headers.") and field.removeprefix("headers.") in credential_headers
+            if looks_secret(variable) or into_credential:
+                found.append((f"${{env:{variable}}}", environ[variable]))
         # A credential written into the config itself (no reference) is redacted whole.
         referenced = {field.removeprefix("headers.") for field, _, _ in spec.references if field.startswith("headers.")}
         found += [
