@@ -136,3 +136,25 @@ def test_sec2_secrets_never_appear_in_console_output(home: Home) -> None:
     assert "API" in outputs[-1]
     assert "%API%" in outputs[3]
     assert_clean("\n".join(outputs), SAVED)
+
+
+async def test_sec3_a_secret_looking_variable_under_a_plain_name_never_comes_back(home: Home) -> None:
+    entry = {**fixture_server("echo_secrets"), "env": {"PLAIN_SETTING": "${env:MY_API_KEY}"}}
+    config = home.write_config({"e": entry})
+    async with home.open(config, mode="auto", environ={**home.environ, "MY_API_KEY": FROM_ENV}) as host:
+        result = await host.call("e__env", {"name": "PLAIN_SETTING"})
+    assert result.ok, result.error
+    assert "${env:MY_API_KEY}" in result.text
+    assert_clean(result.text + json.dumps(result.content), FROM_ENV)
+
+
+@pytest.mark.parametrize("transport", ["streamable-http", "sse"])
+async def test_sec3_a_secret_looking_variable_in_a_plain_header_never_comes_back(home: Home, transport: str) -> None:
+    async with serve_http("echo_secrets", transport) as url:  # type: ignore[arg-type]
+        config = home.write_config({"e": {"url": url, "headers": {"X-Custom-Trace": "${env:MY_API_KEY}"}}})
+        async with home.open(config, mode="auto", environ={**home.environ, "MY_API_KEY": FROM_ENV}) as host:
+            result = await host.call("e__headers", {})
+            status = json.dumps(host.status().to_json())
+    assert result.ok, result.error
+    assert "${env:MY_API_KEY}" in result.text
+    assert_clean(result.text + json.dumps(result.content) + status, FROM_ENV)
