@@ -7,6 +7,7 @@ import subprocess
 import sys
 from typing import Any
 
+import mcp_types as types
 import pytest
 
 from mcpyard import Host
@@ -158,3 +159,23 @@ async def test_sec3_a_secret_looking_variable_in_a_plain_header_never_comes_back
     assert result.ok, result.error
     assert "${env:MY_API_KEY}" in result.text
     assert_clean(result.text + json.dumps(result.content) + status, FROM_ENV)
+
+
+async def test_sec3_progress_and_log_messages_are_cleaned_then_redacted(home: Home) -> None:
+    entry = {**fixture_server("echo_secrets"), "env": {"SERVICE_TOKEN": "${secret:API}"}}
+    config = home.write_config({"e": entry})
+    heard: list[str] = []
+
+    async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+        heard.append(message or "")
+
+    async def on_log(params: types.LoggingMessageNotificationParams) -> None:
+        heard.append(json.dumps(params.data, ensure_ascii=False))
+
+    async with home.open(config, mode="auto", secrets={"API": SAVED}) as host:
+        result = await host.call("e__chatty", {"name": "SERVICE_TOKEN"}, on_progress=on_progress, on_log=on_log)
+    assert result.ok, result.error
+    assert len(heard) == 2, heard
+    assert all("%API%" in text for text in heard), heard
+    assert not any(char in text for text in heard for char in "\u200b\x1b\x07")
+    assert_clean("\n".join(heard), SAVED)

@@ -53,6 +53,15 @@ def build_server() -> MCPServer:
         raise ToolError(f"refused: {text} / {spellings(text)}")
 
     @server.tool(annotations=READ_ONLY)
+    async def chatty(name: str, ctx: Context) -> str:
+        """Report progress and log a message, each with a variable split by a zero-width space and a terminal sequence."""
+        value = os.environ.get(name, "")
+        split = f"{value[:4]}\u200b{value[4:]}\x1b[2J\x07"
+        await ctx.report_progress(1, 2, f"half way {split}")
+        await ctx.info(f"log {split}")
+        return "done"
+
+    @server.tool(annotations=READ_ONLY)
     def structured(name: str) -> dict[str, str]:
         """An environment variable as structured content."""
         return {"value": os.environ.get(name, ""), "b64": base64.b64encode(os.environ.get(name, "").encode()).decode()}

@@ -15,6 +15,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
+from mcpyard.catalog import clean_json, clean_text
 from mcpyard.errors import CallError, ServerError
 from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
@@ -259,7 +260,7 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
             entry.tool,
             call.sent,
             timeout_secs=spec.call_timeout_secs,
-            on_progress=request.on_progress,
+            on_progress=_redacted_progress(view, request.on_progress),
             on_log=_redacted_log(view, request.on_log),
             on_input=_redacted_input(view, request.on_input),
         )
@@ -274,28 +275,40 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
     return call
 
 
+def _redacted_progress(view: HostView, on_progress: Any) -> Any:
+    """A progress message is server text like any other: cleaned, then redacted, before it reaches anyone (SEC-3)."""
+    if on_progress is None:
+        return None
+    redact = view.redactor.redact
+
+    async def forward(progress: float, total: float | None, message: str | None) -> None:
+        await on_progress(progress, total, redact(clean_text(message)) if message else message)
+
+    return forward
+
+
 def _redacted_log(view: HostView, on_log: Any) -> Any:
-    """Log messages are server text like any other: redacted before they reach anyone (SEC-3)."""
+    """Log messages are server text like any other: cleaned, then redacted, before they reach anyone (SEC-3)."""
     if on_log is None:
         return None
     redact = view.redactor.redact_json
 
     async def forward(params: types.LoggingMessageNotificationParams) -> None:
-        data = redact(params.model_dump(by_alias=True, exclude_none=True, mode="json"))
+        data = redact(clean_json(params.model_dump(by_alias=True, exclude_none=True, mode="json")))
         await on_log(types.LoggingMessageNotificationParams.model_validate(data))
 
     return forward
 
 
 def _redacted_input(view: HostView, relay: Any) -> Any:
-    """A server's sampling or elicitation request is server text too: redacted before it is sent on (SEC-3)."""
+    """A server's sampling or elicitation request is server text too: cleaned and redacted before it is sent on."""
     if relay is None or relay.ask is None:
         return relay
     ask_client = relay.ask
     redact = view.redactor.redact_json
 
     async def forward(method: str, params: Any) -> Any:
-        return await ask_client(method, redact(dict(params)))
+        return await ask_client(method, redact(clean_json(dict(params))))
 
     return replace(relay, ask=forward)
 
