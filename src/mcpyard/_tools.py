@@ -7,6 +7,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from mcpyard._view import HostView
+from mcpyard.catalog import clean_text
 from mcpyard.pipeline import READ_RESULT_TOOL
 
 __all__ = ["READ_RESULT_INFO", "ToolInfo", "offered_tools"]
@@ -64,7 +65,7 @@ def offered_tools(view: HostView) -> list[ToolInfo]:
             input_schema=entry.input_schema,
             annotations=entry.annotations,
             server=entry.server,
-            tool=entry.tool,
+            tool=clean_text(entry.tool),  # a program reads it; a hostile name's terminal codes go
             title=entry.title,
             definition_hash=entry.definition_hash,
         )

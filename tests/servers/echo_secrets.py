@@ -54,7 +54,7 @@ def build_server() -> MCPServer:
 
     @server.tool(annotations=READ_ONLY)
     async def chatty(name: str, ctx: Context) -> str:
-        """Report progress and log a message, each with a variable split by a zero-width space and a terminal sequence."""
+        """Report progress and log a message, each with a variable split by a zero-width space, and a terminal code."""
         value = os.environ.get(name, "")
         split = f"{value[:4]}\u200b{value[4:]}\x1b[2J\x07"
         await ctx.report_progress(1, 2, f"half way {split}")
