@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json as jsonlib
+import sys
 from typing import Annotated, Any
 
 import typer
 
+from mcpyard.cli._approve import command_approver, has_terminal
 from mcpyard.cli._common import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
@@ -18,8 +20,7 @@ from mcpyard.cli._common import (
     run,
     with_globals,
 )
-from mcpyard.cli._render import render_result
-from mcpyard.policy import YesApprover
+from mcpyard.cli._render import render_result, safe
 
 __all__ = ["call", "parse_arguments"]
 
@@ -49,6 +50,13 @@ def parse_arguments(args_json: str | None, pairs: list[str]) -> dict[str, Any]:
     return arguments
 
 
+def print_error_line(code: str, message: str) -> None:
+    """`code: message` on standard error, as one line, made safe for a terminal."""
+    line = " ".join(safe(message).split())
+    sys.stderr.write(f"{code}: {line}\n")
+    sys.stderr.flush()
+
+
 @with_globals
 def call(
     opts: Globals,
@@ -62,19 +70,32 @@ def call(
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
     yes: Annotated[bool, typer.Option("--yes", help="Answer 'once' to every card but a destructive tool's.")] = False,
+    raw: Annotated[
+        bool, typer.Option("--raw", help="Print exactly what the model reads (fenced), errors included.")
+    ] = False,
 ) -> None:
-    """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused)."""
+    """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused).
+
+    The result goes to standard output; a refusal or an error to standard error, as one line
+    `code: message` (a tool's error in the server's own words). On a terminal a card is shown and
+    asked there; with no terminal a call that must ask is refused, and `--yes` answers "once"
+    for every card but a destructive tool's.
+    """
     arguments = parse_arguments(args_json, arg or [])
-    # A non-interactive run never shows a card (POL-1): without --yes a call that must ask is refused.
-    approver = YesApprover() if yes else None
+    approver = command_approver(yes=yes, console=opts.console(stderr=True) if has_terminal() else None)
 
     async def main() -> int:
         async with open_host(opts, mode=mode, approver=approver) as host:
             result = await host.call(name, arguments)
         if opts.json:
             print_json(result.to_json())
-        else:
+        elif raw:
+            opts.console().print(safe(result.text))
+        elif result.ok:
             render_result(result, opts.console(), rich=opts.rich)
+        else:
+            error = result.error or {"code": "error", "message": result.text}
+            print_error_line(error["code"], error["message"])
         if result.ok:
             return EXIT_OK
         code = result.error["code"] if result.error else ""

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, print_json, run, with_globals
+from mcpyard.cli._common import EXIT_TOOL_ERROR, Globals, fail, print_json, run, with_globals
 from mcpyard.cli._render import safe
 from mcpyard.config import source_words
 
@@ -20,9 +20,13 @@ def doctor(
     opts: Globals,
     server: Annotated[str, typer.Argument(help="The server's id (or name) to check.")],
 ) -> None:
-    """Check one server: its source, form, expansion, trust and timeouts; then start it and report."""
+    """Check one server: its source, form, expansion, trust and timeouts; then start it and report.
 
-    async def main() -> None:
+    Exits 1 when the server fails (its entry is wrong, or it was started and did not connect; the
+    report says why), 0 otherwise (connected, or not meant to start: disabled, skipped, untrusted).
+    """
+
+    async def main() -> bool:
         import anyio
 
         from mcpyard._paths import config_home, data_home
@@ -93,9 +97,10 @@ def doctor(
                 report["stderr"] = list(supervisor.snapshot.stderr)
         # Everything a server printed or sent is cleaned of terminal sequences, then redacted (CLI-1, SEC-3).
         report = redactor.redact_json(clean_json(report))
+        failed = spec.state == "failed" or (spec.state == "ok" and report.get("state") != "connected")
         if opts.json:
             print_json(report)
-            return
+            return not failed
         console = opts.console()
         # People read the source in words; the JSON keeps its kind (flag, user, project).
         report["source"] = source_words(spec.source)
@@ -108,5 +113,7 @@ def doctor(
                     console.print(f"  {safe(str(item))}")
             else:
                 console.print(f"{key}: {safe(str(value))}")
+        return not failed
 
-    run(main)
+    if not run(main):
+        raise typer.Exit(EXIT_TOOL_ERROR)

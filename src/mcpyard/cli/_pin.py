@@ -10,7 +10,12 @@ import typer
 from mcpyard.cli._common import Globals, fail, open_host, print_json, run, with_globals
 from mcpyard.cli._render import safe
 
-__all__ = ["pin", "unpin"]
+__all__ = ["DESTRUCTIVE_NOTE", "pin", "unpin"]
+
+DESTRUCTIVE_NOTE = (
+    "the tool is marked destructive, so it still asks before every call (in every mode but auto), "
+    "whatever its pinned policy"
+)
 
 
 @with_globals
@@ -36,13 +41,25 @@ def pin(
             record = Pin(entry.server, entry.tool, policy, entry.definition_hash)
             store = PinStore(data_home(os.environ) / "pins.json")
             await anyio.to_thread.run_sync(store.pin, record)
+            spec = host.view.specs.get(entry.server)
+            destructive = entry.destructive and spec is not None and spec.trust_annotations
+        # A pinned policy never lifts a destructive tool's card (POL-2): say so now, not at the first call.
+        note = DESTRUCTIVE_NOTE if destructive and policy != "off" else None
         if opts.json:
             print_json(
-                {"tool": name, "server": record.server, "policy": policy, "definition_hash": record.definition_hash}
+                {
+                    "tool": name,
+                    "server": record.server,
+                    "policy": policy,
+                    "definition_hash": record.definition_hash,
+                    "note": note,
+                }
             )
             return
         opts.console().print(safe(f"{name}: {policy}, bound to definition {entry.definition_hash[:12]}…"))
         opts.console().print(safe(f"description reviewed: {entry.description[:300]}"))
+        if note is not None:
+            opts.console().print(f"note: {note}")
 
     run(main)
 

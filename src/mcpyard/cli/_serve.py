@@ -46,7 +46,7 @@ def serve(
 
     approver = None
     if transport == "http" and sys.stdin.isatty():
-        from mcpyard.cli._shell import ConsoleApprover
+        from mcpyard.cli._approve import ConsoleApprover
 
         approver = ConsoleApprover(opts.console(stderr=True), input)
 

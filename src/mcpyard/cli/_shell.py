@@ -16,6 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mcpyard.cli._approve import ConsoleApprover
 from mcpyard.cli._common import (
     Globals,
     open_host,
@@ -30,7 +31,6 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpyard._host import Host
-    from mcpyard.policy import Answer, ApprovalCard
 
 __all__ = ["shell"]
 
@@ -45,34 +45,6 @@ HELP = """commands:
   /help                     this list
   /quit                     leave (end of input does too)
 Ctrl-C during a call cancels that call."""
-
-
-class ConsoleApprover:
-    """Shows each card on the terminal and asks: allow once, for this session, or deny (APR-1)."""
-
-    def __init__(self, console: Console, read_line: Callable[[str], str]) -> None:
-        self._console = console
-        self._read_line = read_line
-
-    async def __call__(self, card: ApprovalCard) -> Answer:
-        import anyio
-
-        self._console.print("── approval needed " + "─" * 40, style="yellow")
-        for line in card.lines():
-            self._console.print(safe(line))
-        choices = "[o]nce, [s]ession, [d]eny" if card.offers_session else "[o]nce, [d]eny"
-        while True:
-            try:
-                raw = await anyio.to_thread.run_sync(self._read_line, f"allow? {choices}: ")
-            except EOFError:
-                return "deny"
-            answer = raw.strip().lower()
-            if answer in ("o", "once", "y", "yes"):
-                return "once"
-            if answer in ("s", "session") and card.offers_session:
-                return "session"
-            if answer in ("d", "deny", "n", "no", ""):
-                return "deny"
 
 
 class _Shell:
@@ -203,7 +175,7 @@ def shell(
 
     interactive = sys.stdin.isatty() and not opts.json
     console = opts.console()
-    approver: Any = YesApprover() if yes else (ConsoleApprover(console, input) if interactive else None)
+    approver: Any = YesApprover(say_why=True) if yes else (ConsoleApprover(console, input) if interactive else None)
 
     async def main() -> None:
         import anyio

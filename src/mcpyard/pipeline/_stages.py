@@ -22,7 +22,7 @@ from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
 from mcpyard.pipeline._shape import ShapeContext, shape_result
 from mcpyard.pipeline._validate import validate_arguments
-from mcpyard.policy import ApprovalCard, CallFacts, FileFacts, decide, preview_arguments, run_hooks
+from mcpyard.policy import ApprovalCard, CallFacts, Declined, FileFacts, decide, preview_arguments, run_hooks
 
 if TYPE_CHECKING:
     from mcpyard._view import HostView
@@ -165,7 +165,10 @@ async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
             f"{entry.name} needs approval ({decision.reason}) and no one can approve it here; "
             "run it where a person can answer the card, or allow it with a rule or another mode",
         )
-    answer = call.answer = await approver(_card(view, call))
+    try:
+        answer = call.answer = await approver(_card(view, call))
+    except Declined as declined:  # the approver's own words: why it would not approve
+        return Refusal(declined.code, f"{entry.name}: {declined.message}")
     if answer == "session" and decision.session_allowed:
         session.session_allows.add(entry.name)
     elif answer not in ("once", "session"):

@@ -1,9 +1,11 @@
 """Deciding whether a call may run (POL), where reviewed policies come from, and asking a person (APR)."""
 
 from mcpyard.policy._approval import (
+    NO_TERMINAL,
     Answer,
     ApprovalCard,
     Approver,
+    Declined,
     FileFacts,
     InboxApprover,
     ParkedCard,
@@ -28,12 +30,14 @@ from mcpyard.policy._source import MemoryPolicies, PinPolicies, PolicySource
 
 __all__ = [
     "HOOK_TIMEOUT",
+    "NO_TERMINAL",
     "POLICIES",
     "Answer",
     "ApprovalCard",
     "Approver",
     "CallFacts",
     "Decision",
+    "Declined",
     "FileFacts",
     "HookAnswer",
     "InboxApprover",

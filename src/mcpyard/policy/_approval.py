@@ -13,6 +13,7 @@ __all__ = [
     "Answer",
     "ApprovalCard",
     "Approver",
+    "Declined",
     "FileFacts",
     "InboxApprover",
     "ParkedCard",
@@ -27,6 +28,21 @@ Approver = Callable[["ApprovalCard"], Awaitable[Answer]]
 the organization service parks the call in its inbox until someone answers."""
 
 PREVIEW_LIMIT = 2000
+NO_TERMINAL = "answer its card in `mcpyard shell`, or run `mcpyard call` on an interactive terminal"
+"""Where a person can answer a card that a run without a terminal cannot show."""
+
+
+class Declined(Exception):
+    """An approver's refusal in words of its own: the call is refused with this code and message, nothing sent.
+
+    An approver raises it instead of answering "deny" when the person or program it stands for
+    should read why (`--yes` never approves a destructive tool; a run with no terminal).
+    """
+
+    def __init__(self, code: str, message: str) -> None:
+        super().__init__(message)
+        self.code = code
+        self.message = message
 
 
 @dataclass(frozen=True, slots=True)
@@ -130,13 +146,22 @@ class ScriptedApprover:
 
 @dataclass
 class YesApprover:
-    """`--yes`: "once" to every card except a destructive tool's, which a non-interactive run refuses (POL-2)."""
+    """`--yes`: "once" to every card except a destructive tool's, which a non-interactive run refuses (POL-2).
+
+    With `say_why`, a destructive tool's card is refused in words (`Declined`) rather than with a
+    plain "deny", so the person who ran the command reads that `--yes` never approves one.
+    """
 
     cards: list[ApprovalCard] = field(default_factory=list)
+    say_why: bool = False
 
     async def __call__(self, card: ApprovalCard) -> Answer:
         self.cards.append(card)
-        return "deny" if card.destructive else "once"
+        if not card.destructive:
+            return "once"
+        if self.say_why:
+            raise Declined("denied", f"not approved: --yes never approves a destructive tool; {NO_TERMINAL}")
+        return "deny"
 
 
 @dataclass(eq=False)
