@@ -18,7 +18,9 @@ async def main() -> None:
         for tool in host.tools():
             print(tool.name, "-", tool.description.splitlines()[0])
         result = await host.call("notes__add_note", {"title": "hello", "body": "from Python"})
-        print(result.ok, result.content[0]["text"])
+        if not result.ok:  # refused or failed: never raised, always said (result.error has the code)
+            raise SystemExit(f"the call did not run: {result.text}")
+        print(result.content[0]["text"])
 
 
 anyio.run(main)

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import sys
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
@@ -66,7 +67,9 @@ def read_config(
         config_file=config_file,
         user_config_file=user_config_file(config_home),
         trusted=trusted,
-        environ=environ,
+        # `${MCPYARD_PYTHON}` is the Python that runs mcpyard unless it is set: the demo servers and
+        # the README's example run with it, whatever `python3` on PATH is.
+        environ={"MCPYARD_PYTHON": sys.executable, **environ},
         secrets=secrets,
     )
 
