@@ -178,6 +178,36 @@ async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(
         assert Path(body(await host.call("basic__cwd", {}))) == home.workspace.resolve()
 
 
+async def test_conn2_certificate_and_proxy_locations_pass_unless_they_carry_a_credential(home: Home) -> None:
+    environ = {
+        **home.environ,
+        "SSL_CERT_FILE": "/etc/ssl/certs/corp.pem",
+        "NODE_EXTRA_CA_CERTS": "/etc/ssl/certs/corp.pem",
+        "HTTPS_PROXY": "http://proxy.corp.test:3128",
+        "HTTP_PROXY": "http://alice:hunter2@proxy.corp.test:3128",
+        "NO_PROXY": "localhost,127.0.0.1",
+    }
+    async with home.open(home.write_config({"basic": fixture_server("basic")}), environ=environ) as host:
+
+        async def env(name: str) -> str:
+            return body(await host.call("basic__env", {"name": name}))
+
+        for name in ("SSL_CERT_FILE", "NODE_EXTRA_CA_CERTS", "HTTPS_PROXY", "NO_PROXY"):
+            assert await env(name) == environ[name], name
+        assert await env("HTTP_PROXY") == "", "a proxy address with a user and password stays behind"
+
+
+async def test_conn2_a_failed_stdio_servers_reason_says_its_environment_was_minimal(home: Home) -> None:
+    config = home.write_config(
+        {"crasher": fixture_server("exits_at_once"), "all": {**fixture_server("exits_at_once"), "inherit_env": "*"}}
+    )
+    async with home.open(config) as host:
+        reasons = {server.id: server.reason or "" for server in host.status().servers}
+    assert "minimal environment" in reasons["crasher"]
+    assert "inherit_env" in reasons["crasher"]
+    assert "minimal environment" not in reasons["all"], "a server given the whole environment is not told otherwise"
+
+
 async def test_cfg7_reload_keeps_unchanged_servers_and_applies_changes(home: Home) -> None:
     async with open_host(home, {"a": fixture_server("basic"), "b": fixture_server("basic")}) as host:
         first_a, first_b = host.server("a"), host.server("b")

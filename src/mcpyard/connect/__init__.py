@@ -1,7 +1,7 @@
 """Connections to MCP servers: one supervisor per server over stdio, streamable HTTP, SSE or websocket."""
 
 from mcpyard.connect._calls import LogFn, ProgressFn
-from mcpyard.connect._environment import BASE_VARIABLES, server_environment
+from mcpyard.connect._environment import BASE_VARIABLES, LOCATION_VARIABLES, server_environment
 from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
@@ -13,6 +13,7 @@ from mcpyard.connect._transports import ClientIdentity
 __all__ = [
     "BASE_VARIABLES",
     "CANCEL_GRACE",
+    "LOCATION_VARIABLES",
     "MAX_OPEN_QUESTIONS",
     "ClientIdentity",
     "InputFn",

@@ -8,7 +8,7 @@ from typing import Literal
 
 from mcpyard.config import looks_secret
 
-__all__ = ["BASE_VARIABLES", "server_environment"]
+__all__ = ["BASE_VARIABLES", "LOCATION_VARIABLES", "minimal_environment_note", "server_environment"]
 
 BASE_VARIABLES: tuple[str, ...] = (
     ("PATH", "HOME", "USER", "LOGNAME", "SHELL", "TERM", "LANG", "TMPDIR")
@@ -27,13 +27,48 @@ BASE_VARIABLES: tuple[str, ...] = (
 )
 
 
+LOCATION_VARIABLES: tuple[str, ...] = (
+    "SSL_CERT_FILE",
+    "SSL_CERT_DIR",
+    "REQUESTS_CA_BUNDLE",
+    "NODE_EXTRA_CA_CERTS",
+    "HTTP_PROXY",
+    "HTTPS_PROXY",
+    "NO_PROXY",
+    "http_proxy",
+    "https_proxy",
+    "no_proxy",
+)
+"""Where certificates and proxies are: passed on too, unless a value carries a credential (`user:pass@`)."""
+
+
+def _credential_free(value: str) -> bool:
+    return "@" not in value
+
+
+def minimal_environment_note(inherit: Iterable[str] | Literal["*"]) -> str | None:
+    """What a failed stdio server's reason adds about its environment, unless it had the whole one."""
+    if inherit == "*":
+        return None
+    return (
+        "it started with a minimal environment (PATH, HOME, locale, temp folder, certificate and proxy "
+        'locations); pass more with `inherit_env` (a list of names, or "*" for all but secret-looking ones) or `env`'
+    )
+
+
 def server_environment(
     environ: Mapping[str, str],
     inherit: Iterable[str] | Literal["*"],
     extra: Iterable[tuple[str, str]],
 ) -> dict[str, str]:
-    """Base variables, then inherited ones (`*`: all but secret-looking names), then `env`."""
+    """Base variables and certificate and proxy locations, then inherited ones (`*`: all but secret-looking
+    names), then `env`."""
     env = {name: environ[name] for name in BASE_VARIABLES if name in environ}
+    env.update(
+        (name, value)
+        for name in LOCATION_VARIABLES
+        if (value := environ.get(name)) is not None and _credential_free(value)
+    )
     if inherit == "*":
         env.update({name: value for name, value in environ.items() if not looks_secret(name)})
     else:

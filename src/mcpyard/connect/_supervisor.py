@@ -26,6 +26,7 @@ from mcpyard.auth import AuthStore, SignIn, SignInProvider
 from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
+from mcpyard.connect._environment import minimal_environment_note
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
@@ -323,6 +324,8 @@ class Supervisor:
 
     def _fail(self, reason: str) -> None:
         kept = {} if self._reconnecting else {"tools": (), "resources": (), "templates": (), "prompts": ()}
+        if self._is_stdio and (note := minimal_environment_note(self._spec.inherit_env)) is not None:
+            reason = f"{reason}; {note}"  # a missing variable is a likely cause (CONN-2)
         self._settled.set()
         self._publish(state=State.FAILED, reason=reason, sign_in_url=None, **kept)
 
