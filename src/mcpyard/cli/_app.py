@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+from typing import Annotated
+
 import typer
 
 from mcpyard.cli._call import call
@@ -25,6 +27,26 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     rich_markup_mode=None,
 )
+
+
+def _version(shown: bool) -> None:
+    if shown:
+        from mcpyard._version import __version__
+
+        print(f"mcpyard {__version__}")
+        raise typer.Exit(0)
+
+
+@app.callback()
+def _options(
+    version: Annotated[
+        bool,
+        typer.Option("--version", callback=_version, is_eager=True, help="Print mcpyard's version and exit."),
+    ] = False,
+) -> None:
+    """mcpyard: connect, name, govern and call the tools of many MCP servers."""
+
+
 app.command()(status)
 app.command()(tools)
 app.command()(call)

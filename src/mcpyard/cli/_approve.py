@@ -52,7 +52,7 @@ class NoTerminalApprover:
 
     async def __call__(self, card: ApprovalCard) -> Answer:
         yes = "" if card.destructive else ", or pass --yes to answer it"
-        message = f"needs approval ({card.reason}); this run has no terminal: {NO_TERMINAL}{yes}"
+        message = f"needs approval: {card.reason}; this run has no terminal: {NO_TERMINAL}{yes}"
         raise Declined("approval_required", message)
 
 

@@ -17,7 +17,16 @@ if TYPE_CHECKING:
     from mcpyard._status import ServerStatus, Status
     from mcpyard.pipeline import CallRecord, CallResult
 
-__all__ = ["annotation_words", "render_history", "render_result", "render_status", "render_tools", "safe"]
+__all__ = [
+    "annotation_words",
+    "count",
+    "render_history",
+    "render_result",
+    "render_status",
+    "render_tool",
+    "render_tools",
+    "safe",
+]
 
 SANDBOX_NOTE = "note: stdio servers run as your user, unsandboxed: trust them as you would any program you run"
 
@@ -49,6 +58,11 @@ def annotation_words(annotations: Mapping[str, Any]) -> str:
     return ", ".join(words)
 
 
+def count(number: int, noun: str) -> str:
+    """`1 tool`, `2 tools`."""
+    return f"{number} {noun}" if number == 1 else f"{number} {noun}s"
+
+
 def _server_line(server: ServerStatus) -> str:
     parts = [server.state.replace("_", " ")]
     if server.transport:
@@ -56,7 +70,7 @@ def _server_line(server: ServerStatus) -> str:
     if server.protocol_version:
         parts.append(f"protocol {server.protocol_version}")
     if server.state == "connected":
-        parts.append(f"{len(server.tools)} tools")
+        parts.append(count(len(server.tools), "tool"))
         if server.instructions_bytes:
             parts.append(f"instructions {server.instructions_bytes} bytes")
     if server.headers_sent:
@@ -116,6 +130,60 @@ def render_tools(tools: list[ToolInfo], console: Console, *, rich: bool) -> None
         return
     for row in rows:
         console.print("\t".join(row))
+
+
+def _type_words(schema: Mapping[str, Any]) -> str:
+    kind = schema.get("type")
+    if isinstance(kind, list):
+        words = " or ".join(str(k) for k in kind)
+    elif kind is not None:
+        words = str(kind)
+    elif "enum" in schema:
+        words = "one of " + ", ".join(json_words(v) for v in schema["enum"][:10])
+    else:
+        words = "any"
+    if kind == "array" and isinstance(items := schema.get("items"), Mapping):
+        words += f" of {_type_words(items)}"
+    return words
+
+
+def json_words(value: Any) -> str:
+    import json
+
+    return json.dumps(value, ensure_ascii=False)
+
+
+def render_tool(tool: ToolInfo, console: Console, *, rich: bool) -> None:
+    """One tool in full: its description, each argument with its type and whether it is required, hints, hash."""
+    console.print(safe(tool.name), style="bold" if rich else None)
+    console.print(safe(f"server {tool.server}, its name there: {tool.tool}"))
+    if tool.title:
+        console.print(safe(f"title: {tool.title}"))
+    hints = annotation_words(tool.annotations)
+    console.print(f"hints: {hints or 'none'}")
+    console.print(f"definition hash: {tool.definition_hash or '(built in)'}")
+    description = safe(tool.description).strip()
+    if description:
+        console.print("description:")
+        for line in description.splitlines():
+            console.print(f"  {line}")
+    properties = tool.input_schema.get("properties")
+    required = tool.input_schema.get("required")
+    needed = set(required) if isinstance(required, list) else set()
+    if not isinstance(properties, Mapping) or not properties:
+        console.print("arguments: none")
+        return
+    console.print("arguments:")
+    for arg, given in properties.items():
+        schema: Mapping[str, Any] = given if isinstance(given, Mapping) else {}
+        mark = "required" if arg in needed else "optional"
+        about = schema.get("description")
+        text = f"  {arg} ({_type_words(schema)}, {mark})"
+        if "default" in schema:
+            text += f", default {json_words(schema['default'])}"
+        if isinstance(about, str) and about.strip():
+            text += f": {about.strip().splitlines()[0]}"
+        console.print(safe(text))
 
 
 def render_result(result: CallResult, console: Console, *, rich: bool) -> None:

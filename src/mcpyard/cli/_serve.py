@@ -4,11 +4,14 @@ from __future__ import annotations
 
 import os
 import sys
-from typing import Annotated
+from typing import TYPE_CHECKING, Annotated
 
 import typer
 
 from mcpyard.cli._common import Globals, fail, open_host, run, with_globals
+
+if TYPE_CHECKING:
+    from mcpyard.gateway import Gateway
 
 __all__ = ["serve"]
 
@@ -29,6 +32,9 @@ def serve(
         typer.Option(
             "--token-secret", help="Require `Authorization: Bearer <this saved secret>` (http).", show_default=False
         ),
+    ] = None,
+    mode: Annotated[
+        str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
 ) -> None:
     """Serve the shared tools as one MCP server.
@@ -53,8 +59,10 @@ def serve(
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
-        async with open_host(opts, approver=approver, relay_input=True) as opened:
+        async with open_host(opts, mode=mode, approver=approver, relay_input=True) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
+            if (warning := _shares_nothing(gateway)) is not None:
+                print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
             if transport == "stdio":
                 await serve_stdio(gateway)
             else:
@@ -65,6 +73,21 @@ def serve(
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
 
     run(main, fast_loop=True)
+
+
+def _shares_nothing(gateway: Gateway) -> str | None:
+    """Why a gateway that offers no server's tool does so, or None when it offers some."""
+    from mcpyard.pipeline import READ_RESULT
+
+    if any(tool.name != READ_RESULT for tool in gateway.shared_tools()):
+        return None
+    listed = len(gateway.host.server_tools())
+    if not listed:
+        return "it shares no tool: no connected server lists one (see `mcpyard status`)"
+    return (
+        f"it shares no tool: none of the {listed} tools of the connected servers matches a `shared_tools` "
+        "glob of its entry; add `shared_tools` to an entry, or pass --share-all"
+    )
 
 
 def _token(name: str) -> str:

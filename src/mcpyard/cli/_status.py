@@ -2,8 +2,12 @@
 
 from __future__ import annotations
 
-from mcpyard.cli._common import Globals, open_host, print_json, run, show_status, with_globals
-from mcpyard.cli._render import render_tools
+from typing import Annotated
+
+import typer
+
+from mcpyard.cli._common import Globals, fail, open_host, print_json, run, show_status, with_globals
+from mcpyard.cli._render import render_tool, render_tools
 
 __all__ = ["status", "tools"]
 
@@ -21,15 +25,31 @@ def status(opts: Globals) -> None:
 
 
 @with_globals
-def tools(opts: Globals) -> None:
-    """List the tools as the model sees them: names, servers, hints, descriptions."""
+def tools(
+    opts: Globals,
+    name: Annotated[
+        str | None, typer.Argument(help="One tool's model-facing name: show it in full.", show_default=False)
+    ] = None,
+) -> None:
+    """List the tools as the model sees them (names, servers, hints, descriptions), or show one in full."""
 
     async def main() -> None:
         async with open_host(opts) as host:
             listed = host.tools()
+        if name is None:
+            if opts.json:
+                print_json({"tools": [tool.to_json() for tool in listed]})
+            else:
+                render_tools(listed, opts.console(), rich=opts.rich)
+            return
+        found = next((tool for tool in listed if tool.name == name), None)
+        if found is None:
+            close = [tool.name for tool in listed if name.lower() in tool.name.lower()][:5]
+            hint = f"; did you mean {', '.join(close)}?" if close else "; `mcpyard tools` lists them"
+            fail(f"no tool {name!r} is offered{hint}")
         if opts.json:
-            print_json({"tools": [tool.to_json() for tool in listed]})
+            print_json(found.to_json())
         else:
-            render_tools(listed, opts.console(), rich=opts.rich)
+            render_tool(found, opts.console(), rich=opts.rich)
 
     run(main)

@@ -77,7 +77,9 @@ def check_keys(
         if key in FIELDS or (form == "shared" and key == "type"):
             continue
         if form == "shared":
-            hint = _SHARED_HINTS.get(key, "mcpyard does not read it")
+            close = difflib.get_close_matches(key, FIELDS, n=1)
+            guess = f"did you mean `{close[0]}`? mcpyard does not read it" if close else "mcpyard does not read it"
+            hint = _SHARED_HINTS.get(key, guess)
             warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
             continue
         if key == "type":

@@ -175,7 +175,7 @@ class Supervisor:
                     break  # never connected: the reason stands until reload
                 # Keep the tools, refuse calls, retry with backoff.
                 reason = self._snapshot.reason
-                why = f" ({reason})" if not was_connected and reason else ""
+                why = f": {reason}" if not was_connected and reason else ""
                 self._publish(state=State.FAILED, reason=f"connection lost{why}; reconnecting in {backoff:g} s")
                 with anyio.move_on_after(backoff):
                     await self._stop.wait()

@@ -7,6 +7,7 @@
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
+from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
 from mcpyard.pipeline._shape import (
@@ -25,7 +26,6 @@ from mcpyard.pipeline._stages import (
     look_up_cache,
     read_files,
     recheck,
-    resolve,
     shape,
     validate,
 )

@@ -14,6 +14,7 @@ from mcpyard.errors import CallError
 from mcpyard.pipeline._cache import IdempotentCache
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder
+from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._shape import cut_to_bytes, fence
 from mcpyard.pipeline._stages import (
@@ -23,7 +24,6 @@ from mcpyard.pipeline._stages import (
     look_up_cache,
     read_files,
     recheck,
-    resolve,
     shape,
     validate,
 )

@@ -1,6 +1,6 @@
 """The stages of a call, in order; each takes the call and returns it, enriched, or a refusal (CALL-1 to CALL-7).
 
-resolve → validate → decide → read files → cache lookup → ask → recheck → dispatch → shape.
+resolve (in `_resolve.py`) → validate → decide → read files → cache lookup → ask → recheck → dispatch → shape.
 `record` (in `_run.py`) ends every call, whatever happened.
 """
 
@@ -35,40 +35,9 @@ __all__ = [
     "look_up_cache",
     "read_files",
     "recheck",
-    "resolve",
     "shape",
     "validate",
 ]
-
-
-async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusal:
-    """Find the tool by its model-facing name; a removed, unavailable or unknown one is refused (CALL-1, POL-5)."""
-    del session
-    name = call.request.name
-    entry = view.catalog.get(name)
-    if entry is None:
-        return _not_offered(view, name)
-    spec, connection = view.specs.get(entry.server), view.connections.get(entry.server)
-    if spec is None or connection is None:
-        return Refusal("server_unavailable", f"server {entry.server!r} is not running")
-    call.entry, call.spec, call.connection = entry, spec, connection
-    return call
-
-
-def _not_offered(view: HostView, name: str) -> Refusal:
-    if (removed := view.removed().get(name)) is not None:
-        server_id = removed[0]
-        return Refusal("removed", f"{name} was reviewed, but server {server_id!r} no longer lists it; it cannot run")
-    if (known := view.known.get(name)) is not None:
-        server_id = known[0]
-        snapshot = view.servers.get(server_id)
-        state = str(snapshot.state) if snapshot is not None else "not running"
-        why = f": {snapshot.reason}" if snapshot is not None and snapshot.reason else ""
-        return Refusal("server_unavailable", f"{name} belongs to server {server_id!r}, which is {state}{why}")
-    known_names = sorted(view.catalog.entries)
-    close = [other for other in known_names if name.lower() in other.lower() or other.endswith(name)][:5]
-    hint = f"; did you mean {', '.join(close)}?" if close else "; list the tools with `mcpyard tools`"
-    return Refusal("unknown_tool", f"unknown tool {name!r}{hint}")
 
 
 async def validate(view: HostView, session: Session, call: Call) -> Call | Refusal:
@@ -162,7 +131,7 @@ async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
     if approver is None:
         return Refusal(
             "approval_required",
-            f"{entry.name} needs approval ({decision.reason}) and no one can approve it here; "
+            f"{entry.name} needs approval: {decision.reason}; no one can approve it here: "
             "run it where a person can answer the card, or allow it with a rule or another mode",
         )
     try:
