@@ -22,7 +22,7 @@ import pytest
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import HOOK_TIMEOUT, ScriptedApprover
-from tests._processes import wait_dead, wait_for_pids
+from tests._processes import read_pids, wait_dead, wait_for_pids
 from tests.conftest import Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -144,6 +144,38 @@ async def test_pol6_a_hook_whose_background_child_holds_its_pipes_answers_at_onc
             assert result.ok, result.error
             await wait_dead(*await wait_for_pids(pids))
         assert time.monotonic() - started < HOOK_TIMEOUT, "no round waited for the child to let go"
+
+
+DAEMON = """
+import os
+if os.fork() == 0:
+    os.setsid()
+    daemon = os.fork()
+    if daemon == 0:
+        null = os.open(os.devnull, os.O_RDWR)
+        os.dup2(null, 0)
+        os.dup2(null, 1)
+        os.execvp("sleep", ["sleep", "60"])
+    print(daemon, flush=True)
+    os._exit(0)
+os.wait()
+"""
+
+
+@pytest.mark.skipif(not sys.platform.startswith("linux"), reason="elsewhere only the process group is stopped")
+@pytest.mark.parametrize("size", [LARGE, SMALL], ids=["large", "small"])
+async def test_pol6_a_hook_whose_helpers_leave_its_process_group_leaves_nothing_either(home: Home, size: int) -> None:
+    """A `setsid` child holding the hook's output, and a double-fork daemon: both stopped after the answer."""
+    pids = home.root / "hook.pids"
+    command = f"setsid sleep 60 & echo $! > {pids}; {PYTHON} -c {shlex.quote(DAEMON)} >> {pids}; echo allow"
+    async with hooked(home, ("b__*", command)) as h:
+        started = time.monotonic()
+        result = await h.call(size)
+        assert result.ok, result.error
+        assert time.monotonic() - started < HOOK_TIMEOUT
+        helpers = read_pids(pids)
+        assert len(helpers) == 2
+        await wait_dead(*helpers)
 
 
 async def test_pol6_a_hook_that_never_reads_nor_exits_asks_within_the_time_limit_and_is_stopped(home: Home) -> None:

@@ -115,7 +115,9 @@ class KeptProcess(anyio.abc.Process):
     them all, and `kill` to SIGKILL them at once.
     """
 
-    def __init__(self, control: socket.socket, stdin: int, stdout: int, stderr: int, *, command: str, cwd: str) -> None:
+    def __init__(
+        self, control: socket.socket, stdin: int, stdout: int, stderr: int | None, *, command: str, cwd: str
+    ) -> None:
         control.setblocking(False)
         self._control = control
         self._command = command
@@ -127,7 +129,7 @@ class KeptProcess(anyio.abc.Process):
         self._ended = False
         self._stdin = FdSendStream(stdin)
         self._stdout = FdReceiveStream(stdout)
-        self._stderr = FdReceiveStream(stderr)
+        self._stderr = FdReceiveStream(stderr) if stderr is not None else None
 
     # ----------------------------------------------------------------- what the keeper says
 
@@ -201,7 +203,8 @@ class KeptProcess(anyio.abc.Process):
     def close(self) -> None:
         """Close the pipes and the keeper's socket; a keeper still running stops what is left."""
         for stream in (self._stdin, self._stdout, self._stderr):
-            stream.close()
+            if stream is not None:
+                stream.close()
         if self._control.fileno() >= 0:
             anyio.notify_closing(self._control)
             self._control.close()
@@ -255,5 +258,5 @@ class KeptProcess(anyio.abc.Process):
         return self._stdout
 
     @property
-    def stderr(self) -> anyio.abc.ByteReceiveStream:
+    def stderr(self) -> anyio.abc.ByteReceiveStream | None:
         return self._stderr

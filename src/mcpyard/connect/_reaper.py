@@ -18,9 +18,12 @@ import os
 import socket
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Mapping, Sequence
 from pathlib import Path
 from typing import Any
+
+import anyio
+import anyio.abc
 
 from mcpyard.connect import _reaper_program as program
 from mcpyard.connect._kept import KeptProcess
@@ -45,8 +48,12 @@ class Reaper:
         """Whether servers are started through `spawn` here (Linux: keepers are subreapers)."""
         return sys.platform.startswith("linux")
 
-    async def spawn(self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str) -> KeptProcess | None:
+    async def spawn(
+        self, argv: Sequence[str], *, env: Mapping[str, str], cwd: str, stderr: bool = True
+    ) -> KeptProcess | None:
         """Start a server under a keeper; None if the reaper process cannot be reached.
+
+        Without `stderr`, what it writes there goes to /dev/null.
 
         Raises:
             OSError: the server itself could not be started (command not found, bad `cwd`…).
@@ -54,7 +61,7 @@ class Reaper:
         host_end, keeper_end = socket.socketpair()
         stdin_r, stdin_w = os.pipe()
         stdout_r, stdout_w = os.pipe()
-        stderr_r, stderr_w = os.pipe()
+        stderr_r, stderr_w = os.pipe() if stderr else (-1, os.open(os.devnull, os.O_WRONLY | os.O_CLOEXEC))
         request = {"op": "spawn", "argv": list(argv), "env": dict(env), "cwd": cwd}
         try:
             sent = self._request(request, [keeper_end.fileno(), stdin_r, stdout_w, stderr_w])
@@ -63,7 +70,7 @@ class Reaper:
             keeper_end.close()
             for fd in (stdin_r, stdout_w, stderr_w):
                 os.close(fd)
-        process = KeptProcess(host_end, stdin_w, stdout_r, stderr_r, command=argv[0], cwd=cwd)
+        process = KeptProcess(host_end, stdin_w, stdout_r, stderr_r if stderr else None, command=argv[0], cwd=cwd)
         if not sent:
             process.close()
             return None
@@ -73,6 +80,26 @@ class Reaper:
             process.close()  # a keeper that started the server anyway stops it on seeing this
             raise
         return process
+
+    @contextlib.asynccontextmanager
+    async def tree(self, argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> AsyncIterator[anyio.abc.Process]:
+        """A process (a pre_call hook) under a keeper; leaving the block SIGKILLs it and all it started.
+
+        Its stderr goes to /dev/null.
+
+        Raises:
+            OSError: it could not be started, or there is no reaper to start it here.
+        """
+        process = await self.spawn(argv, env=env, cwd=os.fspath(cwd), stderr=False) if self.spawns else None
+        if process is None:
+            raise OSError("no reaper process to start it under")
+        try:
+            yield process
+        finally:
+            with anyio.CancelScope(shield=True):
+                process.kill_tree()
+                await process.stop(program.TERM_GRACE + program.KILL_LIMIT + 1)
+                process.close()
 
     def watch(self, pgid: int) -> None:
         """Kill this group should the host die before `forget(pgid)`."""

@@ -16,7 +16,8 @@ import re
 import signal
 import subprocess
 import sys
-from collections.abc import Mapping, Sequence
+from collections.abc import AsyncIterator, Callable, Mapping, Sequence
+from contextlib import AbstractAsyncContextManager
 from fnmatch import fnmatchcase
 from pathlib import Path
 from typing import Any
@@ -27,7 +28,7 @@ import anyio.abc
 from mcpyard.config import Hook
 from mcpyard.policy._decide import HookAnswer
 
-__all__ = ["HOOK_TIMEOUT", "hook_answer", "run_hooks"]
+__all__ = ["HOOK_TIMEOUT", "HookSpawn", "hook_answer", "own_group", "run_hooks"]
 
 HOOK_TIMEOUT = 10.0
 _MAX_OUTPUT = 4096
@@ -37,6 +38,9 @@ collect what it wrote before exiting (already in the pipe, so one read away)."""
 _REAP = 2.0
 _SHELL = ["cmd", "/c"] if sys.platform == "win32" else ["/bin/sh", "-c"]
 _WRITTEN_DENY = re.compile(r"\s*deny\s", re.IGNORECASE)
+HookSpawn = Callable[[Sequence[str], Mapping[str, str], Path], AbstractAsyncContextManager[anyio.abc.Process]]
+"""Starts a hook's command line (argv, environment, folder) with its stdin and stdout piped, and
+stops it and every process it started when the block ends; raises `OSError` if it cannot."""
 _STREAM_ENDS = (anyio.BrokenResourceError, anyio.ClosedResourceError, anyio.EndOfStream, OSError)
 
 
@@ -121,31 +125,43 @@ def _stop_group(process: anyio.abc.Process) -> None:
         os.killpg(process.pid, signal.SIGKILL)
 
 
-async def _ask_one(hook: Hook, payload: bytes, cwd: Path, environ: Mapping[str, str]) -> HookAnswer:
-    """One hook's answer; no answer within 10 s, a failure or anything unclear counts as `ask`."""
+@contextlib.asynccontextmanager
+async def own_group(argv: Sequence[str], env: Mapping[str, str], cwd: Path) -> AsyncIterator[anyio.abc.Process]:
+    """A hook as a child of ours in a process group of its own, killed with the group when the block ends."""
+    process = await anyio.open_process(
+        list(argv),
+        stdin=subprocess.PIPE,
+        stdout=subprocess.PIPE,
+        stderr=subprocess.DEVNULL,
+        cwd=cwd,
+        env=dict(env),
+        start_new_session=sys.platform != "win32",
+    )
     try:
-        process = await anyio.open_process(
-            [*_SHELL, hook.command],
-            stdin=subprocess.PIPE,
-            stdout=subprocess.PIPE,
-            stderr=subprocess.DEVNULL,
-            cwd=cwd,
-            env=dict(environ),
-            # Its own group, so that its background children are stopped with it.
-            start_new_session=sys.platform != "win32",
-        )
-    except OSError:
-        return "ask"
-    output = bytearray()
-    try:
-        finished = await _converse(process, payload, output)
+        yield process
     finally:
         # Shielded: a cancelled call still leaves no hook process behind.
         with anyio.CancelScope(shield=True):
             _stop_group(process)
             with anyio.move_on_after(_REAP):
                 await process.aclose()
-    return hook_answer(bytes(output), finished=finished)
+
+
+async def _ask_one(
+    hook: Hook, payload: bytes, cwd: Path, environ: Mapping[str, str], spawn: HookSpawn | None
+) -> HookAnswer:
+    """One hook's answer; no answer within 10 s, a failure or anything unclear counts as `ask`."""
+    argv = [*_SHELL, hook.command]
+    output = bytearray()
+    for start in (spawn, own_group) if spawn is not None else (own_group,):
+        async with contextlib.AsyncExitStack() as stack:
+            try:
+                process = await stack.enter_async_context(start(argv, environ, cwd))
+            except OSError:
+                continue  # not started: the next way, or no answer
+            finished = await _converse(process, payload, output)
+        return hook_answer(bytes(output), finished=finished)
+    return "ask"
 
 
 async def run_hooks(
@@ -156,11 +172,14 @@ async def run_hooks(
     payload: Mapping[str, Any],
     cwd: Path,
     environ: Mapping[str, str],
+    spawn: HookSpawn | None = None,
 ) -> HookAnswer | None:
     """The combined answer of every hook whose glob matches the tool name or a file's path.
 
     `None` when no hook matches. Any `deny` wins; then any `ask`; else `allow`. The hooks
-    run side by side, so the whole stage is bounded by one `HOOK_TIMEOUT`.
+    run side by side, so the whole stage is bounded by one `HOOK_TIMEOUT`. `spawn` starts
+    each (the host's reaper, so that not even a helper in a session of its own outlives
+    the call); without it, or when it cannot, each runs in a process group of its own.
     """
     matching = [hook for hook in hooks if _matches(hook, name, file_paths)]
     if not matching:
@@ -169,7 +188,7 @@ async def run_hooks(
     answers: list[HookAnswer] = ["ask"] * len(matching)
 
     async def ask(index: int, hook: Hook) -> None:
-        answers[index] = await _ask_one(hook, data, cwd, environ)
+        answers[index] = await _ask_one(hook, data, cwd, environ, spawn)
 
     async with anyio.create_task_group() as tg:
         for index, hook in enumerate(matching):
