@@ -78,10 +78,10 @@ async def _collect(stdout: anyio.abc.ByteReceiveStream, output: bytearray, close
     closed.set()
 
 
-async def _converse(process: anyio.abc.Process, payload: bytes, output: bytearray) -> bool:
+async def _converse(process: anyio.abc.Process, payload: bytes, output: bytearray, deadline: float) -> bool:
     """Feed the payload and read the answer until the hook closes its output or exits.
 
-    Returns whether it did either within `HOOK_TIMEOUT`.
+    Returns whether it did either before the deadline.
     """
     stdin, stdout = process.stdin, process.stdout
     assert stdin is not None
@@ -97,7 +97,7 @@ async def _converse(process: anyio.abc.Process, payload: bytes, output: bytearra
         exited.set()
         settled.set()
 
-    with anyio.move_on_after(HOOK_TIMEOUT):
+    with anyio.CancelScope(deadline=deadline):
         async with anyio.create_task_group() as tg:
             tg.start_soon(_feed, stdin, payload)
             tg.start_soon(collect)
@@ -153,13 +153,16 @@ async def _ask_one(
     """One hook's answer; no answer within 10 s, a failure or anything unclear counts as `ask`."""
     argv = [*_SHELL, hook.command]
     output = bytearray()
+    # One limit for starting and answering: a reaper that does not answer must not hold the call.
+    deadline = anyio.current_time() + HOOK_TIMEOUT
     for start in (spawn, own_group) if spawn is not None else (own_group,):
         async with contextlib.AsyncExitStack() as stack:
-            try:
+            process: anyio.abc.Process | None = None
+            with anyio.CancelScope(deadline=deadline), contextlib.suppress(OSError):
                 process = await stack.enter_async_context(start(argv, environ, cwd))
-            except OSError:
-                continue  # not started: the next way, or no answer
-            finished = await _converse(process, payload, output)
+            if process is None:
+                continue  # not started (or not in time): the next way, or no answer
+            finished = await _converse(process, payload, output, deadline)
         return hook_answer(bytes(output), finished=finished)
     return "ask"
 
