@@ -169,8 +169,16 @@ class Wakeup:
         _close_all((self.read, self.write))
 
 
-def stop_descendants(wakeup: Wakeup, on_reaped: Callable[[int, int], None] | None = None) -> None:
-    """SIGTERM every descendant, wait up to `TERM_GRACE` for them to go, then SIGKILL until none is left."""
+def stop_descendants(
+    wakeup: Wakeup,
+    on_reaped: Callable[[int, int], None] | None = None,
+    group: Callable[[], int | None] = lambda: None,
+) -> None:
+    """SIGTERM every descendant, wait up to `TERM_GRACE` for them to go, then SIGKILL until none is left.
+
+    `group` names the server's process group while the server is not reaped (its id cannot be
+    anyone else's then), signalled too: that still works where /proc cannot be read.
+    """
     me = os.getpid()
 
     def settled() -> bool:
@@ -179,16 +187,22 @@ def stop_descendants(wakeup: Wakeup, on_reaped: Callable[[int, int], None] | Non
                 on_reaped(pid, code)
         return not has_children()
 
+    def send(sig: int) -> None:
+        if (pgid := group()) is not None:
+            with contextlib.suppress(OSError):
+                os.killpg(pgid, sig)
+        signal_all(live_descendants(me), sig)
+
     if settled():
         return
-    signal_all(live_descendants(me), signal.SIGTERM)
+    send(signal.SIGTERM)
     deadline = time.monotonic() + TERM_GRACE
     while not settled() and time.monotonic() < deadline:
         # Only children wake us; a grandchild's exit is seen on the next round.
         wakeup.wait([], _POLL)
     deadline = time.monotonic() + KILL_LIMIT
     while not settled() and time.monotonic() < deadline:
-        signal_all(live_descendants(me), signal.SIGKILL)
+        send(signal.SIGKILL)
         wakeup.wait([], _POLL)
 
 
@@ -270,8 +284,11 @@ def keeper(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> N
             if not data:
                 break  # the host is done with this server, or gone
             if b"kill" in data:
+                if not exited:
+                    with contextlib.suppress(OSError):
+                        os.killpg(server, signal.SIGKILL)
                 signal_all(live_descendants(os.getpid()), signal.SIGKILL)
-    stop_descendants(wakeup, on_reaped)
+    stop_descendants(wakeup, on_reaped, lambda: None if exited else server)
     os._exit(0)
 
 
