@@ -8,6 +8,7 @@ import subprocess
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 
 import anyio
 import anyio.abc
@@ -220,3 +221,39 @@ async def test_conn5_a_server_removed_by_reload_takes_its_detached_helpers_with_
         assert [s.id for s in host.status().servers] == ["b"]
         await wait_dead(*pids)
         assert (await host.call("b__echo", {"text": "still here"})).ok
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@linux_only
+async def test_conn5_a_killed_keeper_leaves_no_process_of_its_server_behind(home: Home) -> None:
+    """The process between mcpyard and a server is killed: its server and helpers go too, and the host says so."""
+    pid_file = home.root / "detached.pids"
+    config = home.write_config({"d": fixture_server("detached", "--pid-file", str(pid_file))})
+    async with home.open(config) as host:
+        server, *helpers = read_pids(pid_file)
+        keeper = parent_of(server)
+        assert keeper != os.getpid()
+        os.kill(keeper, signal.SIGKILL)
+        await wait_dead(server, *helpers)
+        with anyio.fail_after(10):
+            await host.wait_until(lambda h: h.status().servers[0].state == "stopped")
+
+
+@linux_only
+async def test_conn5_servers_stop_at_exit_even_after_the_reaper_was_killed(home: Home) -> None:
+    """The watchdog that starts servers is killed mid-session: running servers and helpers still stop at exit."""
+    pid_file = home.root / "detached.pids"
+    config = home.write_config(
+        {"d": fixture_server("detached", "--pid-file", str(pid_file)), "b": fixture_server("basic")}
+    )
+    async with home.open(config) as host:
+        pids = read_pids(pid_file)
+        reaper = parent_of(parent_of(pids[0]))
+        assert parent_of(reaper) == os.getpid()
+        os.kill(reaper, signal.SIGKILL)
+        await wait_dead(reaper)
+        assert (await host.call("b__echo", {"text": "still here"})).ok
+    await wait_dead(*pids)

@@ -20,6 +20,18 @@ import anyio.lowlevel
 __all__ = ["FdReceiveStream", "FdSendStream", "KeptProcess"]
 
 _CHUNK = 65536
+_UNKNOWN_EXIT = 255
+"""The exit code of a server whose keeper was killed before it could tell (as asyncio reports an unknown one)."""
+
+
+def _exists(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:
+        return True
+    return True
 
 
 def _close_fd(fd: int) -> None:
@@ -223,7 +235,7 @@ class KeptProcess(anyio.abc.Process):
                 return self._returncode
             if self._ended:
                 # The keeper is gone without a word (it was killed): the exit code is lost.
-                return 255
+                return _UNKNOWN_EXIT
             await self._hear_more()
 
     def terminate(self) -> None:
@@ -247,6 +259,9 @@ class KeptProcess(anyio.abc.Process):
     @property
     def returncode(self) -> int | None:
         self._listen()
+        if self._returncode is None and self._ended and self._pid is not None and not _exists(self._pid):
+            # The keeper was killed before it could say: the reaper adopted and ended the server.
+            self._returncode = _UNKNOWN_EXIT
         return self._returncode
 
     @property
