@@ -257,3 +257,25 @@ async def test_conn5_servers_stop_at_exit_even_after_the_reaper_was_killed(home:
         await wait_dead(reaper)
         assert (await host.call("b__echo", {"text": "still here"})).ok
     await wait_dead(*pids)
+
+
+@linux_only
+async def test_conn5_a_server_killed_for_ignoring_a_cancel_takes_its_detached_helpers_with_it(home: Home) -> None:
+    """CALL-2 too: the server is killed at once and restarted; the old helpers go, the new ones stay until exit."""
+    pid_file = home.root / "detached.pids"
+    entry = {**fixture_server("detached", "--pid-file", str(pid_file)), "call_timeout_secs": 0.5}
+    config = home.write_config({"d": entry})
+    async with home.open(config) as host:
+        before = read_pids(pid_file)
+        pid_file.unlink()
+        with anyio.fail_after(15):
+            result = await host.call("d__block", {"seconds": 30})
+            assert result.error is not None
+            assert result.error["code"] == "timeout"
+            await host.wait_until(
+                lambda h: h.status().servers[0].note is not None and h.status().servers[0].state == "connected"
+            )
+        await wait_dead(*before)
+        after = await wait_for_pids(pid_file)
+        assert all(alive(pid) for pid in after)
+    await wait_dead(*after)

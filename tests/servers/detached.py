@@ -5,7 +5,8 @@ At start it spawns four long-sleeping helpers that each escape the server's proc
 one through the `setsid` command, one that calls `os.setsid()` itself, one started with
 `start_new_session=True`, and a classic double-fork daemon (fork, `setsid`, fork, the middle
 process exits, so the daemon's parent is gone before the server even serves). It writes
-its own pid and theirs to PATH, one per line, atomically (temp file + rename), then serves `slow`.
+its own pid and theirs to PATH, one per line, atomically (temp file + rename), then serves `slow`
+(progress as it goes) and `block` (blocks its event loop, so it ignores a cancellation).
 By default the helpers get /dev/null for stdin and stdout; `--inherit-stdio` lets the
 `setsid` one hold the server's pipes.
 """
@@ -17,6 +18,7 @@ import os
 import shutil
 import subprocess
 import sys
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -72,7 +74,7 @@ def write_pid_file(path: Path, pids: list[int]) -> None:
 
 
 def build_server() -> MCPServer:
-    """A server with one slow tool that reports progress, to be killed mid-call."""
+    """A server with a slow tool that reports progress, to be killed mid-call, and one that ignores cancellation."""
     server = MCPServer("detached", instructions="Fixture server with detached helpers.", log_level="WARNING")
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
@@ -84,6 +86,12 @@ def build_server() -> MCPServer:
             elapsed += progress_every
             await ctx.report_progress(elapsed, seconds)
         return f"slept {seconds} s"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    async def block(seconds: float) -> str:
+        """Block the whole server for `seconds`: it cannot honour a cancellation meanwhile."""
+        time.sleep(seconds)  # noqa: ASYNC251  # the point: a sync sleep inside the event loop
+        return f"blocked {seconds} s"
 
     return server
 
