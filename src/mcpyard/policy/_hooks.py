@@ -60,7 +60,9 @@ def hook_answer(output: bytes, *, finished: bool) -> HookAnswer:
         return "deny" if _WRITTEN_DENY.match(text) else "ask"
     words = text.split()
     first = words[0].lower() if words else ""
-    return first if first in ("allow", "deny") else "ask"  # type: ignore[return-value]
+    if first == "allow":
+        return "allow"
+    return "deny" if first == "deny" else "ask"
 
 
 async def _feed(stdin: anyio.abc.ByteSendStream, payload: bytes) -> None:
