@@ -20,8 +20,9 @@ import anyio
 import pytest
 
 from mcpyard import Host
+from mcpyard.config import Hook
 from mcpyard.pipeline import CallResult
-from mcpyard.policy import HOOK_TIMEOUT, ScriptedApprover
+from mcpyard.policy import HOOK_TIMEOUT, ScriptedApprover, run_hooks
 from tests._processes import read_pids, wait_dead, wait_for_pids
 from tests.conftest import Home, fixture_server
 
@@ -206,3 +207,27 @@ async def test_pol6_a_hook_that_never_reads_nor_exits_asks_within_the_time_limit
         assert env.error is not None
         assert env.error["code"] == "denied"
         await wait_dead(*await wait_for_pids(hanging), *await wait_for_pids(denying))
+
+
+@pytest.mark.parametrize("size", [LARGE, SMALL], ids=["large", "small"])
+async def test_pol6_without_a_reaper_a_hook_still_answers_and_its_process_group_is_stopped(
+    home: Home, size: int
+) -> None:
+    """`run_hooks` with no `spawn` (as where there is no reaper): each hook in a process group of its own."""
+    pids = home.root / "hook.pids"
+    hooks = (
+        Hook(match="t", command="echo allow"),
+        Hook(match="t", command=f"sleep 60 & echo $! > {pids}; exec 0<&-; echo allow"),
+    )
+    for _ in range(ROUNDS):
+        pids.unlink(missing_ok=True)
+        answer = await run_hooks(
+            hooks,
+            name="t",
+            file_paths=[],
+            payload={"arguments": {"text": "x" * size}},
+            cwd=home.workspace,
+            environ=home.environ,
+        )
+        assert answer == "allow"
+        await wait_dead(*read_pids(pids))
