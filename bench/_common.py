@@ -239,10 +239,9 @@ def load_line() -> str:
 # ------------------------------------------------------------------ processes
 
 
-def live_children() -> list[int]:
-    """Pids of this process's children that are still running (not zombies), from /proc."""
-    me = os.getpid()
-    found: list[int] = []
+def _live_parents() -> dict[int, int]:
+    """Each running (not zombie) process's parent, from /proc."""
+    parents: dict[int, int] = {}
     for entry in Path("/proc").iterdir():
         if not entry.name.isdigit():
             continue
@@ -252,13 +251,33 @@ def live_children() -> list[int]:
             continue
         # Fields after the parenthesized command name: state, ppid, ...
         state, ppid = stat.rsplit(")", 1)[1].split()[:2]
-        if int(ppid) == me and state != "Z":
-            found.append(int(entry.name))
+        if state != "Z":
+            parents[int(entry.name)] = int(ppid)
+    return parents
+
+
+def live_children() -> list[int]:
+    """Pids of this process's children that are still running (not zombies), from /proc."""
+    me = os.getpid()
+    return [pid for pid, parent in _live_parents().items() if parent == me]
+
+
+def live_descendants() -> list[int]:
+    """Pids of every running process below this one: on Linux mcpyard's servers are its reaper's grandchildren."""
+    below: dict[int, list[int]] = {}
+    for pid, parent in _live_parents().items():
+        below.setdefault(parent, []).append(pid)
+    found: list[int] = []
+    todo = [os.getpid()]
+    while todo:
+        for child in below.get(todo.pop(), ()):
+            found.append(child)
+            todo.append(child)
     return found
 
 
 def pin_processes() -> str:
-    """Pin this process to the first CPU and every thread of its children (the servers) to the others.
+    """Pin this process to the first CPU and every thread of the processes below it (the servers) to the others.
 
     Which core a server lands on relative to its client changes the cost of every
     round trip (a wake-up on the same core or across cores) and tends to stay put for a
@@ -272,7 +291,7 @@ def pin_processes() -> str:
     for task in Path(f"/proc/{os.getpid()}/task").iterdir():
         with contextlib.suppress(OSError):
             os.sched_setaffinity(int(task.name), mine)
-    for pid in live_children():
+    for pid in live_descendants():
         with contextlib.suppress(OSError):
             for task in Path(f"/proc/{pid}/task").iterdir():
                 with contextlib.suppress(OSError):
@@ -281,8 +300,8 @@ def pin_processes() -> str:
 
 
 def stop_leftovers() -> int:
-    """Kill any child process a benchmark left behind (there should be none); returns how many."""
-    leftovers = live_children()
+    """Kill any process a benchmark left behind (there should be none); returns how many."""
+    leftovers = live_descendants()
     for pid in leftovers:
         with contextlib.suppress(ProcessLookupError):
             os.kill(pid, signal.SIGKILL)

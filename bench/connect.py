@@ -22,7 +22,7 @@ from pathlib import Path
 import anyio
 from mcp import Client
 
-from _common import Home, live_children, median, print_table, run_bench, server_params
+from _common import Home, live_descendants, median, print_table, run_bench, server_params
 from mcpyard import Host
 
 GOAL = 1.1
@@ -37,14 +37,14 @@ class Attempt:
     connect_secs: float
     stop_secs: float
     rss_gib: float
-    """Resident memory of this process's children once connected (the servers; for mcpyard also its reaper)."""
+    """Resident memory of the processes below this one once connected (servers; mcpyard's reaper and keepers)."""
     idle_cpu: float
     """CPU this process used while connected and idle, as a share of one core (0.05 = 5 %)."""
 
 
 def _servers_rss_gib() -> float:
     total_kib = 0
-    for pid in live_children():
+    for pid in live_descendants():
         try:
             status = Path(f"/proc/{pid}/status").read_text()
         except OSError:
@@ -65,7 +65,7 @@ async def _idle_cpu(seconds: float) -> float:
 
 
 def _check_stopped(side: str) -> None:
-    if left := live_children():
+    if left := live_descendants():
         raise RuntimeError(f"{side}: {len(left)} server process(es) still running after stop: {left}")
 
 

@@ -52,6 +52,9 @@ class Host(ResourceReader):
         self.session = Session(mode=mode, approver=approver, recorder=recorders)
         identity = ClientIdentity("mcpyard", __version__, self.session.id)
         self._servers = Servers(options, identity, redact=self._redact, on_change=self._on_server_change)
+        if self._servers.reaper.spawns:
+            # Hooks start under the reaper too: not even a helper in its own session outlives a call.
+            self.session.start_hooks = self._servers.reaper.tree
         self._views = Publisher(workspace=options.workspace, environ=options.environ)
         self._redactor = Redactor()
         self._tg: anyio.abc.TaskGroup | None = None

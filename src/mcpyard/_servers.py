@@ -50,6 +50,11 @@ class Servers:
         self._listeners: list[Callable[[str, str], Awaitable[None]]] = []
         """`(server, uri)` callbacks for updates of watched resources (the gateway's subscriptions)."""
 
+    @property
+    def reaper(self) -> Reaper:
+        """The host's watchdog process, which also starts its pre_call hooks where it can (POL-6)."""
+        return self._reaper
+
     def get(self, server_id: str) -> Supervisor | None:
         return self._supervisors.get(server_id)
 

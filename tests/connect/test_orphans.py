@@ -14,41 +14,10 @@ import anyio
 import anyio.abc
 import pytest
 
-from tests._waiting import eventually
+from tests._processes import alive, read_pid, read_pids, wait_dead, wait_for_pid, wait_for_pids
 from tests.conftest import SERVERS, Home, fixture_server
 
 pytestmark = pytest.mark.anyio
-
-
-def alive(pid: int) -> bool:
-    """Whether a process exists and is not a zombie waiting to be reaped."""
-    try:
-        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
-    except (FileNotFoundError, ProcessLookupError, IndexError):
-        return False
-    return state not in ("Z", "X")
-
-
-async def wait_dead(*pids: int, within: float = 10) -> None:
-    # Processes this test did not start (grandchildren) cannot be awaited: /proc is all there is.
-    await eventually(lambda: not any(alive(pid) for pid in pids), within=within, what=f"no process left of {pids}")
-
-
-async def wait_for_pid(path: Path, within: float = 20) -> int:
-    # Written by a process of a process this test did not start: there is nothing to wait on.
-    await eventually(lambda: has_line(path), within=within, what=f"{path} is written")
-    return read_pid(path)
-
-
-def has_line(path: Path) -> bool:
-    try:
-        return path.read_text().endswith("\n")
-    except FileNotFoundError:
-        return False
-
-
-def read_pid(path: Path) -> int:
-    return int(path.read_text().strip())
 
 
 async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home) -> None:
@@ -79,17 +48,24 @@ async def test_conn5_a_grandchild_holding_the_pipes_is_stopped_too(home: Home) -
 
 
 @asynccontextmanager
-async def cli_while_connecting(home: Home) -> AsyncIterator[tuple[anyio.abc.Process, list[int]]]:
-    """`mcpyard status` still connecting: one server with a grandchild, one that never answers."""
+async def cli_while_connecting(
+    home: Home, *, detached: bool = False
+) -> AsyncIterator[tuple[anyio.abc.Process, list[int]]]:
+    """`mcpyard status` still connecting: one server with a grandchild, one that never answers.
+
+    With `detached`, also a server whose helpers left its process group (their pids come too).
+    """
     gc_pid_file = home.root / "grandchild.pid"
     silent_pid_file = home.root / "silent.pid"
+    detached_pid_file = home.root / "detached.pids"
     silent = f"echo $$ > {silent_pid_file}; exec {sys.executable} {SERVERS / 'never_answers.py'} --linger"
-    config = home.write_config(
-        {
-            "gc": fixture_server("grandchild", "--pid-file", str(gc_pid_file)),
-            "silent": {"command": "sh", "args": ["-c", silent], "connect_timeout_secs": 120},
-        }
-    )
+    servers = {
+        "gc": fixture_server("grandchild", "--pid-file", str(gc_pid_file)),
+        "silent": {"command": "sh", "args": ["-c", silent], "connect_timeout_secs": 120},
+    }
+    if detached:
+        servers["detached"] = fixture_server("detached", "--pid-file", str(detached_pid_file), "--inherit-stdio")
+    config = home.write_config(servers)
     cli = await anyio.open_process(
         [sys.executable, "-m", "mcpyard", "status", "--json", "--mcp-config", str(config)],
         cwd=home.workspace,
@@ -98,7 +74,10 @@ async def cli_while_connecting(home: Home) -> AsyncIterator[tuple[anyio.abc.Proc
         stderr=subprocess.PIPE,
     )
     async with cli:
-        yield cli, [await wait_for_pid(gc_pid_file), await wait_for_pid(silent_pid_file)]
+        pids = [await wait_for_pid(gc_pid_file), await wait_for_pid(silent_pid_file)]
+        if detached:
+            pids += await wait_for_pids(detached_pid_file)
+        yield cli, pids
 
 
 async def test_conn5_ctrl_c_during_connect_leaves_no_process_behind(home: Home) -> None:
@@ -152,3 +131,151 @@ async def test_conn5_a_server_killed_mid_call_ends_the_call_with_a_clear_error(h
         assert reason is not None
         assert "SIGKILL" in reason
     await wait_dead(pid)
+
+
+# ----------------------------------------------------------------- helpers outside the process group
+
+linux_only = pytest.mark.skipif(
+    not sys.platform.startswith("linux"), reason="elsewhere only the process group is stopped (see README)"
+)
+
+
+@linux_only
+@pytest.mark.parametrize("inherit_stdio", [False, True], ids=["quiet", "holding-the-pipes"])
+async def test_conn5_helpers_in_sessions_of_their_own_are_stopped_when_the_host_exits(
+    home: Home, inherit_stdio: bool
+) -> None:
+    """setsid command, os.setsid(), start_new_session=True and a double-fork daemon: none outlives the host."""
+    pid_file = home.root / "detached.pids"
+    flags = ("--inherit-stdio",) if inherit_stdio else ()
+    config = home.write_config({"d": fixture_server("detached", "--pid-file", str(pid_file), *flags)})
+    async with home.open(config) as host:
+        assert host.status().servers[0].state == "connected", host.status().servers[0].reason
+        pids = read_pids(pid_file)  # written before the server answers its first message
+        assert len(pids) == 5
+        assert all(alive(pid) for pid in pids)
+        assert len({os.getsid(pid) for pid in pids}) == 5, "each helper leads a session of its own"
+    await wait_dead(*pids)
+
+
+@linux_only
+async def test_conn5_helpers_in_sessions_of_their_own_are_stopped_when_mcpyard_is_killed(home: Home) -> None:
+    async with cli_while_connecting(home, detached=True) as (cli, pids):
+        assert len(pids) == 2 + 5
+        cli.kill()
+        with anyio.fail_after(10):
+            await cli.wait()
+    await wait_dead(*pids)
+
+
+@linux_only
+async def test_conn5_helpers_in_sessions_of_their_own_are_stopped_on_ctrl_c(home: Home) -> None:
+    async with cli_while_connecting(home, detached=True) as (cli, pids):
+        cli.send_signal(signal.SIGINT)
+        with anyio.fail_after(20):
+            code = await cli.wait()
+    assert code == 130
+    await wait_dead(*pids)
+
+
+@linux_only
+@pytest.mark.parametrize("inherit_stdio", [False, True], ids=["quiet", "holding-the-pipes"])
+async def test_conn5_a_server_killed_mid_call_takes_its_detached_helpers_with_it(
+    home: Home, inherit_stdio: bool
+) -> None:
+    """CONN-4 too: the call ends with a clear error, and the helpers go while the host runs on."""
+    pid_file = home.root / "detached.pids"
+    flags = ("--inherit-stdio",) if inherit_stdio else ()
+    config = home.write_config({"d": fixture_server("detached", "--pid-file", str(pid_file), *flags)})
+    async with home.open(config) as host:
+        server, *helpers = read_pids(pid_file)
+        killed = False
+
+        async def kill_once_it_runs(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal killed
+            if not killed:
+                killed = True
+                os.kill(server, signal.SIGKILL)
+
+        with anyio.fail_after(10):
+            result = await host.call("d__slow", {"seconds": 30}, on_progress=kill_once_it_runs)
+        assert killed
+        assert result.error is not None
+        assert result.error["code"] == "connection_lost"
+        with anyio.fail_after(10):
+            await host.wait_until(lambda h: h.status().servers[0].state == "stopped")
+        await wait_dead(server, *helpers)
+
+
+@linux_only
+async def test_conn5_a_server_removed_by_reload_takes_its_detached_helpers_with_it(home: Home) -> None:
+    """CFG-7 too: a server that leaves the configuration stops with every helper it started."""
+    pid_file = home.root / "detached.pids"
+    config = home.write_config(
+        {"d": fixture_server("detached", "--pid-file", str(pid_file)), "b": fixture_server("basic")}
+    )
+    async with home.open(config) as host:
+        pids = read_pids(pid_file)
+        home.write_config({"b": fixture_server("basic")})
+        await host.reload()
+        assert [s.id for s in host.status().servers] == ["b"]
+        await wait_dead(*pids)
+        assert (await host.call("b__echo", {"text": "still here"})).ok
+
+
+def parent_of(pid: int) -> int:
+    return int(Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[1])
+
+
+@linux_only
+async def test_conn5_a_killed_keeper_leaves_no_process_of_its_server_behind(home: Home) -> None:
+    """The process between mcpyard and a server is killed: its server and helpers go too, and the host says so."""
+    pid_file = home.root / "detached.pids"
+    config = home.write_config({"d": fixture_server("detached", "--pid-file", str(pid_file))})
+    async with home.open(config) as host:
+        server, *helpers = read_pids(pid_file)
+        keeper = parent_of(server)
+        assert keeper != os.getpid()
+        os.kill(keeper, signal.SIGKILL)
+        await wait_dead(server, *helpers)
+        with anyio.fail_after(10):
+            await host.wait_until(lambda h: h.status().servers[0].state == "stopped")
+
+
+@linux_only
+async def test_conn5_servers_stop_at_exit_even_after_the_reaper_was_killed(home: Home) -> None:
+    """The watchdog that starts servers is killed mid-session: running servers and helpers still stop at exit."""
+    pid_file = home.root / "detached.pids"
+    config = home.write_config(
+        {"d": fixture_server("detached", "--pid-file", str(pid_file)), "b": fixture_server("basic")}
+    )
+    async with home.open(config) as host:
+        pids = read_pids(pid_file)
+        reaper = parent_of(parent_of(pids[0]))
+        assert parent_of(reaper) == os.getpid()
+        os.kill(reaper, signal.SIGKILL)
+        await wait_dead(reaper)
+        assert (await host.call("b__echo", {"text": "still here"})).ok
+    await wait_dead(*pids)
+
+
+@linux_only
+async def test_conn5_a_server_killed_for_ignoring_a_cancel_takes_its_detached_helpers_with_it(home: Home) -> None:
+    """CALL-2 too: the server is killed at once and restarted; the old helpers go, the new ones stay until exit."""
+    pid_file = home.root / "detached.pids"
+    entry = {**fixture_server("detached", "--pid-file", str(pid_file)), "call_timeout_secs": 0.5}
+    config = home.write_config({"d": entry})
+    async with home.open(config) as host:
+        before = read_pids(pid_file)
+        pid_file.unlink()
+        with anyio.fail_after(15):
+            result = await host.call("d__block", {"seconds": 30})
+            assert result.error is not None
+            assert result.error["code"] == "timeout"
+            await host.wait_until(
+                lambda h: h.status().servers[0].note is not None and h.status().servers[0].state == "connected"
+            )
+        await wait_dead(*before)
+        after = await wait_for_pids(pid_file)
+        assert all(alive(pid) for pid in after)
+    await wait_dead(*after)

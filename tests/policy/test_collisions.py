@@ -63,3 +63,24 @@ async def test_pol4_cat1_an_allow_rule_written_for_one_name_covers_neither_colli
                 result = await host.call(tool.name, {})
                 assert result.error is not None
                 assert result.error["code"] == "approval_required", (tool.name, result.error)
+
+
+async def test_pol6_cat1_a_hook_written_for_a_name_sees_both_tools_and_its_allow_covers_neither(home: Home) -> None:
+    deny = {"pre_call": [{"match": DENIED, "command": "echo deny"}]}
+    config = home.write_config({"a": HOLDER}, mode="auto", hooks=deny)
+    async with home.open(config) as host:
+        home.write_config({"a": HOLDER, "a__b": NEWCOMER}, mode="auto", hooks=deny)
+        await host.reload()
+        for tool in host.tools():
+            if tool.server in ("a", "a__b"):
+                result = await host.call(tool.name, {})
+                assert result.error is not None
+                assert "pre_call hook denied" in result.error["message"], (tool.name, result.error)
+    allow = {"pre_call": [{"match": DENIED, "command": "echo allow"}]}
+    home.write_config({"a": HOLDER, "a__b": NEWCOMER}, hooks=allow)
+    async with home.open(config) as host:
+        for tool in host.tools():
+            if tool.server in ("a", "a__b"):
+                result = await host.call(tool.name, {})
+                assert result.error is not None
+                assert result.error["code"] == "approval_required", (tool.name, result.error)

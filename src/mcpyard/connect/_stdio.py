@@ -25,7 +25,9 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcpyard.catalog import clean_text
+from mcpyard.connect._kept import KeptProcess
 from mcpyard.connect._reaper import Reaper
+from mcpyard.connect._reaper_program import KILL_LIMIT
 
 __all__ = ["MAX_LINE_BYTES", "MessageWriter", "StdioProcess", "StdioTransport", "parse_message"]
 
@@ -123,7 +125,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
 
     Leaving the context stops the server (CONN-5): stdin closed, `shutdown_timeout`
     to exit, SIGTERM to the whole group, 2 s, SIGKILL; grandchildren that outlive the
-    server itself get the same treatment.
+    server itself get the same treatment. On Linux the reaper starts the server under a
+    keeper, which does the same to every descendant, in the group or not.
     """
 
     def __init__(
@@ -144,6 +147,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         self.process = process or StdioProcess()
         self._reaper = reaper
         self._stack: contextlib.AsyncExitStack | None = None
+        self._kept: KeptProcess | None = None
 
     async def __aenter__(self) -> TransportStreams:
         async with contextlib.AsyncExitStack() as stack:
@@ -160,9 +164,17 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         """Kill the whole process group at once (a server that ignored cancellation)."""
         if self.process.pid is not None:
             _signal_group(self.process.pid, signal.SIGKILL)
+        if self._kept is not None:
+            self._kept.kill_tree()  # helpers outside the group too
 
-    @contextlib.asynccontextmanager
-    async def _run(self) -> AsyncIterator[TransportStreams]:
+    async def _open(self) -> anyio.abc.Process:
+        self._kept = None
+        if self._reaper is not None and self._reaper.spawns:
+            kept = await self._reaper.spawn(self._argv, env=self._env, cwd=self._cwd)
+            if kept is not None:
+                self._kept = kept
+                return kept
+        # Without a keeper the process group is all there is to stop.
         proc = await anyio.open_process(
             self._argv,
             env=self._env,
@@ -172,9 +184,23 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             stderr=subprocess.PIPE,
             start_new_session=sys.platform != "win32",
         )
-        self.process.pid = proc.pid
         if self._reaper is not None:
             self._reaper.watch(proc.pid)
+        return proc
+
+    @contextlib.asynccontextmanager
+    async def _run(self) -> AsyncIterator[TransportStreams]:
+        proc = await self._open()
+        try:
+            async with self._talk(proc) as streams:
+                yield streams
+        finally:
+            if self._kept is not None:
+                self._kept.close()
+
+    @contextlib.asynccontextmanager
+    async def _talk(self, proc: anyio.abc.Process) -> AsyncIterator[TransportStreams]:
+        self.process.pid = proc.pid
         read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         assert proc.stdin is not None
         write_stream = MessageWriter(proc.stdin.send, read_writer.aclose)
@@ -228,7 +254,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                 # Shielded: an interrupted host must still stop its servers (CONN-5).
                 with anyio.CancelScope(shield=True):
                     await self._stop(proc)
-                    if self._reaper is not None:
+                    if self._reaper is not None and self._kept is None:
                         self._reaper.forget(proc.pid)
                     await write_stream.aclose()
                     await read_stream.aclose()
@@ -246,6 +272,11 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             with contextlib.suppress(OSError, anyio.BrokenResourceError, anyio.ClosedResourceError):
                 await proc.stdin.aclose()
         await self._wait_exit(proc, self._shutdown_timeout)
+        if self._kept is not None and await self._kept.stop(TERM_GRACE + KILL_LIMIT + 1):
+            # The keeper saw every descendant go, in the group or not (and the group's
+            # id may already be someone else's).
+            await self._wait_exit(proc, 0)
+            return
         pgid = proc.pid
         if sys.platform == "win32":  # pragma: no cover
             if proc.returncode is None:

@@ -28,7 +28,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import ResultStore
-from mcpyard.policy import Approver
+from mcpyard.policy import Approver, HookSpawn
 
 if TYPE_CHECKING:
     from mcpyard._view import HostView
@@ -74,6 +74,9 @@ class Session:
     session_allows: set[str] = field(default_factory=set)
     store: ResultStore = field(default_factory=ResultStore)
     cache: IdempotentCache = field(default_factory=IdempotentCache)
+    start_hooks: HookSpawn | None = None
+    """How pre_call hooks are started (the host's reaper, so none of their processes outlives
+    the call); None: each in a process group of its own (POL-6)."""
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:

@@ -22,7 +22,16 @@ from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
 from mcpyard.pipeline._shape import ShapeContext, shape_result
 from mcpyard.pipeline._validate import validate_arguments
-from mcpyard.policy import ApprovalCard, CallFacts, Declined, FileFacts, decide, preview_arguments, run_hooks
+from mcpyard.policy import (
+    ApprovalCard,
+    CallFacts,
+    Declined,
+    FileFacts,
+    HookSpawn,
+    decide,
+    preview_arguments,
+    run_hooks,
+)
 
 if TYPE_CHECKING:
     from mcpyard._view import HostView
@@ -119,7 +128,9 @@ async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
     """Run the pre_call hooks, settle the decision with their answer, and show the card if it still asks (APR-1)."""
     entry, facts, decision = call.decided()
     if view.settings.hooks:
-        hook = await _run_hooks(view, call)
+        hook = await _run_hooks(view, call, session.start_hooks)
+        if hook == "allow" and entry.contested:
+            hook = None  # like an allow rule, a hook's allow applies to neither of two tools that want one name
         if hook is not None:
             facts = call.facts = replace(facts, hook=hook)
             decision = call.decision = decide(facts, session.mode, view.rules, session.session_allows)
@@ -145,7 +156,7 @@ async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
     return call
 
 
-async def _run_hooks(view: HostView, call: Call) -> Any:
+async def _run_hooks(view: HostView, call: Call, spawn: HookSpawn | None) -> Any:
     """The user's pre_call hooks, given the call as JSON: tool, server, arguments, files (POL-6)."""
     entry, _ = call.target()
     files = [{"path": f.path, "size": f.size, "sha256": f.sha256} for f in call.files.values()]
@@ -163,6 +174,8 @@ async def _run_hooks(view: HostView, call: Call) -> Any:
         payload=payload,
         cwd=view.workspace,
         environ=view.environ,
+        spawn=spawn,
+        also_named=(entry.base_name,) if entry.base_name and entry.base_name != entry.name else (),
     )
 
 

@@ -24,7 +24,7 @@ from mcpyard.policy._decide import (
     decide,
     matching_rule,
 )
-from mcpyard.policy._hooks import HOOK_TIMEOUT, run_hooks
+from mcpyard.policy._hooks import HOOK_TIMEOUT, HookSpawn, run_hooks
 from mcpyard.policy._pins import POLICIES, Pin, PinStore
 from mcpyard.policy._source import MemoryPolicies, PinPolicies, PolicySource
 
@@ -40,6 +40,7 @@ __all__ = [
     "Declined",
     "FileFacts",
     "HookAnswer",
+    "HookSpawn",
     "InboxApprover",
     "MemoryPolicies",
     "ParkedCard",

@@ -1,0 +1,54 @@
+"""Processes a test did not start itself (grandchildren, helpers, hooks): whether they live, and their pids.
+
+A process this test did not start cannot be awaited, so these poll /proc through
+`eventually`, bounded; a pid file written by such a process is read once complete.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from tests._waiting import eventually
+
+__all__ = ["alive", "read_pid", "read_pids", "wait_dead", "wait_for_pid", "wait_for_pids"]
+
+
+def alive(pid: int) -> bool:
+    """Whether a process exists and is not a zombie waiting to be reaped."""
+    try:
+        state = Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0]
+    except (FileNotFoundError, ProcessLookupError, IndexError):
+        return False
+    return state not in ("Z", "X")
+
+
+async def wait_dead(*pids: int, within: float = 10) -> None:
+    # Processes this test did not start (grandchildren) cannot be awaited: /proc is all there is.
+    await eventually(lambda: not any(alive(pid) for pid in pids), within=within, what=f"no process left of {pids}")
+
+
+async def wait_for_pid(path: Path, within: float = 20) -> int:
+    # Written by a process of a process this test did not start: there is nothing to wait on.
+    await eventually(lambda: has_line(path), within=within, what=f"{path} is written")
+    return read_pid(path)
+
+
+async def wait_for_pids(path: Path, within: float = 20) -> list[int]:
+    """The pids in a file written at once (temp file + rename), one per line."""
+    await eventually(lambda: has_line(path), within=within, what=f"{path} is written")
+    return read_pids(path)
+
+
+def has_line(path: Path) -> bool:
+    try:
+        return path.read_text().endswith("\n")
+    except FileNotFoundError:
+        return False
+
+
+def read_pid(path: Path) -> int:
+    return int(path.read_text().strip())
+
+
+def read_pids(path: Path) -> list[int]:
+    return [int(line) for line in path.read_text().split()]
