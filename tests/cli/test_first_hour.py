@@ -4,12 +4,15 @@ server's tools, a gateway that shares nothing (CLI-1, CLI-2, CFG-3, CALL-1, GW-1
 from __future__ import annotations
 
 import json
+import signal
 import subprocess
 import sys
 
+import anyio
 import pytest
 
 from mcpyard._version import __version__
+from tests._processes import wait_dead, wait_for_pid
 from tests.cli.test_commands import mcpyard
 from tests.conftest import Home, fixture_server
 
@@ -115,3 +118,22 @@ def test_gw4_serve_accepts_a_mode(home: Home) -> None:
     bad = _serve(home, "--mode", "sometimes", "--mcp-config", config)
     assert bad.returncode == 2
     assert "unknown mode 'sometimes'" in bad.stderr
+
+
+@pytest.mark.anyio
+async def test_conn5_ctrl_c_during_a_call_ends_it_at_once_with_every_server_stopped(home: Home) -> None:
+    """The measured time is in the closing note (about 0.5–0.7 s); the bound here only catches a long wait."""
+    started = home.root / "slow.started"
+    slow = {**fixture_server("basic"), "env": {"BASIC_SLOW_STARTED": str(started)}}
+    config = home.write_config({"basic": slow, "other": fixture_server("basic")}, mode="auto")
+    command = [sys.executable, "-m", "mcpyard", "call", "basic__slow", "--args", '{"seconds": 60}']
+    cli = await anyio.open_process(
+        [*command, "--mcp-config", str(config)], cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE
+    )
+    async with cli:
+        server = await wait_for_pid(started)
+        cli.send_signal(signal.SIGINT)
+        with anyio.fail_after(3):
+            code = await cli.wait()
+    assert code == 130
+    await wait_dead(server)

@@ -80,7 +80,12 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
 
     @server.tool(annotations=READ_ONLY)
     async def slow(ctx: Context, seconds: float, progress_every: float = 0) -> str:
-        """Sleep for `seconds`; when `progress_every` > 0, report progress that often."""
+        """Sleep for `seconds`; when `progress_every` > 0, report progress that often.
+
+        With `BASIC_SLOW_STARTED` set, that file is written once the sleep begins (a test's event).
+        """
+        if started := os.environ.get("BASIC_SLOW_STARTED"):
+            Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
         try:
             if progress_every <= 0:
                 await anyio.sleep(seconds)
