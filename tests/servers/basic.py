@@ -85,7 +85,7 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
         With `BASIC_SLOW_STARTED` set, that file is written once the sleep begins (a test's event).
         """
         if started := os.environ.get("BASIC_SLOW_STARTED"):
-            Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
+            await anyio.Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
         try:
             if progress_every <= 0:
                 await anyio.sleep(seconds)
