@@ -1,10 +1,11 @@
-"""The Host over real fixture servers: connect, name, call, reload.
+"""The Host over real fixture servers: connect, name, call, reload, project trust.
 
-CONN-1, CONN-2, CONN-4, CONN-6, CAT-1, CALL-1, CALL-2, CFG-7.
+CONN-1, CONN-2, CONN-4, CONN-6, CAT-1, CALL-1, CALL-2, CFG-6, CFG-7.
 """
 
 from __future__ import annotations
 
+import json
 import os
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -15,6 +16,8 @@ import anyio
 import pytest
 
 from mcpyard import Host, StateError
+from mcpyard._paths import trust_file
+from mcpyard.config import TrustStore, read_project
 from tests.conftest import PYTHON, SERVERS, Home, body, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -251,3 +254,37 @@ async def test_cfg7_reload_tries_a_failed_server_again(home: Home) -> None:
         script.write_text((SERVERS / "basic.py").read_text())
         status = await host.reload()
         assert status.servers[0].state == "connected", status.servers[0].reason
+
+
+async def test_cfg6_the_host_starts_the_project_servers_trust_covers_and_a_reload_sees_new_trust(home: Home) -> None:
+    """CFG-6, CFG-7, API-1: per-server trust as recorded; `trust_project=True` trusts every one for that run."""
+    store = TrustStore(trust_file(home.data_home))
+    project = home.workspace / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {"a": fixture_server("basic")}}))
+
+    def trust_now() -> None:
+        found = read_project(home.workspace)
+        assert found is not None
+        store.trust(home.workspace, found.digests())
+
+    trust_now()
+    both = {"a": fixture_server("basic"), "b": fixture_server("basic", "--name", "b")}
+    project.write_text(json.dumps({"mcpServers": both}))
+    options: dict[str, Any] = {
+        "workspace": home.workspace,
+        "environ": home.environ,
+        "config_home": home.config_home,
+        "data_home": home.data_home,
+    }
+    async with Host.open(**options) as host:
+        servers = {server.id: server for server in host.status().servers}
+        assert (servers["a"].state, servers["b"].state) == ("connected", "untrusted")
+        assert (servers["b"].reason or "").startswith("added since you trusted it")
+        trust_now()
+        status = await host.reload()
+        assert {server.id: server.state for server in status.servers} == {"a": "connected", "b": "connected"}
+    project.write_text(json.dumps({"mcpServers": {"c": fixture_server("basic", "--name", "c")}}))
+    async with Host.open(**options, trust_project=True) as host:
+        assert {server.id: server.state for server in host.status().servers} == {"c": "connected"}
+    async with Host.open(**options) as host:
+        assert {server.id: server.state for server in host.status().servers} == {"c": "untrusted"}

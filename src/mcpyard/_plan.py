@@ -9,7 +9,7 @@ from pathlib import Path
 from types import MappingProxyType
 
 from mcpyard.catalog import server_prefix
-from mcpyard.config import LoadedConfig, ServerSpec, TrustStore, load_config
+from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, TrustStore, load_config
 from mcpyard.connect import split_trace_headers
 from mcpyard.errors import UsageError
 from mcpyard.policy import PinPolicies, PinStore, PolicySource
@@ -56,12 +56,17 @@ def read_config(
 ) -> LoadedConfig:
     """Read every source for a workspace, with its trust as recorded (CFG-1, CFG-6).
 
+    `trust_project` trusts every project server for this read; else each one that
+    `mcpyard trust` recorded and that has not changed since.
+
     Raises:
         ConfigError: a source cannot be used.
     """
-    from mcpyard._paths import user_config_file
+    from mcpyard._paths import trust_file, user_config_file
 
-    trusted = trust_project or TrustStore(data_home / "trust.json").is_trusted(workspace)
+    trusted: bool | ProjectTrust = True
+    if not trust_project:
+        trusted = TrustStore(trust_file(data_home)).record(workspace) or False
     return load_config(
         workspace=workspace,
         config_file=config_file,

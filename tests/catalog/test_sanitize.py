@@ -9,7 +9,7 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from mcpyard.catalog import clean_text, sanitize_text
+from mcpyard.catalog import LESS_THAN_LOOKALIKES, clean_text, sanitize_text
 
 
 @pytest.mark.parametrize(
@@ -75,7 +75,9 @@ def reference_sanitize_text(text: str, limit: int) -> str:
     cleaned = reference_clean_text(text)
     if len(cleaned) > limit:
         cleaned = cleaned[:limit] + f"… [cut by mcpyard: the server sent {len(cleaned)} characters]"
-    return cleaned.replace("<", "&lt;")
+    for less_than in "<" + LESS_THAN_LOOKALIKES:
+        cleaned = cleaned.replace(less_than, "&lt;")
+    return cleaned
 
 
 # Pieces that make the rules work: sequence openers and closers, their parameter and final

@@ -91,7 +91,7 @@ def test_cfg6_trust_starts_the_project_servers_from_then_on(home: Home) -> None:
     assert before["servers"][0]["state"] == "untrusted"
     once = json.loads(mcpyard(home, "status", "--json", "--trust").stdout)
     assert once["servers"][0]["state"] == "connected"
-    trusted = mcpyard(home, "trust")
+    trusted = mcpyard(home, "trust", "--yes")
     assert trusted.returncode == 0, trusted.stderr
     assert "runs " + sys.executable in trusted.stdout
     after = json.loads(mcpyard(home, "status", "--json").stdout)

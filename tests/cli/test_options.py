@@ -22,7 +22,7 @@ CASES: dict[str, tuple[list[str], str, int, str]] = {
     "tools": (["tools"], "", 0, '{"tools":['),
     "call": (["call", "off__nothing"], "", 2, '"code":"unknown_tool"'),
     "reload": (["reload"], "", 0, '"state":"disabled"'),
-    "trust": (["trust"], "", 0, '"trusted":true'),
+    "trust": (["trust", "--yes"], "", 0, '"trusted":true'),
     "doctor": (["doctor", "off"], "", 0, '"config_state":"disabled"'),
     "login": (["login", "off"], "", 2, '"id":"off"'),
     "logout": (["logout", "off"], "", 2, "mcpyard holds no sign-in for 'off'"),

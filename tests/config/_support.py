@@ -7,7 +7,7 @@ from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from mcpyard.config import LoadedConfig, ServerSpec, load_config
+from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, load_config
 
 
 class RecordingMapping(Mapping[str, str]):
@@ -59,7 +59,7 @@ class Setup:
         self,
         *,
         config_file: Path | None = None,
-        trusted: bool = True,
+        trusted: bool | ProjectTrust = True,
         environ: Mapping[str, str] | None = None,
         secrets: Mapping[str, str] | None = None,
     ) -> LoadedConfig:

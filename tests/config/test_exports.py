@@ -9,16 +9,22 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
     """API: the names other packages may import from `mcpyard.config`."""
     assert sorted(mcpyard.config.__all__) == [
         "CREDENTIAL_VARIABLES",
+        "EntryDigest",
         "Hook",
         "HostSettings",
         "LoadedConfig",
         "Mode",
+        "ProjectFile",
+        "ProjectServer",
+        "ProjectTrust",
         "ServerSpec",
         "SourceKind",
         "TransportName",
         "TrustStore",
+        "entry_digest",
         "load_config",
         "looks_secret",
+        "read_project",
         "source_words",
     ]
     for name in mcpyard.config.__all__:

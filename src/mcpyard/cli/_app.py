@@ -11,11 +11,12 @@ from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
 from mcpyard.cli._login import login, logout
 from mcpyard.cli._pin import pin, unpin
-from mcpyard.cli._reload import reload, trust
+from mcpyard.cli._reload import reload
 from mcpyard.cli._secrets import secrets_app
 from mcpyard.cli._serve import serve
 from mcpyard.cli._shell import shell
 from mcpyard.cli._status import status, tools
+from mcpyard.cli._trust import trust
 
 __all__ = ["app"]
 

@@ -1,5 +1,7 @@
 """Configuration: sources, forms, expansion and trust of MCP server entries (SPEC CFG)."""
 
+from mcpyard.config._consent import ProjectFile, ProjectServer, read_project
+from mcpyard.config._digest import EntryDigest, ProjectTrust, entry_digest
 from mcpyard.config._load import load_config
 from mcpyard.config._model import (
     Hook,
@@ -15,15 +17,21 @@ from mcpyard.config._trust import TrustStore
 
 __all__ = [
     "CREDENTIAL_VARIABLES",
+    "EntryDigest",
     "Hook",
     "HostSettings",
     "LoadedConfig",
     "Mode",
+    "ProjectFile",
+    "ProjectServer",
+    "ProjectTrust",
     "ServerSpec",
     "SourceKind",
     "TransportName",
     "TrustStore",
+    "entry_digest",
     "load_config",
     "looks_secret",
+    "read_project",
     "source_words",
 ]

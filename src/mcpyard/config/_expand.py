@@ -9,7 +9,7 @@ from typing import Literal
 
 from mcpyard.config._names import is_credential_variable
 
-__all__ = ["Expander", "Expansion", "Ref", "TemplateError", "parse_template"]
+__all__ = ["Expander", "Expansion", "Ref", "TemplateError", "parse_template", "template_references"]
 
 MAX_DEPTH = 8
 """How deep defaults may nest (`${A:-${B:-x}}` is depth 2); deeper is a malformed value."""
@@ -75,6 +75,28 @@ def parse_template(text: str) -> tuple[_Part, ...]:
     """
     parts, _ = _parse_sequence(text, 0, 0)
     return parts
+
+
+def template_references(text: str) -> tuple[Ref, ...]:
+    """Every reference a template may read, defaults included, in order of first appearance.
+
+    Nothing is looked up. A malformed template reads nothing (it fails its entry when expanded).
+    """
+    try:
+        parts = parse_template(text)
+    except TemplateError:
+        return ()
+    found: list[Ref] = []
+    stack = list(reversed(parts))
+    while stack:
+        part = stack.pop()
+        if isinstance(part, str):
+            continue
+        if part.ref not in found:
+            found.append(part.ref)
+        if part.default is not None:
+            stack.extend(reversed(part.default))
+    return tuple(found)
 
 
 def _parse_sequence(text: str, pos: int, depth: int) -> tuple[tuple[_Part, ...], int]:

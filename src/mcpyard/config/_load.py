@@ -7,6 +7,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mcpyard.config._digest import ProjectTrust, entry_digest
 from mcpyard.config._entry import EntryContext, build_spec
 from mcpyard.config._expand import Expander
 from mcpyard.config._fields import check_keys
@@ -31,6 +32,8 @@ class _Layer:
     entries: tuple[RawEntry, ...] = ()
     context: EntryContext | None = None
     """`None` for an untrusted project file: its entries are listed, never expanded."""
+    untrusted: dict[str, str] = field(default_factory=dict)
+    """Entries of a trusted project file that its trust does not cover, with why: listed, never expanded."""
     entry_warnings: dict[str, list[str]] = field(default_factory=dict)
     settings: SettingsPatch = field(default_factory=SettingsPatch)
     warnings: list[str] = field(default_factory=list)
@@ -41,7 +44,7 @@ def load_config(
     workspace: Path,
     config_file: Path | None,
     user_config_file: Path,
-    trusted: bool,
+    trusted: bool | ProjectTrust,
     environ: Mapping[str, str],
     secrets: Mapping[str, str],
 ) -> LoadedConfig:
@@ -54,7 +57,10 @@ def load_config(
         workspace: the workspace root; its `.mcp.json` is the project file.
         config_file: the `--mcp-config` file (JSON, or TOML when it ends in `.toml`), if any.
         user_config_file: the user config (TOML); missing is fine.
-        trusted: whether the project file may start servers (CFG-6).
+        trusted: which servers of the project file may start (CFG-6): True, all of them
+            (`--trust`); False, none; a `ProjectTrust`, those whose entry is as it was
+            when trusted (`TrustStore.record`). An entry not covered is `untrusted`, with
+            the reason as its `problem`, and nothing in it is expanded.
         environ: the environment `${VAR}` references read.
         secrets: saved secrets by name, for `${secret:NAME}`.
 
@@ -112,22 +118,24 @@ def _own_layer(
     return layer
 
 
-def _project_layer(path: Path, *, trusted: bool, environ: Mapping[str, str], secrets: Mapping[str, str]) -> _Layer:
+def _project_layer(
+    path: Path, *, trusted: bool | ProjectTrust, environ: Mapping[str, str], secrets: Mapping[str, str]
+) -> _Layer:
     """Check the project file; any problem with it becomes one warning, never an error (CFG-6)."""
     label = describe_source("project", path)
     try:
         raw = split_source(read_document(path, "json", kind="project"), kind="project", path=path, fmt="json")
-        if not trusted:
-            count = len(raw.entries)
+        if trusted is False:
             warnings = []
-            if count:
-                servers = "1 server" if count == 1 else f"{count} servers"
-                verb = "was" if count == 1 else "were"
-                warnings.append(
-                    f"{servers} in {label} {verb} not started: the workspace is not trusted; "
-                    "run `mcpyard trust` (or pass --trust) to start them"
-                )
+            if raw.entries:
+                warnings.append(_not_started(len(raw.entries), label, "the workspace is not trusted"))
             return _Layer(kind="project", path=path, entries=raw.entries, warnings=warnings)
+        untrusted: dict[str, str] = {}
+        if isinstance(trusted, ProjectTrust):
+            for entry in raw.entries:
+                problem = trusted.problem(entry.id, entry_digest(entry.fields))
+                if problem is not None:
+                    untrusted[entry.id] = problem
         form: Form = raw.form or "shared"
         expander = Expander(environ=environ, secrets=secrets, restricted=True)
         layer = _Layer(
@@ -135,11 +143,19 @@ def _project_layer(path: Path, *, trusted: bool, environ: Mapping[str, str], sec
             path=path,
             entries=raw.entries,
             context=EntryContext("project", path, form, expander),
+            untrusted=untrusted,
             warnings=raw.warnings,
         )
         _check_entries(layer, form)
     except ConfigError as error:
         return _Layer(kind="project", path=path, warnings=[f"{error.message}; its servers were not started"])
+    if untrusted:
+        why = (
+            "the workspace was trusted by an older version of mcpyard, which did not record what they run"
+            if isinstance(trusted, ProjectTrust) and trusted.legacy
+            else "added or changed since you trusted the workspace"
+        )
+        layer.warnings.append(_not_started(len(untrusted), label, why))
     if raw.settings:
         keys = ", ".join(quote(key) for key in raw.settings)
         layer.warnings.append(
@@ -149,8 +165,18 @@ def _project_layer(path: Path, *, trusted: bool, environ: Mapping[str, str], sec
     return layer
 
 
+def _not_started(count: int, label: str, why: str) -> str:
+    """The one line about project servers held back (CFG-6)."""
+    servers = "1 server" if count == 1 else f"{count} servers"
+    verb = "was" if count == 1 else "were"
+    them = "it" if count == 1 else "them"
+    return f"{servers} in {label} {verb} not started: {why}; run `mcpyard trust` (or pass --trust) to start {them}"
+
+
 def _check_entries(layer: _Layer, form: Form) -> None:
     for raw in layer.entries:
+        if raw.id in layer.untrusted:
+            continue  # not trusted: not even its fields are read
         notes: list[str] = []
         check_keys(
             raw.fields,
@@ -181,7 +207,7 @@ def _pick_winners(layers: list[_Layer], warnings: list[str]) -> dict[str, _Layer
 
 
 def _spec(raw: RawEntry, layer: _Layer, warnings: list[str]) -> ServerSpec:
-    if layer.context is None:
+    if layer.context is None or raw.id in layer.untrusted:
         return ServerSpec(
             id=raw.id,
             source=layer.kind,
@@ -189,7 +215,7 @@ def _spec(raw: RawEntry, layer: _Layer, warnings: list[str]) -> ServerSpec:
             position=0,
             name=raw.id,
             state="untrusted",
-            problem=UNTRUSTED_PROBLEM,
+            problem=layer.untrusted.get(raw.id, UNTRUSTED_PROBLEM),
         )
     return build_spec(raw, layer.context, warnings)
 
