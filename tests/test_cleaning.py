@@ -18,6 +18,7 @@ import pytest
 from mcp import Client
 
 from mcpyard.gateway import Gateway
+from mcpyard.pipeline import IN_THE_FENCE
 from mcpyard.secrets import forms_of
 from tests.conftest import Home, fixture_server
 
@@ -81,10 +82,14 @@ async def test_call7_gw1_a_gateway_client_gets_every_text_inside_the_fence_and_n
         tg.cancel_scope.cancel()
     assert_clean(listed.model_dump_json())
     assert_clean(result.model_dump_json())
-    [only] = result.content
-    assert isinstance(only, types.TextContent), "no resource or link block reaches the client beside the fence"
-    assert only.text.startswith("<mcp-result-")
-    assert only.text.count("EMBEDDED %API%") == 1
+    fenced, resource = result.content
+    assert isinstance(fenced, types.TextContent)
+    assert fenced.text.startswith("<mcp-result-")
+    assert fenced.text.count("EMBEDDED %API%") == 1, "the resource's text is read once, inside the fence"
+    assert isinstance(resource, types.EmbeddedResource), "no link block, and no second copy of any text"
+    assert isinstance(resource.resource, types.TextResourceContents)
+    assert str(resource.resource.uri) == "file:///sly/notes.txt"
+    assert resource.resource.text == IN_THE_FENCE
     assert result.structured_content is not None
     assert result.structured_content["value"] == "%API%"
 

@@ -16,7 +16,7 @@ from pydantic import TypeAdapter
 from mcpyard import ToolInfo
 from mcpyard.connect import InputRelay, ProgressFn
 from mcpyard.gateway._rounds import ANSWER_SECS
-from mcpyard.pipeline import CallResult, attachment_of
+from mcpyard.pipeline import CallResult, beside_the_fence
 
 __all__ = [
     "INPUT_METHODS",
@@ -152,11 +152,12 @@ def wire_result(result: CallResult) -> types.CallToolResult:
     """What the model reads (`text`, fenced and capped), plus attachments; refusals as tool errors (GW-2).
 
     Every text a server returned, whatever block carried it (text, an embedded text resource, a
-    link's name), is inside the fenced text; only images, audio and PDFs go beside it (CALL-7).
+    link's name), is read once, inside the fenced text; beside it go images, audio and binary
+    resources, and each embedded resource's URI with a pointer to its text in the fence (CALL-7).
     """
     content: list[Any] = [types.TextContent(type="text", text=result.text)]
     for block in result.content:
-        if (attachment := attachment_of(block)) is not None:
-            content.append(_CONTENT.validate_python(attachment))
+        if (beside := beside_the_fence(block)) is not None:
+            content.append(_CONTENT.validate_python(beside))
     structured = result.structured if result.ok and isinstance(result.structured, dict) else None
     return types.CallToolResult(content=content, structured_content=structured, is_error=not result.ok)

@@ -12,8 +12,9 @@ from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
 from mcpyard.pipeline._shape import (
     CACHED_LINE,
+    IN_THE_FENCE,
     ShapeContext,
-    attachment_of,
+    beside_the_fence,
     cut_to_bytes,
     fence,
     file_line,
@@ -34,6 +35,7 @@ from mcpyard.pipeline._validate import quick_check, validate_arguments
 
 __all__ = [
     "CACHED_LINE",
+    "IN_THE_FENCE",
     "MAX_STORED_RESULT_BYTES",
     "READ_RESULT",
     "READ_RESULT_TOOL",
@@ -55,7 +57,7 @@ __all__ = [
     "Stage",
     "Window",
     "ask",
-    "attachment_of",
+    "beside_the_fence",
     "cache_key",
     "cut_to_bytes",
     "decide_call",

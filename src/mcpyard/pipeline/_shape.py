@@ -16,7 +16,16 @@ from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore
 from mcpyard.secrets import Redactor
 
-__all__ = ["CACHED_LINE", "ShapeContext", "attachment_of", "cut_to_bytes", "fence", "file_line", "shape_result"]
+__all__ = [
+    "CACHED_LINE",
+    "IN_THE_FENCE",
+    "ShapeContext",
+    "beside_the_fence",
+    "cut_to_bytes",
+    "fence",
+    "file_line",
+    "shape_result",
+]
 
 CACHED_LINE = "cached (same content)"
 ATTACHMENT_TYPES = ("image/", "audio/", "application/pdf")
@@ -112,16 +121,29 @@ def _is_attachment(block: Mapping[str, Any]) -> bool:
     return False
 
 
-def attachment_of(block: Mapping[str, Any]) -> dict[str, Any] | None:
-    """An image, audio or PDF block as a client may show it (its type, MIME type and data, nothing
-    else a server wrote), or None for any other block, whose text goes only inside the fence (CALL-5, CALL-7)."""
-    if not _is_attachment(block):
-        return None
+IN_THE_FENCE = "[the text of this resource is in the fenced result, with the rest of what the server returned]"
+"""What a resource block beside the fence carries instead of its text: that text is read once, fenced."""
+_TEXTUAL = ("text/", "application/json", "application/xml", "application/yaml", "application/javascript")
+
+
+def beside_the_fence(block: Mapping[str, Any]) -> dict[str, Any] | None:
+    """A block as it may travel beside the fenced text (to a gateway client), or None (CALL-5, CALL-7).
+
+    Images, audio and binary resources keep their type, MIME type and data, nothing else a server
+    wrote; a resource whose content is text (as `text`, or a textual blob) keeps its URI and MIME
+    type, its text replaced by `IN_THE_FENCE`; text and links travel only inside the fence.
+    """
+    kind = block.get("type")
+    if kind in ("image", "audio"):
+        return {key: block[key] for key in ("type", "data", "mimeType") if key in block}
     resource = block.get("resource")
-    if isinstance(resource, dict):
-        kept = {key: resource[key] for key in ("uri", "mimeType", "blob") if key in resource}
-        return {"type": "resource", "resource": kept}
-    return {key: block[key] for key in ("type", "data", "mimeType") if key in block}
+    if kind != "resource" or not isinstance(resource, dict):
+        return None
+    kept = {key: resource[key] for key in ("uri", "mimeType") if key in resource}
+    mime = str(resource.get("mimeType", ""))
+    if "blob" in resource and (_is_attachment(block) or not mime.startswith(_TEXTUAL)):
+        return {"type": "resource", "resource": {**kept, "blob": resource["blob"]}}
+    return {"type": "resource", "resource": {**kept, "text": IN_THE_FENCE}}
 
 
 def _block_text(block: Mapping[str, Any]) -> str:
