@@ -6,6 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
+from mcpyard.catalog import RefusedTool
 from mcpyard.config import ServerSpec, source_words
 
 if TYPE_CHECKING:
@@ -67,6 +68,8 @@ class ServerStatus:
     note: str | None = None
     command: str | None = None
     url: str | None = None
+    refused_tools: tuple[RefusedTool, ...] = ()
+    """Tools the server lists that are not offered, each with why (a schema past a bound)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -83,6 +86,9 @@ class ServerStatus:
             "instructions_bytes": self.instructions_bytes,
             "sign_in_url": self.sign_in_url,
             "note": self.note,
+            "refused_tools": [
+                {"name": tool.name, "tool": tool.tool, "reason": tool.reason} for tool in self.refused_tools
+            ],
         }
 
 
@@ -120,6 +126,10 @@ def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
         snapshot = view.servers.get(spec.id)
         if snapshot is not None:
             warnings.extend(text for w in snapshot.warnings if (text := redact(w)) not in warnings)
+        warnings.extend(
+            f"server {refused.server!r}: tool {refused.tool!r} is not offered: {refused.reason}"
+            for refused in view.catalog.refused_of_server(spec.id)
+        )
     return Status(
         session_id=session_id, mode=mode, workspace=view.workspace, warnings=tuple(warnings), servers=tuple(servers)
     )
@@ -176,5 +186,6 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
         instructions_bytes=len((snapshot.instructions or "").encode()),
         sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
         note=redact(snapshot.note) if snapshot.note else websocket_note(spec),
+        refused_tools=tuple(view.catalog.refused_of_server(spec.id)),
         **base,
     )

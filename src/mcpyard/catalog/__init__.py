@@ -1,22 +1,42 @@
-"""The tool catalog: naming (CAT-1), definition hashes (CAT-2) and clean texts (CAT-4)."""
+"""The tool catalog: naming (CAT-1), definition hashes (CAT-2), clean texts (CAT-4) and bounded schemas (THREATS)."""
 
-from mcpyard.catalog._catalog import Catalog, CatalogEntry, ServerTools, build_catalog
+from mcpyard.catalog._bounds import (
+    MAX_EXPANDED_PARTS,
+    MAX_PATTERN_CHARS,
+    MAX_REF_DEPTH,
+    MAX_SCHEMA_DEPTH,
+    MAX_SCHEMA_VALUES,
+    SchemaReport,
+    inspect_schema,
+)
+from mcpyard.catalog._catalog import Catalog, CatalogEntry, RefusedTool, ServerTools, build_catalog, schema_refusal
 from mcpyard.catalog._hashing import canonical_json, definition_hash
 from mcpyard.catalog._naming import MAX_NAME_LENGTH, assign_names, sanitize_name, server_prefix, tool_name
+from mcpyard.catalog._regex_risk import backtracking_risk
 from mcpyard.catalog._sanitize import clean_text, sanitize_text
 
 __all__ = [
+    "MAX_EXPANDED_PARTS",
     "MAX_NAME_LENGTH",
+    "MAX_PATTERN_CHARS",
+    "MAX_REF_DEPTH",
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_VALUES",
     "Catalog",
     "CatalogEntry",
+    "RefusedTool",
+    "SchemaReport",
     "ServerTools",
     "assign_names",
+    "backtracking_risk",
     "build_catalog",
     "canonical_json",
     "clean_text",
     "definition_hash",
+    "inspect_schema",
     "sanitize_name",
     "sanitize_text",
+    "schema_refusal",
     "server_prefix",
     "tool_name",
 ]

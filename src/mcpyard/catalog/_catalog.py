@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from mcpyard.catalog._bounds import inspect_schema
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import assign_all_names
 from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
 from mcpyard.secrets import Redactor
 
-__all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
+__all__ = ["Catalog", "CatalogEntry", "RefusedTool", "ServerTools", "build_catalog", "schema_refusal"]
 
 MAX_TITLE = 256
 
@@ -64,16 +65,32 @@ class ServerTools:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedTool:
+    """A listed tool that is not offered, and why (a schema past a bound, THREATS)."""
+
+    name: str
+    """The model-facing name it would have had (CAT-1)."""
+    server: str
+    tool: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     """An immutable name → entry map; rebuilt whole whenever a listing changes."""
 
     entries: Mapping[str, CatalogEntry] = field(default_factory=lambda: MappingProxyType({}))
+    refused: Mapping[str, RefusedTool] = field(default_factory=lambda: MappingProxyType({}))
+    """Listed tools that are not offered, by the name they would have had."""
 
     def get(self, name: str) -> CatalogEntry | None:
         return self.entries.get(name)
 
     def of_server(self, server: str) -> list[CatalogEntry]:
         return [entry for entry in self.entries.values() if entry.server == server]
+
+    def refused_of_server(self, server: str) -> list[RefusedTool]:
+        return [refused for refused in self.refused.values() if refused.server == server]
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -84,7 +101,25 @@ def _text(value: str, redactor: Redactor, limit: int) -> str:
     return sanitize_text(redactor.redact(clean_text(value)), limit=limit)
 
 
-def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor) -> CatalogEntry:
+def schema_refusal(wire: Mapping[str, Any], digest: str | None = None) -> str | None:
+    """Why a listed tool cannot be offered because of its schemas (a bound passed, THREATS), or None.
+
+    `digest` (its definition hash) lets a listing that comes again be judged from memory.
+    """
+    schema = wire.get("inputSchema")
+    if isinstance(schema, dict):
+        report = inspect_schema(schema, key=digest)
+        if report.problem is not None:
+            return f"its input schema is refused: {report.problem}"
+    output = wire.get("outputSchema")
+    if isinstance(output, dict):
+        report = inspect_schema(output, output=True, key=digest)
+        if report.problem is not None:
+            return f"its output schema is refused: {report.problem}"
+    return None
+
+
+def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor, digest: str) -> CatalogEntry:
     schema = wire.get("inputSchema")
     model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
@@ -103,7 +138,7 @@ def _entry(name: str, server: str, wire: Mapping[str, Any], redactor: Redactor) 
         input_schema=redactor.redact_json(model_schema),
         output_schema=redactor.redact_json(output) if isinstance(output, dict) else None,
         annotations=redactor.redact_json(annotations) if isinstance(annotations, dict) else {},
-        definition_hash=definition_hash(wire),
+        definition_hash=digest,
         wire=wire,
         file_params=file_params,
     )
@@ -119,5 +154,13 @@ def build_catalog(listings: Iterable[ServerTools], separator: str, *, redactor: 
     listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
     names = assign_all_names([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator)
     scrub = redactor or Redactor()
-    entries = {name: _entry(name, server, wire, scrub) for name, (server, _, wire) in zip(names, listed, strict=True)}
-    return Catalog(MappingProxyType(entries))
+    entries: dict[str, CatalogEntry] = {}
+    refused: dict[str, RefusedTool] = {}
+    for name, (server, _, wire) in zip(names, listed, strict=True):
+        digest = definition_hash(wire)
+        if (reason := schema_refusal(wire, digest)) is not None:
+            # Judged before anything else reads the schemas; the server's other tools are still offered.
+            refused[name] = RefusedTool(name, server, str(wire["name"]), scrub.redact(reason))
+            continue
+        entries[name] = _entry(name, server, wire, scrub, digest)
+    return Catalog(MappingProxyType(entries), MappingProxyType(refused))

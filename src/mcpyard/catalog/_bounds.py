@@ -1,0 +1,423 @@
+"""Bounds on the schemas a server sends: size, depth, references and patterns, judged once per definition (THREATS).
+
+A tool's schemas are checked when it is listed, before anything validates against them.
+A schema past a bound makes that one tool unavailable, with a reason; the server's other
+tools are still offered. What is judged here, by a pure function of the schema:
+
+- its JSON nesting depth and number of values;
+- `$ref`: only references inside the schema (starting with `#`) are followed, never a
+  network one; each must resolve; no chain of more than `MAX_REF_DEPTH` references; no
+  cycle that never steps into the value (validation would recurse forever);
+- its size once every `$ref` is expanded (a recursive reference counted once), so no
+  `anyOf` over references can grow exponentially;
+- each regular expression (`pattern`, the keys of `patternProperties`): its length, and
+  that it compiles.
+
+Output schemas are validated by the SDK itself, on the event loop and with Python's `re`,
+where nothing can limit the time they take; so an output schema must also have no
+regular expression that can backtrack for exponential time (`backtracking_risk`) and no
+recursion that checks one value along two paths.
+"""
+
+from __future__ import annotations
+
+from collections import OrderedDict
+from collections.abc import Iterable, Iterator, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import unquote
+
+import regex
+
+from mcpyard.catalog._regex_risk import backtracking_risk
+
+__all__ = [
+    "MAX_EXPANDED_PARTS",
+    "MAX_PATTERN_CHARS",
+    "MAX_REF_DEPTH",
+    "MAX_SCHEMA_DEPTH",
+    "MAX_SCHEMA_VALUES",
+    "SchemaReport",
+    "inspect_schema",
+]
+
+MAX_SCHEMA_DEPTH = 64
+"""JSON nesting levels (objects and arrays) of one schema; real tool schemas use a handful."""
+MAX_SCHEMA_VALUES = 20_000
+"""JSON values in one schema (every object, array, string, number…)."""
+MAX_EXPANDED_PARTS = 100_000
+"""Schema parts once every `$ref` is expanded: bounds the work of checking one value against it."""
+MAX_REF_DEPTH = 32
+"""`$ref`s followed one inside another."""
+MAX_PATTERN_CHARS = 1_000
+
+_IN_PLACE_ONE = ("not", "if", "then", "else")
+_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
+_IN_PLACE_MAP = ("dependentSchemas", "dependencies")
+_ITEM_ONE = ("items", "additionalItems", "contains", "unevaluatedItems")
+_ANY_KEY_ONE = ("additionalProperties", "unevaluatedProperties")
+_DEFS = ("$defs", "definitions")
+
+_IN_PLACE, _DESCEND, _REF, _DEF = 0, 1, 2, 3
+Label = tuple[str, ...]
+"""Which child of a value a part applies to: `("key", name)`, `("any",)`, `("item",)`, `("name",)`; `()` in place."""
+
+
+@dataclass(frozen=True, slots=True)
+class SchemaReport:
+    """What `inspect_schema` found: a problem (None: within every bound) and what validation will meet."""
+
+    problem: str | None
+    values: int = 0
+    expanded: int = 0
+    """Schema parts with every `$ref` expanded (recursion counted once)."""
+    refs: bool = False
+    recursive: bool = False
+    patterns: bool = False
+    """Whether it holds regular expressions (`pattern`, `patternProperties`)."""
+
+
+@dataclass(slots=True)
+class _Part:
+    node: Any
+    edges: list[tuple[Any, int, Label]]
+
+
+class _Problem(Exception):
+    pass
+
+
+_REPORTS: OrderedDict[tuple[str, bool], SchemaReport] = OrderedDict()
+_MAX_REPORTS = 4096
+
+
+def inspect_schema(schema: Any, *, output: bool = False, key: str | None = None) -> SchemaReport:
+    """Judge a tool's input (or, with `output`, output) schema against every bound.
+
+    `key` (a definition hash) caches the report: a listing that comes again costs nothing.
+    """
+    if key is not None and (cached := _REPORTS.get((key, output))) is not None:
+        return cached
+    try:
+        report = _Inspection(schema, output).run()
+    except _Problem as problem:
+        report = SchemaReport(problem=str(problem))
+    if key is not None:
+        _REPORTS[(key, output)] = report
+        if len(_REPORTS) > _MAX_REPORTS:
+            _REPORTS.popitem(last=False)
+    return report
+
+
+def _count(schema: Any) -> int:
+    """Values in `schema`, refusing one nested too deeply or too large (iterative: no recursion limit)."""
+    values = 0
+    stack: list[tuple[Any, int]] = [(schema, 1)]
+    while stack:
+        value, depth = stack.pop()
+        values += 1
+        if values > MAX_SCHEMA_VALUES:
+            raise _Problem(f"it has more than {MAX_SCHEMA_VALUES} values")
+        if isinstance(value, dict | list):
+            if depth > MAX_SCHEMA_DEPTH:
+                raise _Problem(f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
+            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+    return values
+
+
+class _Inspection:
+    def __init__(self, schema: Any, output: bool) -> None:
+        self.root = schema
+        self.output = output
+        self.parts: dict[int, _Part] = {}
+        self.anchors: dict[str, Any] = {}
+        self.anchor_refs: list[tuple[int, str]] = []
+        self.keywords: set[str] = set()
+        self.recursive = False
+
+    def run(self) -> SchemaReport:
+        if not isinstance(self.root, dict | bool):
+            raise _Problem("it is not a JSON Schema object")
+        values = _count(self.root)
+        if isinstance(self.root, dict) and "draft-03" in str(self.root.get("$schema", "")):
+            raise _Problem("JSON Schema draft 3 is not supported")
+        self._walk()
+        if "unevaluatedProperties" in self.keywords and "patternProperties" in self.keywords:
+            # jsonschema applies patternProperties inside unevaluatedProperties with Python's `re`, unbounded.
+            raise _Problem(
+                "it combines unevaluatedProperties with patternProperties, which cannot be checked in bounded time"
+            )
+        if any(len(component) > 1 or _self_loop(self.parts, component) for component in self._in_place_cycles()):
+            raise _Problem("it has a $ref cycle that never steps into the value: checking it would never end")
+        expanded = self._expand()
+        if self.output and self.recursive:
+            self._refuse_branching_recursion()
+        return SchemaReport(
+            problem=None,
+            values=values,
+            expanded=expanded,
+            refs="$ref" in self.keywords,
+            recursive=self.recursive,
+            patterns=bool(self.keywords & {"pattern", "patternProperties"}),
+        )
+
+    # ----------------------------------------------------------------- the structure
+
+    def _walk(self) -> None:
+        pending = [self.root]
+        while pending:
+            node = pending.pop()
+            if id(node) in self.parts:
+                continue
+            part = self.parts[id(node)] = _Part(node, [])
+            if isinstance(node, dict):
+                part.edges = list(self._edges(node))
+                pending.extend(target for target, _, _ in part.edges)
+        for owner, name in self.anchor_refs:
+            target = self.anchors.get(name)
+            if target is None:
+                raise _Problem(f"its $ref {('#' + name)[:80]!r} does not resolve inside the schema")
+            self.parts[owner].edges.append((target, _REF, ()))
+
+    def _edges(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
+        """Every subschema of `node`: applied in place, to a child of the value, by `$ref`, or a definition."""
+        self.keywords.update(key for key in node if isinstance(key, str))
+        if node is not self.root:
+            for keyword in ("$schema", "$id"):
+                if keyword in node:
+                    raise _Problem(f"it declares {keyword} inside the schema, which is not supported")
+        for keyword in ("$dynamicRef", "$recursiveRef"):
+            if keyword in node:
+                raise _Problem(f"it uses {keyword}, which is not supported")
+        if isinstance(anchor := node.get("$anchor"), str):
+            self.anchors[anchor] = node
+        if "pattern" in node:
+            self._pattern(node["pattern"])
+        if "$ref" in node:
+            yield from self._ref(node)
+        for keyword in _IN_PLACE_ONE:
+            yield from _schemas([node.get(keyword)], _IN_PLACE, ())
+        for keyword in _IN_PLACE_MANY:
+            yield from _schemas(_list(node.get(keyword)), _IN_PLACE, ())
+        for keyword in _IN_PLACE_MAP:
+            yield from _schemas(_dict(node.get(keyword)).values(), _IN_PLACE, ())
+        for name, subschema in _dict(node.get("properties")).items():
+            yield from _schemas([subschema], _DESCEND, ("key", str(name)))
+        patterns = _dict(node.get("patternProperties"))
+        for pattern in patterns:
+            self._pattern(pattern)
+        yield from _schemas(patterns.values(), _DESCEND, ("any",))
+        for keyword in _ANY_KEY_ONE:
+            yield from _schemas([node.get(keyword)], _DESCEND, ("any",))
+        yield from _schemas([node.get("propertyNames")], _DESCEND, ("name",))
+        for keyword in _ITEM_ONE:
+            yield from _schemas([node.get(keyword)], _DESCEND, ("item",))
+        yield from _schemas(_list(node.get("items")) + _list(node.get("prefixItems")), _DESCEND, ("item",))
+        for keyword in _DEFS:
+            yield from _schemas(_dict(node.get(keyword)).values(), _DEF, ())
+
+    def _ref(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
+        ref = node["$ref"]
+        if not isinstance(ref, str) or not ref.startswith("#"):
+            shown = ref[:80] if isinstance(ref, str) else ref
+            raise _Problem(
+                f"its $ref {shown!r} points outside the schema; only references starting with # are followed"
+            )
+        fragment = unquote(ref[1:])
+        if fragment and not fragment.startswith("/"):
+            self.anchor_refs.append((id(node), fragment))  # resolved once every anchor is known
+            return
+        target = _pointer(self.root, fragment)
+        if target is None:
+            raise _Problem(f"its $ref {ref[:80]!r} does not resolve inside the schema")
+        yield target, _REF, ()
+
+    def _pattern(self, pattern: Any) -> None:
+        if not isinstance(pattern, str):
+            return
+        shown = pattern[:80]
+        if len(pattern) > MAX_PATTERN_CHARS:
+            raise _Problem(f"its pattern {shown!r}… is longer than {MAX_PATTERN_CHARS} characters")
+        if self.output:
+            # The SDK checks output patterns with Python's `re`, on the event loop, with no time limit.
+            if (risk := backtracking_risk(pattern)) is not None:
+                raise _Problem(
+                    f"its pattern {shown!r} {risk}; results are checked with Python's re, which has no time limit"
+                )
+            return
+        try:
+            regex.compile(pattern)
+        except (regex.error, ValueError, OverflowError):
+            raise _Problem(f"its pattern {shown!r} is not a valid regular expression") from None
+
+    # ----------------------------------------------------------------- cost
+
+    def _in_place_cycles(self) -> list[list[int]]:
+        return _components(self.parts, lambda part: [id(t) for t, kind, _ in part.edges if kind in (_IN_PLACE, _REF)])
+
+    def _expand(self) -> int:
+        """Parts with every `$ref` expanded, a recursive one counted once; refuses too many, or refs too deep."""
+        done: dict[int, tuple[int, int]] = {}
+        on_path: set[int] = set()
+        # Frames: [part, next edge, parts so far, deepest $ref chain below, came by $ref]
+        frames: list[list[Any]] = [[self.parts[id(self.root)], 0, 1, 0, False]]
+        on_path.add(id(self.root))
+        while frames:
+            frame = frames[-1]
+            part: _Part = frame[0]
+            if frame[1] < len(part.edges):
+                target, kind, _ = part.edges[frame[1]]
+                frame[1] += 1
+                if kind == _DEF:
+                    continue
+                key = id(target)
+                if key in on_path:
+                    self.recursive = True
+                    frame[2] += 1
+                elif key in done:
+                    size, chain = done[key]
+                    frame[2] += size
+                    frame[3] = max(frame[3], chain + (kind == _REF))
+                else:
+                    on_path.add(key)
+                    frames.append([self.parts[key], 0, 1, 0, kind == _REF])
+                if frame[2] > MAX_EXPANDED_PARTS:
+                    raise _Problem(f"it expands to more than {MAX_EXPANDED_PARTS} parts once its $refs are followed")
+                continue
+            frames.pop()
+            on_path.discard(id(part.node))
+            done[id(part.node)] = (frame[2], frame[3])
+            if frame[3] > MAX_REF_DEPTH:
+                raise _Problem(f"it follows more than {MAX_REF_DEPTH} $refs one inside another")
+            if frames:
+                parent = frames[-1]
+                parent[2] += frame[2]
+                parent[3] = max(parent[3], frame[3] + frame[4])
+                if parent[2] > MAX_EXPANDED_PARTS:
+                    raise _Problem(f"it expands to more than {MAX_EXPANDED_PARTS} parts once its $refs are followed")
+        return done[id(self.root)][0]
+
+    def _refuse_branching_recursion(self) -> None:
+        """A recursive output schema must not apply two recursive parts to one child of a value.
+
+        With two, the work doubles at every level of the value the server sends back.
+        """
+        for component in _components(self.parts, lambda part: [id(t) for t, kind, _ in part.edges if kind != _DEF]):
+            members = set(component)
+            if len(members) == 1 and not _self_loop(self.parts, component):
+                continue
+            counts: dict[int, dict[Label, int]] = {}
+            in_place = {
+                key: [id(t) for t, kind, _ in self.parts[key].edges if kind in (_IN_PLACE, _REF) and id(t) in members]
+                for key in component
+            }
+            for key in _post_order(component, in_place.__getitem__):
+                tally: dict[Label, int] = {}
+                for target, kind, label in self.parts[key].edges:
+                    if id(target) not in members:
+                        continue
+                    if kind == _DESCEND and label != ("name",):
+                        tally[label] = min(2, tally.get(label, 0) + 1)
+                    elif kind in (_IN_PLACE, _REF):
+                        for inner, count in counts.get(id(target), {}).items():
+                            tally[inner] = min(2, tally.get(inner, 0) + count)
+                counts[key] = tally
+                any_key = tally.get(("any",), 0)
+                if any(count + (any_key if label[0] == "key" else 0) >= 2 for label, count in tally.items()):
+                    raise _Problem(
+                        "its output schema checks one part of a result along two recursive paths, "
+                        "so checking a deep result has no time bound"
+                    )
+
+
+def _schemas(values: Iterable[Any], kind: int, label: Label) -> Iterator[tuple[Any, int, Label]]:
+    for value in values:
+        if isinstance(value, dict | bool):
+            yield value, kind, label
+
+
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _dict(value: Any) -> Mapping[Any, Any]:
+    return value if isinstance(value, dict) else {}
+
+
+def _pointer(root: Any, fragment: str) -> Any:
+    """The schema a JSON pointer (`/a/b`, already percent-decoded) names inside `root`, or None."""
+    node = root
+    for escaped in fragment.split("/")[1:] if fragment else ():
+        token = escaped.replace("~1", "/").replace("~0", "~")
+        if isinstance(node, dict) and token in node:
+            node = node[token]
+        elif isinstance(node, list) and token.isdigit() and int(token) < len(node):
+            node = node[int(token)]
+        else:
+            return None
+    return node if isinstance(node, dict | bool) else None
+
+
+def _self_loop(parts: Mapping[int, _Part], component: list[int]) -> bool:
+    key = component[0]
+    return any(id(target) == key and kind != _DEF for target, kind, _ in parts[key].edges)
+
+
+def _post_order(keys: Iterable[int], children: Any) -> Iterator[int]:
+    """Each key after its children (iterative; cycles are broken where first met)."""
+    seen: set[int] = set()
+    for start in keys:
+        if start in seen:
+            continue
+        seen.add(start)
+        stack: list[tuple[int, Iterator[int]]] = [(start, iter(children(start)))]
+        while stack:
+            key, pending = stack[-1]
+            child = next(pending, None)
+            if child is None:
+                stack.pop()
+                yield key
+            elif child not in seen:
+                seen.add(child)
+                stack.append((child, iter(children(child))))
+
+
+def _components(parts: Mapping[int, _Part], children: Any) -> list[list[int]]:
+    """Strongly connected components of the parts (Tarjan's algorithm, iterative)."""
+    index: dict[int, int] = {}
+    low: dict[int, int] = {}
+    on_stack: set[int] = set()
+    stack: list[int] = []
+    found: list[list[int]] = []
+    for start in parts:
+        if start in index:
+            continue
+        index[start] = low[start] = len(index)
+        stack.append(start)
+        on_stack.add(start)
+        work: list[tuple[int, Iterator[int]]] = [(start, iter([c for c in children(parts[start]) if c in parts]))]
+        while work:
+            key, pending = work[-1]
+            child = next(pending, None)
+            if child is not None:
+                if child not in index:
+                    index[child] = low[child] = len(index)
+                    stack.append(child)
+                    on_stack.add(child)
+                    work.append((child, iter([c for c in children(parts[child]) if c in parts])))
+                elif child in on_stack:
+                    low[key] = min(low[key], index[child])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[key])
+            if low[key] == index[key]:
+                component = []
+                while True:
+                    member = stack.pop()
+                    on_stack.discard(member)
+                    component.append(member)
+                    if member == key:
+                        break
+                found.append(component)
+    return found
