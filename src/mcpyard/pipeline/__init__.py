@@ -22,7 +22,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore, Window
-from mcpyard.pipeline._validate import quick_check, validate_arguments
+from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, quick_check, validate_arguments
 
 __all__ = [
     "CACHED_LINE",
@@ -30,6 +30,7 @@ __all__ = [
     "READ_RESULT",
     "READ_RESULT_TOOL",
     "STAGES",
+    "VALIDATION_BUDGET_SECS",
     "Call",
     "CallRecord",
     "CallRecorder",
@@ -48,6 +49,7 @@ __all__ = [
     "Window",
     "ask",
     "cache_key",
+    "check_arguments",
     "cut_to_bytes",
     "decide_call",
     "dispatch",

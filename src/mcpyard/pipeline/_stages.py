@@ -20,7 +20,7 @@ from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
 from mcpyard.pipeline._shape import ShapeContext, shape_result
-from mcpyard.pipeline._validate import validate_arguments
+from mcpyard.pipeline._validate import check_arguments
 from mcpyard.policy import ApprovalCard, CallFacts, FileFacts, decide, preview_arguments, run_hooks
 
 if TYPE_CHECKING:
@@ -55,6 +55,11 @@ async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusa
 
 
 def _not_offered(view: HostView, name: str) -> Refusal:
+    if (refused := view.catalog.refused.get(name)) is not None:
+        return Refusal(
+            "invalid_schema",
+            f"{name} is not offered: {refused.reason}; report it to the maintainers of server {refused.server!r}",
+        )
     if (removed := view.removed().get(name)) is not None:
         server_id = removed[0]
         return Refusal("removed", f"{name} was reviewed, but server {server_id!r} no longer lists it; it cannot run")
@@ -71,11 +76,14 @@ def _not_offered(view: HostView, name: str) -> Refusal:
 
 
 async def validate(view: HostView, session: Session, call: Call) -> Call | Refusal:
-    """The arguments must match the tool's input schema; the server is not called otherwise (CALL-1)."""
+    """The arguments must match the tool's input schema; the server is not called otherwise (CALL-1).
+
+    A costly schema is checked in a worker thread, within a budget: it never holds up the host.
+    """
     del view, session
     entry, _ = call.target()
     try:
-        validate_arguments(entry, call.request.arguments)
+        await check_arguments(entry, call.request.arguments)
     except CallError as exc:
         return Refusal(exc.code, exc.message)
     return call
