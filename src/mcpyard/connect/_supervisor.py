@@ -25,6 +25,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcpyard.auth import AuthStore, SignIn, SignInProvider
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
+from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
@@ -100,6 +101,8 @@ class Supervisor:
         self._restart = False
         self._attempt_connected = False
         self._connect_scope: anyio.CancelScope | None = None
+        self._broken: str | None = None
+        """Why this connection was ended from here: the server sent a message that cannot be read."""
         self._reconnecting = False
         """A remote server that was connected and dropped: its tools stay listed until it is back."""
         self._stdio: StdioTransport | None = None
@@ -165,8 +168,8 @@ class Supervisor:
                 elif not self._reconnecting:
                     break  # never connected: the reason stands until reload
                 # Keep the tools, refuse calls, retry with backoff.
-                reason = self._snapshot.reason
-                why = f" ({reason})" if not was_connected and reason else ""
+                reason = self._broken if was_connected else self._snapshot.reason
+                why = f" ({reason})" if reason else ""
                 self._publish(state=State.FAILED, reason=f"connection lost{why}; reconnecting in {backoff:g} s")
                 with anyio.move_on_after(backoff):
                     await self._stop.wait()
@@ -181,6 +184,7 @@ class Supervisor:
         """One connection's life. Returns whether it got connected."""
         self._end = anyio.Event()
         self._attempt_connected = False
+        self._broken = None
         self._publish(state=State.CONNECTING)
         observations = HttpObservations(session_id=self._identity.session_id)
         process = StdioProcess(redact=self._redact)
@@ -198,13 +202,12 @@ class Supervisor:
                     self._publish(transport="sse", note="the server refused streamable HTTP; using SSE")
                     await self._session(self._transport(observations, process, sign_in=False), scope)
             if scope.cancelled_caught and not self._attempt_connected and not self._stop.is_set():
-                self._fail(timeout_reason(self._spec, process))
+                self._fail(self._broken or timeout_reason(self._spec, process))
         except Exception as exc:
             # An error while a live connection winds down is a drop, not a failure to connect.
             if not self._attempt_connected:
-                self._fail(
-                    failure_reason(self._spec, exc, observations=observations, process=process, sign_in=self._sign_in)
-                )
+                why = failure_reason(self._spec, exc, observations=observations, process=process, sign_in=self._sign_in)
+                self._fail(self._broken or why)
         finally:
             self._connect_scope = None
             self._client = self._calls.client = None
@@ -321,7 +324,9 @@ class Supervisor:
     # ----------------------------------------------------------------- listings
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, Exception):
+            self._unreadable(message)
+        elif isinstance(message, types.ToolListChangedNotification):
             self._changes.heard()
         elif (
             isinstance(message, types.ResourceUpdatedNotification)
@@ -330,6 +335,24 @@ class Supervisor:
             # New-era updates come on the listen stream; one here is from a stream already closed.
             await self._watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
+
+    def _unreadable(self, problem: Exception) -> None:
+        """The server sent a message that cannot be read: end the connection at once, saying why.
+
+        Its answer will never come, so waiting out a timeout would only hide the reason (a
+        listing nested too deeply fails the server now, not after `connect_timeout_secs`).
+        """
+        if self._broken is not None:
+            return
+        reason = self._broken = self._redact(unreadable_message(problem))
+        if not self._attempt_connected:
+            if self._connect_scope is not None:
+                self._connect_scope.cancel()
+        elif self._stdio is not None:
+            self._stdio.process.problem = reason
+            self._stdio.kill()  # its exit is reported with the reason, like any other (CONN-4)
+        else:
+            self._end.set()  # a remote server is reconnected with backoff, the reason shown meanwhile
 
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:
