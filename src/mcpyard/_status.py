@@ -127,7 +127,8 @@ def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
         if snapshot is not None:
             warnings.extend(text for w in snapshot.warnings if (text := redact(w)) not in warnings)
         warnings.extend(
-            f"server {refused.server!r}: tool {refused.tool!r} is not offered: {refused.reason}"
+            f"server {refused.server!r}: tool {refused.tool!r} is not offered: {refused.reason} "
+            "(report it to the server's maintainers)"
             for refused in view.catalog.refused_of_server(spec.id)
         )
     return Status(

@@ -94,4 +94,4 @@ def unreadable_message(problem: BaseException | str) -> str:
         what = "a message that is not valid JSON"
     else:
         what = "a message that is not valid JSON-RPC"
-    return f"the server sent {what} ({detail}); mcpyard stopped talking to it"
+    return f"the server sent {what} ({detail}); mcpyard stopped talking to it (report it to its maintainers)"

@@ -215,7 +215,7 @@ class Supervisor:
             self._stdio = None
         connected = self._attempt_connected
         if connected and self._is_stdio and not self._stop.is_set() and not self._restart:
-            self._publish(state=State.STOPPED, reason=f"the server process {process.describe_exit()}", **_GONE)
+            self._publish(state=State.STOPPED, reason=_exit_reason(process), **_GONE)
         return connected
 
     def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
@@ -281,7 +281,7 @@ class Supervisor:
         if not self._stop.is_set() and not self._restart:
             # Its tools leave the catalog at once, before the transport is torn down (CONN-4); its
             # instructions leave the prompt from the next turn (INS-3).
-            self._publish(state=State.STOPPED, reason=f"the server process {process.describe_exit()}", **_GONE)
+            self._publish(state=State.STOPPED, reason=_exit_reason(process), **_GONE)
         self._end.set()
 
     def _waiting_for_sign_in(self, url: str) -> None:
@@ -349,8 +349,10 @@ class Supervisor:
             if self._connect_scope is not None:
                 self._connect_scope.cancel()
         elif self._stdio is not None:
+            # Stopped at once, its tools gone (CONN-4): the call waiting on the answer learns why.
             self._stdio.process.problem = reason
-            self._stdio.kill()  # its exit is reported with the reason, like any other (CONN-4)
+            self._publish(state=State.STOPPED, reason=reason, **_GONE)
+            self._stdio.kill()
         else:
             self._end.set()  # a remote server is reconnected with backoff, the reason shown meanwhile
 
@@ -414,3 +416,8 @@ class Supervisor:
                 self._end.set()
 
         self._tg.start_soon(probe)
+
+
+def _exit_reason(process: StdioProcess) -> str:
+    """Why a stdio server stopped: what it did wrong, if it did (`process.problem`), then how it exited."""
+    return process.describe_exit() if process.problem else f"the server process {process.describe_exit()}"

@@ -80,8 +80,10 @@ def _prepare(entry: CatalogEntry) -> _Prepared:
     return prepared
 
 
-def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
-    """Check the arguments against the tool's input schema (CALL-1), here and now, within the budget.
+def validate_arguments(
+    entry: CatalogEntry, arguments: Mapping[str, Any], *, budget_secs: float = VALIDATION_BUDGET_SECS
+) -> None:
+    """Check the arguments against the tool's input schema (CALL-1), here and now, within `budget_secs`.
 
     Raises:
         CallError: `invalid_arguments` naming each problem and where it is; `invalid_schema`
@@ -90,7 +92,7 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
     prepared = _prepare(entry)
     if prepared.quick is not None and prepared.quick(arguments):
         return
-    _full_check(prepared, entry, arguments, VALIDATION_BUDGET_SECS, None)
+    _full_check(prepared, entry, arguments, budget_secs, None)
 
 
 async def check_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
