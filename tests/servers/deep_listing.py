@@ -46,8 +46,8 @@ def answer(message: dict[str, Any], depth: int, call_depth: int = 0) -> bytes | 
     if method == "tools/call":
         nested = "[" * call_depth + "]" * call_depth
         text = '{"type":"text","text":"called"}'
-        result = f'{{"content":[{text}],"structuredContent":{{"deep":{nested or "0"}}}}}'
-        return f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{result}}}'.encode()
+        body = f'{{"content":[{text}],"structuredContent":{{"deep":{nested or "0"}}}}}'
+        return f'{{"jsonrpc":"2.0","id":{json.dumps(message["id"])},"result":{body}}}'.encode()
     if method == "ping":
         return _reply(message["id"], {})
     error = {"code": METHOD_NOT_FOUND, "message": f"no method {method}"}

@@ -30,6 +30,17 @@ from urllib.parse import unquote
 import regex
 
 from mcpyard.catalog._regex_risk import backtracking_risk
+from mcpyard.catalog._schema_graph import (
+    DEF,
+    DESCEND,
+    IN_PLACE,
+    REF,
+    Label,
+    Part,
+    components,
+    self_loop,
+    two_recursive_paths,
+)
 
 __all__ = [
     "MAX_EXPANDED_PARTS",
@@ -55,12 +66,7 @@ _IN_PLACE_ONE = ("not", "if", "then", "else")
 _IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
 _IN_PLACE_MAP = ("dependentSchemas", "dependencies")
 _ITEM_ONE = ("items", "additionalItems", "contains", "unevaluatedItems")
-_ANY_KEY_ONE = ("additionalProperties", "unevaluatedProperties")
 _DEFS = ("$defs", "definitions")
-
-_IN_PLACE, _DESCEND, _REF, _DEF = 0, 1, 2, 3
-Label = tuple[str, ...]
-"""Which child of a value a part applies to: `("key", name)`, `("any",)`, `("item",)`, `("name",)`; `()` in place."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,12 +81,6 @@ class SchemaReport:
     recursive: bool = False
     patterns: bool = False
     """Whether it holds regular expressions (`pattern`, `patternProperties`)."""
-
-
-@dataclass(slots=True)
-class _Part:
-    node: Any
-    edges: list[tuple[Any, int, Label]]
 
 
 class _Problem(Exception):
@@ -129,7 +129,7 @@ class _Inspection:
     def __init__(self, schema: Any, output: bool) -> None:
         self.root = schema
         self.output = output
-        self.parts: dict[int, _Part] = {}
+        self.parts: dict[int, Part] = {}
         self.anchors: dict[str, Any] = {}
         self.anchor_refs: list[tuple[int, str]] = []
         self.keywords: set[str] = set()
@@ -147,11 +147,11 @@ class _Inspection:
             raise _Problem(
                 "it combines unevaluatedProperties with patternProperties, which cannot be checked in bounded time"
             )
-        if any(len(component) > 1 or _self_loop(self.parts, component) for component in self._in_place_cycles()):
+        if any(len(component) > 1 or self_loop(self.parts, component) for component in self._in_place_cycles()):
             raise _Problem("it has a $ref cycle that never steps into the value: checking it would never end")
         expanded = self._expand()
-        if self.output and self.recursive:
-            self._refuse_branching_recursion()
+        if self.output and self.recursive and (why := two_recursive_paths(self.parts)) is not None:
+            raise _Problem(why)
         return SchemaReport(
             problem=None,
             values=values,
@@ -169,7 +169,7 @@ class _Inspection:
             node = pending.pop()
             if id(node) in self.parts:
                 continue
-            part = self.parts[id(node)] = _Part(node, [])
+            part = self.parts[id(node)] = Part(node, [])
             if isinstance(node, dict):
                 part.edges = list(self._edges(node))
                 pending.extend(target for target, _, _ in part.edges)
@@ -177,7 +177,7 @@ class _Inspection:
             target = self.anchors.get(name)
             if target is None:
                 raise _Problem(f"its $ref {('#' + name)[:80]!r} does not resolve inside the schema")
-            self.parts[owner].edges.append((target, _REF, ()))
+            self.parts[owner].edges.append((target, REF, ()))
 
     def _edges(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
         """Every subschema of `node`: applied in place, to a child of the value, by `$ref`, or a definition."""
@@ -196,25 +196,25 @@ class _Inspection:
         if "$ref" in node:
             yield from self._ref(node)
         for keyword in _IN_PLACE_ONE:
-            yield from _schemas([node.get(keyword)], _IN_PLACE, ())
+            yield from _schemas([node.get(keyword)], IN_PLACE, ())
         for keyword in _IN_PLACE_MANY:
-            yield from _schemas(_list(node.get(keyword)), _IN_PLACE, ())
+            yield from _schemas(_list(node.get(keyword)), IN_PLACE, ())
         for keyword in _IN_PLACE_MAP:
-            yield from _schemas(_dict(node.get(keyword)).values(), _IN_PLACE, ())
+            yield from _schemas(_dict(node.get(keyword)).values(), IN_PLACE, ())
         for name, subschema in _dict(node.get("properties")).items():
-            yield from _schemas([subschema], _DESCEND, ("key", str(name)))
+            yield from _schemas([subschema], DESCEND, ("key", str(name)))
         patterns = _dict(node.get("patternProperties"))
         for pattern in patterns:
             self._pattern(pattern)
-        yield from _schemas(patterns.values(), _DESCEND, ("any",))
-        for keyword in _ANY_KEY_ONE:
-            yield from _schemas([node.get(keyword)], _DESCEND, ("any",))
-        yield from _schemas([node.get("propertyNames")], _DESCEND, ("name",))
+        yield from _schemas(patterns.values(), DESCEND, ("any",))
+        yield from _schemas([node.get("unevaluatedProperties")], DESCEND, ("any",))
+        yield from _schemas([node.get("additionalProperties")], DESCEND, ("other",))
+        yield from _schemas([node.get("propertyNames")], DESCEND, ("name",))
         for keyword in _ITEM_ONE:
-            yield from _schemas([node.get(keyword)], _DESCEND, ("item",))
-        yield from _schemas(_list(node.get("items")) + _list(node.get("prefixItems")), _DESCEND, ("item",))
+            yield from _schemas([node.get(keyword)], DESCEND, ("item",))
+        yield from _schemas(_list(node.get("items")) + _list(node.get("prefixItems")), DESCEND, ("item",))
         for keyword in _DEFS:
-            yield from _schemas(_dict(node.get(keyword)).values(), _DEF, ())
+            yield from _schemas(_dict(node.get(keyword)).values(), DEF, ())
 
     def _ref(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
         ref = node["$ref"]
@@ -230,7 +230,7 @@ class _Inspection:
         target = _pointer(self.root, fragment)
         if target is None:
             raise _Problem(f"its $ref {ref[:80]!r} does not resolve inside the schema")
-        yield target, _REF, ()
+        yield target, REF, ()
 
     def _pattern(self, pattern: Any) -> None:
         if not isinstance(pattern, str):
@@ -253,7 +253,7 @@ class _Inspection:
     # ----------------------------------------------------------------- cost
 
     def _in_place_cycles(self) -> list[list[int]]:
-        return _components(self.parts, lambda part: [id(t) for t, kind, _ in part.edges if kind in (_IN_PLACE, _REF)])
+        return components(self.parts, lambda part: [id(t) for t, kind, _ in part.edges if kind in (IN_PLACE, REF)])
 
     def _expand(self) -> int:
         """Parts with every `$ref` expanded, a recursive one counted once; refuses too many, or refs too deep."""
@@ -264,11 +264,11 @@ class _Inspection:
         on_path.add(id(self.root))
         while frames:
             frame = frames[-1]
-            part: _Part = frame[0]
+            part: Part = frame[0]
             if frame[1] < len(part.edges):
                 target, kind, _ = part.edges[frame[1]]
                 frame[1] += 1
-                if kind == _DEF:
+                if kind == DEF:
                     continue
                 key = id(target)
                 if key in on_path:
@@ -277,10 +277,10 @@ class _Inspection:
                 elif key in done:
                     size, chain = done[key]
                     frame[2] += size
-                    frame[3] = max(frame[3], chain + (kind == _REF))
+                    frame[3] = max(frame[3], chain + (kind == REF))
                 else:
                     on_path.add(key)
-                    frames.append([self.parts[key], 0, 1, 0, kind == _REF])
+                    frames.append([self.parts[key], 0, 1, 0, kind == REF])
                 if frame[2] > MAX_EXPANDED_PARTS:
                     raise _Problem(f"it expands to more than {MAX_EXPANDED_PARTS} parts once its $refs are followed")
                 continue
@@ -296,38 +296,6 @@ class _Inspection:
                 if parent[2] > MAX_EXPANDED_PARTS:
                     raise _Problem(f"it expands to more than {MAX_EXPANDED_PARTS} parts once its $refs are followed")
         return done[id(self.root)][0]
-
-    def _refuse_branching_recursion(self) -> None:
-        """A recursive output schema must not apply two recursive parts to one child of a value.
-
-        With two, the work doubles at every level of the value the server sends back.
-        """
-        for component in _components(self.parts, lambda part: [id(t) for t, kind, _ in part.edges if kind != _DEF]):
-            members = set(component)
-            if len(members) == 1 and not _self_loop(self.parts, component):
-                continue
-            counts: dict[int, dict[Label, int]] = {}
-            in_place = {
-                key: [id(t) for t, kind, _ in self.parts[key].edges if kind in (_IN_PLACE, _REF) and id(t) in members]
-                for key in component
-            }
-            for key in _post_order(component, in_place.__getitem__):
-                tally: dict[Label, int] = {}
-                for target, kind, label in self.parts[key].edges:
-                    if id(target) not in members:
-                        continue
-                    if kind == _DESCEND and label != ("name",):
-                        tally[label] = min(2, tally.get(label, 0) + 1)
-                    elif kind in (_IN_PLACE, _REF):
-                        for inner, count in counts.get(id(target), {}).items():
-                            tally[inner] = min(2, tally.get(inner, 0) + count)
-                counts[key] = tally
-                any_key = tally.get(("any",), 0)
-                if any(count + (any_key if label[0] == "key" else 0) >= 2 for label, count in tally.items()):
-                    raise _Problem(
-                        "its output schema checks one part of a result along two recursive paths, "
-                        "so checking a deep result has no time bound"
-                    )
 
 
 def _schemas(values: Iterable[Any], kind: int, label: Label) -> Iterator[tuple[Any, int, Label]]:
@@ -356,68 +324,3 @@ def _pointer(root: Any, fragment: str) -> Any:
         else:
             return None
     return node if isinstance(node, dict | bool) else None
-
-
-def _self_loop(parts: Mapping[int, _Part], component: list[int]) -> bool:
-    key = component[0]
-    return any(id(target) == key and kind != _DEF for target, kind, _ in parts[key].edges)
-
-
-def _post_order(keys: Iterable[int], children: Any) -> Iterator[int]:
-    """Each key after its children (iterative; cycles are broken where first met)."""
-    seen: set[int] = set()
-    for start in keys:
-        if start in seen:
-            continue
-        seen.add(start)
-        stack: list[tuple[int, Iterator[int]]] = [(start, iter(children(start)))]
-        while stack:
-            key, pending = stack[-1]
-            child = next(pending, None)
-            if child is None:
-                stack.pop()
-                yield key
-            elif child not in seen:
-                seen.add(child)
-                stack.append((child, iter(children(child))))
-
-
-def _components(parts: Mapping[int, _Part], children: Any) -> list[list[int]]:
-    """Strongly connected components of the parts (Tarjan's algorithm, iterative)."""
-    index: dict[int, int] = {}
-    low: dict[int, int] = {}
-    on_stack: set[int] = set()
-    stack: list[int] = []
-    found: list[list[int]] = []
-    for start in parts:
-        if start in index:
-            continue
-        index[start] = low[start] = len(index)
-        stack.append(start)
-        on_stack.add(start)
-        work: list[tuple[int, Iterator[int]]] = [(start, iter([c for c in children(parts[start]) if c in parts]))]
-        while work:
-            key, pending = work[-1]
-            child = next(pending, None)
-            if child is not None:
-                if child not in index:
-                    index[child] = low[child] = len(index)
-                    stack.append(child)
-                    on_stack.add(child)
-                    work.append((child, iter([c for c in children(parts[child]) if c in parts])))
-                elif child in on_stack:
-                    low[key] = min(low[key], index[child])
-                continue
-            work.pop()
-            if work:
-                low[work[-1][0]] = min(low[work[-1][0]], low[key])
-            if low[key] == index[key]:
-                component = []
-                while True:
-                    member = stack.pop()
-                    on_stack.discard(member)
-                    component.append(member)
-                    if member == key:
-                        break
-                found.append(component)
-    return found
