@@ -66,6 +66,10 @@ class StdioProcess:
             text += "; stderr: " + " | ".join(self.stderr_tail)
         return text
 
+    def describe_stop(self) -> str:
+        """Why the server stopped: what it did wrong, if it did (`problem`), then how it exited."""
+        return self.describe_exit() if self.problem else f"the server process {self.describe_exit()}"
+
 
 class MessageWriter:
     """A session's write end on a byte pipe: each message serialized and written at once, one per line.

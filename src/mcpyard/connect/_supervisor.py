@@ -215,7 +215,7 @@ class Supervisor:
             self._stdio = None
         connected = self._attempt_connected
         if connected and self._is_stdio and not self._stop.is_set() and not self._restart:
-            self._publish(state=State.STOPPED, reason=_exit_reason(process), **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
         return connected
 
     def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
@@ -281,7 +281,7 @@ class Supervisor:
         if not self._stop.is_set() and not self._restart:
             # Its tools leave the catalog at once, before the transport is torn down (CONN-4); its
             # instructions leave the prompt from the next turn (INS-3).
-            self._publish(state=State.STOPPED, reason=_exit_reason(process), **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
         self._end.set()
 
     def _waiting_for_sign_in(self, url: str) -> None:
@@ -337,11 +337,7 @@ class Supervisor:
         await anyio.lowlevel.checkpoint()
 
     def _unreadable(self, problem: Exception) -> None:
-        """The server sent a message that cannot be read: end the connection at once, saying why.
-
-        Its answer will never come, so waiting out a timeout would only hide the reason (a
-        listing nested too deeply fails the server now, not after `connect_timeout_secs`).
-        """
+        """A message from the server cannot be read: its answer never comes, so end the connection now, saying why."""
         if self._broken is not None:
             return
         reason = self._broken = self._redact(unreadable_message(problem))
@@ -416,8 +412,3 @@ class Supervisor:
                 self._end.set()
 
         self._tg.start_soon(probe)
-
-
-def _exit_reason(process: StdioProcess) -> str:
-    """Why a stdio server stopped: what it did wrong, if it did (`process.problem`), then how it exited."""
-    return process.describe_exit() if process.problem else f"the server process {process.describe_exit()}"
