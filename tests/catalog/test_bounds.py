@@ -16,6 +16,7 @@ from hypothesis import strategies as st
 from mcpyard.catalog import (
     MAX_EXPANDED_PARTS,
     MAX_PATTERN_CHARS,
+    MAX_PATTERN_SIZE,
     MAX_REF_DEPTH,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_VALUES,
@@ -23,6 +24,7 @@ from mcpyard.catalog import (
     ServerTools,
     backtracking_risk,
     build_catalog,
+    expanded_size,
     inspect_schema,
 )
 from mcpyard.errors import CallError
@@ -88,6 +90,9 @@ TWO_PATHS = {"properties": {"x": {"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}}}
         ({"$schema": "http://json-schema.org/draft-03/schema#"}, "draft 3"),
         ({"pattern": "a" * (MAX_PATTERN_CHARS + 1)}, f"longer than {MAX_PATTERN_CHARS} characters"),
         ({"pattern": "(unclosed"}, "not a valid regular expression"),
+        ({"pattern": "^[a-z]{1,9990}$"}, None),
+        ({"pattern": "(?:a{1000}){1000}"}, f"over {MAX_PATTERN_SIZE} parts"),
+        ({"patternProperties": {"(?:(?:(?:a{1000}){1000}){1000})": {}}}, f"over {MAX_PATTERN_SIZE} parts"),
         ({"patternProperties": {"[": {}}}, "not a valid regular expression"),
         ({"patternProperties": {"^a": {}}, "unevaluatedProperties": False}, "unevaluatedProperties"),
         # Keyword-looking names that are property names or data are neither patterns nor references.
@@ -161,6 +166,26 @@ def test_err1_patterns_that_can_backtrack_exponentially_are_recognised(pattern: 
     assert (backtracking_risk(pattern) is not None) is risky
 
 
+@pytest.mark.parametrize(
+    ("pattern", "size"),
+    [
+        ("abc", 3),
+        ("^\\d{3}-\\d{4}$", 10),
+        ("[a-z]{2,63}", 63),
+        ("a{2,}", 3),
+        ("x{,5}", 5),
+        ("(?:ab){3}", 6),
+        ("(a{2}|b{3}){4}", 20),
+        ("(?:a{1000}){1000}", 1_000_000),
+        ("(?#x{1000000})a", 1),
+        ("[a{1000}]", 1),
+        ("a*b+c?", 3),
+    ],
+)
+def test_err1_a_patterns_size_counts_each_counted_repeat_copied_out(pattern: str, size: int) -> None:
+    assert expanded_size(pattern) == size
+
+
 def test_cat2_a_refused_tool_keeps_its_name_and_hash_out_of_the_catalog_and_the_others_stay() -> None:
     tools = (
         {"name": "fine", "inputSchema": {"type": "object"}},
@@ -178,7 +203,7 @@ def test_cat2_a_refused_tool_keeps_its_name_and_hash_out_of_the_catalog_and_the_
 
 # ----------------------------------------------------------------- hostile schemas, generated
 
-CATASTROPHIC = ["^(a|aa)+$", "^(a+)+$", "(x+x+)+y", "^(\\w+\\s?)*$", "(a|a)*b"]
+CATASTROPHIC = ["^(a|aa)+$", "^(a+)+$", "(x+x+)+y", "^(\\w+\\s?)*$", "(a|a)*b", "(?:(?:(?:a{1000}){1000}){1000})"]
 REFS = ["#", "#/$defs/d0", "#/$defs/d1", "#/$defs/d2", "#/$defs/nope", "http://127.0.0.1:9/x.json", "#/properties/a"]
 COMBINATORS = ["anyOf", "oneOf", "allOf"]
 
@@ -228,10 +253,10 @@ def hostile_values() -> list[dict[str, Any]]:
     ]
 
 
-LISTING_BOUND = 2.0
+LISTING_BOUND = 5.0
 """Seconds judging one hostile listing may take (it is linear in the schema's size)."""
 BUDGET = 0.2
-MARGIN = 1.0
+MARGIN = 2.0
 
 
 @settings(max_examples=150, deadline=None, suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large])

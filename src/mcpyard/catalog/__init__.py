@@ -3,6 +3,7 @@
 from mcpyard.catalog._bounds import (
     MAX_EXPANDED_PARTS,
     MAX_PATTERN_CHARS,
+    MAX_PATTERN_SIZE,
     MAX_REF_DEPTH,
     MAX_SCHEMA_DEPTH,
     MAX_SCHEMA_VALUES,
@@ -12,13 +13,14 @@ from mcpyard.catalog._bounds import (
 from mcpyard.catalog._catalog import Catalog, CatalogEntry, RefusedTool, ServerTools, build_catalog, schema_refusal
 from mcpyard.catalog._hashing import canonical_json, definition_hash
 from mcpyard.catalog._naming import MAX_NAME_LENGTH, assign_names, sanitize_name, server_prefix, tool_name
-from mcpyard.catalog._regex_risk import backtracking_risk
+from mcpyard.catalog._regex_risk import backtracking_risk, expanded_size
 from mcpyard.catalog._sanitize import clean_text, sanitize_text
 
 __all__ = [
     "MAX_EXPANDED_PARTS",
     "MAX_NAME_LENGTH",
     "MAX_PATTERN_CHARS",
+    "MAX_PATTERN_SIZE",
     "MAX_REF_DEPTH",
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_VALUES",
@@ -33,6 +35,7 @@ __all__ = [
     "canonical_json",
     "clean_text",
     "definition_hash",
+    "expanded_size",
     "inspect_schema",
     "sanitize_name",
     "sanitize_text",

@@ -10,8 +10,9 @@ tools are still offered. What is judged here, by a pure function of the schema:
   cycle that never steps into the value (validation would recurse forever);
 - its size once every `$ref` is expanded (a recursive reference counted once), so no
   `anyOf` over references can grow exponentially;
-- each regular expression (`pattern`, the keys of `patternProperties`): its length, and
-  that it compiles.
+- each regular expression (`pattern`, the keys of `patternProperties`): its length, its
+  size once counted repeats are copied out (the `regex` module compiles them so), and that
+  it compiles.
 
 Output schemas are validated by the SDK itself, on the event loop and with Python's `re`,
 where nothing can limit the time they take; so an output schema must also have no
@@ -29,7 +30,7 @@ from urllib.parse import unquote
 
 import regex
 
-from mcpyard.catalog._regex_risk import backtracking_risk
+from mcpyard.catalog._regex_risk import backtracking_risk, expanded_size
 from mcpyard.catalog._schema_graph import (
     DEF,
     DESCEND,
@@ -45,6 +46,7 @@ from mcpyard.catalog._schema_graph import (
 __all__ = [
     "MAX_EXPANDED_PARTS",
     "MAX_PATTERN_CHARS",
+    "MAX_PATTERN_SIZE",
     "MAX_REF_DEPTH",
     "MAX_SCHEMA_DEPTH",
     "MAX_SCHEMA_VALUES",
@@ -61,6 +63,8 @@ MAX_EXPANDED_PARTS = 100_000
 MAX_REF_DEPTH = 32
 """`$ref`s followed one inside another."""
 MAX_PATTERN_CHARS = 1_000
+MAX_PATTERN_SIZE = 10_000
+"""Parts of one pattern once its counted repeats are copied out (`a{20000}` is 20,000): `regex` compiles it so."""
 
 _IN_PLACE_ONE = ("not", "if", "then", "else")
 _IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
@@ -238,6 +242,8 @@ class _Inspection:
         shown = pattern[:80]
         if len(pattern) > MAX_PATTERN_CHARS:
             raise _Problem(f"its pattern {shown!r}… is longer than {MAX_PATTERN_CHARS} characters")
+        if expanded_size(pattern) > MAX_PATTERN_SIZE:
+            raise _Problem(f"its pattern {shown!r} repeats too much (over {MAX_PATTERN_SIZE} parts once expanded)")
         if self.output:
             # The SDK checks output patterns with Python's `re`, on the event loop, with no time limit.
             if (risk := backtracking_risk(pattern)) is not None:
