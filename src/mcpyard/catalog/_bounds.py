@@ -22,8 +22,9 @@ recursion that checks one value along two paths.
 
 from __future__ import annotations
 
+import json
 from collections import OrderedDict
-from collections.abc import Iterable, Iterator, Mapping
+from collections.abc import Iterator
 from dataclasses import dataclass
 from typing import Any
 from urllib.parse import unquote
@@ -66,11 +67,28 @@ MAX_PATTERN_CHARS = 1_000
 MAX_PATTERN_SIZE = 10_000
 """Parts of one pattern once its counted repeats are copied out (`a{20000}` is 20,000): `regex` compiles it so."""
 
-_IN_PLACE_ONE = ("not", "if", "then", "else")
-_IN_PLACE_MANY = ("allOf", "anyOf", "oneOf")
-_IN_PLACE_MAP = ("dependentSchemas", "dependencies")
-_ITEM_ONE = ("items", "additionalItems", "contains", "unevaluatedItems")
-_DEFS = ("$defs", "definitions")
+_SUBSCHEMAS: dict[str, tuple[int, Label, str]] = {
+    # keyword: (how it applies, to which child, what it holds: one schema, a list or a map of them)
+    **dict.fromkeys(("not", "if", "then", "else"), (IN_PLACE, (), "one")),
+    **dict.fromkeys(("allOf", "anyOf", "oneOf"), (IN_PLACE, (), "list")),
+    **dict.fromkeys(("dependentSchemas", "dependencies"), (IN_PLACE, (), "map")),
+    "properties": (DESCEND, (), "map"),
+    "patternProperties": (DESCEND, ("any",), "map"),
+    "unevaluatedProperties": (DESCEND, ("any",), "one"),
+    "additionalProperties": (DESCEND, ("other",), "one"),
+    "propertyNames": (DESCEND, ("name",), "one"),
+    **dict.fromkeys(("additionalItems", "contains", "unevaluatedItems"), (DESCEND, ("item",), "one")),
+    "items": (DESCEND, ("item",), "list"),  # a schema, or (before 2020-12) a list of them
+    "prefixItems": (DESCEND, ("item",), "list"),
+    **dict.fromkeys(("$defs", "definitions"), (DEF, (), "map")),
+}
+_MARKERS = (
+    *(f'"{key}"' for key in ("$ref", "$schema", "$id", "$dynamicRef", "$recursiveRef", "$anchor")),
+    '"pattern',  # and patternProperties
+    '"unevaluatedProperties"',
+)
+"""Keys whose presence needs the full inspection, as they appear in the schema's JSON text."""
+_WATCHED = frozenset(_SUBSCHEMAS) | {"$ref", "pattern", "$anchor", "$schema", "$id", "$dynamicRef", "$recursiveRef"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -115,17 +133,19 @@ def inspect_schema(schema: Any, *, output: bool = False, key: str | None = None)
 
 def _count(schema: Any) -> int:
     """Values in `schema`, refusing one nested too deeply or too large (iterative: no recursion limit)."""
-    values = 0
-    stack: list[tuple[Any, int]] = [(schema, 1)]
+    values = 1
+    stack: list[tuple[Any, int]] = [(schema, 1)] if isinstance(schema, dict | list) else []
     while stack:
-        value, depth = stack.pop()
-        values += 1
+        container, depth = stack.pop()
+        children = container.values() if isinstance(container, dict) else container
+        values += len(children)
         if values > MAX_SCHEMA_VALUES:
             raise _Problem(f"it has more than {MAX_SCHEMA_VALUES} values")
-        if isinstance(value, dict | list):
-            if depth > MAX_SCHEMA_DEPTH:
-                raise _Problem(f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
-            stack.extend((child, depth + 1) for child in (value.values() if isinstance(value, dict) else value))
+        for child in children:
+            if isinstance(child, dict | list):
+                if depth >= MAX_SCHEMA_DEPTH:
+                    raise _Problem(f"it nests deeper than {MAX_SCHEMA_DEPTH} levels")
+                stack.append((child, depth + 1))
     return values
 
 
@@ -145,12 +165,19 @@ class _Inspection:
         values = _count(self.root)
         if isinstance(self.root, dict) and "draft-03" in str(self.root.get("$schema", "")):
             raise _Problem("JSON Schema draft 3 is not supported")
+        text = json.dumps(self.root, default=str)
+        if not any(marker in text for marker in _MARKERS):
+            # Most schemas: no reference, no pattern. A tree of at most MAX_SCHEMA_VALUES values
+            # is within every other bound, so judging it costs one pass in C.
+            return SchemaReport(problem=None, values=values, expanded=values)
         self._walk()
         if "unevaluatedProperties" in self.keywords and "patternProperties" in self.keywords:
             # jsonschema applies patternProperties inside unevaluatedProperties with Python's `re`, unbounded.
             raise _Problem(
                 "it combines unevaluatedProperties with patternProperties, which cannot be checked in bounded time"
             )
+        if "$ref" not in self.keywords:
+            return SchemaReport(problem=None, values=values, expanded=values, patterns=self._has_patterns())
         if any(len(component) > 1 or self_loop(self.parts, component) for component in self._in_place_cycles()):
             raise _Problem("it has a $ref cycle that never steps into the value: checking it would never end")
         expanded = self._expand()
@@ -162,8 +189,11 @@ class _Inspection:
             expanded=expanded,
             refs="$ref" in self.keywords,
             recursive=self.recursive,
-            patterns=bool(self.keywords & {"pattern", "patternProperties"}),
+            patterns=self._has_patterns(),
         )
+
+    def _has_patterns(self) -> bool:
+        return bool(self.keywords & {"pattern", "patternProperties"})
 
     # ----------------------------------------------------------------- the structure
 
@@ -175,7 +205,7 @@ class _Inspection:
                 continue
             part = self.parts[id(node)] = Part(node, [])
             if isinstance(node, dict):
-                part.edges = list(self._edges(node))
+                part.edges = self._edges(node)
                 pending.extend(target for target, _, _ in part.edges)
         for owner, name in self.anchor_refs:
             target = self.anchors.get(name)
@@ -183,44 +213,45 @@ class _Inspection:
                 raise _Problem(f"its $ref {('#' + name)[:80]!r} does not resolve inside the schema")
             self.parts[owner].edges.append((target, REF, ()))
 
-    def _edges(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
+    def _edges(self, node: dict[str, Any]) -> list[tuple[Any, int, Label]]:
         """Every subschema of `node`: applied in place, to a child of the value, by `$ref`, or a definition."""
-        self.keywords.update(key for key in node if isinstance(key, str))
-        if node is not self.root:
-            for keyword in ("$schema", "$id"):
-                if keyword in node:
-                    raise _Problem(f"it declares {keyword} inside the schema, which is not supported")
-        for keyword in ("$dynamicRef", "$recursiveRef"):
-            if keyword in node:
-                raise _Problem(f"it uses {keyword}, which is not supported")
+        present = node.keys() & _WATCHED  # most parts ({"type": "string"}) hold none: nothing more to do
+        if not present:
+            return []
+        self.keywords |= present
+        if node is not self.root and (nested := present & {"$schema", "$id"}):
+            raise _Problem(f"it declares {min(nested)} inside the schema, which is not supported")
+        if dynamic := present & {"$dynamicRef", "$recursiveRef"}:
+            raise _Problem(f"it uses {min(dynamic)}, which is not supported")
         if isinstance(anchor := node.get("$anchor"), str):
             self.anchors[anchor] = node
-        if "pattern" in node:
+        if "pattern" in present:
             self._pattern(node["pattern"])
-        if "$ref" in node:
-            yield from self._ref(node)
-        for keyword in _IN_PLACE_ONE:
-            yield from _schemas([node.get(keyword)], IN_PLACE, ())
-        for keyword in _IN_PLACE_MANY:
-            yield from _schemas(_list(node.get(keyword)), IN_PLACE, ())
-        for keyword in _IN_PLACE_MAP:
-            yield from _schemas(_dict(node.get(keyword)).values(), IN_PLACE, ())
-        for name, subschema in _dict(node.get("properties")).items():
-            yield from _schemas([subschema], DESCEND, ("key", str(name)))
-        patterns = _dict(node.get("patternProperties"))
-        for pattern in patterns:
-            self._pattern(pattern)
-        yield from _schemas(patterns.values(), DESCEND, ("any",))
-        yield from _schemas([node.get("unevaluatedProperties")], DESCEND, ("any",))
-        yield from _schemas([node.get("additionalProperties")], DESCEND, ("other",))
-        yield from _schemas([node.get("propertyNames")], DESCEND, ("name",))
-        for keyword in _ITEM_ONE:
-            yield from _schemas([node.get(keyword)], DESCEND, ("item",))
-        yield from _schemas(_list(node.get("items")) + _list(node.get("prefixItems")), DESCEND, ("item",))
-        for keyword in _DEFS:
-            yield from _schemas(_dict(node.get(keyword)).values(), DEF, ())
+        edges: list[tuple[Any, int, Label]] = []
+        if "$ref" in present:
+            edges.extend(self._ref(node))
+        for keyword in present:
+            shape = _SUBSCHEMAS.get(keyword)
+            if shape is None:
+                continue
+            kind, label, value = shape[0], shape[1], node[keyword]
+            if isinstance(value, dict | bool) and not (isinstance(value, dict) and shape[2] == "map"):
+                edges.append((value, kind, label))
+            elif isinstance(value, list) and shape[2] == "list":
+                edges.extend((item, kind, label) for item in value if isinstance(item, dict | bool))
+            elif isinstance(value, dict) and keyword == "properties":
+                edges.extend(
+                    (item, kind, ("key", str(name))) for name, item in value.items() if isinstance(item, dict | bool)
+                )
+            elif isinstance(value, dict):
+                if keyword == "patternProperties":
+                    for pattern in value:
+                        self._pattern(pattern)
+                edges.extend((item, kind, label) for item in value.values() if isinstance(item, dict | bool))
+        return edges
 
     def _ref(self, node: dict[str, Any]) -> Iterator[tuple[Any, int, Label]]:
+        """The part `node`'s `$ref` names (an anchor is resolved once every anchor is known)."""
         ref = node["$ref"]
         if not isinstance(ref, str) or not ref.startswith("#"):
             shown = ref[:80] if isinstance(ref, str) else ref
@@ -302,20 +333,6 @@ class _Inspection:
                 if parent[2] > MAX_EXPANDED_PARTS:
                     raise _Problem(f"it expands to more than {MAX_EXPANDED_PARTS} parts once its $refs are followed")
         return done[id(self.root)][0]
-
-
-def _schemas(values: Iterable[Any], kind: int, label: Label) -> Iterator[tuple[Any, int, Label]]:
-    for value in values:
-        if isinstance(value, dict | bool):
-            yield value, kind, label
-
-
-def _list(value: Any) -> list[Any]:
-    return value if isinstance(value, list) else []
-
-
-def _dict(value: Any) -> Mapping[Any, Any]:
-    return value if isinstance(value, dict) else {}
 
 
 def _pointer(root: Any, fragment: str) -> Any:
