@@ -2,10 +2,11 @@
 
 A simple schema is decided by the quick check on the event loop, as before. A schema the
 quick check does not decide is checked by jsonschema under a hard budget (`_budget.py`):
-on the event loop when it is small and holds no regular expression or recursion, in a
-worker thread otherwise (each server with its own few), so one server's costly schema
-never holds up another server, a gateway client or a cancellation. A check past
-`VALIDATION_BUDGET_SECS` refuses the call with `validation_timeout`; the server is not called.
+first on the event loop for at most `INLINE_BUDGET_SECS` (what nearly every check needs),
+then, if that was not enough, or at once for a large schema, in a worker thread (each
+server with its own few), so one server's costly schema never holds up another server, a
+gateway client or a cancellation. A check past `VALIDATION_BUDGET_SECS` refuses the call
+with `validation_timeout`; the server is not called.
 """
 
 from __future__ import annotations
@@ -41,10 +42,10 @@ __all__ = [
 MAX_ERRORS_SHOWN = 3
 VALIDATION_BUDGET_SECS = 1.0
 """The most one call's arguments may take to check; past it the call is refused (THREATS: bound what peers control)."""
-INLINE_BUDGET_SECS = 0.05
-"""A schema checked on the event loop gets this long there; a check that needs more goes on in a worker."""
+INLINE_BUDGET_SECS = 0.005
+"""How long a check may hold the event loop; one that needs more starts again in a worker thread."""
 INLINE_PARTS = 2_000
-"""A schema larger than this once its `$ref`s are expanded is checked in a worker thread."""
+"""A schema larger than this once its `$ref`s are expanded is checked in a worker thread from the start."""
 WORKERS_PER_SERVER = 2
 """Worker threads checking one server's schemas at once; more calls wait their turn (other servers' do not)."""
 _MAX_PREPARED = 4096
@@ -57,7 +58,8 @@ class _Prepared:
     quick: Check | None
     problem: str | None
     """Why the schema cannot be used at all (a bound passed), if it cannot."""
-    offload: bool
+    large: bool
+    """Checked in a worker from the start: even building its validator takes time."""
     validator: Any = None
 
 
@@ -73,8 +75,8 @@ def _prepare(entry: CatalogEntry) -> _Prepared:
         # The same judgement as at listing time (cached there by the same hash): an entry made
         # some other way is held to the same bounds.
         report = inspect_schema(dict(schema), key=key)
-        offload = report.patterns or report.recursive or report.expanded > INLINE_PARTS
-        prepared = _PREPARED[key] = _Prepared(quick_check(schema), report.problem, offload)
+        large = report.expanded > INLINE_PARTS
+        prepared = _PREPARED[key] = _Prepared(quick_check(schema), report.problem, large)
         if len(_PREPARED) > _MAX_PREPARED:
             _PREPARED.popitem(last=False)
     return prepared
@@ -104,12 +106,12 @@ async def check_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> 
     prepared = _prepare(entry)
     if prepared.quick is not None and prepared.quick(arguments):
         return
-    if not prepared.offload:
+    if not prepared.large:
         try:
             _full_check(prepared, entry, arguments, INLINE_BUDGET_SECS, None, inline=True)
             return
         except _NeedsMore:
-            pass  # a large value: checked again where it holds up no one
+            pass  # a costly check: started again where it holds up no one
     cancelled = threading.Event()
     check = functools.partial(_full_check, prepared, entry, arguments, VALIDATION_BUDGET_SECS, cancelled)
     try:
