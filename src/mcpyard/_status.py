@@ -6,7 +6,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcpyard.catalog import clean_text
+from mcpyard.catalog import RefusedTool, clean_text
 from mcpyard.config import ServerSpec, source_words
 
 if TYPE_CHECKING:
@@ -68,6 +68,8 @@ class ServerStatus:
     note: str | None = None
     command: str | None = None
     url: str | None = None
+    refused_tools: tuple[RefusedTool, ...] = ()
+    """Tools the server lists that are not offered, each with why (a schema past a bound)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -84,6 +86,9 @@ class ServerStatus:
             "instructions_bytes": self.instructions_bytes,
             "sign_in_url": self.sign_in_url,
             "note": self.note,
+            "refused_tools": [
+                {"name": tool.name, "tool": tool.tool, "reason": tool.reason} for tool in self.refused_tools
+            ],
         }
 
 
@@ -123,6 +128,11 @@ def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
         snapshot = view.servers.get(spec.id)
         if snapshot is not None:
             warnings.extend(text for w in snapshot.warnings if (text := redact(clean_text(w))) not in warnings)
+        warnings.extend(
+            f"server {refused.server!r}: tool {clean_text(refused.tool)!r} is not offered: {refused.reason} "
+            "(report it to the server's maintainers)"
+            for refused in view.catalog.refused_of_server(spec.id)
+        )
     return Status(
         session_id=session_id, mode=mode, workspace=view.workspace, warnings=tuple(warnings), servers=tuple(servers)
     )
@@ -180,5 +190,6 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
         instructions_bytes=len((snapshot.instructions or "").encode()),
         sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
         note=redact(clean_text(snapshot.note)) if snapshot.note else websocket_note(spec),
+        refused_tools=tuple(view.catalog.refused_of_server(spec.id)),
         **base,
     )

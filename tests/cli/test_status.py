@@ -155,3 +155,38 @@ def test_cli1_the_status_page_names_each_source_in_words_and_the_json_keeps_its_
     assert doctor.returncode == 0, doctor.stderr
     assert "source: user config\n" in doctor.stdout
     assert json.loads(run_cli(home, "doctor", "mine", *options, "--json").stdout)["source"] == "user"
+
+
+def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot_be_read(home: Home) -> None:
+    """A listing nested 100,000 deep fails its server at once; a tool whose schema passes a bound is refused."""
+    connect_timeout = 30
+    config = home.write_config(
+        {
+            "deep": {**fixture_server("deep_listing"), "connect_timeout_secs": connect_timeout},
+            "hs": fixture_server("hostile_schemas"),
+            "plain": fixture_server("basic"),
+        }
+    )
+    options = ("--mcp-config", str(config), "--workspace", str(home.workspace))
+    started = time.monotonic()
+    done = run_cli(home, "status", "--json", *options)
+    elapsed = time.monotonic() - started
+    assert done.returncode == 0, done.stderr
+    assert elapsed < connect_timeout / 2, "the unreadable listing did not wait out the connect timeout"
+    page = json.loads(done.stdout)
+    by_id = {server["id"]: server for server in page["servers"]}
+    assert by_id["deep"]["state"] == "failed"
+    assert "nested too deeply" in by_id["deep"]["reason"]
+    assert by_id["plain"]["state"] == "connected"
+    hostile = by_id["hs"]
+    assert hostile["state"] == "connected"
+    refused = {tool["tool"]: tool for tool in hostile["refused_tools"]}
+    assert set(refused) == {"exponential", "too_deep", "remote_ref", "bad_output"}
+    assert refused["exponential"]["name"] == "hs__exponential"
+    assert "expands to more than" in refused["exponential"]["reason"]
+    assert "hs__exponential" not in {tool["name"] for tool in hostile["tools"]}
+    assert "hs__echo" in {tool["name"] for tool in hostile["tools"]}
+    assert any("'exponential' is not offered" in warning for warning in page["warnings"])
+
+    human = run_cli(home, "status", *options)
+    assert "hs__exponential  (not offered: its input schema is refused: it expands" in human.stdout

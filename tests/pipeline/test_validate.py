@@ -1,7 +1,12 @@
-"""Arguments checked against the input schema; the quick check never takes what the full validator refuses (CALL-1)."""
+"""Arguments checked against the input schema; the quick check never takes what the full validator refuses (CALL-1).
+
+Every other check has a hard budget, bounded regular expressions and `$ref`s that never leave the schema.
+"""
 
 from __future__ import annotations
 
+import socket
+import time
 from typing import Any
 
 import pytest
@@ -11,7 +16,7 @@ from jsonschema import Draft202012Validator
 
 from mcpyard.catalog import CatalogEntry
 from mcpyard.errors import CallError
-from mcpyard.pipeline import quick_check, validate_arguments
+from mcpyard.pipeline import VALIDATION_BUDGET_SECS, quick_check, validate_arguments
 
 # What the SDK's FastMCP-style servers send for `def tool(key: str, count: int = 3, tags: list[str] | None = None)`.
 TYPICAL = {
@@ -148,3 +153,74 @@ def test_call1_the_quick_check_never_accepts_what_the_full_validator_refuses(sch
     quick = quick_check(schema)
     if quick is not None and quick(value):
         assert Draft202012Validator(schema).is_valid(value), (schema, value)
+
+
+# ----------------------------------------------------------------- bounded checks (THREATS, Robustness)
+
+CATASTROPHIC = "^(a|aa)+$"
+BACKTRACKS = "a" * 40 + "!"
+
+
+def test_call1_a_network_ref_is_never_fetched() -> None:
+    with socket.socket(socket.AF_INET, socket.SOCK_STREAM) as listener:
+        listener.bind(("127.0.0.1", 0))
+        listener.listen()
+        listener.setblocking(False)
+        port = listener.getsockname()[1]
+        schema = {"type": "object", "properties": {"a": {"$ref": f"http://127.0.0.1:{port}/schema.json"}}}
+        with pytest.raises(CallError) as raised:
+            validate_arguments(entry(schema), {"a": 1})
+        assert raised.value.code == "invalid_schema"
+        assert "points outside the schema" in raised.value.message
+        with pytest.raises(BlockingIOError):
+            listener.accept()  # nothing ever connected
+
+
+def test_call1_a_schema_declaring_its_draft_stays_bounded_through_a_ref_to_its_root() -> None:
+    """jsonschema picks its own class again for a subschema with `$schema`: the root's is dropped first."""
+    schema = {
+        "$schema": "https://json-schema.org/draft/2020-12/schema",
+        "type": "object",
+        "properties": {"x": {"$ref": "#"}, "s": {"type": "string", "pattern": CATASTROPHIC}},
+    }
+    started = time.monotonic()
+    with pytest.raises(CallError) as raised:
+        validate_arguments(entry(schema), {"x": {"x": {"s": BACKTRACKS}}})
+    assert raised.value.code == "validation_timeout"
+    assert time.monotonic() - started < VALIDATION_BUDGET_SECS
+
+
+@pytest.mark.parametrize(
+    ("arguments", "valid"),
+    [({"xa": "s"}, True), ({}, True), ({"xa": 1}, False), ({"y": "s"}, False), ({"xa": "s", "name": 1}, True)],
+)
+def test_call1_pattern_properties_and_additional_properties_keep_their_meaning_when_bounded(
+    arguments: dict[str, Any], valid: bool
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"name": {"type": "integer"}},
+        "patternProperties": {"^x": {"type": "string"}},
+        "additionalProperties": False,
+    }
+    assert Draft202012Validator(schema).is_valid(arguments) is valid
+    if valid:
+        validate_arguments(entry(schema), arguments)
+        return
+    with pytest.raises(CallError) as raised:
+        validate_arguments(entry(schema), arguments)
+    assert raised.value.code == "invalid_arguments"
+
+
+def test_call1_a_check_past_its_budget_is_refused_naming_the_budget() -> None:
+    branches = {"anyOf": [{"$ref": "#"}, {"$ref": "#"}]}
+    schema = {"type": "object", "properties": {"x": branches, "end": {"type": "string"}}}
+    value: dict[str, Any] = {"end": 1}
+    for _ in range(60):
+        value = {"x": value, "end": "e"}
+    started = time.monotonic()
+    with pytest.raises(CallError) as raised:
+        validate_arguments(entry(schema), value, budget_secs=0.2)
+    assert raised.value.code == "validation_timeout"
+    assert "longer than 0.2 s" in raised.value.message
+    assert time.monotonic() - started < 1.0

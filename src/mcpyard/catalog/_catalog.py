@@ -7,13 +7,14 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any
 
+from mcpyard.catalog._bounds import inspect_schema
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import Named, name_tools
 from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
 from mcpyard.secrets import Redactor
 
-__all__ = ["Catalog", "CatalogEntry", "ServerTools", "build_catalog"]
+__all__ = ["Catalog", "CatalogEntry", "RefusedTool", "ServerTools", "build_catalog", "schema_refusal"]
 
 MAX_TITLE = 256
 
@@ -68,18 +69,34 @@ class ServerTools:
 
 
 @dataclass(frozen=True, slots=True)
+class RefusedTool:
+    """A listed tool that is not offered, and why (a schema past a bound, THREATS)."""
+
+    name: str
+    """The model-facing name it would have had (CAT-1)."""
+    server: str
+    tool: str
+    reason: str
+
+
+@dataclass(frozen=True, slots=True)
 class Catalog:
     """An immutable name → entry map; rebuilt whole whenever a listing changes."""
 
     entries: Mapping[str, CatalogEntry] = field(default_factory=lambda: MappingProxyType({}))
     warnings: tuple[str, ...] = ()
     """One line per tool whose name another tool wanted too, for the status page."""
+    refused: Mapping[str, RefusedTool] = field(default_factory=lambda: MappingProxyType({}))
+    """Listed tools that are not offered, by the name they would have had."""
 
     def get(self, name: str) -> CatalogEntry | None:
         return self.entries.get(name)
 
     def of_server(self, server: str) -> list[CatalogEntry]:
         return [entry for entry in self.entries.values() if entry.server == server]
+
+    def refused_of_server(self, server: str) -> list[RefusedTool]:
+        return [refused for refused in self.refused.values() if refused.server == server]
 
     def __len__(self) -> int:
         return len(self.entries)
@@ -108,7 +125,25 @@ def _schema(value: Any, redactor: Redactor, key: str | None = None) -> Any:
     return value
 
 
-def _entry(named: Named, server: str, wire: Mapping[str, Any], redactor: Redactor) -> CatalogEntry:
+def schema_refusal(wire: Mapping[str, Any], digest: str | None = None) -> str | None:
+    """Why a listed tool cannot be offered because of its schemas (a bound passed, THREATS), or None.
+
+    `digest` (its definition hash) lets a listing that comes again be judged from memory.
+    """
+    schema = wire.get("inputSchema")
+    if isinstance(schema, dict):
+        report = inspect_schema(schema, key=digest)
+        if report.problem is not None:
+            return f"its input schema is refused: {report.problem}"
+    output = wire.get("outputSchema")
+    if isinstance(output, dict):
+        report = inspect_schema(output, output=True, key=digest)
+        if report.problem is not None:
+            return f"its output schema is refused: {report.problem}"
+    return None
+
+
+def _entry(named: Named, server: str, wire: Mapping[str, Any], redactor: Redactor, digest: str) -> CatalogEntry:
     schema = wire.get("inputSchema")
     model_schema, file_params = offer_files_as_paths(schema if isinstance(schema, dict) else {"type": "object"})
     output = wire.get("outputSchema")
@@ -127,7 +162,7 @@ def _entry(named: Named, server: str, wire: Mapping[str, Any], redactor: Redacto
         input_schema=_schema(model_schema, redactor),
         output_schema=_schema(output, redactor) if isinstance(output, dict) else None,
         annotations=_schema(annotations, redactor) if isinstance(annotations, dict) else {},
-        definition_hash=definition_hash(wire),
+        definition_hash=digest,
         wire=wire,
         file_params=file_params,
         base_name=named.base,
@@ -152,11 +187,17 @@ def build_catalog(
     listed = [(listing.server, listing.prefix, wire) for listing in listings for wire in listing.tools]
     names = name_tools([(server, prefix, str(wire["name"])) for server, prefix, wire in listed], separator, held=held)
     scrub = redactor or Redactor()
-    entries = {
-        named.name: _entry(named, server, wire, scrub) for named, (server, _, wire) in zip(names, listed, strict=True)
-    }
+    entries: dict[str, CatalogEntry] = {}
+    refused: dict[str, RefusedTool] = {}
+    for named, (server, _, wire) in zip(names, listed, strict=True):
+        digest = definition_hash(wire)
+        if (reason := schema_refusal(wire, digest)) is not None:
+            # Judged before anything else reads the schemas; the server's other tools are still offered.
+            refused[named.name] = RefusedTool(named.name, server, str(wire["name"]), scrub.redact(reason))
+            continue
+        entries[named.name] = _entry(named, server, wire, scrub, digest)
     warnings = tuple(_collision(entry) for entry in entries.values() if entry.contested)
-    return Catalog(MappingProxyType(entries), warnings)
+    return Catalog(MappingProxyType(entries), warnings=warnings, refused=MappingProxyType(refused))
 
 
 def _collision(entry: CatalogEntry) -> str:

@@ -108,6 +108,8 @@ def render_status(status: Status, console: Console, *, rich: bool) -> None:
         for tool in server.tools:
             hints = annotation_words(tool.annotations)
             console.print(f"    {safe(tool.name)}" + (f"  ({hints})" if hints else ""))
+        for refused in server.refused_tools:
+            console.print(f"    {safe(refused.name)}  (not offered: {safe(refused.reason)})")
 
 
 def render_tools(tools: list[ToolInfo], console: Console, *, rich: bool) -> None:

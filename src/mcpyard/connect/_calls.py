@@ -81,6 +81,9 @@ class CallChannel:
 
     def _lost(self) -> str:
         if self._stdio:
+            snapshot = self._snapshot()
+            if snapshot.state is not State.CONNECTED and snapshot.reason:
+                return f"server {self.server_id!r} stopped during the call: {snapshot.reason}"
             return f"server {self.server_id!r} closed the connection during the call (its process ended)"
         return f"the connection to server {self.server_id!r} was lost during the call; mcpyard is reconnecting"
 

@@ -2,15 +2,22 @@
 
 from __future__ import annotations
 
+import re
 from urllib.parse import urlsplit
 
 import httpx2
+import pydantic
 from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenError
 from mcp.shared.exceptions import MCPError
 
 from mcpyard.auth import SignInError
 
-__all__ = ["describe_failure", "leaf_exception", "public_url"]
+__all__ = ["describe_failure", "leaf_exception", "public_url", "unreadable_message"]
+
+_SDK_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE message")
+"""How the SDK words a response it could not parse, answered to the request in its place."""
+_INVALID_JSON = re.compile(r"Invalid JSON: [^\[\n]{0,200}")
+_PARSE_ERROR = -32700
 
 
 def public_url(url: str | None) -> str:
@@ -55,6 +62,8 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
         return f"sign-in did not complete: {exc}"
     if isinstance(exc, OAuthFlowError | OAuthTokenError | OAuthRegistrationError):
         return f"sign-in failed: {_first_line(exc, type(exc).__name__)}"
+    if isinstance(exc, MCPError) and exc.code == _PARSE_ERROR and exc.message.startswith(_SDK_PARSE_FAILURES):
+        return unreadable_message(exc.message)
     if isinstance(exc, MCPError):
         return f"the server refused the connection: {exc.message} (MCP error {exc.code})"
     if isinstance(exc, OSError):
@@ -65,3 +74,24 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
 def _first_line(exc: BaseException, fallback: str) -> str:
     lines = str(exc).strip().splitlines()
     return lines[0][:300] if lines else fallback
+
+
+def unreadable_message(problem: BaseException | str) -> str:
+    """Why a message the server sent could not be read, in words that never quote it (THREATS: Robustness)."""
+    if isinstance(problem, pydantic.ValidationError):
+        errors = problem.errors(include_url=False, include_input=False, include_context=False)
+        first = errors[0] if errors else None
+        detail = str(first["msg"])[:200] if first is not None else "unreadable"
+        invalid_json = first is not None and first["type"] == "json_invalid"
+    else:
+        text = str(problem)
+        found = _INVALID_JSON.search(text)
+        detail = found.group(0).strip() if found else (text.splitlines() or [type(problem).__name__])[0][:200]
+        invalid_json = found is not None
+    if "recursion limit" in detail:
+        what = "a message nested too deeply to read"
+    elif invalid_json:
+        what = "a message that is not valid JSON"
+    else:
+        what = "a message that is not valid JSON-RPC"
+    return f"the server sent {what} ({detail}); mcpyard stopped talking to it (report it to its maintainers)"

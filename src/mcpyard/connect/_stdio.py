@@ -69,6 +69,10 @@ class StdioProcess:
             text += "; stderr: " + " | ".join(self.stderr_tail)
         return text
 
+    def describe_stop(self) -> str:
+        """Why the server stopped: what it did wrong, if it did (`problem`), then how it exited."""
+        return self.describe_exit() if self.problem else f"the server process {self.describe_exit()}"
+
 
 class MessageWriter:
     """A session's write end on a byte pipe: each message serialized and written at once, one per line.
@@ -217,8 +221,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                         while end != -1:
                             line = bytes(buffer[:end])
                             del buffer[: end + 1]
-                            if line.strip():
-                                await read_writer.send(parse_message(line))
+                            if (message := _read_line(line)) is not None:
+                                await read_writer.send(message)
                             end = buffer.find(b"\n")
                         if len(buffer) > MAX_LINE_BYTES:
                             self.process.problem = f"the server sent a message over {MAX_LINE_BYTES} bytes"
@@ -305,6 +309,22 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if proc.returncode is not None and not self.process.exited.is_set():
             self.process.returncode = proc.returncode
             self.process.exited.set()
+
+
+def _read_line(line: bytes) -> SessionMessage | Exception | None:
+    """A message, a malformed one (the session then ends the connection, naming it), or None for stray output.
+
+    A line that does not even start like JSON is something the server printed by mistake (a
+    banner, a log line): skipped, as other MCP clients do. One that does but cannot be read
+    (invalid, nested too deeply, not JSON-RPC) is a broken message.
+    """
+    stripped = line.lstrip()
+    if not stripped:
+        return None
+    message = parse_message(line)
+    if isinstance(message, Exception) and stripped[:1] not in (b"{", b"["):
+        return None
+    return message
 
 
 def parse_message(line: bytes) -> SessionMessage | Exception:

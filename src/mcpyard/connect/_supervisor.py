@@ -27,6 +27,7 @@ from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
 from mcpyard.connect._environment import minimal_environment_note
+from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
@@ -104,6 +105,8 @@ class Supervisor:
         self._restart = False
         self._attempt_connected = False
         self._connect_scope: anyio.CancelScope | None = None
+        self._broken: str | None = None
+        """Why this connection was ended from here: the server sent a message that cannot be read."""
         self._reconnecting = False
         """A remote server that was connected and dropped: its tools stay listed until it is back."""
         self._stdio: StdioTransport | None = None
@@ -174,8 +177,8 @@ class Supervisor:
                 elif not self._reconnecting:
                     break  # never connected: the reason stands until reload
                 # Keep the tools, refuse calls, retry with backoff.
-                reason = self._snapshot.reason
-                why = f": {reason}" if not was_connected and reason else ""
+                reason = self._broken if was_connected else self._snapshot.reason
+                why = f": {reason}" if reason else ""
                 self._publish(state=State.FAILED, reason=f"connection lost{why}; reconnecting in {backoff:g} s")
                 with anyio.move_on_after(backoff):
                     await self._stop.wait()
@@ -190,6 +193,7 @@ class Supervisor:
         """One connection's life. Returns whether it got connected."""
         self._end = anyio.Event()
         self._attempt_connected = False
+        self._broken = None
         self._publish(state=State.CONNECTING)
         observations = HttpObservations(session_id=self._identity.session_id)
         process = StdioProcess(redact=self._redact)
@@ -207,13 +211,12 @@ class Supervisor:
                     self._publish(transport="sse", note="the server refused streamable HTTP; using SSE")
                     await self._session(self._transport(observations, process, sign_in=False), scope)
             if scope.cancelled_caught and not self._attempt_connected and not self._stop.is_set():
-                self._fail(timeout_reason(self._spec, process))
+                self._fail(self._broken or timeout_reason(self._spec, process))
         except Exception as exc:
             # An error while a live connection winds down is a drop, not a failure to connect.
             if not self._attempt_connected:
-                self._fail(
-                    failure_reason(self._spec, exc, observations=observations, process=process, sign_in=self._sign_in)
-                )
+                why = failure_reason(self._spec, exc, observations=observations, process=process, sign_in=self._sign_in)
+                self._fail(self._broken or why)
         finally:
             self._connect_scope = None
             self._client = self._calls.client = None
@@ -221,7 +224,7 @@ class Supervisor:
             self._stdio = None
         connected = self._attempt_connected
         if connected and self._is_stdio and not self._stop.is_set() and not self._restart:
-            self._publish(state=State.STOPPED, reason=f"the server process {process.describe_exit()}", **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
         return connected
 
     def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
@@ -287,7 +290,7 @@ class Supervisor:
         if not self._stop.is_set() and not self._restart:
             # Its tools leave the catalog at once, before the transport is torn down (CONN-4); its
             # instructions leave the prompt from the next turn (INS-3).
-            self._publish(state=State.STOPPED, reason=f"the server process {process.describe_exit()}", **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
         self._end.set()
 
     def _waiting_for_sign_in(self, url: str) -> None:
@@ -332,7 +335,9 @@ class Supervisor:
     # ----------------------------------------------------------------- listings
 
     async def _on_message(self, message: IncomingMessage) -> None:
-        if isinstance(message, types.ToolListChangedNotification):
+        if isinstance(message, Exception):
+            self._unreadable(message)
+        elif isinstance(message, types.ToolListChangedNotification):
             self._changes.heard()
         elif (
             isinstance(message, types.ResourceUpdatedNotification)
@@ -341,6 +346,22 @@ class Supervisor:
             # New-era updates come on the listen stream; one here is from a stream already closed.
             await self._watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
+
+    def _unreadable(self, problem: Exception) -> None:
+        """A message from the server cannot be read: its answer never comes, so end the connection now, saying why."""
+        if self._broken is not None:
+            return
+        reason = self._broken = self._redact(unreadable_message(problem))
+        if not self._attempt_connected:
+            if self._connect_scope is not None:
+                self._connect_scope.cancel()
+        elif self._stdio is not None:
+            # Stopped at once, its tools gone (CONN-4): the call waiting on the answer learns why.
+            self._stdio.process.problem = reason
+            self._publish(state=State.STOPPED, reason=reason, **_GONE)
+            self._stdio.kill()
+        else:
+            self._end.set()  # a remote server is reconnected with backoff, the reason shown meanwhile
 
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:

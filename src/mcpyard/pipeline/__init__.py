@@ -31,7 +31,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore, Window
-from mcpyard.pipeline._validate import quick_check, validate_arguments
+from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, quick_check, validate_arguments
 
 __all__ = [
     "CACHED_LINE",
@@ -40,6 +40,7 @@ __all__ = [
     "READ_RESULT",
     "READ_RESULT_TOOL",
     "STAGES",
+    "VALIDATION_BUDGET_SECS",
     "Call",
     "CallRecord",
     "CallRecorder",
@@ -59,6 +60,7 @@ __all__ = [
     "ask",
     "beside_the_fence",
     "cache_key",
+    "check_arguments",
     "cut_to_bytes",
     "decide_call",
     "dispatch",

@@ -29,6 +29,11 @@ async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusa
 
 
 def _not_offered(view: HostView, name: str) -> Refusal:
+    if (refused := view.catalog.refused.get(name)) is not None:
+        return Refusal(
+            "invalid_schema",
+            f"{name} is not offered: {refused.reason}; report it to the maintainers of server {refused.server!r}",
+        )
     if (removed := view.removed().get(name)) is not None:
         server_id = removed[0]
         return Refusal("removed", f"{name} was reviewed, but server {server_id!r} no longer lists it; it cannot run")

@@ -21,7 +21,7 @@ from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
 from mcpyard.pipeline._shape import ShapeContext, shape_result
-from mcpyard.pipeline._validate import validate_arguments
+from mcpyard.pipeline._validate import check_arguments
 from mcpyard.policy import (
     ApprovalCard,
     CallFacts,
@@ -50,11 +50,14 @@ __all__ = [
 
 
 async def validate(view: HostView, session: Session, call: Call) -> Call | Refusal:
-    """The arguments must match the tool's input schema; the server is not called otherwise (CALL-1)."""
+    """The arguments must match the tool's input schema; the server is not called otherwise (CALL-1).
+
+    A costly schema is checked in a worker thread, within a budget: it never holds up the host.
+    """
     del view, session
     entry, _ = call.target()
     try:
-        validate_arguments(entry, call.request.arguments)
+        await check_arguments(entry, call.request.arguments)
     except CallError as exc:
         return Refusal(exc.code, exc.message)
     return call

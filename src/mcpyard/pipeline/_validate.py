@@ -1,79 +1,175 @@
-"""Checking a call's arguments against its tool's input schema, fast for the common case (CALL-1)."""
+"""Checking a call's arguments against its tool's input schema: fast for the common case, bounded always (CALL-1).
+
+A simple schema is decided by the quick check on the event loop, as before. A schema the
+quick check does not decide is checked by jsonschema under a hard budget (`_budget.py`):
+first on the event loop for at most `INLINE_BUDGET_SECS` (what nearly every check needs),
+then, if that was not enough, or at once for a large schema, in a worker thread (each
+server with its own few), so one server's costly schema never holds up another server, a
+gateway client or a cancellation. A check past `VALIDATION_BUDGET_SECS` refuses the call
+with `validation_timeout`; the server is not called.
+"""
 
 from __future__ import annotations
 
-import math
+import functools
+import threading
 from collections import OrderedDict
-from collections.abc import Callable, Iterator, Mapping
+from collections.abc import Mapping
+from dataclasses import dataclass
 from typing import Any
 
-import regex
-from jsonschema import SchemaError, ValidationError, validators
+import anyio
+import anyio.lowlevel
+from jsonschema import SchemaError
+from referencing.exceptions import Unresolvable
 
-from mcpyard.catalog import CatalogEntry
+from mcpyard.catalog import CatalogEntry, inspect_schema
 from mcpyard.errors import CallError
+from mcpyard.pipeline._budget import PATTERN_TIMEOUT, OverBudget, bounded_validator, budget
+from mcpyard.pipeline._quick import Check, quick_check
 
-__all__ = ["quick_check", "validate_arguments"]
+__all__ = [
+    "INLINE_BUDGET_SECS",
+    "INLINE_PARTS",
+    "PATTERN_TIMEOUT",
+    "VALIDATION_BUDGET_SECS",
+    "WORKERS_PER_SERVER",
+    "check_arguments",
+    "quick_check",
+    "validate_arguments",
+]
 
 MAX_ERRORS_SHOWN = 3
+VALIDATION_BUDGET_SECS = 1.0
+"""The most one call's arguments may take to check; past it the call is refused (THREATS: bound what peers control)."""
+INLINE_BUDGET_SECS = 0.005
+"""How long a check may hold the event loop; one that needs more starts again in a worker thread."""
+INLINE_PARTS = 2_000
+"""A schema larger than this once its `$ref`s are expanded is checked in a worker thread from the start."""
+WORKERS_PER_SERVER = 2
+"""Worker threads checking one server's schemas at once; more calls wait their turn (other servers' do not)."""
+_MAX_PREPARED = 4096
 
 
-Check = Callable[[Any], bool]
-_VALIDATORS: OrderedDict[str, tuple[Any, Check | None]] = OrderedDict()
-_MAX_VALIDATORS = 4096
-PATTERN_TIMEOUT = 0.1
-"""A server's `pattern` gets this long per check: a backtracking pattern cannot stall the host."""
+@dataclass(slots=True)
+class _Prepared:
+    """What checking one tool definition takes: built once per definition, not per call."""
+
+    quick: Check | None
+    problem: str | None
+    """Why the schema cannot be used at all (a bound passed), if it cannot."""
+    large: bool
+    """Checked in a worker from the start: even building its validator takes time."""
+    validator: Any = None
 
 
-def _bounded_pattern(validator: Any, pattern: Any, instance: Any, schema: Any) -> Iterator[Any]:
-    """The `pattern` keyword, with a time limit on the regular expression (THREATS: bound what a peer controls)."""
-    if not validator.is_type(instance, "string") or not isinstance(pattern, str):
-        return
-    try:
-        matched = regex.search(pattern, instance, timeout=PATTERN_TIMEOUT)
-    except regex.error:
-        yield ValidationError(f"the tool's pattern {pattern[:80]!r} is not a valid regular expression")
-        return
-    except TimeoutError:
-        yield ValidationError(f"checking the pattern {pattern[:80]!r} took too long; the value was not accepted")
-        return
-    if matched is None:
-        yield ValidationError(f"{instance[:80]!r} does not match {pattern[:80]!r}")
+_PREPARED: OrderedDict[str, _Prepared] = OrderedDict()
+_LIMITERS: anyio.lowlevel.RunVar[dict[str, anyio.CapacityLimiter]] = anyio.lowlevel.RunVar("mcpyard_validators")
 
 
-def _validator(entry: CatalogEntry) -> tuple[Any, Check | None]:
-    """The schema validator of a tool and its quick check, built once per definition (not per call)."""
+def _prepare(entry: CatalogEntry) -> _Prepared:
     key = entry.definition_hash
-    built = _VALIDATORS.get(key)
-    if built is None:
-        schema = dict(entry.input_schema)
-        cls = validators.validator_for(schema, default=validators.Draft202012Validator)
-        cls.check_schema(schema)
-        bounded = validators.extend(cls, {"pattern": _bounded_pattern})
-        built = _VALIDATORS[key] = (bounded(schema), quick_check(schema))
-        if len(_VALIDATORS) > _MAX_VALIDATORS:
-            _VALIDATORS.popitem(last=False)
-    return built
+    prepared = _PREPARED.get(key)
+    if prepared is None:
+        schema = entry.input_schema
+        # The same judgement as at listing time (cached there by the same hash): an entry made
+        # some other way is held to the same bounds.
+        report = inspect_schema(dict(schema), key=key)
+        large = report.expanded > INLINE_PARTS
+        prepared = _PREPARED[key] = _Prepared(quick_check(schema), report.problem, large)
+        if len(_PREPARED) > _MAX_PREPARED:
+            _PREPARED.popitem(last=False)
+    return prepared
 
 
-def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
-    """Check the arguments against the tool's input schema (CALL-1).
+def validate_arguments(
+    entry: CatalogEntry, arguments: Mapping[str, Any], *, budget_secs: float = VALIDATION_BUDGET_SECS
+) -> None:
+    """Check the arguments against the tool's input schema (CALL-1), here and now, within `budget_secs`.
 
     Raises:
-        CallError: `invalid_arguments` naming each problem and where it is.
+        CallError: `invalid_arguments` naming each problem and where it is; `invalid_schema`
+            when the schema cannot be used; `validation_timeout` past the budget.
     """
-    try:
-        _validator(entry)
-    except (SchemaError, ValueError, TypeError) as exc:
-        raise CallError(
-            "invalid_schema",
-            f"tool {entry.name!r} has an input schema mcpyard cannot use ({_first_line(exc)}); "
-            f"report it to the maintainers of server {entry.server!r}",
-        ) from None
-    validator, quick = _validator(entry)
-    if (quick is not None and quick(arguments)) or validator.is_valid(arguments):
+    prepared = _prepare(entry)
+    if prepared.quick is not None and prepared.quick(arguments):
         return
-    errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    _full_check(prepared, entry, arguments, budget_secs, None)
+
+
+async def check_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> None:
+    """`validate_arguments`, without ever holding the event loop longer than `INLINE_BUDGET_SECS`.
+
+    Raises:
+        CallError: as `validate_arguments`.
+    """
+    prepared = _prepare(entry)
+    if prepared.quick is not None and prepared.quick(arguments):
+        return
+    if not prepared.large:
+        try:
+            _full_check(prepared, entry, arguments, INLINE_BUDGET_SECS, None, inline=True)
+            return
+        except _NeedsMore:
+            pass  # a costly check: started again where it holds up no one
+    cancelled = threading.Event()
+    check = functools.partial(_full_check, prepared, entry, arguments, VALIDATION_BUDGET_SECS, cancelled)
+    try:
+        await anyio.to_thread.run_sync(check, abandon_on_cancel=True, limiter=_limiter(entry.server))
+    finally:
+        cancelled.set()  # a caller that went away stops its worker at the next step
+
+
+class _NeedsMore(Exception):  # internal signal: the check goes on in a worker
+    pass
+
+
+def _limiter(server: str) -> anyio.CapacityLimiter:
+    try:
+        limiters = _LIMITERS.get()
+    except LookupError:
+        limiters = {}
+        _LIMITERS.set(limiters)
+    limiter = limiters.get(server)
+    if limiter is None:
+        limiter = limiters[server] = anyio.CapacityLimiter(WORKERS_PER_SERVER)
+    return limiter
+
+
+def _full_check(
+    prepared: _Prepared,
+    entry: CatalogEntry,
+    arguments: Mapping[str, Any],
+    seconds: float,
+    cancelled: threading.Event | None,
+    *,
+    inline: bool = False,
+) -> None:
+    if prepared.problem is not None:
+        raise _unusable(entry, prepared.problem)
+    try:
+        with budget(seconds, cancelled):
+            if prepared.validator is None:
+                prepared.validator = bounded_validator(dict(entry.input_schema))
+            validator = prepared.validator
+            if validator.is_valid(arguments):
+                return
+            errors = sorted(validator.iter_errors(arguments), key=lambda e: list(e.absolute_path))
+    except OverBudget as exc:
+        if inline:
+            raise _NeedsMore from None
+        raise CallError(
+            "validation_timeout",
+            f"checking the arguments for {entry.name!r} against its input schema {exc.what}, so the call was "
+            f"refused and server {entry.server!r} was not called; the schema is too costly to check for these "
+            "arguments (try smaller or simpler ones)",
+        ) from None
+    except (SchemaError, Unresolvable, ValueError, TypeError) as exc:
+        raise _unusable(entry, _first_line(exc)) from None
+    except (RecursionError, ArithmeticError):
+        raise CallError(
+            "invalid_arguments", f"arguments for {entry.name!r} nest too deeply or are too large to check"
+        ) from None
     problems = []
     for error in errors[:MAX_ERRORS_SHOWN]:
         where = "/".join(str(part) for part in error.absolute_path) or "(arguments)"
@@ -85,184 +181,13 @@ def validate_arguments(entry: CatalogEntry, arguments: Mapping[str, Any]) -> Non
     )
 
 
+def _unusable(entry: CatalogEntry, why: str) -> CallError:
+    return CallError(
+        "invalid_schema",
+        f"tool {entry.name!r} has an input schema mcpyard cannot use ({why}); "
+        f"report it to the maintainers of server {entry.server!r}",
+    )
+
+
 def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:200]
-
-
-# ----------------------------------------------------------------- the quick check
-#
-# Most tools take a flat object of strings, numbers and flags. For such schemas a few
-# isinstance checks decide validity far faster than a general validator. The quick check
-# only ever says "valid" when the full validator would too; when it says no (or the schema
-# uses anything it does not know) the full validator decides and words the errors.
-
-_ANNOTATIONS = frozenset(
-    {
-        "title",
-        "description",
-        "default",
-        "examples",
-        "$comment",
-        "deprecated",
-        "readOnly",
-        "writeOnly",
-        "format",  # an annotation unless a format checker is asked for, and none is
-        "contentEncoding",
-        "contentMediaType",
-    }
-)
-_TYPES: dict[str, Check] = {
-    "string": lambda v: type(v) is str,
-    "integer": lambda v: type(v) is int or (type(v) is float and v.is_integer()),
-    "number": lambda v: type(v) is int or (type(v) is float and math.isfinite(v)),
-    "boolean": lambda v: type(v) is bool,
-    "null": lambda v: v is None,
-    "array": lambda v: type(v) is list,
-    "object": lambda v: type(v) is dict,
-}
-_SCALARS = (str, int, float, bool, type(None))
-MAX_QUICK_DEPTH = 8
-
-
-def quick_check(schema: Any) -> Check | None:
-    """A fast, conservative check for a simple schema: True only for values the schema accepts.
-
-    None when the schema uses a keyword the quick check does not know (`$ref`, `pattern`,
-    `oneOf`…): the full validator is used alone.
-    """
-    if not isinstance(schema, Mapping):
-        return None
-    root = {key: value for key, value in schema.items() if key not in ("$schema", "$defs", "definitions")}
-    return _compile(root, 0)
-
-
-_OBJECT_KEYWORDS = frozenset({"type", "properties", "required", "additionalProperties"})
-
-
-def _compile(schema: Any, depth: int) -> Check | None:
-    if schema is True:
-        return lambda v: True
-    if not isinstance(schema, Mapping) or depth > MAX_QUICK_DEPTH:
-        return None
-    keywords = schema.keys() - _ANNOTATIONS
-    if keywords <= _OBJECT_KEYWORDS and schema.get("type", "object") == "object":
-        return _object(schema, depth)  # the usual shape of a tool's arguments, in one check
-    checks: list[Check] = []
-    for key, value in schema.items():
-        if key in _ANNOTATIONS:
-            continue
-        check = _keyword(key, value, schema, depth)
-        if check is None:
-            return None
-        checks.append(check)
-    if not checks:
-        return lambda v: True
-    if len(checks) == 1:
-        return checks[0]
-    return lambda v: all(check(v) for check in checks)
-
-
-def _keyword(key: str, value: Any, schema: Mapping[str, Any], depth: int) -> Check | None:
-    """One keyword's check, applied as JSON Schema applies it (only to values of its kind)."""
-    if key == "type":
-        names = [value] if isinstance(value, str) else value
-        if not isinstance(names, list) or not names or any(not isinstance(n, str) or n not in _TYPES for n in names):
-            return None
-        tests = [_TYPES[name] for name in names]
-        return tests[0] if len(tests) == 1 else lambda v: any(test(v) for test in tests)
-    if key in ("enum", "const"):
-        allowed = value if key == "enum" else [value]
-        if not isinstance(allowed, list) or any(not isinstance(item, _SCALARS) for item in allowed):
-            return None
-        # JSON equality: true is not 1, and 1 is 1.0.
-        return lambda v: isinstance(v, _SCALARS) and any(type(v) is type(a) and v == a for a in allowed)
-    if key in ("minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"):
-        if type(value) not in (int, float):
-            return None
-        bound = value
-        compare: Callable[[Any], bool] = {
-            "minimum": lambda v: v >= bound,
-            "maximum": lambda v: v <= bound,
-            "exclusiveMinimum": lambda v: v > bound,
-            "exclusiveMaximum": lambda v: v < bound,
-        }[key]
-        return lambda v: type(v) not in (int, float) or (math.isfinite(v) and compare(v))
-    if key in ("minLength", "maxLength", "minItems", "maxItems"):
-        if type(value) is not int:
-            return None
-        kind, limit = (str if key.endswith("Length") else list), value
-        if key.startswith("min"):
-            return lambda v: type(v) is not kind or len(v) >= limit
-        return lambda v: type(v) is not kind or len(v) <= limit
-    if key == "items":
-        item = _compile(value, depth + 1)
-        if item is None:
-            return None
-        return lambda v: type(v) is not list or all(item(x) for x in v)
-    if key == "anyOf":
-        if not isinstance(value, list) or not value:
-            return None
-        branches = [_compile(branch, depth + 1) for branch in value]
-        if any(branch is None for branch in branches):
-            return None
-        known = [branch for branch in branches if branch is not None]
-        return lambda v: any(branch(v) for branch in known)
-    if key == "required":
-        if not isinstance(value, list) or any(not isinstance(name, str) for name in value):
-            return None
-        names = tuple(value)
-        return lambda v: type(v) is not dict or all(name in v for name in names)
-    if key == "properties":
-        return _properties(value, schema.get("additionalProperties", True), depth)
-    if key == "additionalProperties":
-        if "properties" in schema:
-            return lambda v: True  # checked with the properties
-        return _properties({}, value, depth)
-    return None
-
-
-def _object(schema: Mapping[str, Any], depth: int) -> Check | None:
-    """`type: object` with `properties`, `required` and `additionalProperties`, checked in one pass."""
-    required = schema.get("required", [])
-    if not isinstance(required, list) or any(not isinstance(name, str) for name in required):
-        return None
-    fields = _properties(schema.get("properties", {}), schema.get("additionalProperties", True), depth)
-    if fields is None:
-        return None
-    names = tuple(required)
-    typed = "type" in schema
-
-    def check_object(v: Any) -> bool:
-        if type(v) is not dict:
-            return not typed
-        return all(name in v for name in names) and fields(v)
-
-    return check_object
-
-
-def _properties(properties: Any, additional: Any, depth: int) -> Check | None:
-    if not isinstance(properties, Mapping):
-        return None
-    checks: dict[str, Check] = {}
-    for name, subschema in properties.items():
-        check = _compile(subschema, depth + 1)
-        if check is None:
-            return None
-        checks[str(name)] = check
-    other = _compile(additional, depth + 1) if additional is not False else None
-    if other is None and additional is not False:
-        return None
-
-    def check_object(v: Any) -> bool:
-        if type(v) is not dict:
-            return True
-        for name, item in v.items():
-            known = checks.get(name)
-            if known is not None:
-                if not known(item):
-                    return False
-            elif other is None or not other(item):
-                return False
-        return True
-
-    return check_object
