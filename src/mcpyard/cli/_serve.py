@@ -61,13 +61,17 @@ def serve(
 
         async with open_host(opts, mode=mode, approver=approver, relay_input=True) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
-            if (warning := _shares_nothing(gateway)) is not None:
-                print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
+            warning = _shares_nothing(gateway)
             if transport == "stdio":
+                if warning is not None:
+                    print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
                 await serve_stdio(gateway)
             else:
 
                 def announce() -> None:
+                    # Once listening: a port that cannot be had is one line, with nothing before it.
+                    if warning is not None:
+                        print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
                     print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
 
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
