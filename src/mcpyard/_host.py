@@ -9,7 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import os
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
 
@@ -81,8 +81,13 @@ class Host(ResourceReader):
         relay_input: bool = False,
         policies: PolicySource | None = None,
         recorder: CallRecorder | None = None,
+        lazy: bool = False,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
+
+        With `lazy`, nothing starts at first and the host is yielded at once: a server starts when a
+        call needs one of its tools (only that call waits) or on `host.start()`; meanwhile it offers
+        the tools it listed when it last connected, and a call runs only if the live tool is that one.
 
         Args:
             workspace: the project folder (default: the current directory).
@@ -101,6 +106,7 @@ class Host(ResourceReader):
                 request during a call goes to that call's `on_input` (the gateway relays it to its client).
             policies: where reviewed per-tool policies come from (default: the pins `mcpyard pin` saves).
             recorder: also hand every call's record to this (`host.history()` keeps the session's either way).
+            lazy: start each server only when something needs it (see above).
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -123,6 +129,7 @@ class Host(ResourceReader):
             policies=policies,
             open_browser=open_browser,
             relay_input=relay_input,
+            lazy=lazy,
         )
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
         host = cls(options, mode=mode or plan.config.settings.mode or "ask", approver=approver, recorder=recorder)
@@ -150,7 +157,9 @@ class Host(ResourceReader):
         # Every value mcpyard will put into a request or an environment, redacted wherever it comes back (SEC-3).
         redactor = Redactor(secrets_in_use(plan.runnable, self._options.environ))
         old = self._views.view
-        started = await self._servers.apply(old.plan if old is not None else None, plan, self._tg)
+        started = await self._servers.apply(
+            old.plan if old is not None else None, plan, self._tg, lazy=self._options.lazy
+        )
         self._redactor = redactor
         self._publish(plan, policies, relist=True)
         await self._servers.settle(started)
@@ -162,12 +171,24 @@ class Host(ResourceReader):
         if not snapshot.connected:
             self.session.cache.forget_server(snapshot.id)  # the end of a connection forgets its results (CALL-6)
         before = self._servers.heard(snapshot)
+        if snapshot.connected and before is not None and before.tools is not snapshot.tools and self._tg is not None:
+            self._servers.keep_listing(snapshot, self._tg)
         if before is not None and (view := self._views.view) is not None:
             self._publish(view.plan, view.policies, relist=before.tools is not snapshot.tools)
 
     def _publish(self, plan: Plan, policies: PolicySource, *, relist: bool) -> None:
         servers = self._servers
         self._views.publish(plan, policies, self._redactor, servers.snapshots(), servers.connections(), relist=relist)
+
+    async def start(self, server_ids: Iterable[str] | None = None) -> None:
+        """Start the servers a lazy host has not started yet (all of them by default); wait until each settled.
+
+        Each waits at most its own connect timeout; a server that fails is reported on the status page.
+        """
+        if self._tg is None:
+            raise StateError("the host is not open")
+        ids = list(self._servers.pending() if server_ids is None else server_ids)
+        await self._servers.start(ids, self._tg)
 
     async def wait_until(self, predicate: Callable[[Host], bool]) -> None:
         """Wait until `predicate(host)` holds, re-checking whenever the host publishes a new view.
@@ -269,11 +290,12 @@ class Host(ResourceReader):
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
-        request = CallRequest(
-            name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input
-        )
         self._calls_in_flight += 1
         try:
+            offered = await self._servers.ready_for(name, self.view, self._tg) if self._options.lazy else None
+            request = CallRequest(
+                name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input, offered
+            )
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"

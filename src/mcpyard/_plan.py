@@ -43,6 +43,12 @@ class Plan:
     def runnable(self) -> list[ServerSpec]:
         return list(self.specs.values())
 
+    def owners_by_prefix(self, name: str) -> list[str]:
+        """The servers that run and whose tools' names start like `name` (prefix and separator), longest first."""
+        separator = self.config.settings.tool_name_separator
+        owners = [server_id for server_id in self.specs if name.startswith(f"{self.prefixes[server_id]}{separator}")]
+        return sorted(owners, key=lambda server_id: -len(self.prefixes[server_id]))
+
 
 def read_config(
     *,
@@ -95,6 +101,8 @@ class HostOptions:
     """Reviewed per-tool policies; None: the pins `mcpyard pin` saved, read again on every reload (POL-5)."""
     open_browser: bool = False
     relay_input: bool = False
+    lazy: bool = False
+    """Start each server only when something needs it (a call to one of its tools, `Host.start`)."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:

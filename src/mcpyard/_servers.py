@@ -1,20 +1,29 @@
-"""The host's running servers: one supervisor each, started, kept or stopped as the plan changes (CONN, CFG-7)."""
+"""The host's running servers: one supervisor each, started, kept or stopped as the plan changes (CONN, CFG-7).
+
+A lazy host starts a server only when something needs it: until then it is pending, offered
+with the listing its definition gave last time (if any), and shown as not started.
+"""
 
 from __future__ import annotations
 
 import contextlib
+import functools
 from collections.abc import Awaitable, Callable, Mapping
 from types import MappingProxyType
 
 import anyio
 import anyio.abc
 
+from mcpyard._listings import LISTINGS_FILE, ListingCache
 from mcpyard._plan import HostOptions, Plan, Running, plan_changes
+from mcpyard._view import HostView
 from mcpyard.auth import AUTH_FILE, AuthStore
 from mcpyard.config import ServerSpec
 from mcpyard.connect import ClientIdentity, Reaper, ServerSnapshot, State, Supervisor
 
-__all__ = ["CONNECT_SLACK", "Servers"]
+__all__ = ["CONNECT_SLACK", "NOT_STARTED", "Servers"]
+
+NOT_STARTED = "not started yet: mcpyard starts it when a call needs one of its tools"
 
 CONNECT_SLACK = 3.0
 """Beyond a server's connect and shutdown timeouts (a failed start is torn down before it is
@@ -49,6 +58,10 @@ class Servers:
         self._snapshots: dict[str, ServerSnapshot] = {}
         self._listeners: list[Callable[[str, str], Awaitable[None]]] = []
         """`(server, uri)` callbacks for updates of watched resources (the gateway's subscriptions)."""
+        self._pending: dict[str, ServerSpec] = {}
+        """Servers of a lazy host that nothing has needed yet."""
+        self.listings = ListingCache(options.data_home / LISTINGS_FILE)
+        """Each server definition's last listing: a pending server's tools, a name's owner before it connects."""
 
     @property
     def reaper(self) -> Reaper:
@@ -61,6 +74,19 @@ class Servers:
     def snapshots(self) -> Mapping[str, ServerSnapshot]:
         return MappingProxyType(dict(self._snapshots))
 
+    def spec_of(self, server_id: str) -> ServerSpec | None:
+        """The definition a server was started with (or waits to start with)."""
+        return self._started.get(server_id) or self._pending.get(server_id)
+
+    def pending(self) -> Mapping[str, ServerSpec]:
+        """The servers of a lazy host that have not been started."""
+        return MappingProxyType(dict(self._pending))
+
+    def settled(self, server_id: str) -> bool:
+        """Whether a started server's first connection attempt has ended (a pending one has not begun)."""
+        supervisor = self._supervisors.get(server_id)
+        return supervisor is not None and supervisor.settled
+
     def connections(self) -> Mapping[str, Supervisor]:
         return MappingProxyType(dict(self._supervisors))
 
@@ -71,8 +97,16 @@ class Servers:
             self._snapshots[snapshot.id] = snapshot
         return before
 
-    async def apply(self, old: Plan | None, new: Plan, tg: anyio.abc.TaskGroup) -> list[ServerSpec]:
-        """Stop servers that left, changed, failed or stopped; start new and changed ones. Returns those started."""
+    async def apply(
+        self, old: Plan | None, new: Plan, tg: anyio.abc.TaskGroup, *, lazy: bool = False
+    ) -> list[ServerSpec]:
+        """Stop servers that left, changed, failed or stopped; start new and changed ones. Returns those started.
+
+        `lazy`: new and changed servers wait, pending, until `start` is asked for them.
+        """
+        self._pending = {
+            server_id: spec for server_id, spec in self._pending.items() if new.specs.get(server_id) == spec
+        }
         running = {
             server_id: Running(self._started[server_id], s.snapshot.state not in (State.FAILED, State.STOPPED))
             for server_id, s in self._supervisors.items()
@@ -84,9 +118,52 @@ class Servers:
             await self._finished[server_id].wait()
             for table in (self._supervisors, self._started, self._finished, self._snapshots):
                 table.pop(server_id, None)
-        for spec in changes.start:
+        starting = [spec for spec in changes.start if spec.id not in self._pending]
+        if lazy:
+            for spec in starting:
+                self._pending[spec.id] = spec
+                self._snapshots[spec.id] = self._placeholder(spec)
+            return []
+        for spec in starting:
             self._start(spec, tg)
-        return list(changes.start)
+        return starting
+
+    def _placeholder(self, spec: ServerSpec) -> ServerSnapshot:
+        """A pending server as the host shows it: not started, with the tools its definition listed last time."""
+        return ServerSnapshot(
+            spec.id,
+            state=State.STOPPED,
+            reason=NOT_STARTED,
+            transport=spec.transport,
+            tools=self.listings.get(spec) or (),
+        )
+
+    def keep_listing(self, snapshot: ServerSnapshot, tg: anyio.abc.TaskGroup) -> None:
+        """Keep a connected server's new listing for the next start (its owner known before anything connects)."""
+        if (spec := self.spec_of(snapshot.id)) is not None:
+            tg.start_soon(anyio.to_thread.run_sync, functools.partial(self.listings.put, spec, snapshot.tools))
+
+    async def ready_for(self, name: str, view: HostView, tg: anyio.abc.TaskGroup | None) -> str | None:
+        """For a lazy host: start, and wait for, only the server a call to `name` needs.
+
+        Returns the definition hash the caller was offered when it came from a kept listing: the
+        live tool must still have it (the listing is never trusted for the call itself).
+        """
+        entry = view.catalog.get(name)
+        owners = [entry.server] if entry is not None else view.plan.owners_by_prefix(name)
+        needed = [owner for owner in owners if owner in self._pending or not self.settled(owner)]
+        if not needed or tg is None:
+            return None
+        offered = entry.definition_hash if entry is not None and entry.server in self._pending else None
+        await self.start(needed, tg)
+        return offered
+
+    async def start(self, server_ids: list[str], tg: anyio.abc.TaskGroup) -> None:
+        """Start the pending ones of these servers, then wait until each started one settled (within its limits)."""
+        for server_id in server_ids:
+            if (spec := self._pending.pop(server_id, None)) is not None:
+                self._start(spec, tg)
+        await self.settle([spec for server_id in server_ids if (spec := self._started.get(server_id)) is not None])
 
     def _start(self, spec: ServerSpec, tg: anyio.abc.TaskGroup) -> None:
         options = self._options

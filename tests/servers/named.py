@@ -1,13 +1,16 @@
 """Fixture server listing the tools named on its command line, none of them annotated.
 
 Run as `python tests/servers/named.py NAME [NAME …]` (stdio). Each tool answers a call with
-`called <NAME> on <pid>`, so a test can tell which server ran it.
+`called <NAME> on <pid>`, so a test can tell which server ran it. With `NAMED_DESCRIPTION_FILE`
+set, every tool's description is that file's text (a definition that changes between runs), and
+with `NAMED_STARTED_FILE` set, the server writes its pid there once it starts.
 """
 
 from __future__ import annotations
 
 import os
 import sys
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -18,10 +21,14 @@ from mcp_types import CallToolRequestParams, CallToolResult, ListToolsResult, Pa
 
 def build_server(names: list[str]) -> Server[Any]:
     """Build the server listing `names`."""
+    described = os.environ.get("NAMED_DESCRIPTION_FILE")
+    about = Path(described).read_text(encoding="utf-8") if described else None
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         return ListToolsResult(
-            tools=[Tool(name=name, description=f"Tool {name}.", input_schema={"type": "object"}) for name in names]
+            tools=[
+                Tool(name=name, description=about or f"Tool {name}.", input_schema={"type": "object"}) for name in names
+            ]
         )
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
@@ -36,4 +43,6 @@ async def _serve(server: Server[Any]) -> None:
 
 
 if __name__ == "__main__":
+    if started := os.environ.get("NAMED_STARTED_FILE"):
+        Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
     anyio.run(_serve, build_server(sys.argv[1:]))

@@ -85,7 +85,8 @@ def call(
     approver = command_approver(yes=yes, console=opts.console(stderr=True) if has_terminal() else None)
 
     async def main() -> int:
-        async with open_host(opts, mode=mode, approver=approver) as host:
+        # Only the server that owns the tool is started and waited for: another's delay is not this call's.
+        async with open_host(opts, mode=mode, approver=approver, lazy=True) as host:
             result = await host.call(name, arguments)
         if opts.json:
             print_json(result.to_json())

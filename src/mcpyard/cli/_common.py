@@ -23,6 +23,7 @@ if TYPE_CHECKING:
 
     from mcpyard._host import Host
     from mcpyard._status import Status
+    from mcpyard._view import HostView
 
 __all__ = [
     "EXIT_OK",
@@ -167,8 +168,13 @@ async def open_host(
     approver: Any = None,
     open_browser: bool = False,
     relay_input: bool = False,
+    lazy: bool = False,
 ) -> AsyncIterator[Host]:
-    """Open a host for a command, with the CLI's global options."""
+    """Open a host for a command, with the CLI's global options.
+
+    Every server is started and waited for (on a terminal, a line on stderr shows them coming
+    up); with `lazy`, none is: a call starts, and waits for, only the server it needs.
+    """
     from mcpyard._host import Host
 
     # Connecting can take a while (CLI-3); the spinner lives on stderr and only on a terminal.
@@ -185,13 +191,44 @@ async def open_host(
             environ=os.environ,
             open_browser=open_browser,
             relay_input=relay_input,
+            lazy=True,
         ) as host:
+            if not lazy:
+                await _start_every_server(host, spinner)
             if spinner is not None:
                 spinner.stop()
             yield host
     finally:
         if spinner is not None:
             spinner.stop()
+
+
+def _changed_since(seen: HostView, host: Host) -> bool:
+    return host.view is not seen
+
+
+async def _start_every_server(host: Host, spinner: Any) -> None:
+    """Start every server; on a terminal, say which are up and which are awaited as they come (CLI-3)."""
+    import anyio
+
+    if spinner is None:
+        await host.start()
+        return
+    async with anyio.create_task_group() as tg:
+
+        async def show() -> None:
+            while True:
+                servers = host.servers()
+                up = [s.id for s in servers if s.state != "connecting"]
+                waiting = [s.id for s in servers if s.state == "connecting"]
+                if waiting:
+                    shown = ", ".join(waiting[:4]) + ("…" if len(waiting) > 4 else "")
+                    spinner.update(f"{len(up)} of {len(servers)} MCP servers settled; waiting for {shown}")
+                await host.wait_until(functools.partial(_changed_since, host.view))
+
+        tg.start_soon(show)
+        await host.start()
+        tg.cancel_scope.cancel()
 
 
 def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:

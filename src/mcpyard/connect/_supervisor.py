@@ -121,6 +121,11 @@ class Supervisor:
     def snapshot(self) -> ServerSnapshot:
         return self._snapshot
 
+    @property
+    def settled(self) -> bool:
+        """Whether the first connection attempt has ended (connected, failed, or waiting on a person)."""
+        return self._settled.is_set()
+
     async def wait_settled(self) -> None:
         """Until the first connection attempt has ended, connected or not (or a sign-in waits on a person)."""
         await self._settled.wait()

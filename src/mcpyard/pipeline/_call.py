@@ -39,6 +39,9 @@ class CallRequest:
     on_progress: ProgressFn | None = None
     on_log: LogFn | None = None
     on_input: InputRelay | None = None
+    definition_hash: str | None = None
+    """The definition the caller was offered (CAT-2), when it may not be the live one: the call runs only
+    if the live tool's hash is this one (a listing kept from an earlier run, a published selection)."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -21,6 +21,13 @@ async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusa
     entry = view.catalog.get(name)
     if entry is None:
         return _not_offered(view, name)
+    offered = call.request.definition_hash
+    if offered is not None and entry.definition_hash != offered:
+        return Refusal(
+            "tool_changed",
+            f"{name} is not the tool that was offered: its definition changed since; nothing was sent; "
+            "list the tools again and call it again",
+        )
     spec, connection = view.specs.get(entry.server), view.connections.get(entry.server)
     if spec is None or connection is None:
         return Refusal("server_unavailable", f"server {entry.server!r} is not running")

@@ -1,0 +1,109 @@
+"""Each server definition's last tool listing, kept in the data folder, so a tool's owner is known before it connects.
+
+A listing is keyed by a digest of what makes the server the server it is (transport, command,
+args, env, cwd, url): change any of them and the old listing no longer applies. It is only a
+guide to which server to start and what to offer while it starts; a call always runs against
+the live definition, whose hash must equal the one offered.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import json
+import os
+import stat
+import time
+from collections.abc import Mapping, Sequence
+from pathlib import Path
+from typing import Any
+
+from mcpyard._atomic import write_atomic
+from mcpyard.config import ServerSpec
+
+__all__ = ["LISTINGS_FILE", "ListingCache", "listing_key"]
+
+LISTINGS_FILE = "tool-listings.json"
+MAX_SERVERS = 256
+"""Listings kept; the least recently listed go first."""
+MAX_BYTES = 16 * 1024 * 1024
+"""The file's size at most: a larger one is not read (and is written anew)."""
+_FORMAT = 1
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def listing_key(spec: ServerSpec) -> str:
+    """The digest a server's listing is kept under: its transport, command, args, env, cwd and url."""
+    identity = {
+        "transport": spec.transport,
+        "command": spec.command,
+        "args": list(spec.args),
+        "env": sorted([name, value] for name, value in spec.env),
+        "cwd": spec.cwd,
+        "url": spec.url,
+    }
+    return hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class ListingCache:
+    """Tool listings by server definition, in one JSON file written whole (0600) or not at all.
+
+    Reading fails closed: a missing, oversized, malformed file, a symbolic link, or one that
+    others may write is as good as empty.
+    """
+
+    def __init__(self, path: Path) -> None:
+        self._path = path
+
+    def get(self, spec: ServerSpec) -> tuple[Mapping[str, Any], ...] | None:
+        """The tools this definition listed last time, or None when it never did."""
+        entry = self._read().get(listing_key(spec))
+        if not isinstance(entry, dict) or not isinstance(tools := entry.get("tools"), list):
+            return None
+        return tuple(tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str))
+
+    def put(self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]]) -> None:
+        """Keep this definition's listing (a listing that did not change is not written again)."""
+        listings = self._read()
+        key = listing_key(spec)
+        known = listings.get(key)
+        if isinstance(known, dict) and known.get("tools") == list(tools):
+            return
+        listings[key] = {"server": spec.id, "listed_at": time.time(), "tools": list(tools)}
+        if len(listings) > MAX_SERVERS:
+            oldest = sorted(listings, key=lambda k: _listed_at(listings[k]))
+            for stale in oldest[: len(listings) - MAX_SERVERS]:
+                del listings[stale]
+        data = json.dumps({"version": _FORMAT, "listings": listings}, ensure_ascii=False).encode()
+        if len(data) > MAX_BYTES:
+            return  # too much to keep: the next start lists again
+        with contextlib.suppress(OSError):  # a cache: not being able to write it costs only a slower start
+            write_atomic(self._path, data, mode=0o600)
+
+    def _read(self) -> dict[str, Any]:
+        try:
+            fd = os.open(self._path, _READ_FLAGS)
+        except OSError:
+            return {}
+        with contextlib.closing(os.fdopen(fd, "rb")) as stream:
+            info = os.fstat(stream.fileno())
+            if not stat.S_ISREG(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
+                return {}
+            if hasattr(os, "getuid") and info.st_uid != os.getuid():
+                return {}
+            data = stream.read(MAX_BYTES + 1)
+        if len(data) > MAX_BYTES:
+            return {}
+        try:
+            document = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError):
+            return {}
+        listings = document.get("listings") if isinstance(document, dict) else None
+        if not isinstance(listings, dict) or document.get("version") != _FORMAT:
+            return {}
+        return listings
+
+
+def _listed_at(entry: Any) -> float:
+    value = entry.get("listed_at") if isinstance(entry, dict) else None
+    return float(value) if isinstance(value, int | float) else 0.0

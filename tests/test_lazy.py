@@ -1,0 +1,166 @@
+"""A lazy host starts a server only when a call needs it, offers what it listed last time meanwhile, and runs a
+call only against the live definition it offered; `mcpyard call` waits for the owner of its tool alone (CONN-3,
+CAT-2, CALL-1, CLI-3)."""
+
+from __future__ import annotations
+
+import json
+import select
+import os
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import pytest
+
+from tests._processes import wait_dead, wait_for_pid
+from tests.conftest import SERVERS, Home, fixture_server
+
+pytestmark = pytest.mark.anyio
+
+
+def named(home: Home, label: str, *tools: str, **env: str) -> dict[str, Any]:
+    """A `named.py` server that writes its pid to `<label>.started` once it runs."""
+    return {
+        **fixture_server("named", *tools),
+        "env": {"NAMED_STARTED_FILE": str(home.root / f"{label}.started"), **env},
+    }
+
+
+def started(home: Home, label: str) -> bool:
+    return (home.root / f"{label}.started").exists()
+
+
+def open_lazy(home: Home, config: Path) -> Any:
+    return home.open(config, mode="auto", lazy=True)
+
+
+async def test_conn3_a_lazy_host_starts_only_the_server_a_call_needs(home: Home) -> None:
+    config = home.write_config({"a": named(home, "a", "ping"), "b": named(home, "b", "pong")})
+    async with open_lazy(home, config) as host:
+        assert not started(home, "a")
+        assert not started(home, "b")
+        assert {s.id: s.state for s in host.status().servers} == {"a": "stopped", "b": "stopped"}
+        assert "not started yet" in (host.status().servers[0].reason or "")
+        result = await host.call("a__ping", {})
+        assert result.ok, result.error
+        assert started(home, "a")
+        assert not started(home, "b"), "a call to one server's tool never starts another"
+        assert {s.id: s.state for s in host.status().servers} == {"a": "connected", "b": "stopped"}
+        await host.start()
+        assert started(home, "b")
+        assert all(s.state == "connected" for s in host.status().servers)
+
+
+async def test_cat2_a_lazy_host_offers_the_listing_kept_from_the_last_run_and_calls_only_the_live_tool(
+    home: Home,
+) -> None:
+    description = home.root / "description.txt"
+    description.write_text("First definition.", encoding="utf-8")
+    entry = named(home, "a", "ping", NAMED_DESCRIPTION_FILE=str(description))
+    config = home.write_config({"a": entry})
+    async with open_lazy(home, config) as host:
+        assert host.server_tools() == [], "never listed before: nothing to offer until it starts"
+        assert (await host.call("a__ping", {})).ok
+    (home.root / "a.started").unlink()
+    async with open_lazy(home, config) as host:
+        [offered] = host.server_tools()
+        assert offered.name == "a__ping"
+        assert offered.description == "First definition."
+        assert not started(home, "a"), "offered from the kept listing, before the server runs"
+        assert (await host.call("a__ping", {})).ok
+    description.write_text("Second definition: do something else.", encoding="utf-8")
+    async with open_lazy(home, config) as host:
+        [offered] = host.server_tools()
+        assert offered.description == "First definition."
+        refused = await host.call("a__ping", {})
+        assert refused.error is not None
+        assert refused.error["code"] == "tool_changed", refused.error
+        [live] = host.server_tools()
+        assert live.description == "Second definition: do something else."
+        assert (await host.call("a__ping", {})).ok, "once offered as it is now, it runs"
+
+
+async def test_conn3_a_lazy_hosts_call_to_a_server_that_cannot_start_says_why_within_its_timeout(home: Home) -> None:
+    hung = {**fixture_server("never_answers"), "connect_timeout_secs": 1}
+    config = home.write_config({"hung": hung, "a": named(home, "a", "ping")})
+    async with open_lazy(home, config) as host:
+        result = await host.call("hung__anything", {})
+        assert result.error is not None
+        assert result.error["code"] == "server_unavailable"
+        assert "hung" in result.error["message"]
+        assert not started(home, "a")
+
+
+def test_conn3_mcpyard_call_waits_only_for_the_server_that_owns_the_tool(home: Home) -> None:
+    pid_file = home.root / "hung.pid"
+    hung = {
+        "command": "sh",
+        "args": ["-c", f"echo $$ > {pid_file}; exec {sys.executable} {SERVERS / 'never_answers.py'}"],
+    }
+    servers = {"hung": hung, "slow": named(home, "slow", "x"), "a": named(home, "a", "ping")}
+    config = home.write_config(servers, mode="auto")
+    began = time.monotonic()
+    done = subprocess.run(
+        [sys.executable, "-m", "mcpyard", "call", "a__ping", "--json", "--mcp-config", str(config)],
+        capture_output=True,
+        text=True,
+        env=home.environ,
+        cwd=home.workspace,
+        timeout=60,
+        check=False,
+    )
+    took = time.monotonic() - began
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["ok"] is True
+    assert not pid_file.exists(), "the hung server was never started"
+    assert not started(home, "slow")
+    assert took < 20, f"took {took:.1f} s: it waited for a server the call does not need"
+
+
+async def test_conn5_a_lazy_host_stops_what_it_started(home: Home) -> None:
+    config = home.write_config({"a": named(home, "a", "ping")})
+    async with open_lazy(home, config) as host:
+        await host.call("a__ping", {})
+        pid = await wait_for_pid(home.root / "a.started")
+        os.kill(pid, 0)  # running while the host is open
+    await wait_dead(pid)
+
+
+def test_cli3_status_on_a_terminal_shows_the_servers_coming_up(home: Home) -> None:
+    hung = {**fixture_server("never_answers"), "connect_timeout_secs": 3}
+    config = home.write_config({"hung": hung, "a": named(home, "a", "ping")})
+    leader, follower = os.openpty()
+    process = subprocess.Popen(
+        [sys.executable, "-m", "mcpyard", "status", "--mcp-config", str(config)],
+        stdin=follower,
+        stdout=follower,
+        stderr=follower,
+        env={**home.environ, "TERM": "xterm", "COLUMNS": "200"},
+        cwd=home.workspace,
+    )
+    os.close(follower)
+    seen = b""
+    try:
+        end = time.monotonic() + 60
+        while time.monotonic() < end:
+            ready, _, _ = select.select([leader], [], [], 1.0)
+            if ready:
+                try:
+                    chunk = os.read(leader, 65536)
+                except OSError:
+                    break
+                if not chunk:
+                    break
+                seen += chunk
+            elif process.poll() is not None:
+                break
+        assert process.wait(timeout=30) == 0
+    finally:
+        if process.poll() is None:
+            process.kill()
+        os.close(leader)
+    text = seen.decode(errors="replace")
+    assert "1 of 2 MCP servers settled; waiting for hung" in text, text[-2000:]
