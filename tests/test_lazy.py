@@ -5,8 +5,8 @@ CAT-2, CALL-1, CLI-3)."""
 from __future__ import annotations
 
 import json
-import select
 import os
+import select
 import subprocess
 import sys
 import time
