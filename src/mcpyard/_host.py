@@ -15,6 +15,7 @@ from typing import Any
 
 import anyio
 import anyio.abc
+import mcp_types as types
 
 from mcpyard._plan import HostOptions, Plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
@@ -23,7 +24,7 @@ from mcpyard._status import Status, build_status
 from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
 from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
-from mcpyard.catalog import Catalog, clean_text
+from mcpyard.catalog import Catalog, clean_json, clean_text
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
@@ -191,10 +192,7 @@ class Host(ResourceReader):
         await self._servers.start(ids, self._tg)
 
     async def wait_until(self, predicate: Callable[[Host], bool]) -> None:
-        """Wait until `predicate(host)` holds, re-checking whenever the host publishes a new view.
-
-        Bound it with `anyio.fail_after`; it never gives up on its own.
-        """
+        """Wait until `predicate(host)` holds, checked on every new view; bound it with `anyio.fail_after`."""
         while not predicate(self):
             await self._views.changed()
 
@@ -245,12 +243,8 @@ class Host(ResourceReader):
         return self._history.records()
 
     def system_prompt(self) -> str:
-        """The server instruction sections for the model's system prompt (INS-1 to INS-3, MOD-1).
-
-        Each connected server's instructions, as sent at its last connect, sanitized and
-        fenced under the server's tool prefix. A stdio server that stopped leaves the prompt;
-        a remote server's section stays while it reconnects, until reload.
-        """
+        """Each connected server's instructions as sent at its last connect, sanitized and fenced under its prefix
+        (INS-1 to INS-3, MOD-1); a stopped stdio server's leave, a reconnecting remote one's stay until reload."""
         from mcpyard.model import system_prompt
 
         view = self.view
@@ -302,6 +296,16 @@ class Host(ResourceReader):
             return CallResult.refusal("internal_error", message, tool=name)
         finally:
             self._calls_in_flight -= 1
+
+    def on_server_log(self, listener: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]) -> None:
+        """Call `listener(server, message)` with each log message a server sends while none of its calls runs
+        (a message during a call goes to that call's `on_log`); cleaned and redacted first (SEC-3)."""
+
+        async def scrubbed(server: str, message: types.LoggingMessageNotificationParams) -> None:
+            data = self._redactor.redact_json(clean_json(message.model_dump(by_alias=True, exclude_none=True)))
+            await listener(server, types.LoggingMessageNotificationParams.model_validate(data))
+
+        self._servers.listen_logs(scrubbed)
 
     def on_resource_updated(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
         """Call `listener(server, uri)` when a watched resource changes."""

@@ -13,6 +13,7 @@ from types import MappingProxyType
 
 import anyio
 import anyio.abc
+import mcp_types as types
 
 from mcpyard._listings import LISTINGS_FILE, ListingCache
 from mcpyard._plan import HostOptions, Plan, Running, plan_changes
@@ -58,6 +59,7 @@ class Servers:
         self._snapshots: dict[str, ServerSnapshot] = {}
         self._listeners: list[Callable[[str, str], Awaitable[None]]] = []
         """`(server, uri)` callbacks for updates of watched resources (the gateway's subscriptions)."""
+        self._log_listeners: list[Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]] = []
         self._pending: dict[str, ServerSpec] = {}
         """Servers of a lazy host that nothing has needed yet."""
         self.listings = ListingCache(options.data_home / LISTINGS_FILE)
@@ -179,6 +181,7 @@ class Servers:
             open_browser=options.open_browser,
             relay_input=options.relay_input,
             on_resource_updated=self._resource_updated,
+            on_server_log=self._server_log,
         )
         finished = anyio.Event()
 
@@ -203,6 +206,15 @@ class Servers:
             for spec in started:
                 if (supervisor := self._supervisors.get(spec.id)) is not None:
                     await supervisor.wait_settled()
+
+    def listen_logs(self, listener: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]) -> None:
+        """Call `listener(server, message)` for each log message a server sends while none of its calls runs."""
+        self._log_listeners.append(listener)
+
+    async def _server_log(self, server_id: str, message: types.LoggingMessageNotificationParams) -> None:
+        for listener in list(self._log_listeners):
+            with contextlib.suppress(Exception):  # one listener's failure is not another's
+                await listener(server_id, message)
 
     def listen(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
         """Call `listener(server, uri)` when a watched resource changes."""

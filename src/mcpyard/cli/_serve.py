@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import os
 import sys
+import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
@@ -55,6 +56,10 @@ def serve(
         from mcpyard.cli._approve import ConsoleApprover
 
         approver = ConsoleApprover(opts.console(stderr=True), input)
+
+    # A gateway's standard error is a log its user reads: the SDK's and the libraries' Python warnings
+    # (deprecations of the handshake era it serves on purpose) have no place there.
+    warnings.simplefilter("ignore")
 
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio

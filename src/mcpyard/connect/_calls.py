@@ -53,6 +53,7 @@ class CallChannel:
         traced: bool,
         on_lost: Callable[[], None],
         on_abandoned: Callable[[Client], None],
+        on_idle_log: LogFn | None = None,
     ) -> None:
         self.server_id = server_id
         self.client: Client | None = None
@@ -66,6 +67,8 @@ class CallChannel:
         """HTTP requests carry a trace per tool call (CALL-3); stdio and websocket carry none."""
         self._on_lost = on_lost
         self._on_abandoned = on_abandoned
+        self._on_idle_log = on_idle_log
+        """Where a log message goes that comes while no call is in flight."""
         self._log_sinks: list[LogFn] = []
         self._audiences: list[str] = []
         """Whose each call in flight is (`InputRelay.audience`; "host" for the library's own calls)."""
@@ -234,8 +237,14 @@ class CallChannel:
         """A server's log message goes to whoever is waiting on a call to it (the gateway's clients).
 
         A message says nothing of the call it is about: while calls of two audiences (two clients
-        of the gateway) are in flight, it goes to neither, as input requests do.
+        of the gateway) are in flight, it goes to neither, as input requests do. One that comes
+        while no call is in flight goes to `on_idle_log`.
         """
+        if not self._audiences:
+            if self._on_idle_log is not None:
+                with contextlib.suppress(Exception):
+                    await self._on_idle_log(params)
+            return
         if len(set(self._audiences)) > 1:
             return
         for sink in list(self._log_sinks):

@@ -7,7 +7,7 @@ its methods: `call`, `request`, `watch`, `unwatch`, `complete_sign_in`, `request
 
 from __future__ import annotations
 
-import contextlib
+import functools
 import math
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import replace
@@ -30,6 +30,7 @@ from mcpyard.connect._environment import minimal_environment_note
 from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
+from mcpyard.connect._interruptions import CANCEL_GRACE, Interruptions
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
@@ -43,8 +44,6 @@ T = TypeVar("T")
 _TEXTS = frozenset({"reason", "note", "protocol_version", "sign_in_url", "instructions"})
 """Snapshot fields that hold text a server may control."""
 
-CANCEL_GRACE = 2.0
-"""How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
@@ -52,7 +51,7 @@ _GONE: dict[str, Any] = {"tools": (), "resources": (), "templates": (), "prompts
 """What a server that stopped no longer offers."""
 
 
-class Supervisor:
+class Supervisor(Interruptions):
     """Owns one server's connection for the life of a host session.
 
     `run()` is the supervisor's task: it connects within `connect_timeout_secs`, lists
@@ -74,6 +73,7 @@ class Supervisor:
         open_browser: bool = False,
         relay_input: bool = False,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
+        on_server_log: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
     ) -> None:
         self._spec = spec
         self._connector = Connector(spec, workspace, environ, reaper, auth_store, open_browser)
@@ -93,6 +93,7 @@ class Supervisor:
             traced=spec.transport in ("streamable_http", "sse"),
             on_lost=self._connection_lost,
             on_abandoned=self._after_abandon,
+            on_idle_log=functools.partial(on_server_log, spec.id) if on_server_log is not None else None,
         )
         self._on_resource_updated = on_resource_updated
         self._watch = ResourceWatch(spec.id, self._resource_updated, self._warn, self._watched)
@@ -298,38 +299,6 @@ class Supervisor:
             self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
         self._end.set()
 
-    def _waiting_for_sign_in(self, url: str) -> None:
-        del url  # the page address to show is the sign-in's own, checked one
-        # Sign-in waits on a person: no connect deadline, and the other servers are not held back (CONN-3).
-        if self._connect_scope is not None and not self._attempt_connected:
-            self._connect_scope.deadline = math.inf
-        self._settled.set()
-        self._publish(
-            state=State.WAITING_FOR_SIGN_IN,
-            reason="waiting for sign-in: open the page below, or paste the address it sends you to",
-            sign_in_url=self._sign_in.page_url if self._sign_in is not None else None,
-        )
-
-    def _sign_in_answered(self) -> None:
-        if self._attempt_connected:
-            state = State.CONNECTED  # a sign-in asked for during the session (a rejected token, more scope)
-        else:
-            if self._connect_scope is not None:
-                self._connect_scope.deadline = anyio.current_time() + self._spec.connect_timeout_secs
-            state = State.CONNECTING
-        if self._sign_in is not None and self._connector.auth_store is not None and self._tg is not None:
-            port, store, server_id = self._sign_in.port, self._connector.auth_store, self._spec.id
-
-            async def remember() -> None:
-                await store.update(server_id, redirect_port=port)
-
-            self._tg.start_soon(remember)
-        self._publish(state=state, reason=None, sign_in_url=None)
-
-    def complete_sign_in(self, redirect_url: str) -> bool:
-        """A redirect address pasted back by a person on a machine with no browser (AUTH-2)."""
-        return self._sign_in is not None and self._sign_in.complete(redirect_url)
-
     def _fail(self, reason: str) -> None:
         kept = {} if self._reconnecting else {"tools": (), "resources": (), "templates": (), "prompts": ()}
         if self._is_stdio and (note := minimal_environment_note(self._spec.inherit_env)) is not None:
@@ -407,24 +376,3 @@ class Supervisor:
     def _connection_lost(self) -> None:
         if not self._is_stdio:
             self._end.set()
-
-    def _after_abandon(self, client: Client) -> None:
-        """A stdio server has 2 s after a cancellation to show it is alive, else it is restarted (CALL-2)."""
-        stdio = self._stdio
-        if stdio is None or self._client is not client or self._tg is None:
-            return
-
-        async def probe() -> None:
-            with anyio.move_on_after(CANCEL_GRACE) as waited:
-                with contextlib.suppress(Exception):
-                    await client.list_tools()
-            if waited.cancelled_caught and self._stdio is stdio and not self._stop.is_set():
-                self._restart = True
-                self._publish(
-                    state=State.CONNECTING,
-                    note=f"restarted: did not answer {CANCEL_GRACE:g} s after a cancellation, so mcpyard killed it",
-                )
-                stdio.kill()
-                self._end.set()
-
-        self._tg.start_soon(probe)

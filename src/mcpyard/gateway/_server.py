@@ -26,7 +26,6 @@ from mcpyard._version import __version__
 from mcpyard.connect import InputRelay, LogFn
 from mcpyard.errors import CallError
 from mcpyard.gateway._context import (
-    LEVELS,
     answerable,
     answers_in_rounds,
     connection_of,
@@ -37,6 +36,7 @@ from mcpyard.gateway._context import (
     wire_result,
     wire_tool,
 )
+from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip
 from mcpyard.gateway._subscriptions import Subscriptions
 from mcpyard.pipeline import READ_RESULT
@@ -82,7 +82,7 @@ class Gateway:
         self.share_all = share_all
         self.unprefixed = unprefixed
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
-        self._log_level: types.LoggingLevel = "info"
+        self._logs = LogLevels(self._shares_extras)
         self._offered: _Offer | None = None
         self._trips: dict[str, RoundTrip] = {}
         """New-era calls waiting on their client's answers, by `requestState`."""
@@ -90,6 +90,7 @@ class Gateway:
         self._bus = InMemorySubscriptionBus()
         self._connections: weakref.WeakSet[Connection] = weakref.WeakSet()
         self._subscriptions = Subscriptions(host, self._bus, self._shared_owner, connection_of)
+        host.on_server_log(self._logs.between_calls)
         prompt = host.system_prompt()
         with warnings.catch_warnings():
             # Logging and resources/subscribe are of the handshake era, which the gateway serves on purpose.
@@ -267,17 +268,17 @@ class Gateway:
     def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
             # Downstream log messages (already redacted) reach the caller, at or above its level.
-            if LEVELS.index(message.level) >= LEVELS.index(self._log_level):
+            if self._logs.wants(connection_of(ctx), message.level):
                 related = str(ctx.request_id) if ctx.request_id is not None else None
-                await ctx.session.send_log_message(message.level, message.data, message.logger, related)
+                await send_log_message(ctx.session, message.level, message.data, message.logger, related)
 
         return on_log
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams
     ) -> types.EmptyResult:
-        del ctx
-        self._log_level = params.level
+        self._remember(ctx)
+        self._logs.set(connection_of(ctx), params.level)
         return types.EmptyResult()
 
     def _shares_extras(self, server: str) -> bool:
