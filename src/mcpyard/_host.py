@@ -8,6 +8,7 @@ status page and the read side are functions of that view.
 from __future__ import annotations
 
 import contextlib
+import dataclasses
 import os
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
@@ -17,14 +18,14 @@ import anyio
 import anyio.abc
 import mcp_types as types
 
-from mcpyard._plan import HostOptions, Plan, read_plan, resolve_workspace
+from mcpyard._plan import HostOptions, Plan, make_plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
 from mcpyard._servers import Servers
 from mcpyard._status import Status, build_status
 from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
 from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
-from mcpyard.catalog import Catalog, clean_json, clean_text
+from mcpyard.catalog import Catalog, clean_text
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
@@ -38,10 +39,7 @@ MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 
 
 class Host(ResourceReader):
-    """A host session: configuration, one supervisor per server, the catalog and the call pipeline.
-
-    Open it with `Host.open(...)`; everything it started stops when the block ends.
-    """
+    """A host session (configuration, a supervisor per server, catalog, call pipeline), opened with `Host.open`."""
 
     def __init__(
         self, options: HostOptions, *, mode: Mode, approver: Approver | None, recorder: CallRecorder | None
@@ -52,7 +50,7 @@ class Host(ResourceReader):
         recorders = self._history if recorder is None else Recorders([self._history, recorder])
         self.session = Session(mode=mode, approver=approver, recorder=recorders)
         identity = ClientIdentity("mcpyard", __version__, self.session.id)
-        self._servers = Servers(options, identity, redact=self._redact, on_change=self._on_server_change)
+        self._servers = Servers(options, identity, redactor=lambda: self._redactor, on_change=self._on_server_change)
         if self._servers.reaper.spawns:
             # Hooks start under the reaper too: not even a helper in its own session outlives a call.
             self.session.start_hooks = self._servers.reaper.tree
@@ -83,12 +81,12 @@ class Host(ResourceReader):
         policies: PolicySource | None = None,
         recorder: CallRecorder | None = None,
         lazy: bool = False,
+        config: LoadedConfig | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
-        With `lazy`, nothing starts at first and the host is yielded at once: a server starts when a
-        call needs one of its tools (only that call waits) or on `host.start()`; meanwhile it offers
-        the tools it listed when it last connected, and a call runs only if the live tool is that one.
+        With `lazy`, nothing starts at first: a server starts when a call needs it (only that call waits)
+        or on `host.start()`, offering meanwhile what it listed last time (a call runs only on that tool).
 
         Args:
             workspace: the project folder (default: the current directory).
@@ -108,6 +106,8 @@ class Host(ResourceReader):
             policies: where reviewed per-tool policies come from (default: the pins `mcpyard pin` saves).
             recorder: also hand every call's record to this (`host.history()` keeps the session's either way).
             lazy: start each server only when something needs it (see above).
+            config: the configuration to run, in place of reading the files (a program that keeps its
+                own, such as the organization service); `reload(config=...)` replaces it.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -131,6 +131,7 @@ class Host(ResourceReader):
             open_browser=open_browser,
             relay_input=relay_input,
             lazy=lazy,
+            config=config,
         )
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
         host = cls(options, mode=mode or plan.config.settings.mode or "ask", approver=approver, recorder=recorder)
@@ -165,12 +166,9 @@ class Host(ResourceReader):
         self._publish(plan, policies, relist=True)
         await self._servers.settle(started)
 
-    def _redact(self, text: str) -> str:
-        return self._redactor.redact(text)  # looked up on each use: a reload brings a new redactor
-
     def _on_server_change(self, snapshot: ServerSnapshot) -> None:
-        if not snapshot.connected:
-            self.session.cache.forget_server(snapshot.id)  # the end of a connection forgets its results (CALL-6)
+        if not snapshot.connected:  # the end of a connection forgets its results (CALL-6)
+            self.session.cache.forget_server(snapshot.id)
         before = self._servers.heard(snapshot)
         if snapshot.connected and before is not None and before.tools is not snapshot.tools and self._tg is not None:
             self._servers.keep_listing(snapshot, self._tg)
@@ -270,6 +268,8 @@ class Host(ResourceReader):
         conversation: str | None = None,
         on_log: LogFn | None = None,
         on_input: InputRelay | None = None,
+        approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -281,15 +281,19 @@ class Host(ResourceReader):
             on_log: called with each log message the server sends while the call runs (redacted).
             on_input: where the server's sampling and elicitation requests go while the call runs
                 (with `relay_input`; redacted before they are sent on).
+            approver: answers this call's card instead of the host's approver.
+            definition_hash: run only if the tool's live definition has this hash (CAT-2), else `tool_changed`.
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
         self._calls_in_flight += 1
         try:
-            offered = await self._servers.ready_for(name, self.view, self._tg) if self._options.lazy else None
+            if self._options.lazy:
+                definition_hash = await self._servers.ready_for(name, self.view, self._tg) or definition_hash
             request = CallRequest(
-                name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input, offered
+                name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input
             )
+            request.definition_hash, request.approver = definition_hash, approver
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"
@@ -300,12 +304,7 @@ class Host(ResourceReader):
     def on_server_log(self, listener: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]) -> None:
         """Call `listener(server, message)` with each log message a server sends while none of its calls runs
         (a message during a call goes to that call's `on_log`); cleaned and redacted first (SEC-3)."""
-
-        async def scrubbed(server: str, message: types.LoggingMessageNotificationParams) -> None:
-            data = self._redactor.redact_json(clean_json(message.model_dump(by_alias=True, exclude_none=True)))
-            await listener(server, types.LoggingMessageNotificationParams.model_validate(data))
-
-        self._servers.listen_logs(scrubbed)
+        self._servers.listen_logs(listener)
 
     def on_resource_updated(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
         """Call `listener(server, uri)` when a watched resource changes."""
@@ -314,15 +313,14 @@ class Host(ResourceReader):
     # ----------------------------------------------------------------- sign-in and reload
 
     def complete_sign_in(self, server_id: str, redirect_url: str) -> bool:
-        """Finish a server's sign-in with the address the browser was sent to, pasted back (AUTH-2).
-
-        Returns whether it was the awaited sign-in's answer (its `state` must match).
-        """
+        """Finish a server's sign-in with the redirect address pasted back; whether it was the awaited one (AUTH-2)."""
         supervisor = self._servers.get(server_id)
         return supervisor is not None and supervisor.complete_sign_in(redirect_url)
 
-    async def reload(self) -> Status:
-        """Re-read every source and apply the difference (CFG-7).
+    async def reload(self, config: LoadedConfig | None = None) -> Status:
+        """Re-read every source and apply the difference (CFG-7); with `config`, apply that configuration instead.
+
+        Refused while a call is in flight (with `config`: a call to a server it would stop or restart).
 
         Raises:
             StateError: a call is in flight.
@@ -332,14 +330,16 @@ class Host(ResourceReader):
             raise StateError("the host is not open")
         if self._reloading:
             raise StateError("a reload is already running; wait for it to finish")
-        if self._calls_in_flight:
+        options = self._options if config is None else dataclasses.replace(self._options, config=config)
+        busy = self._calls_in_flight if config is None else self._servers.busy_among(make_plan(config))
+        if busy:
             raise StateError(
-                f"cannot reload while {self._calls_in_flight} tool call(s) are in flight; "
-                "wait for them to finish, then reload"
+                f"cannot reload while {busy} tool call(s) are in flight; wait for them to finish, then reload"
             )
         self._reloading = True
         try:
-            plan, policies = await anyio.to_thread.run_sync(read_plan, self._options)
+            plan, policies = await anyio.to_thread.run_sync(read_plan, options)
+            self._options = options
             self.session.cache.clear()
             self.session.session_allows.clear()
             await self._apply(plan, policies)

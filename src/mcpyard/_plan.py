@@ -103,6 +103,8 @@ class HostOptions:
     relay_input: bool = False
     lazy: bool = False
     """Start each server only when something needs it (a call to one of its tools, `Host.start`)."""
+    config: LoadedConfig | None = None
+    """The configuration to run, given by a program that keeps its own, in place of reading files."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:
@@ -111,6 +113,8 @@ def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:
     Raises:
         ConfigError: a source, or the pins file, cannot be used.
     """
+    if options.config is not None:
+        return make_plan(options.config), options.policies or PinPolicies({})
     secrets = options.secrets
     if secrets is None:
         from mcpyard.secrets import default_secret_store

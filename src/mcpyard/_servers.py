@@ -19,8 +19,10 @@ from mcpyard._listings import LISTINGS_FILE, ListingCache
 from mcpyard._plan import HostOptions, Plan, Running, plan_changes
 from mcpyard._view import HostView
 from mcpyard.auth import AUTH_FILE, AuthStore
+from mcpyard.catalog import clean_json
 from mcpyard.config import ServerSpec
 from mcpyard.connect import ClientIdentity, Reaper, ServerSnapshot, State, Supervisor
+from mcpyard.secrets import Redactor
 
 __all__ = ["CONNECT_SLACK", "NOT_STARTED", "Servers"]
 
@@ -35,7 +37,7 @@ TERM_GRACE = 2.0
 class Servers:
     """Supervisors by server id, with the spec each was started with and its last snapshot.
 
-    Every supervisor tells `on_change` of its snapshots and redacts what it keeps with `redact`;
+    Every supervisor tells `on_change` of its snapshots and redacts what it keeps with the host's `redactor`;
     the reaper stops their process groups even if mcpyard itself is killed (CONN-5).
     """
 
@@ -44,12 +46,13 @@ class Servers:
         options: HostOptions,
         identity: ClientIdentity,
         *,
-        redact: Callable[[str], str],
+        redactor: Callable[[], Redactor],
         on_change: Callable[[ServerSnapshot], None],
     ) -> None:
         self._options = options
         self._identity = identity
-        self._redact = redact
+        self._redactor = redactor
+        """The host's current redactor (a reload brings a new one): looked up on each use."""
         self._on_change = on_change
         self._reaper = Reaper()
         self._auth_store = AuthStore(options.data_home / AUTH_FILE)
@@ -83,6 +86,14 @@ class Servers:
     def pending(self) -> Mapping[str, ServerSpec]:
         """The servers of a lazy host that have not been started."""
         return MappingProxyType(dict(self._pending))
+
+    def busy_among(self, new: Plan) -> int:
+        """The calls in flight to servers that `new` would stop or restart."""
+        return sum(
+            supervisor.in_flight
+            for server_id, supervisor in self._supervisors.items()
+            if new.specs.get(server_id) != self._started.get(server_id)
+        )
 
     def settled(self, server_id: str) -> bool:
         """Whether a started server's first connection attempt has ended (a pending one has not begun)."""
@@ -211,7 +222,13 @@ class Servers:
         """Call `listener(server, message)` for each log message a server sends while none of its calls runs."""
         self._log_listeners.append(listener)
 
+    def _redact(self, text: str) -> str:
+        return self._redactor().redact(text)
+
     async def _server_log(self, server_id: str, message: types.LoggingMessageNotificationParams) -> None:
+        # Server text like any other: cleaned, then redacted, before anyone hears it (SEC-3).
+        data = self._redactor().redact_json(clean_json(message.model_dump(by_alias=True, exclude_none=True)))
+        message = types.LoggingMessageNotificationParams.model_validate(data)
         for listener in list(self._log_listeners):
             with contextlib.suppress(Exception):  # one listener's failure is not another's
                 await listener(server_id, message)

@@ -123,6 +123,11 @@ class Supervisor(Interruptions):
         return self._snapshot
 
     @property
+    def in_flight(self) -> int:
+        """Calls to this server not yet answered."""
+        return self._calls.in_flight
+
+    @property
     def settled(self) -> bool:
         """Whether the first connection attempt has ended (connected, failed, or waiting on a person)."""
         return self._settled.is_set()

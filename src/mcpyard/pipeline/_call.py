@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from mcpyard.connect import InputRelay, LogFn, ProgressFn
     from mcpyard.files import LocalFile
     from mcpyard.pipeline._result import CallResult
-    from mcpyard.policy import Answer, CallFacts, Decision
+    from mcpyard.policy import Answer, Approver, CallFacts, Decision
 
 __all__ = ["Call", "CallRequest", "Refusal"]
 
@@ -42,6 +42,8 @@ class CallRequest:
     definition_hash: str | None = None
     """The definition the caller was offered (CAT-2), when it may not be the live one: the call runs only
     if the live tool's hash is this one (a listing kept from an earlier run, a published selection)."""
+    approver: Approver | None = None
+    """Who answers this call's card, in place of the session's approver (an inbox for this member)."""
 
 
 @dataclass(frozen=True, slots=True)

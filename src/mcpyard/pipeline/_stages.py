@@ -141,7 +141,7 @@ async def ask(view: HostView, session: Session, call: Call) -> Call | Refusal:
                 return Refusal(decision.code, f"{entry.name} refused: {decision.reason}")
     if decision.verdict != "ask":
         return call
-    approver = session.approver
+    approver = call.request.approver or session.approver
     if approver is None:
         return Refusal(
             "approval_required",
