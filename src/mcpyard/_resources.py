@@ -224,6 +224,21 @@ class ResourceReader:
         await connection.watch(uri)
         return server
 
+    async def refresh(self, server: str) -> ServerSnapshot:
+        """List a connected server's tools again now (as if it had announced a change); its new snapshot.
+
+        Raises:
+            CallError: the server is not connected, or listing failed.
+        """
+        connection = self.view.connections.get(server)
+        if connection is None:
+            raise CallError("server_unavailable", f"server {server!r} is not running")
+        await connection.relist()
+        snapshot = self.view.servers.get(server)
+        if snapshot is None:
+            raise CallError("server_unavailable", f"server {server!r} stopped while it was listed again")
+        return snapshot
+
     async def unwatch_resource(self, server: str, uri: str) -> None:
         """Drop one watch made by `watch_resource`."""
         if (connection := self.view.connections.get(server)) is not None:

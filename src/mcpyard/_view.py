@@ -52,6 +52,8 @@ class ServerConnection(Protocol):
 
     async def unwatch(self, uri: str) -> None: ...
 
+    async def relist(self) -> None: ...
+
 
 class ViewCell:
     """Holds the newest view a host published; every view of that host shares it."""

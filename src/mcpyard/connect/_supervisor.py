@@ -378,6 +378,17 @@ class Supervisor(Interruptions):
         """One request beside tool calls (resources, prompts, completion); see `CallChannel.request`."""
         return await self._calls.request(send, timeout_secs=timeout_secs)
 
+    async def relist(self) -> None:
+        """List the tools again now, as if the server had announced a change; the new listing is published.
+
+        Raises:
+            CallError: not connected, or the listing failed.
+        """
+        tools = await self._calls.request(
+            lambda client: list_tools(client, self._spec.id, self._warn), timeout_secs=self._spec.connect_timeout_secs
+        )
+        self._publish(tools=tools)
+
     def _connection_lost(self) -> None:
         if not self._is_stdio:
             self._end.set()

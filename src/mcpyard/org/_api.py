@@ -1,0 +1,170 @@
+"""The organization's JSON API under `/api/v1` (API-6): thin routes over the service functions.
+
+A route parses, authorizes and calls a plain service function; the rules live in the service
+modules. Errors are `{"error": {"code", "message"}}` with the status the service chose; a
+request body that is not a JSON object, or over 1 MiB, is refused before anything runs.
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.org import _inbox, _policy_service, _registry
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
+from mcpyard.org._events import list_alerts, list_audit
+from mcpyard.org._service import OrgService
+
+__all__ = ["MAX_BODY_BYTES", "Authenticate", "api_routes", "error_response"]
+
+MAX_BODY_BYTES = 1024 * 1024
+Authenticate = Callable[[Request], Awaitable[Caller]]
+"""Who sent the request (bearer token or session cookie), or `ServiceError` 401."""
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+def error_response(status: int, code: str, message: str) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+
+
+async def json_body(request: Request) -> dict[str, Any]:
+    """The request's JSON object, or a 400/413 `ServiceError` saying what is wrong with it."""
+    body = await request.body()
+    if len(body) > MAX_BODY_BYTES:
+        raise ServiceError(413, "too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
+    if not body:
+        return {}
+    try:
+        value = json.loads(body)
+    except (ValueError, RecursionError):
+        raise ServiceError(400, "invalid_json", "the request body is not valid JSON") from None
+    if not isinstance(value, dict):
+        raise ServiceError(400, "invalid_json", "the request body must be a JSON object")
+    return value
+
+
+def _int(request: Request, name: str, default: int | None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise ServiceError(422, "invalid_request", f"`{name}` must be a whole number") from None
+    if value < 0:
+        raise ServiceError(422, "invalid_request", f"`{name}` must not be negative")
+    return value
+
+
+def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
+    """The routes that need a member: each checks who asks before it runs (THREATS: every endpoint, every role)."""
+
+    def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                caller = await authenticate(request)
+                return await handler(request, caller)
+            except ServiceError as exc:
+                return error_response(exc.status, exc.code, exc.message)
+
+        return endpoint
+
+    async def me(request: Request, caller: Caller) -> Response:
+        del request
+        return JSONResponse(
+            {"id": caller.member_id, "email": caller.email, "role": caller.role, "org_id": caller.org_id}
+        )
+
+    async def servers(request: Request, caller: Caller) -> Response:
+        if request.method == "POST":
+            body = await json_body(request)
+            created = await _registry.register_server(
+                svc, caller, body.get("name"), body.get("url"), body.get("bearer_token")
+            )
+            return JSONResponse(created, status_code=201)
+        return JSONResponse(await _registry.list_servers(svc, caller))
+
+    async def server(request: Request, caller: Caller) -> Response:
+        server_id = request.path_params["server_id"]
+        if request.method == "PATCH":
+            return JSONResponse(await _registry.update_server(svc, caller, server_id, await json_body(request)))
+        if request.method == "DELETE":
+            await _registry.delete_server(svc, caller, server_id)
+            return Response(status_code=204)
+        return JSONResponse(await _registry.get_server(svc, caller, server_id))
+
+    async def refresh(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _registry.refresh_server(svc, caller, request.path_params["server_id"]))
+
+    async def tools(request: Request, caller: Caller) -> Response:
+        del request
+        return JSONResponse(await _policy_service.list_tools(svc, caller))
+
+    async def tool(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _policy_service.get_tool(svc, caller, request.path_params["tool_id"]))
+
+    async def policy(request: Request, caller: Caller) -> Response:
+        body = await json_body(request)
+        tool_id = request.path_params["tool_id"]
+        updated = await _policy_service.set_policy(
+            svc, caller, tool_id, body.get("policy"), body.get("definition_hash")
+        )
+        return JSONResponse(updated)
+
+    async def calls(request: Request, caller: Caller) -> Response:
+        body = await json_body(request)
+        status, answer = await _inbox.call_tool(
+            svc, caller, body.get("tool"), body.get("arguments"), body.get("conversation")
+        )
+        return JSONResponse(answer, status_code=status)
+
+    async def approvals(request: Request, caller: Caller) -> Response:
+        status = request.query_params.get("status") or None
+        return JSONResponse(await _inbox.list_approvals(svc, caller, status))
+
+    async def approve(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _inbox.approve(svc, caller, request.path_params["approval_id"]))
+
+    async def decline(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _inbox.decline(svc, caller, request.path_params["approval_id"]))
+
+    async def result(request: Request, caller: Caller) -> Response:
+        offset = _int(request, "offset", 0) or 0
+        length = _int(request, "length", None)
+        conversation = request.query_params.get("conversation") or None
+        window = await _inbox.read_result(svc, caller, request.path_params["handle"], offset, length, conversation)
+        return JSONResponse(window)
+
+    async def audit(request: Request, caller: Caller) -> Response:
+        require(caller, *ADMINS)
+        query = request.query_params
+        async with svc.db() as session:
+            rows = await list_audit(session, caller.org_id, action=query.get("action"), actor=query.get("actor"))
+        return JSONResponse(rows)
+
+    async def alerts(request: Request, caller: Caller) -> Response:
+        async with svc.db() as session:
+            rows = await list_alerts(session, caller.org_id, open_only=request.query_params.get("open") == "true")
+        return JSONResponse(rows)
+
+    return [
+        Route("/api/v1/me", guarded(me), methods=["GET"]),
+        Route("/api/v1/audit", guarded(audit), methods=["GET"]),
+        Route("/api/v1/alerts", guarded(alerts), methods=["GET"]),
+        Route("/api/v1/servers", guarded(servers), methods=["GET", "POST"]),
+        Route("/api/v1/servers/{server_id}", guarded(server), methods=["GET", "PATCH", "DELETE"]),
+        Route("/api/v1/servers/{server_id}/refresh", guarded(refresh), methods=["POST"]),
+        Route("/api/v1/tools", guarded(tools), methods=["GET"]),
+        Route("/api/v1/tools/{tool_id}", guarded(tool), methods=["GET"]),
+        Route("/api/v1/tools/{tool_id}/policy", guarded(policy), methods=["PUT"]),
+        Route("/api/v1/calls", guarded(calls), methods=["POST"]),
+        Route("/api/v1/approvals", guarded(approvals), methods=["GET"]),
+        Route("/api/v1/approvals/{approval_id}/approve", guarded(approve), methods=["POST"]),
+        Route("/api/v1/approvals/{approval_id}/decline", guarded(decline), methods=["POST"]),
+        Route("/api/v1/results/{handle}", guarded(result), methods=["GET"]),
+    ]

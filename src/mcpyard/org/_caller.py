@@ -1,0 +1,47 @@
+"""Who is asking, and what the service answers when it refuses: the caller, roles and errors (ORG-1, API-6)."""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Literal
+
+__all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require"]
+
+Role = Literal["owner", "admin", "member"]
+ADMINS: tuple[Role, ...] = ("owner", "admin")
+"""Who may register servers, set policies and add members."""
+
+
+@dataclass(frozen=True, slots=True)
+class Caller:
+    """A member of one organization, as authenticated for this request."""
+
+    member_id: str
+    org_id: str
+    email: str
+    role: Role
+
+    @property
+    def is_admin(self) -> bool:
+        return self.role in ADMINS
+
+
+class ServiceError(Exception):
+    """A refusal with its HTTP status, a stable code and a message that names the problem and the fix."""
+
+    def __init__(self, status: int, code: str, message: str) -> None:
+        super().__init__(message)
+        self.status = status
+        self.code = code
+        self.message = message
+
+
+def require(caller: Caller, *roles: Role) -> None:
+    """Raise 403 unless the caller has one of `roles` (checked on the server for every action, THREATS)."""
+    if caller.role not in roles:
+        raise ServiceError(403, "forbidden", f"this needs the role {' or '.join(roles)}; you are {caller.role}")
+
+
+def not_found(what: str) -> ServiceError:
+    """The one answer for an id that does not exist or belongs to another organization (THREATS)."""
+    return ServiceError(404, "not_found", f"no {what} with that id in your organization")

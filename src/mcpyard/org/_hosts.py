@@ -1,0 +1,255 @@
+"""One Host per organization per process, built from the database instead of files (DESIGN "org/").
+
+Each registered server becomes a streamable HTTP `ServerSpec` whose bearer token is unsealed
+only to build it, in memory; the host is lazy (a server connects when something needs it),
+reads the organization's policies from memory (`OrgPolicies`) and writes every call's record to
+the database (`OrgRecorder`). Registering, refreshing or deleting a server reloads the host.
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Callable
+from contextvars import ContextVar
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mcpyard import Host
+from mcpyard.catalog import server_prefix
+from mcpyard.config import HostSettings, LoadedConfig, ServerSpec
+from mcpyard.org._models import Alert, CallRow, Credential, Policy, RegisteredServer, Tool, new_id
+from mcpyard.org._policies import OrgPolicies
+from mcpyard.pipeline import CallRecord
+from mcpyard.policy import PinPolicy
+
+__all__ = [
+    "CALL_DEADLINE_SECS",
+    "CALL_ID",
+    "CredentialOpener",
+    "OrgHost",
+    "OrgHosts",
+    "OrgRecorder",
+    "conversation_key",
+    "member_of",
+    "model_name",
+    "server_spec",
+]
+
+CALL_ID: ContextVar[str | None] = ContextVar("mcpyard_org_call_id", default=None)
+"""The id the call being made gets as its record: the service sets it, the recorder reads it."""
+CALL_DEADLINE_SECS = 30.0
+"""Every connection attempt and every tool call of a registered server, in all (NET-2)."""
+_SOURCE = Path("<organization>")
+
+
+class CredentialOpener(Protocol):
+    """Unseals a registered server's stored credential (only to connect; never kept beyond the host's spec)."""
+
+    def unseal(self, credential: Credential) -> str: ...
+
+
+def conversation_key(member_id: str, conversation: str | None) -> str:
+    """The host-level conversation of a member's call: result handles never cross members (CALL-4, ORG-7)."""
+    return f"{member_id}:{conversation or 'default'}"
+
+
+def member_of(conversation: str) -> str | None:
+    """The member a host-level conversation belongs to."""
+    member, sep, _ = conversation.partition(":")
+    return member if sep else None
+
+
+class OrgRecorder:
+    """A `CallRecorder` that keeps each call of one organization as a row (the trace and the inbox read them)."""
+
+    def __init__(self, db: async_sessionmaker[AsyncSession], org_id: str) -> None:
+        self._db = db
+        self._org_id = org_id
+
+    async def record(self, record: CallRecord) -> None:
+        row = CallRow(
+            id=CALL_ID.get() or new_id(),
+            org_id=self._org_id,
+            member_id=member_of(record.conversation),
+            conversation=record.conversation,
+            server_id=record.server,
+            tool=record.tool,
+            arguments=dict(record.arguments),
+            decision=record.decision,
+            why=record.why,
+            status=record.status,
+            error_code=record.error_code,
+            duration_ms=record.duration_ms,
+            result_bytes=record.result_bytes,
+            summary=record.summary,
+            started_at=record.at,
+        )
+        with anyio.CancelScope(shield=True):  # a record is written whole, even for a call given up on
+            async with self._db() as session, session.begin():
+                session.add(row)
+
+
+def server_spec(server: RegisteredServer, position: int, token: str | None) -> ServerSpec:
+    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token redacted."""
+    headers = (("Authorization", f"Bearer {token}"),) if token else ()
+    return ServerSpec(
+        id=server.id,
+        source="flag",
+        source_path=_SOURCE,
+        position=position,
+        name=server.name,
+        transport="streamable_http",
+        url=server.url,
+        headers=headers,
+        connect_timeout_secs=CALL_DEADLINE_SECS,
+        call_timeout_secs=CALL_DEADLINE_SECS,
+        shutdown_timeout_secs=2.0,
+        secret_values=((f"token of server {server.name}", token),) if token else (),
+    )
+
+
+@dataclass
+class OrgHost:
+    """An organization's open host and the policies it reads."""
+
+    host: Host
+    policies: OrgPolicies
+    stop: anyio.Event = field(default_factory=anyio.Event)
+    alerted: set[str] = field(default_factory=set)
+    """Servers with an open connection alert: a call that reaches one clears it."""
+
+
+class OrgHosts:
+    """The open hosts of this process, one per organization, opened on first use and kept until the service stops."""
+
+    def __init__(
+        self,
+        db: async_sessionmaker[AsyncSession],
+        credentials: CredentialOpener,
+        data_home: Path,
+        *,
+        host_options: Callable[[], dict[str, Any]] = dict,
+    ) -> None:
+        self._db = db
+        self._credentials = credentials
+        self._data_home = data_home
+        self._host_options = host_options
+        """More `Host.open` keywords (the outbound guard)."""
+        self._hosts: dict[str, OrgHost] = {}
+        self._locks: dict[str, anyio.Lock] = {}
+        self._tg: anyio.abc.TaskGroup | None = None
+
+    @contextlib.asynccontextmanager
+    async def running(self) -> AsyncIterator[OrgHosts]:
+        """Keep hosts open while the block runs; every one is closed (its servers stopped) when it ends."""
+        async with anyio.create_task_group() as tg:
+            self._tg = tg
+            try:
+                yield self
+            finally:
+                self._tg = None
+                for opened in self._hosts.values():
+                    opened.stop.set()
+                self._hosts.clear()
+
+    async def get(self, org_id: str) -> OrgHost:
+        """The organization's host, opened now if it is not open yet."""
+        if (opened := self._hosts.get(org_id)) is not None:
+            return opened
+        async with self._locks.setdefault(org_id, anyio.Lock()):
+            if (opened := self._hosts.get(org_id)) is not None:
+                return opened
+            if self._tg is None:
+                raise RuntimeError("the organization hosts are not running")
+            started: OrgHost = await self._tg.start(self._keep, org_id)
+            self._hosts[org_id] = started
+            return started
+
+    async def reload(self, org_id: str) -> OrgHost:
+        """Apply the organization's servers as the database has them now (a host not open yet opens with them)."""
+        opened = self._hosts.get(org_id)
+        if opened is None:
+            return await self.get(org_id)
+        async with self._locks.setdefault(org_id, anyio.Lock()):
+            config, reviewed = await self._load(org_id)
+            opened.policies.replace_all(reviewed)
+            await opened.host.reload(config=config)
+        return opened
+
+    async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:
+        config, reviewed = await self._load(org_id)
+        policies = OrgPolicies(reviewed)
+        home = self._data_home / "org-hosts" / org_id
+        workspace = home / "workspace"  # empty, and no grants: an organization's calls never read local files
+        await anyio.Path(workspace).mkdir(parents=True, exist_ok=True)
+        async with Host.open(
+            workspace=workspace,
+            mode="ask",
+            environ={},
+            config_home=home / "config",
+            data_home=home / "data",
+            secrets={},
+            policies=policies,
+            recorder=OrgRecorder(self._db, org_id),
+            lazy=True,
+            config=config,
+            **self._host_options(),
+        ) as host:
+            opened = OrgHost(host, policies, alerted=await self._alerted(org_id))
+            task_status.started(opened)
+            await opened.stop.wait()
+
+    async def _alerted(self, org_id: str) -> set[str]:
+        async with self._db() as session:
+            rows = await session.scalars(
+                select(Alert.server_id).where(
+                    Alert.org_id == org_id, Alert.kind == "connection", Alert.cleared_at.is_(None)
+                )
+            )
+            return {server for server in rows if server is not None}
+
+    async def _load(self, org_id: str) -> tuple[LoadedConfig, list[tuple[str, str, PinPolicy, str]]]:
+        async with self._db() as session:
+            servers = (
+                await session.scalars(
+                    select(RegisteredServer)
+                    .where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_(None))
+                    .order_by(RegisteredServer.created_at)
+                )
+            ).all()
+            credentials = {
+                c.server_id: c for c in (await session.scalars(select(Credential).where(Credential.org_id == org_id)))
+            }
+            rows = (
+                await session.execute(
+                    select(Tool.server_id, Tool.name, Policy.policy, Policy.reviewed_hash)
+                    .join(Policy, Policy.tool_id == Tool.id)
+                    .where(Tool.org_id == org_id)
+                )
+            ).all()
+        specs = []
+        for position, server in enumerate(servers):
+            credential = credentials.get(server.id)
+            token = self._credentials.unseal(credential) if credential is not None else None
+            specs.append(server_spec(server, position, token))
+        config = LoadedConfig(
+            servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", _SOURCE),)
+        )
+        reviewed: list[tuple[str, str, PinPolicy, str]] = [
+            (server_id, tool, policy, reviewed_hash)  # type: ignore[misc]  # stored values are the three policies
+            for server_id, tool, policy, reviewed_hash in rows
+        ]
+        return config, reviewed
+
+
+def model_name(server_name: str, tool: str) -> str:
+    """A registered server's tool as the model sees it (CAT-1): `<server name>__<tool>`."""
+    from mcpyard.catalog import tool_name
+
+    return tool_name(server_prefix(server_name, None, 0), "__", tool)

@@ -1,0 +1,292 @@
+"""Calls for members, and the approval inbox: an ask-first call is parked with its saved arguments and runs once,
+when the member who asked, an owner or an admin approves it (ORG-5, APR-1, APR-2, NET-2).
+
+Approving is one conditional update in the database (`pending` → `running`): of two people
+approving at the same moment, on two processes, one claims it and the other is told it was
+decided already. Inside that same transaction the tool's policy, definition hash and server
+are checked again; the saved arguments then run through the whole pipeline once.
+"""
+
+from __future__ import annotations
+
+from datetime import timedelta
+from typing import Any
+
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.org._events import clear_alert, raise_alert
+from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, OrgHost, conversation_key
+from mcpyard.org._models import Approval, Policy, RegisteredServer, Tool, new_id, utcnow
+from mcpyard.org._registry import CONNECTION_ALERT
+from mcpyard.org._service import OrgService
+from mcpyard.pipeline import CallResult
+from mcpyard.policy import Answer, ApprovalCard, Declined
+
+__all__ = ["Parked", "approval_json", "approve", "call_tool", "decline", "list_approvals", "read_result", "sweep"]
+CODES = {"off": "policy_off", "removed": "tool_removed"}
+"""The pipeline's refusal codes as the organization's API names them (API-6)."""
+CONNECTION_FAILURES = frozenset({"server_unavailable", "connection_lost", "timeout"})
+
+
+class Parked(Declined):
+    """The call waits in the inbox: not refused, not run."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__("waiting_for_approval", f"waiting for approval {approval_id}")
+        self.approval_id = approval_id
+
+
+class _Inbox:
+    """The approver of one member's call: parks it with its exact arguments, to be approved later."""
+
+    def __init__(
+        self, svc: OrgService, caller: Caller, name: str, arguments: dict[str, Any], conversation: str
+    ) -> None:
+        self._svc, self._caller, self._name = svc, caller, name
+        self._arguments, self._conversation = arguments, conversation
+        self.approval_id: str | None = None
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        async with self._svc.db() as session, session.begin():
+            tool = await session.scalar(
+                select(Tool).where(
+                    Tool.org_id == self._caller.org_id, Tool.server_id == card.server, Tool.name == card.server_tool
+                )
+            )
+            if tool is None:
+                raise Declined("tool_removed", f"{card.tool} is not a tool of this organization any more")
+            approval = Approval(
+                id=new_id(),
+                org_id=self._caller.org_id,
+                member_id=self._caller.member_id,
+                tool_id=tool.id,
+                tool_name=self._name,
+                definition_hash=tool.definition_hash,
+                conversation=self._conversation,
+                arguments=self._arguments,
+                arguments_preview=card.arguments_preview,
+                reason=card.reason,
+            )
+            session.add(approval)
+        self.approval_id = approval.id
+        raise Parked(approval.id)
+
+
+async def _once(card: ApprovalCard) -> Answer:
+    del card  # claimed and checked again already: this is the one run
+    return "once"
+
+
+def _result_json(result: CallResult, call_id: str | None) -> dict[str, Any]:
+    body = result.to_json()
+    if result.error is not None:
+        body["error"] = {**result.error, "code": CODES.get(result.error["code"], result.error["code"])}
+    body["call_id"] = call_id
+    return body
+
+
+async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str | None:
+    servers = await session.scalars(
+        select(RegisteredServer).where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_not(None))
+    )
+    return next((server.name for server in servers if name.startswith(f"{server.name}__")), None)
+
+
+async def _keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, result: CallResult) -> None:
+    """A call that could not reach its server raises that server's alert; the next that does clears it (ORG-8)."""
+    server = result.server
+    if server is None:
+        return
+    failed = result.error is not None and result.error["code"] in CONNECTION_FAILURES
+    if failed == (server in opened.alerted):
+        return
+    async with svc.db() as session, session.begin():
+        if failed:
+            message = result.error["message"] if result.error else "the call could not reach the server"
+            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server)
+            opened.alerted.add(server)
+        else:
+            await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server)
+            opened.alerted.discard(server)
+
+
+async def call_tool(
+    svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
+) -> tuple[int, dict[str, Any]]:
+    """Run a tool for a member: 200 with the `CallResult` (refusals too), or 202 with the parked approval."""
+    if not isinstance(name, str) or not name:
+        raise ServiceError(422, "invalid_request", "give `tool`, the tool's name as the model sees it")
+    if arguments is None:
+        arguments = {}
+    if not isinstance(arguments, dict):
+        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object")
+    if conversation is not None and (not isinstance(conversation, str) or len(conversation) > 64):
+        raise ServiceError(422, "invalid_request", "`conversation` must be a string of at most 64 characters")
+    opened = await svc.hosts.get(caller.org_id)
+    key = conversation_key(caller.member_id, conversation)
+    inbox = _Inbox(svc, caller, name, arguments, key)
+    call_id = new_id()
+    token = CALL_ID.set(call_id)
+    try:
+        result = await opened.host.call(name, arguments, conversation=key, approver=inbox)
+    finally:
+        CALL_ID.reset(token)
+    if inbox.approval_id is not None:
+        return 202, {"approval": {"id": inbox.approval_id, "status": "pending"}}
+    if result.error is not None and result.error["code"] == "unknown_tool":
+        async with svc.db() as session:
+            if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
+                message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
+                refused = CallResult.refusal("server_deleted", message, tool=name)
+                return 200, _result_json(refused, call_id)
+    await _keep_connection_state(svc, opened, caller.org_id, result)
+    return 200, _result_json(result, call_id)
+
+
+def approval_json(approval: Approval) -> dict[str, Any]:
+    return {
+        "id": approval.id,
+        "status": approval.status,
+        "tool": approval.tool_name,
+        "tool_id": approval.tool_id,
+        "member_id": approval.member_id,
+        "arguments": approval.arguments_preview,
+        "reason": approval.reason,
+        "conversation": approval.conversation.partition(":")[2],
+        "created_at": approval.created_at.isoformat(),
+        "decided_by": approval.decided_by,
+        "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,
+        "result": approval.result,
+    }
+
+
+async def list_approvals(svc: OrgService, caller: Caller, status: str | None) -> list[dict[str, Any]]:
+    """The inbox: a member sees the calls they asked for; owners and admins see every one."""
+    query = select(Approval).where(Approval.org_id == caller.org_id).order_by(Approval.created_at)
+    if status is not None:
+        query = query.where(Approval.status == status)
+    if not caller.is_admin:
+        query = query.where(Approval.member_id == caller.member_id)
+    async with svc.db() as session:
+        return [approval_json(approval) for approval in await session.scalars(query)]
+
+
+async def _decidable(session: AsyncSession, caller: Caller, approval_id: str) -> Approval:
+    approval = await session.scalar(
+        select(Approval).where(Approval.id == approval_id, Approval.org_id == caller.org_id)
+    )
+    if approval is None or not (caller.is_admin or approval.member_id == caller.member_id):
+        raise not_found("approval")  # another member's call is not theirs to see or decide
+    return approval
+
+
+async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status: str) -> Approval:
+    """`pending` → `status`, in one conditional update: of two deciders, exactly one gets the row."""
+    await _decidable(session, caller, approval_id)
+    claimed = await session.scalar(
+        update(Approval)
+        .where(Approval.id == approval_id, Approval.org_id == caller.org_id, Approval.status == "pending")
+        .values(status=status, decided_by=caller.member_id, decided_at=utcnow())
+        .returning(Approval)
+        .execution_options(synchronize_session=False)
+    )
+    if claimed is None:
+        raise ServiceError(409, "already_decided", "this call was approved or declined already")
+    return claimed
+
+
+async def _still_allowed(session: AsyncSession, approval: Approval) -> str | None:
+    """Why the saved call may not run now (policy, definition, server checked again, APR-2), or None."""
+    found = (
+        await session.execute(
+            select(Tool, Policy, RegisteredServer)
+            .join(Policy, Policy.tool_id == Tool.id)
+            .join(RegisteredServer, RegisteredServer.id == Tool.server_id)
+            .where(Tool.id == approval.tool_id, Tool.org_id == approval.org_id)
+        )
+    ).first()
+    if found is None:
+        return "tool_removed"
+    tool, policy, server = found
+    if server.deleted_at is not None:
+        return "server_deleted"
+    if tool.state == "removed":
+        return "tool_removed"
+    if tool.definition_hash != approval.definition_hash or policy.reviewed_hash != approval.definition_hash:
+        return "tool_changed"
+    if policy.policy == "off":
+        return "policy_off"
+    return None
+
+
+async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
+    """Claim the approval and run its saved arguments once; the `CallResult` of that one run."""
+    async with svc.db() as session, session.begin():
+        approval = await _claim(session, caller, approval_id, "running")
+        problem = await _still_allowed(session, approval)
+        if problem is not None:
+            refused = CallResult.refusal(
+                problem,
+                f"{approval.tool_name} may no longer run ({problem}); nothing was sent",
+                tool=approval.tool_name,
+            )
+            approval.status, approval.result = "failed", _result_json(refused, None)
+            return approval.result
+        saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
+    name, arguments, conversation, definition_hash = saved
+    opened = await svc.hosts.get(caller.org_id)
+    call_id = new_id()
+    token = CALL_ID.set(call_id)
+    try:
+        result = await opened.host.call(
+            name, arguments, conversation=conversation, approver=_once, definition_hash=definition_hash
+        )
+    finally:
+        CALL_ID.reset(token)
+    body = _result_json(result, call_id)
+    async with svc.db() as session, session.begin():
+        await session.execute(
+            update(Approval)
+            .where(Approval.id == approval_id)
+            .values(status="done" if result.ok else "failed", result=body)
+        )
+    await _keep_connection_state(svc, opened, caller.org_id, result)
+    return body
+
+
+async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
+    """Leave the call refused: nothing is sent (409 when it was decided already)."""
+    async with svc.db() as session, session.begin():
+        approval = await _claim(session, caller, approval_id, "declined")
+        return approval_json(approval)
+
+
+async def read_result(
+    svc: OrgService, caller: Caller, handle: str, offset: int, length: int | None, conversation: str | None
+) -> dict[str, Any]:
+    """A window of a stored result, only within the member's conversation that made it (CALL-4, ORG-7)."""
+    opened = await svc.hosts.get(caller.org_id)
+    arguments: dict[str, Any] = {"handle": handle, "offset": offset}
+    if length is not None:
+        arguments["length"] = length
+    result = await opened.host.call(
+        "read_result", arguments, conversation=conversation_key(caller.member_id, conversation)
+    )
+    if result.error is not None and result.error["code"] == "unknown_handle":
+        raise not_found("stored result")
+    return _result_json(result, None)
+
+
+async def sweep(svc: OrgService) -> int:
+    """Approvals claimed by a process that died before finishing: failed, never run twice (DESIGN "The claim")."""
+    cutoff = utcnow() - timedelta(seconds=CALL_DEADLINE_SECS * 2)
+    interrupted = CallResult.refusal("interrupted", "the service stopped while this approved call ran; call it again")
+    async with svc.db() as session, session.begin():
+        swept = await session.execute(
+            update(Approval)
+            .where(Approval.status == "running", or_(Approval.decided_at.is_(None), Approval.decided_at < cutoff))
+            .values(status="failed", result=_result_json(interrupted, None))
+        )
+    return int(getattr(swept, "rowcount", 0) or 0)

@@ -1,0 +1,352 @@
+"""Registered servers: register, list, edit, refresh and delete; their tools discovered and kept in step (ORG-2, ORG-3).
+
+Registering checks the URL with the outbound guard (NET-1), seals the token in a table of its
+own, connects (30 s in all, NET-2) and discovers the tools: each new tool starts `off`. A
+refresh lists them again: a changed definition is suspended until it is reviewed, a tool no
+longer listed stays as `removed`. A failed connection raises one alert; the next success
+clears it (ORG-8). Deleting a server stops its tools at once.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping, Sequence
+from typing import Any
+
+from sqlalchemy import delete, select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.catalog import ServerTools, build_catalog, definition_hash, server_prefix
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._events import audit, clear_alert, raise_alert
+from mcpyard.org._hosts import OrgHost, model_name
+from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, utcnow
+from mcpyard.org._service import OrgService
+
+__all__ = [
+    "delete_server",
+    "get_server",
+    "list_servers",
+    "refresh_server",
+    "register_server",
+    "server_json",
+    "tool_json",
+    "update_server",
+]
+
+_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,38}[A-Za-z0-9]|[A-Za-z0-9]")
+CONNECTION_ALERT = "connection"
+
+
+def _check_name(name: object) -> str:
+    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+        raise ServiceError(
+            422,
+            "invalid_name",
+            "a server's name is its tools' prefix: 1 to 40 letters, digits, '-' or single '_', "
+            "starting and ending with a letter or digit (tools are named NAME__TOOL)",
+        )
+    return name
+
+
+async def _check_url(svc: OrgService, url: object) -> str:
+    if not isinstance(url, str) or not url:
+        raise ServiceError(
+            422, "url_refused", "give the server's streamable HTTP URL, like https://mcp.example.com/mcp"
+        )
+    await svc.check_url(url)
+    return url
+
+
+def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mapping[str, Any]) -> dict[str, Any]:
+    """A definition as people and models may read it: texts cleaned, redacted and tag-escaped (CAT-4)."""
+    redactor = opened.host.view.redactor if opened is not None else None
+    listing = ServerTools(server.id, server_prefix(server.name, None, 0), (definition,))
+    catalog = build_catalog([listing], "__", redactor=redactor)
+    entry = next(iter(catalog.entries.values()), None)
+    if entry is None:  # refused by the schema bounds: nothing of it is shown but its name
+        refused = next(iter(catalog.refused.values()), None)
+        return {
+            "description": "",
+            "input_schema": {},
+            "annotations": {},
+            "title": None,
+            "refused": refused.reason if refused is not None else "not offered",
+        }
+    return {
+        "description": entry.description,
+        "title": entry.title,
+        "input_schema": dict(entry.input_schema),
+        "annotations": dict(entry.annotations),
+    }
+
+
+def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, full: bool = False) -> dict[str, Any]:
+    """A tool as the API shows it (API-6); with `full`, the reviewed definition beside the current one when changed."""
+    policy = tool.policy
+    shown = _display(opened, server, tool.definition)
+    item: dict[str, Any] = {
+        "id": tool.id,
+        "server_id": server.id,
+        "name": model_name(server.name, tool.name),
+        "tool": tool.name,
+        "description": shown["description"],
+        "title": shown["title"],
+        "input_schema": shown["input_schema"],
+        "annotations": shown["annotations"],
+        "definition_hash": tool.definition_hash,
+        "state": tool.state,
+        "policy": policy.policy if policy is not None else "off",
+        "reviewed_hash": policy.reviewed_hash if policy is not None else None,
+    }
+    if full and tool.state == "changed" and policy is not None:
+        item["reviewed_definition"] = _display(opened, server, policy.reviewed_definition)
+        item["definition"] = shown
+    return item
+
+
+def server_json(
+    server: RegisteredServer, tools: Sequence[Tool], has_token: bool, opened: OrgHost | None
+) -> dict[str, Any]:
+    """A server as the API shows it: never its token, only whether it has one (ORG-2)."""
+    return {
+        "id": server.id,
+        "name": server.name,
+        "url": server.url,
+        "state": server.state,
+        "last_error": server.last_error,
+        "protocol_version": server.protocol_version,
+        "has_token": has_token,
+        "created_at": server.created_at.isoformat(),
+        "refreshed_at": server.refreshed_at.isoformat() if server.refreshed_at else None,
+        "tools": [tool_json(tool, server, opened) for tool in tools],
+    }
+
+
+async def _server(session: AsyncSession, caller: Caller, server_id: str) -> RegisteredServer:
+    server = await session.scalar(
+        select(RegisteredServer).where(
+            RegisteredServer.id == server_id,
+            RegisteredServer.org_id == caller.org_id,
+            RegisteredServer.deleted_at.is_(None),
+        )
+    )
+    if server is None:
+        raise not_found("server")
+    return server
+
+
+async def _tools(session: AsyncSession, server_id: str) -> list[Tool]:
+    rows = await session.scalars(select(Tool).where(Tool.server_id == server_id).order_by(Tool.name))
+    tools = list(rows)
+    for tool in tools:
+        await session.refresh(tool, ["policy"])
+    return tools
+
+
+async def _has_token(session: AsyncSession, server_id: str) -> bool:
+    return await session.scalar(select(Credential.id).where(Credential.server_id == server_id)) is not None
+
+
+async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer) -> dict[str, Any]:
+    opened = await svc.hosts.get(server.org_id)
+    return server_json(server, await _tools(session, server.id), await _has_token(session, server.id), opened)
+
+
+async def register_server(
+    svc: OrgService, caller: Caller, name: object, url: object, bearer_token: object = None
+) -> dict[str, Any]:
+    """Register a server, connect and discover its tools (each starting `off`); 201's body."""
+    require(caller, *ADMINS)
+    name, url = _check_name(name), await _check_url(svc, url)
+    if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token or "\n" in bearer_token):
+        raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
+    async with svc.db() as session, session.begin():
+        taken = await session.scalar(
+            select(RegisteredServer).where(RegisteredServer.org_id == caller.org_id, RegisteredServer.name == name)
+        )
+        if taken is not None and taken.deleted_at is None:
+            raise ServiceError(409, "name_taken", f"a server named {name!r} is registered already; choose another name")
+        if taken is not None:  # a deleted server's name is free again; its record goes
+            await session.delete(taken)
+            await session.flush()
+        server = RegisteredServer(org_id=caller.org_id, name=name, url=url, state="connecting")
+        session.add(server)
+        await session.flush()
+        if isinstance(bearer_token, str):
+            credential = Credential(org_id=caller.org_id, server_id=server.id)
+            svc.sealer.seal(credential, bearer_token)
+            session.add(credential)
+        audit(
+            session,
+            caller.org_id,
+            caller.email,
+            "server.register",
+            server.id,
+            new={"name": name, "url": url, "has_token": bearer_token is not None},
+        )
+    await _connect_and_sync(svc, caller.org_id, server.id)
+    async with svc.db() as session:
+        return await _json(svc, session, await _server(session, caller, server.id))
+
+
+async def list_servers(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+    async with svc.db() as session:
+        servers = await session.scalars(
+            select(RegisteredServer)
+            .where(RegisteredServer.org_id == caller.org_id, RegisteredServer.deleted_at.is_(None))
+            .order_by(RegisteredServer.created_at)
+        )
+        return [await _json(svc, session, server) for server in servers]
+
+
+async def get_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
+    async with svc.db() as session:
+        return await _json(svc, session, await _server(session, caller, server_id))
+
+
+async def update_server(svc: OrgService, caller: Caller, server_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+    """Edit a server's name, URL or token (`bearer_token: null` removes it); it connects again with them."""
+    require(caller, *ADMINS)
+    unknown = set(changes) - {"name", "url", "bearer_token"}
+    if unknown:
+        raise ServiceError(
+            422, "invalid_field", f"a server has no field {sorted(unknown)[0]!r}; give name, url or bearer_token"
+        )
+    async with svc.db() as session, session.begin():
+        server = await _server(session, caller, server_id)
+        old = {"name": server.name, "url": server.url}
+        if "name" in changes:
+            server.name = _check_name(changes["name"])
+        if "url" in changes:
+            server.url = await _check_url(svc, changes["url"])
+        if "bearer_token" in changes:
+            await session.execute(delete(Credential).where(Credential.server_id == server.id))
+            if (token := changes["bearer_token"]) is not None:
+                if not isinstance(token, str) or not token or "\n" in token:
+                    raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line")
+                credential = Credential(org_id=caller.org_id, server_id=server.id)
+                svc.sealer.seal(credential, token)
+                session.add(credential)
+        audit(
+            session,
+            caller.org_id,
+            caller.email,
+            "server.update",
+            server.id,
+            old=old,
+            new={"name": server.name, "url": server.url, "token_changed": "bearer_token" in changes},
+        )
+    await _connect_and_sync(svc, caller.org_id, server_id)
+    return await get_server(svc, caller, server_id)
+
+
+async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None:
+    """Delete a server: its tools stop at once; calls to them are refused as `server_deleted` (ORG-8)."""
+    require(caller, *ADMINS)
+    async with svc.db() as session, session.begin():
+        server = await _server(session, caller, server_id)
+        server.deleted_at = utcnow()
+        server.state = "deleted"
+        await session.execute(delete(Credential).where(Credential.server_id == server.id))
+        await clear_alert(session, caller.org_id, CONNECTION_ALERT, server_id=server.id)
+        audit(
+            session,
+            caller.org_id,
+            caller.email,
+            "server.delete",
+            server.id,
+            old={"name": server.name, "url": server.url},
+        )
+    opened = await svc.hosts.get(caller.org_id)
+    opened.policies.forget_server(server_id)
+    await svc.hosts.reload(caller.org_id)
+
+
+async def refresh_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
+    """Discover the tools again: changed ones are suspended, missing ones `removed`, new ones `off` (ORG-3)."""
+    require(caller, *ADMINS)
+    async with svc.db() as session:
+        await _server(session, caller, server_id)
+    await _connect_and_sync(svc, caller.org_id, server_id, relist=True)
+    return await get_server(svc, caller, server_id)
+
+
+async def _connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, relist: bool = False) -> None:
+    """Bring the host in step with the database, connect the server, and keep what it lists."""
+    opened = await svc.hosts.reload(org_id)
+    host = opened.host
+    await host.start([server_id])
+    snapshot = host.server(server_id)
+    error: str | None = None
+    if snapshot is not None and snapshot.connected and relist:
+        try:
+            snapshot = await host.refresh(server_id)
+        except Exception as exc:  # a failed refresh is the server's failure, said on the page
+            error = f"listing the tools again failed: {exc}"
+    if snapshot is None or not snapshot.connected:
+        error = error or (snapshot.reason if snapshot is not None else None) or "it did not connect"
+    async with svc.db() as session, session.begin():
+        server = await session.get(RegisteredServer, server_id)
+        if server is None:
+            return
+        server.refreshed_at = utcnow()
+        if error is not None or snapshot is None:
+            server.state, server.last_error = "failed", error
+            await raise_alert(
+                session, org_id, CONNECTION_ALERT, f"server {server.name!r} failed: {error}", server_id=server_id
+            )
+            return
+        server.state, server.last_error, server.protocol_version = "connected", None, snapshot.protocol_version
+        await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
+        changed = await _sync_tools(session, server, snapshot.tools)
+    for tool, policy, reviewed_hash in changed:
+        opened.policies.set(server_id, tool, policy, reviewed_hash)  # type: ignore[arg-type]  # stored policies
+
+
+async def _sync_tools(
+    session: AsyncSession, server: RegisteredServer, listed: Sequence[Mapping[str, Any]]
+) -> list[tuple[str, str, str]]:
+    """Keep what the server lists; returns each new tool's `(name, "off", hash)` for the host's policies."""
+    known = {tool.name: tool for tool in await session.scalars(select(Tool).where(Tool.server_id == server.id))}
+    fresh: list[tuple[str, str, str]] = []
+    seen: set[str] = set()
+    now = utcnow()
+    for wire in listed:
+        name = str(wire.get("name", ""))
+        if not name or name in seen:
+            continue
+        seen.add(name)
+        digest = definition_hash(wire)
+        tool = known.get(name)
+        if tool is None:
+            tool = Tool(
+                org_id=server.org_id,
+                server_id=server.id,
+                name=name,
+                definition=dict(wire),
+                definition_hash=digest,
+                state="active",
+            )
+            session.add(tool)
+            await session.flush()
+            # New tools start `off`, bound to the definition discovered (POL-5): discovery is not review.
+            session.add(
+                Policy(
+                    org_id=server.org_id,
+                    tool_id=tool.id,
+                    policy="off",
+                    reviewed_hash=digest,
+                    reviewed_definition=dict(wire),
+                )
+            )
+            fresh.append((name, "off", digest))
+            continue
+        await session.refresh(tool, ["policy"])
+        tool.definition, tool.definition_hash, tool.updated_at = dict(wire), digest, now
+        reviewed = tool.policy.reviewed_hash if tool.policy is not None else digest
+        tool.state = "active" if reviewed == digest else "changed"
+    for name, tool in known.items():
+        if name not in seen and tool.state != "removed":
+            tool.state, tool.updated_at = "removed", now
+    return fresh
