@@ -143,12 +143,12 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def audit(request: Request, caller: Caller) -> Response:
         require(caller, *ADMINS)
         query = request.query_params
-        async with svc.db() as session:
+        async with svc.db.begin() as session:
             rows = await list_audit(session, caller.org_id, action=query.get("action"), actor=query.get("actor"))
         return JSONResponse(rows)
 
     async def alerts(request: Request, caller: Caller) -> Response:
-        async with svc.db() as session:
+        async with svc.db.begin() as session:
             rows = await list_alerts(session, caller.org_id, open_only=request.query_params.get("open") == "true")
         return JSONResponse(rows)
 

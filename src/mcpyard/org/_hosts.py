@@ -51,7 +51,7 @@ _SOURCE = Path("<organization>")
 class CredentialOpener(Protocol):
     """Unseals a registered server's stored credential (only to connect; never kept beyond the host's spec)."""
 
-    def unseal(self, credential: Credential) -> str: ...
+    def unseal_credential(self, credential: Credential) -> str: ...
 
 
 def conversation_key(member_id: str, conversation: str | None) -> str:
@@ -91,7 +91,7 @@ class OrgRecorder:
             started_at=record.at,
         )
         with anyio.CancelScope(shield=True):  # a record is written whole, even for a call given up on
-            async with self._db() as session, session.begin():
+            async with self._db.begin() as session:
                 session.add(row)
 
 
@@ -206,7 +206,7 @@ class OrgHosts:
             await opened.stop.wait()
 
     async def _alerted(self, org_id: str) -> set[str]:
-        async with self._db() as session:
+        async with self._db.begin() as session:
             rows = await session.scalars(
                 select(Alert.server_id).where(
                     Alert.org_id == org_id, Alert.kind == "connection", Alert.cleared_at.is_(None)
@@ -215,7 +215,7 @@ class OrgHosts:
             return {server for server in rows if server is not None}
 
     async def _load(self, org_id: str) -> tuple[LoadedConfig, list[tuple[str, str, PinPolicy, str]]]:
-        async with self._db() as session:
+        async with self._db.begin() as session:
             servers = (
                 await session.scalars(
                     select(RegisteredServer)
@@ -236,7 +236,7 @@ class OrgHosts:
         specs = []
         for position, server in enumerate(servers):
             credential = credentials.get(server.id)
-            token = self._credentials.unseal(credential) if credential is not None else None
+            token = self._credentials.unseal_credential(credential) if credential is not None else None
             specs.append(server_spec(server, position, token))
         config = LoadedConfig(
             servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", _SOURCE),)

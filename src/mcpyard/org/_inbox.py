@@ -49,7 +49,7 @@ class _Inbox:
         self.approval_id: str | None = None
 
     async def __call__(self, card: ApprovalCard) -> Answer:
-        async with self._svc.db() as session, session.begin():
+        async with self._svc.db.begin() as session:
             tool = await session.scalar(
                 select(Tool).where(
                     Tool.org_id == self._caller.org_id, Tool.server_id == card.server, Tool.name == card.server_tool
@@ -102,7 +102,7 @@ async def _keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, 
     failed = result.error is not None and result.error["code"] in CONNECTION_FAILURES
     if failed == (server in opened.alerted):
         return
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         if failed:
             message = result.error["message"] if result.error else "the call could not reach the server"
             await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server)
@@ -136,7 +136,7 @@ async def call_tool(
     if inbox.approval_id is not None:
         return 202, {"approval": {"id": inbox.approval_id, "status": "pending"}}
     if result.error is not None and result.error["code"] == "unknown_tool":
-        async with svc.db() as session:
+        async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
                 message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
                 refused = CallResult.refusal("server_deleted", message, tool=name)
@@ -169,7 +169,7 @@ async def list_approvals(svc: OrgService, caller: Caller, status: str | None) ->
         query = query.where(Approval.status == status)
     if not caller.is_admin:
         query = query.where(Approval.member_id == caller.member_id)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         return [approval_json(approval) for approval in await session.scalars(query)]
 
 
@@ -223,7 +223,7 @@ async def _still_allowed(session: AsyncSession, approval: Approval) -> str | Non
 
 async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
     """Claim the approval and run its saved arguments once; the `CallResult` of that one run."""
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "running")
         problem = await _still_allowed(session, approval)
         if problem is not None:
@@ -246,7 +246,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
     finally:
         CALL_ID.reset(token)
     body = _result_json(result, call_id)
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         await session.execute(
             update(Approval)
             .where(Approval.id == approval_id)
@@ -258,7 +258,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
 
 async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
     """Leave the call refused: nothing is sent (409 when it was decided already)."""
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "declined")
         return approval_json(approval)
 
@@ -283,7 +283,7 @@ async def sweep(svc: OrgService) -> int:
     """Approvals claimed by a process that died before finishing: failed, never run twice (DESIGN "The claim")."""
     cutoff = utcnow() - timedelta(seconds=CALL_DEADLINE_SECS * 2)
     interrupted = CallResult.refusal("interrupted", "the service stopped while this approved call ran; call it again")
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         swept = await session.execute(
             update(Approval)
             .where(Approval.status == "running", or_(Approval.decided_at.is_(None), Approval.decided_at < cutoff))

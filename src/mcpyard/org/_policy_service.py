@@ -35,7 +35,7 @@ async def _tool(session: AsyncSession, caller: Caller, tool_id: str) -> tuple[To
 async def list_tools(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
     """Every tool of the organization's servers, with its state and policy."""
     opened = await svc.hosts.get(caller.org_id)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         rows = (
             await session.execute(
                 select(Tool, RegisteredServer)
@@ -54,7 +54,7 @@ async def list_tools(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
 async def get_tool(svc: OrgService, caller: Caller, tool_id: str) -> dict[str, Any]:
     """One tool; when it changed since it was reviewed, the reviewed definition beside the current one."""
     opened = await svc.hosts.get(caller.org_id)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         return tool_json(tool, server, opened, full=True)
 
@@ -69,7 +69,7 @@ async def set_policy(
     if not isinstance(definition_hash, str):
         raise ServiceError(422, "invalid_hash", "give the definition_hash of the definition you reviewed")
     chosen: PinPolicy = policy
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         if tool.state == "removed":
             raise ServiceError(409, "tool_removed", f"the server no longer lists {tool.name!r}; it cannot run")
@@ -104,6 +104,6 @@ async def set_policy(
         )
     opened = await svc.hosts.get(caller.org_id)
     opened.policies.set(server.id, tool.name, chosen, tool.definition_hash)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         return tool_json(tool, server, opened, full=True)

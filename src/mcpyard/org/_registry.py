@@ -20,7 +20,7 @@ from mcpyard.catalog import ServerTools, build_catalog, definition_hash, server_
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit, clear_alert, raise_alert
 from mcpyard.org._hosts import OrgHost, model_name
-from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, utcnow
+from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, new_id, utcnow
 from mcpyard.org._service import OrgService
 
 __all__ = [
@@ -161,7 +161,7 @@ async def register_server(
     name, url = _check_name(name), await _check_url(svc, url)
     if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token or "\n" in bearer_token):
         raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         taken = await session.scalar(
             select(RegisteredServer).where(RegisteredServer.org_id == caller.org_id, RegisteredServer.name == name)
         )
@@ -174,8 +174,8 @@ async def register_server(
         session.add(server)
         await session.flush()
         if isinstance(bearer_token, str):
-            credential = Credential(org_id=caller.org_id, server_id=server.id)
-            svc.sealer.seal(credential, bearer_token)
+            credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
+            svc.sealer.seal_credential(credential, bearer_token)
             session.add(credential)
         audit(
             session,
@@ -186,12 +186,12 @@ async def register_server(
             new={"name": name, "url": url, "has_token": bearer_token is not None},
         )
     await _connect_and_sync(svc, caller.org_id, server.id)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         return await _json(svc, session, await _server(session, caller, server.id))
 
 
 async def list_servers(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         servers = await session.scalars(
             select(RegisteredServer)
             .where(RegisteredServer.org_id == caller.org_id, RegisteredServer.deleted_at.is_(None))
@@ -201,7 +201,7 @@ async def list_servers(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
 
 
 async def get_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         return await _json(svc, session, await _server(session, caller, server_id))
 
 
@@ -213,7 +213,7 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
         raise ServiceError(
             422, "invalid_field", f"a server has no field {sorted(unknown)[0]!r}; give name, url or bearer_token"
         )
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         server = await _server(session, caller, server_id)
         old = {"name": server.name, "url": server.url}
         if "name" in changes:
@@ -225,8 +225,8 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
             if (token := changes["bearer_token"]) is not None:
                 if not isinstance(token, str) or not token or "\n" in token:
                     raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line")
-                credential = Credential(org_id=caller.org_id, server_id=server.id)
-                svc.sealer.seal(credential, token)
+                credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
+                svc.sealer.seal_credential(credential, token)
                 session.add(credential)
         audit(
             session,
@@ -244,7 +244,7 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
 async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None:
     """Delete a server: its tools stop at once; calls to them are refused as `server_deleted` (ORG-8)."""
     require(caller, *ADMINS)
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         server = await _server(session, caller, server_id)
         server.deleted_at = utcnow()
         server.state = "deleted"
@@ -266,7 +266,7 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
 async def refresh_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
     """Discover the tools again: changed ones are suspended, missing ones `removed`, new ones `off` (ORG-3)."""
     require(caller, *ADMINS)
-    async with svc.db() as session:
+    async with svc.db.begin() as session:
         await _server(session, caller, server_id)
     await _connect_and_sync(svc, caller.org_id, server_id, relist=True)
     return await get_server(svc, caller, server_id)
@@ -286,7 +286,7 @@ async def _connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, rel
             error = f"listing the tools again failed: {exc}"
     if snapshot is None or not snapshot.connected:
         error = error or (snapshot.reason if snapshot is not None else None) or "it did not connect"
-    async with svc.db() as session, session.begin():
+    async with svc.db.begin() as session:
         server = await session.get(RegisteredServer, server_id)
         if server is None:
             return
