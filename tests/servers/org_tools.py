@@ -49,6 +49,7 @@ class Moving(MCPServer):
 
 def build_server(definitions: Path | None) -> MCPServer:
     server = Moving(definitions)
+    written: list[str] = []
 
     @server.tool(annotations=READ_ONLY)
     def lookup(key: str) -> str:
@@ -58,7 +59,13 @@ def build_server(definitions: Path | None) -> MCPServer:
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
     def write(note: str) -> str:
         """Write a note."""
+        written.append(note)
         return f"wrote {note}"
+
+    @server.tool(annotations=READ_ONLY)
+    def writes() -> int:
+        """How many notes were written: proves a call ran once."""
+        return len(written)
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=True))
     def destroy(target: str) -> str:
