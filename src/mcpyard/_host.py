@@ -26,7 +26,7 @@ from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
 from mcpyard.catalog import Catalog, clean_json, clean_text
 from mcpyard.config import LoadedConfig, Mode
-from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, ServerSnapshot
+from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
@@ -83,6 +83,7 @@ class Host(ResourceReader):
         policies: PolicySource | None = None,
         recorder: CallRecorder | None = None,
         lazy: bool = False,
+        egress: EgressGuard | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -108,6 +109,9 @@ class Host(ResourceReader):
             policies: where reviewed per-tool policies come from (default: the pins `mcpyard pin` saves).
             recorder: also hand every call's record to this (`host.history()` keeps the session's either way).
             lazy: start each server only when something needs it (see above).
+            egress: send every remote server's HTTP through this outbound guard: only public https
+                addresses, checked when resolved and pinned for the connection, no redirects,
+                responses and calls bounded; websocket servers are refused. None (the default): no guard.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -131,6 +135,7 @@ class Host(ResourceReader):
             open_browser=open_browser,
             relay_input=relay_input,
             lazy=lazy,
+            egress=egress,
         )
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
         host = cls(options, mode=mode or plan.config.settings.mode or "ask", approver=approver, recorder=recorder)

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import contextlib
 import re
+import ssl
 from collections.abc import AsyncIterable, AsyncIterator, Callable, Iterable, Iterator, Mapping
 from typing import Any
 
@@ -147,7 +148,7 @@ class _CheckedNetwork(httpcore2.AsyncNetworkBackend):
             with anyio.fail_after(timeout):
                 for address in addresses:
                     try:
-                        return await self._dialer.dial(address, port)
+                        return _ClosedOnFailedTls(await self._dialer.dial(address, port))
                     except httpcore2.ConnectError as exc:
                         failure = exc  # the next checked address, if there is one
         except TimeoutError:
@@ -164,6 +165,42 @@ class _CheckedNetwork(httpcore2.AsyncNetworkBackend):
 
     async def sleep(self, seconds: float) -> None:
         await anyio.sleep(seconds)
+
+
+class _ClosedOnFailedTls(httpcore2.AsyncNetworkStream):
+    """A TCP stream that is closed when its TLS handshake does not finish, cancelled included.
+
+    httpcore2 closes it on an error but not on cancellation (a connect deadline that fires
+    during the handshake), which would leave the socket open.
+    """
+
+    def __init__(self, stream: httpcore2.AsyncNetworkStream) -> None:
+        self._stream = stream
+
+    async def read(self, max_bytes: int, timeout: float | None = None) -> bytes:  # noqa: ASYNC109  # httpcore2's
+        return await self._stream.read(max_bytes, timeout)
+
+    async def write(self, buffer: bytes, timeout: float | None = None) -> None:  # noqa: ASYNC109  # httpcore2's
+        await self._stream.write(buffer, timeout)
+
+    async def aclose(self) -> None:
+        await self._stream.aclose()
+
+    async def start_tls(
+        self,
+        ssl_context: ssl.SSLContext,
+        server_hostname: str | None = None,
+        timeout: float | None = None,  # noqa: ASYNC109  # httpcore2's interface
+    ) -> httpcore2.AsyncNetworkStream:
+        try:
+            return await self._stream.start_tls(ssl_context, server_hostname, timeout)
+        except BaseException:
+            with anyio.CancelScope(shield=True):
+                await self._stream.aclose()
+            raise
+
+    def get_extra_info(self, info: str) -> Any:
+        return self._stream.get_extra_info(info)
 
 
 class _CappedStream(httpx2.AsyncByteStream):
