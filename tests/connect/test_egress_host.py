@@ -204,3 +204,24 @@ async def test_net1_development_mode_reaches_this_machine_over_plain_http_and_pr
             server = host.status().servers[0]
     assert server.state == "failed"
     assert "plain http is not allowed, only https" in (server.reason or "")
+
+
+async def test_auth4_sign_in_discovery_goes_through_the_guard(home: Home, certs: Certificates, tmp_path: Path) -> None:
+    """AUTH-4: a server that asks for sign-in and names its metadata at a metadata address is refused there."""
+
+    async def needs_sign_in(seen: Seen, send: Send) -> bool:
+        metadata = "https://169.254.169.254/latest/meta-data/iam"
+        await send(answer(401, headers={"www-authenticate": f'Bearer resource_metadata="{metadata}"'}))
+        return True
+
+    async with wire_server(needs_sign_in, tls=lambda names: certs.server_context(tmp_path, names)) as server:
+        guard, dialer, _ = guard_to(certs, server.port)
+        async with guarded_host(home, {"r": {"url": f"https://{NAME}/mcp"}}, guard) as host:
+            status = host.status().servers[0]
+    assert status.state == "failed"
+    assert status.reason is not None
+    assert status.reason == (
+        "https://169.254.169.254/latest/meta-data/iam is refused: it is the address of a cloud metadata service "
+        "(only public https servers can be reached from here)"
+    )
+    assert set(dialer.dialed) == {(PUBLIC, 443)}

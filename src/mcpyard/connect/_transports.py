@@ -149,6 +149,8 @@ def failure_reason(
         return f"the server process {process.describe_exit()} before the handshake finished"
     if sign_in is not None and sign_in.failure is not None:
         return f"sign-in did not complete: {sign_in.failure}"
+    if isinstance(leaf, UrlRefused):
+        return leaf.message  # the outbound guard's words, whatever the server answered first (NET-1, AUTH-4)
     if not stdio and (status := observations.last_error()) is not None:
         return f"{public_url(spec.url)} answered HTTP {status}"
     return describe_failure(leaf, command=spec.command, url=spec.url)
