@@ -7,6 +7,7 @@ name, and the routed dialer carries the connection to the local server (see `_wi
 
 from __future__ import annotations
 
+import json
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
@@ -20,7 +21,7 @@ from mcpyard import Host
 from mcpyard.connect import EgressGuard, MemoryResolver
 from tests.conftest import Home, body
 from tests.connect._tls import Certificates, make_certificates
-from tests.connect._wire import RoutedDialer, Seen, Send, answer, wire_server
+from tests.connect._wire import Respond, RoutedDialer, Seen, Send, answer, chunk, wire_server
 from tests.servers.http_runner import HttpTransport, serve_http
 
 pytestmark = pytest.mark.anyio
@@ -225,3 +226,65 @@ async def test_auth4_sign_in_discovery_goes_through_the_guard(home: Home, certs:
         "(only public https servers can be reached from here)"
     )
     assert set(dialer.dialed) == {(PUBLIC, 443)}
+
+
+def handshake_era_server(big: int) -> Respond:
+    """Just enough of a handshake-era streamable HTTP server, answering requests as event streams.
+
+    `server/discover` is unknown to it (the client falls back to `initialize`); tool `big`
+    answers one event of about `big` bytes, tool `small` a short one.
+    """
+
+    async def respond(seen: Seen, send: Send) -> bool:
+        if seen.method != "POST":
+            await send(answer(405))
+            return True
+        message = json.loads(seen.body)
+        if "id" not in message:
+            await send(answer(202))
+            return True
+        method = message["method"]
+        if method == "initialize":
+            result: dict[str, Any] = {
+                "protocolVersion": message["params"]["protocolVersion"],
+                "capabilities": {"tools": {}},
+                "serverInfo": {"name": "handshake-era", "version": "1"},
+            }
+        elif method == "tools/list":
+            schema = {"type": "object", "properties": {}}
+            hints = {"readOnlyHint": True}
+            result = {"tools": [{"name": n, "inputSchema": schema, "annotations": hints} for n in ("big", "small")]}
+        elif method == "tools/call":
+            text = "z" * big if message["params"]["name"] == "big" else "small answer"
+            result = {"content": [{"type": "text", "text": text}]}
+        else:
+            error = {"jsonrpc": "2.0", "id": message["id"], "error": {"code": -32601, "message": "no such method"}}
+            await send(answer(200, json.dumps(error).encode(), {"content-type": "application/json"}))
+            return True
+        event = json.dumps({"jsonrpc": "2.0", "id": message["id"], "result": result}).encode()
+        headers = {"content-type": "text/event-stream", "transfer-encoding": "chunked"}
+        await send(answer(200, headers=headers))
+        data = b"event: message\ndata: " + event + b"\n\n"
+        for start in range(0, len(data), 65536):
+            await send(chunk(data[start : start + 65536]))
+        await send(chunk(b""))
+        return True
+
+    return respond
+
+
+async def test_net2_an_event_over_one_mebibyte_in_a_call_s_event_stream_fails_that_call_only(
+    home: Home, certs: Certificates, tmp_path: Path
+) -> None:
+    """NET-2: a handshake-era server answers each request as an event stream; the cap is per event."""
+    respond = handshake_era_server(1_100_000)
+    async with wire_server(respond, tls=lambda names: certs.server_context(tmp_path, names)) as server:
+        guard, _, _ = guard_to(certs, server.port)
+        async with guarded_host(home, {"r": {"url": f"https://{NAME}/mcp"}}, guard) as host:
+            assert host.status().servers[0].state == "connected", reason(host)
+            refused = await host.call("r__big", {})
+            assert refused.error is not None
+            assert refused.error["code"] == "response_too_large"
+            assert "over 1,048,576 bytes" in refused.error["message"]
+            assert body(await host.call("r__small", {})) == "small answer"
+            assert host.status().servers[0].state == "connected"
