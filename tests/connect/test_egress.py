@@ -340,3 +340,13 @@ def test_a_guard_with_a_bad_limit_is_a_usage_error(field: str, value: float) -> 
 def test_a_refusal_is_a_call_error_with_a_stable_code() -> None:
     assert issubclass(UrlRefused, CallError)
     assert UrlRefused("https://x.example.com/", "why").code == "url_refused"
+
+
+async def test_net1_the_system_resolver_answers_localhost_with_this_machine_only() -> None:
+    """NET-1: the production resolver: `localhost` resolves (from the hosts file) to loopback addresses only."""
+    with anyio.fail_after(10):
+        checked = await EgressGuard(dev=True).check_url("http://localhost:8000/mcp")
+    assert checked.addresses
+    assert all(address.startswith("127.") or address == "::1" for address in checked.addresses)
+    with pytest.raises(UrlRefused, match="this machine"):
+        await EgressGuard().check_url("https://localhost/mcp")
