@@ -27,7 +27,7 @@ from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
 from mcpyard.catalog import Catalog, clean_text
 from mcpyard.config import LoadedConfig, Mode
-from mcpyard.connect import ClientIdentity, InputRelay, LogFn, ProgressFn, ServerSnapshot
+from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
 from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
@@ -60,8 +60,6 @@ class Host(ResourceReader):
         self._calls_in_flight = 0
         self._reloading = False
 
-    # ----------------------------------------------------------------- opening
-
     @classmethod
     @contextlib.asynccontextmanager
     async def open(
@@ -82,6 +80,7 @@ class Host(ResourceReader):
         recorder: CallRecorder | None = None,
         lazy: bool = False,
         config: LoadedConfig | None = None,
+        egress: EgressGuard | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -108,6 +107,8 @@ class Host(ResourceReader):
             lazy: start each server only when something needs it (see above).
             config: the configuration to run, in place of reading the files (a program that keeps its
                 own, such as the organization service); `reload(config=...)` replaces it.
+            egress: send every remote server's HTTP through this outbound guard (public https addresses only,
+                pinned once checked, no redirects, bounded answers and calls; no websocket). None: no guard.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -132,6 +133,7 @@ class Host(ResourceReader):
             relay_input=relay_input,
             lazy=lazy,
             config=config,
+            egress=egress,
         )
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
         host = cls(options, mode=mode or plan.config.settings.mode or "ask", approver=approver, recorder=recorder)

@@ -10,7 +10,7 @@ from types import MappingProxyType
 
 from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, TrustStore, load_config
-from mcpyard.connect import split_trace_headers
+from mcpyard.connect import EgressGuard, split_trace_headers
 from mcpyard.errors import UsageError
 from mcpyard.policy import PinPolicies, PinStore, PolicySource
 
@@ -105,6 +105,8 @@ class HostOptions:
     """Start each server only when something needs it (a call to one of its tools, `Host.start`)."""
     config: LoadedConfig | None = None
     """The configuration to run, given by a program that keeps its own, in place of reading files."""
+    egress: EgressGuard | None = None
+    """The outbound guard every remote server's HTTP goes through (NET-1, NET-2); None: no guard."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:

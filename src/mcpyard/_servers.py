@@ -193,6 +193,7 @@ class Servers:
             relay_input=options.relay_input,
             on_resource_updated=self._resource_updated,
             on_server_log=self._server_log,
+            egress=options.egress,
         )
         finished = anyio.Event()
 

@@ -9,8 +9,11 @@ data, and has a message that says what went wrong and what to do::
     ├── StateError             the host cannot do that now (reload during a call, closed host)
     └── CallError              a tool call was refused or failed before a result existed
         │                      (`code` is the `CallResult.error.code` the model sees)
-        └── ServerError        the server answered the call with a protocol error; its text is
-                               the server's, and is shaped (fenced, capped, redacted) like a result
+        ├── ServerError        the server answered the call with a protocol error; its text is
+        │                      the server's, and is shaped (fenced, capped, redacted) like a result
+        └── UrlRefused         the outbound guard will not connect to a URL (`url_refused`): its
+                               scheme, user info, host, the addresses its name resolves to, or a
+                               redirect it answered with
 
 Per-server problems (a bad value, a missing command, a dead process) are not raised:
 they become that server's state and reason on the status page, and the other servers
@@ -21,7 +24,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CallError", "ConfigError", "McpyardError", "ServerError", "StateError", "UsageError"]
+__all__ = ["CallError", "ConfigError", "McpyardError", "ServerError", "StateError", "UrlRefused", "UsageError"]
 
 
 class McpyardError(Exception):
@@ -91,3 +94,19 @@ class ServerError(CallError):
         super().__init__("server_error", f"server {server!r} answered with an error")
         self.server = server
         self.text = text
+
+
+class UrlRefused(CallError):
+    """The outbound guard refuses to connect to a URL (NET-1); one message for every reason.
+
+    Attributes:
+        url: the URL as shown: scheme, host, port and path (never user info or a query).
+        reason: why, in words (`it resolves to a private address`, `it is not https`…).
+    """
+
+    def __init__(self, url: str, reason: str) -> None:
+        super().__init__(
+            "url_refused", f"{url} is refused: {reason} (only public https servers can be reached from here)"
+        )
+        self.url = url
+        self.reason = reason

@@ -1,7 +1,7 @@
 """Basic fixture server: echo, add, slow, fail, env, cwd and friends, over stdio, SSE or streamable HTTP.
 
 Run as `python tests/servers/basic.py [--transport stdio|sse|streamable-http] [--port N]
-[--name NAME] [--many-tools N] [--long-name]`.
+[--name NAME] [--many-tools N] [--long-name] [--tls-cert PEM --tls-key PEM]`.
 """
 
 from __future__ import annotations
@@ -14,11 +14,12 @@ import os
 import sys
 from collections.abc import Callable, Sequence
 from pathlib import Path
-from typing import Annotated, Literal
+from typing import Annotated, Any, Literal
 
 import anyio
 from mcp.server.mcpserver import Context, Image, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
 
@@ -202,6 +203,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--name", default="basic", help="server name (serverInfo.name)")
     parser.add_argument("--many-tools", type=int, default=0, metavar="N", help="register extra tools t0..tN-1")
     parser.add_argument("--long-name", action="store_true", help=f"register the tool {LONG_TOOL_NAME!r}")
+    parser.add_argument("--tls-cert", help="serve https with this certificate (PEM); clients name the server freely")
+    parser.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     args = parser.parse_args(argv)
     server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)
     transport: Transport = args.transport
@@ -212,10 +215,18 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
+    options: dict[str, Any] = {}
+    security: TransportSecuritySettings | None = None
+    if args.tls_cert:
+        # Over https the client names the server by a public name (the outbound guard's tests):
+        # the localhost-only Host check would refuse it.
+        options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
     if transport == "sse":
-        serve(server.sse_app(host=args.host), host=args.host, port=args.port)
+        app = server.sse_app(host=args.host, transport_security=security)
     else:
-        serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
+        app = server.streamable_http_app(host=args.host, transport_security=security)
+    serve(app, host=args.host, port=args.port, **options)
 
 
 if __name__ == "__main__":

@@ -1,8 +1,11 @@
 """Connections to MCP servers: one supervisor per server over stdio, streamable HTTP, SSE or websocket."""
 
+from mcpyard.connect._addresses import address_problem
 from mcpyard.connect._calls import LogFn, ProgressFn
+from mcpyard.connect._egress import CheckedUrl, EgressGuard, RemoteUrl, check_answers, parse_remote_url
 from mcpyard.connect._environment import BASE_VARIABLES, LOCATION_VARIABLES, server_environment
 from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
+from mcpyard.connect._network import Dialer, MemoryResolver, Resolver, SystemResolver, TcpDialer
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
@@ -15,19 +18,30 @@ __all__ = [
     "CANCEL_GRACE",
     "LOCATION_VARIABLES",
     "MAX_OPEN_QUESTIONS",
+    "CheckedUrl",
     "ClientIdentity",
+    "Dialer",
+    "EgressGuard",
     "InputFn",
     "InputRelay",
     "LogFn",
+    "MemoryResolver",
     "MessageWriter",
     "ProgressFn",
     "Reaper",
+    "RemoteUrl",
+    "Resolver",
     "ServerSnapshot",
     "State",
     "StdioProcess",
     "StdioTransport",
     "Supervisor",
+    "SystemResolver",
+    "TcpDialer",
+    "address_problem",
+    "check_answers",
     "parse_message",
+    "parse_remote_url",
     "server_environment",
     "split_trace_headers",
 ]

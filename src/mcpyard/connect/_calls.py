@@ -14,6 +14,8 @@ from mcp import Client
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
+from mcpyard.connect._errors import too_large
+from mcpyard.connect._guarded import refused_size
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._trace import tool_call_trace
@@ -39,7 +41,9 @@ class CallChannel:
     The supervisor opens it on a connection (`client`) and closes it when the connection
     ends; `on_lost` tells the supervisor the connection broke under a call, and
     `on_abandoned(client)` that a call was given up on (timeout or cancel), so a stdio
-    server that stays silent can be restarted.
+    server that stays silent can be restarted. Through the outbound guard, `limit_secs` is the
+    total time any call or request may take, progress or not (NET-2), and an answer the guard
+    refused for its size (over `max_response_bytes`) is that error, not the server's.
     """
 
     def __init__(
@@ -54,6 +58,8 @@ class CallChannel:
         on_lost: Callable[[], None],
         on_abandoned: Callable[[Client], None],
         on_idle_log: LogFn | None = None,
+        limit_secs: float | None = None,
+        max_response_bytes: int | None = None,
     ) -> None:
         self.server_id = server_id
         self.client: Client | None = None
@@ -72,6 +78,8 @@ class CallChannel:
         self._log_sinks: list[LogFn] = []
         self._audiences: list[str] = []
         """Whose each call in flight is (`InputRelay.audience`; "host" for the library's own calls)."""
+        self._limit = limit_secs
+        self._capped = max_response_bytes is not None
 
     def _live(self) -> Client:
         client = self.client
@@ -107,7 +115,7 @@ class CallChannel:
             ServerError: the server answered with an error (its words, for the pipeline to fence).
         """
         client = self._live()
-        if not self._traced and self._inputs is None and on_input is None and _on_asyncio():
+        if not self._traced and self._inputs is None and on_input is None and self._limit is None and _on_asyncio():
             # Stdio and websocket outside the gateway: the common case, on a lighter clock.
             return await self._call_plain(client, tool, arguments, timeout_secs, on_progress, on_log)
         self.in_flight += 1
@@ -116,7 +124,10 @@ class CallChannel:
         if on_log is not None:
             self._log_sinks.append(on_log)
         try:
-            with anyio.CancelScope() as scope:
+            with (
+                anyio.CancelScope(deadline=anyio.current_time() + (self._limit or math.inf)) as total,
+                anyio.CancelScope() as scope,
+            ):
                 if timeout_secs is not None:
                     scope.deadline = anyio.current_time() + timeout_secs
                 waiting: WaitingCall | None = None
@@ -140,6 +151,7 @@ class CallChannel:
                     if _closed_locally(exc):
                         self._on_lost()
                         raise CallError("connection_lost", self._lost()) from None
+                    self._refused(exc)
                     # The server's own words: the pipeline fences, caps and redacts them like a result.
                     raise ServerError(self.server_id, exc.message) from None
                 except (RuntimeError, ValidationError) as exc:  # the SDK's output-schema and model checks
@@ -148,6 +160,8 @@ class CallChannel:
                     self._on_lost()
                     raise CallError("connection_lost", self._lost()) from None
             self._on_abandoned(client)
+            if total.cancelled_caught:
+                raise CallError("timeout", _past_limit(tool, self.server_id, self._limit or 0))
             raise CallError("timeout", _timed_out(tool, self.server_id, timeout_secs))
         except anyio.get_cancelled_exc_class():
             self._on_abandoned(client)
@@ -221,13 +235,15 @@ class CallChannel:
             ServerError: the server answered with an error.
         """
         client = self._live()
+        limit = min(timeout_secs if timeout_secs is not None else math.inf, self._limit or math.inf)
         try:
-            with anyio.fail_after(timeout_secs if timeout_secs is not None else math.inf):
+            with anyio.fail_after(limit):
                 return await send(client)
         except MCPError as exc:
+            self._refused(exc)
             raise ServerError(self.server_id, exc.message) from None
         except TimeoutError:
-            raise CallError("timeout", f"server {self.server_id!r} did not answer within {timeout_secs:g} s") from None
+            raise CallError("timeout", f"server {self.server_id!r} did not answer within {limit:g} s") from None
         except (RuntimeError, ValidationError) as exc:
             raise CallError("invalid_result", self._invalid(exc, "answer")) from None
         except _LOST:
@@ -257,6 +273,11 @@ class CallChannel:
         if self._inputs is None:
             return contextlib.nullcontext()
         return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs)
+
+    def _refused(self, exc: MCPError) -> None:
+        """The answer the SDK gave a request whose response the outbound guard refused for its size."""
+        if self._capped and (limit := refused_size(exc.message)) is not None:
+            raise CallError("response_too_large", too_large(limit, f"server {self.server_id!r}")) from None
 
     def _invalid(self, exc: Exception, what: str) -> str:
         first = (self._redact(str(exc)).splitlines() or [type(exc).__name__])[0][:300]
@@ -315,6 +336,13 @@ def _timed_out(tool: str, server_id: str, timeout_secs: float | None) -> str:
     return (
         f"tool {tool!r} on server {server_id!r} did not answer within {timeout_secs or 0:g} s; "
         "mcpyard cancelled it (raise `call_timeout_secs`, or set it to null for tools that wait on a person)"
+    )
+
+
+def _past_limit(tool: str, server_id: str, limit: float) -> str:
+    return (
+        f"tool {tool!r} on server {server_id!r} did not finish within {limit:g} s, "
+        "the limit for one call through the outbound guard; mcpyard cancelled it"
     )
 
 

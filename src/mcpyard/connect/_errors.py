@@ -11,8 +11,10 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 from mcp.shared.exceptions import MCPError
 
 from mcpyard.auth import SignInError
+from mcpyard.connect._guarded import refused_size
+from mcpyard.errors import McpyardError
 
-__all__ = ["describe_failure", "leaf_exception", "public_url", "unreadable_message"]
+__all__ = ["describe_failure", "leaf_exception", "public_url", "too_large", "unreadable_message"]
 
 _SDK_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE message")
 """How the SDK words a response it could not parse, answered to the request in its place."""
@@ -44,6 +46,10 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     """A one-line reason naming the problem and, where possible, the fix."""
     exc = leaf_exception(exc)
     url = public_url(url)
+    if isinstance(exc, McpyardError):
+        return exc.message  # the outbound guard's refusals say what was refused and why (NET-1)
+    if isinstance(exc, httpx2.HTTPError | MCPError) and (limit := refused_size(str(exc))) is not None:
+        return too_large(limit, url)
     if isinstance(exc, FileNotFoundError) and command is not None:
         return f"command not found: {command!r} (is it installed and on PATH? check `command`)"
     if isinstance(exc, PermissionError) and command is not None:
@@ -76,8 +82,15 @@ def _first_line(exc: BaseException, fallback: str) -> str:
     return lines[0][:300] if lines else fallback
 
 
+def too_large(limit: int, what: str = "the server") -> str:
+    """Why a response over the outbound guard's cap was refused (NET-2)."""
+    return f"{what} sent a response over {limit:,} bytes (the limit for one message); mcpyard refused it"
+
+
 def unreadable_message(problem: BaseException | str) -> str:
     """Why a message the server sent could not be read, in words that never quote it (THREATS: Robustness)."""
+    if (limit := refused_size(str(problem))) is not None:
+        return f"{too_large(limit)} and stopped talking to it"
     if isinstance(problem, pydantic.ValidationError):
         errors = problem.errors(include_url=False, include_input=False, include_context=False)
         first = errors[0] if errors else None

@@ -26,6 +26,7 @@ from mcpyard.auth import AuthStore, SignIn, SignInProvider
 from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
+from mcpyard.connect._egress import EgressGuard
 from mcpyard.connect._environment import minimal_environment_note
 from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._http import HttpObservations
@@ -54,9 +55,8 @@ _GONE: dict[str, Any] = {"tools": (), "resources": (), "templates": (), "prompts
 class Supervisor(Interruptions):
     """Owns one server's connection for the life of a host session.
 
-    `run()` is the supervisor's task: it connects within `connect_timeout_secs`, lists
-    every page of tools, keeps the listing fresh, and stops the server when asked or
-    when the host is cancelled. Calls come from other tasks through `call()`.
+    `run()`, its task, connects within `connect_timeout_secs`, lists every page of tools, keeps the
+    listing fresh and stops the server when asked or cancelled; calls come from other tasks (`call()`).
     """
 
     def __init__(
@@ -74,9 +74,13 @@ class Supervisor(Interruptions):
         relay_input: bool = False,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
         on_server_log: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
+        egress: EgressGuard | None = None,
     ) -> None:
+        if egress is not None:
+            # Through the outbound guard, no connection attempt outlasts its deadline (NET-2).
+            spec = replace(spec, connect_timeout_secs=min(spec.connect_timeout_secs, egress.deadline_secs))
         self._spec = spec
-        self._connector = Connector(spec, workspace, environ, reaper, auth_store, open_browser)
+        self._connector = Connector(spec, workspace, environ, reaper, auth_store, open_browser, egress)
         self._identity = identity
         self._on_change = on_change
         self._redact = redact
@@ -94,6 +98,8 @@ class Supervisor(Interruptions):
             on_lost=self._connection_lost,
             on_abandoned=self._after_abandon,
             on_idle_log=functools.partial(on_server_log, spec.id) if on_server_log is not None else None,
+            limit_secs=egress.deadline_secs if egress is not None else None,
+            max_response_bytes=egress.max_response_bytes if egress is not None else None,
         )
         self._on_resource_updated = on_resource_updated
         self._watch = ResourceWatch(spec.id, self._resource_updated, self._warn, self._watched)

@@ -7,10 +7,12 @@ from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import httpx2
 from mcp.client._transport import Transport
 
 from mcpyard.auth import AuthStore, ServerTokens, SignIn, SignInProvider, free_loopback_port
 from mcpyard.config import ServerSpec
+from mcpyard.connect._egress import EgressGuard, shown_url
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
@@ -18,7 +20,7 @@ from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._websocket import websocket_transport
-from mcpyard.errors import CallError, McpyardError
+from mcpyard.errors import CallError, McpyardError, UrlRefused
 from mcpyard.secrets import credential_header
 
 __all__ = ["ClientIdentity", "Connector", "failure_reason", "timeout_reason"]
@@ -43,6 +45,8 @@ class Connector:
     reaper: Reaper | None = None
     auth_store: AuthStore | None = None
     open_browser: bool = False
+    egress: EgressGuard | None = None
+    """The outbound guard every remote connection goes through, when the host has one (NET-1, NET-2)."""
 
     @property
     def url(self) -> str:
@@ -74,11 +78,17 @@ class Connector:
         )
 
     def remote(self, transport: str, observations: HttpObservations, auth: SignInProvider | None) -> Transport:
-        """Streamable HTTP, legacy SSE or websocket (websocket gets no headers, AUTH-1)."""
+        """Streamable HTTP, legacy SSE or websocket (websocket gets no headers, AUTH-1).
+
+        Raises:
+            UrlRefused: a websocket server on a host with an outbound guard, which only HTTP goes through.
+        """
         if transport == "sse":
-            return sse_transport(self.url, self.headers, observations, auth)
+            return sse_transport(self.url, self.headers, observations, auth, self.egress)
         if transport == "streamable_http":
-            return streamable_transport(self.url, self.headers, observations, auth)
+            return streamable_transport(self.url, self.headers, observations, auth, self.egress)
+        if transport == "websocket" and self.egress is not None:
+            raise UrlRefused(_shown(self.url), "websocket servers cannot be reached through the outbound guard")
         if transport == "websocket":
             return websocket_transport(self.url, open_timeout=self.spec.connect_timeout_secs)
         raise CallError("unsupported_transport", f"transport {transport!r} is not available")
@@ -108,6 +118,13 @@ class Connector:
         return SignInProvider(self.url, ServerTokens(store, self.spec.id), sign_in), sign_in
 
 
+def _shown(url: str) -> str:
+    try:
+        return shown_url(httpx2.URL(url))
+    except httpx2.InvalidURL:
+        return "the URL"
+
+
 def timeout_reason(spec: ServerSpec, process: StdioProcess) -> str:
     text = f"did not finish connecting within {spec.connect_timeout_secs:g} s"
     if spec.transport == "stdio":
@@ -132,6 +149,8 @@ def failure_reason(
         return f"the server process {process.describe_exit()} before the handshake finished"
     if sign_in is not None and sign_in.failure is not None:
         return f"sign-in did not complete: {sign_in.failure}"
+    if isinstance(leaf, UrlRefused):
+        return leaf.message  # the outbound guard's words, whatever the server answered first (NET-1, AUTH-4)
     if not stdio and (status := observations.last_error()) is not None:
         return f"{public_url(spec.url)} answered HTTP {status}"
     return describe_failure(leaf, command=spec.command, url=spec.url)
