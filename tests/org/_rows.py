@@ -27,5 +27,5 @@ async def credentials(db: Database) -> list[Credential]:
     """Every credential row, as stored now."""
     from sqlalchemy import select
 
-    async with db.sessions() as session:
+    async with db.sessions.begin() as session:
         return list(await session.scalars(select(Credential).order_by(Credential.id)))

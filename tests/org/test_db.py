@@ -125,7 +125,7 @@ async def test_org9_times_come_back_aware_in_utc_on_both_engines(database_url: s
         await upgrade(db)
         async with db.sessions.begin() as session:
             session.add(Organization(id="o1", name="acme", created_at=written.astimezone(timezone(timedelta(hours=2)))))
-        async with db.sessions() as session:
+        async with db.sessions.begin() as session:
             [stored] = (await session.scalars(select(Organization))).all()
             assert stored.created_at == written
             assert stored.created_at.tzinfo == UTC
@@ -143,7 +143,7 @@ async def test_org9_deleting_an_organization_deletes_what_belongs_to_it_on_both_
             session.add(Member(org_id="o1", email="a@example.com", role="owner", password_hash="x"))
         async with db.sessions.begin() as session:
             await session.execute(text("DELETE FROM organizations WHERE id = 'o1'"))
-        async with db.sessions() as session:
+        async with db.sessions.begin() as session:
             assert await session.scalar(select(func.count()).select_from(Member)) == 0
 
 
@@ -167,7 +167,7 @@ async def test_org9_concurrent_sqlite_writers_wait_for_each_other_instead_of_fai
             async with anyio.create_task_group() as group:
                 for _ in range(8):
                     group.start_soon(bump)
-        async with db.sessions() as session:
+        async with db.sessions.begin() as session:
             org = await session.get(Organization, "o1")
             assert org is not None
             assert org.name == "n8", "no update was lost"

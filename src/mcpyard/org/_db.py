@@ -35,6 +35,7 @@ __all__ = [
     "open_database",
     "parse_database_url",
     "resolve_database_url",
+    "transaction",
 ]
 
 DATABASE_ENV = "MCPYARD_ORG_DATABASE"
@@ -129,7 +130,10 @@ def database_error(exc: BaseException, url: URL, *, doing: str = "open") -> Conf
 
 @dataclass(frozen=True, slots=True)
 class Database:
-    """An open database: its URL (with the async driver), its engine and a session factory."""
+    """An open database: its URL (with the async driver), its engine and a session factory.
+
+    Sessions never begin a transaction on their own: use `async with db.sessions.begin() as session`.
+    """
 
     url: URL
     engine: AsyncEngine
@@ -228,6 +232,23 @@ async def open_database(url: str | URL, *, check: bool = True) -> AsyncIterator[
                     await connection.exec_driver_sql("SELECT 1")
             except (SQLAlchemyError, OSError) as exc:
                 raise database_error(exc, parsed) from None
-        yield Database(parsed, engine, async_sessionmaker(engine, expire_on_commit=False))
+        # No autobegin: every transaction is begun explicitly (`db.sessions.begin()`), so none is
+        # left open by a read and committed, or lost, by accident (STYLE 15).
+        sessions = async_sessionmaker(engine, expire_on_commit=False, autobegin=False)
+        yield Database(parsed, engine, sessions)
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def transaction(session: AsyncSession) -> AsyncIterator[AsyncSession]:
+    """The caller's transaction when one is open, else one of its own: committed on success, rolled back on error.
+
+    Service functions run their work in it, so each is one transaction alone, and several
+    called inside `async with session.begin()` are one together.
+    """
+    if session.in_transaction():
+        yield session
+        return
+    async with session.begin():
+        yield session

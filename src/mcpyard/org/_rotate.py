@@ -61,7 +61,7 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
 async def key_ids_in_use(db: Database) -> set[str]:
     """The ids of the keys some credential is sealed with."""
     try:
-        async with db.sessions() as session:
+        async with db.sessions.begin() as session:
             return set(await session.scalars(select(Credential.key_id).distinct()))
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
