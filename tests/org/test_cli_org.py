@@ -205,15 +205,17 @@ def test_err1_commands_on_a_database_never_set_up_say_to_run_init(home: Home) ->
 
 def _talk(process: subprocess.Popen[bytes], leader: int, answers: list[bytes]) -> bytes:
     """Type each answer when its prompt shows on the terminal; everything the terminal showed."""
-    shown = b""
+    shown = since_answer = b""
     end = time.monotonic() + 60
     while answers and time.monotonic() < end:
         ready, _, _ = select.select([leader], [], [], 1.0)
         if ready:
-            shown += os.read(leader, 4096)
-            if shown.rstrip().endswith(b":"):
+            chunk = os.read(leader, 4096)
+            shown, since_answer = shown + chunk, since_answer + chunk
+            # Only once the prompt is shown: getpass flushes what was typed before it.
+            if since_answer.rstrip().endswith(b":"):
                 os.write(leader, answers.pop(0))
-                shown += b"\n"
+                since_answer = b""
         elif process.poll() is not None:
             break
     return shown
@@ -222,23 +224,29 @@ def _talk(process: subprocess.Popen[bytes], leader: int, answers: list[bytes]) -
 @pytest.mark.parametrize(("second", "code"), [(PASSWORD, 0), ("something else", 2)])
 def test_api5_on_a_terminal_the_password_is_asked_twice_without_echo(home: Home, second: str, code: int) -> None:
     leader, follower = os.openpty()
-    process = subprocess.Popen(
-        [sys.executable, "-m", "mcpyard", "org", "init", "--json"],
-        stdin=follower,
-        stdout=subprocess.PIPE,
-        stderr=follower,
-        env=home.environ,
-        cwd=home.workspace,
-        start_new_session=True,  # no controlling terminal: getpass talks on stdin's
-    )
-    os.close(follower)
     try:
-        shown = _talk(process, leader, [f"{PASSWORD}\n".encode(), f"{second}\n".encode()])
-        out, _ = process.communicate(timeout=60)
+        # The context manager kills nothing, but closes the pipe and reaps the process on any exit.
+        with subprocess.Popen(
+            [sys.executable, "-m", "mcpyard", "org", "init", "--json"],
+            stdin=follower,
+            stdout=subprocess.PIPE,
+            stderr=follower,
+            env=home.environ,
+            cwd=home.workspace,
+            start_new_session=True,  # no controlling terminal: getpass talks on stdin's
+        ) as process:
+            os.close(follower)
+            follower = -1
+            try:
+                shown = _talk(process, leader, [f"{PASSWORD}\n".encode(), f"{second}\n".encode()])
+                out, _ = process.communicate(timeout=60)
+            finally:
+                if process.poll() is None:
+                    process.kill()
     finally:
-        if process.poll() is None:
-            process.kill()
         os.close(leader)
+        if follower >= 0:
+            os.close(follower)
     assert process.returncode == code, shown
     assert b"password for owner@localhost (not shown):" in shown
     assert PASSWORD.encode() not in shown, "no echo"
