@@ -62,6 +62,7 @@ def test_org9_sqlite_and_postgresql_urls_run_through_the_async_drivers(written: 
         ("sqlite://root:hunter2-secret@host/org.db", "three slashes"),
         ("not a url at all", "cannot be read"),
         ("postgresql://root:hunter2-secret@db:notaport/org", "cannot be read"),
+        ("oracle://db/org?password=hunter2-secret", "cannot use the database URL"),
     ],
 )
 def test_err1_an_unusable_database_url_is_one_line_that_hides_its_password(written: str, says: str) -> None:

@@ -94,13 +94,15 @@ def parse_database_url(text: str | URL) -> URL:
 
 
 def describe_url(url: URL | str) -> str:
-    """The URL as it may be shown: any password is `***`."""
-    if isinstance(url, URL):
-        return url.render_as_string(hide_password=True)
-    try:
-        return make_url(url).render_as_string(hide_password=True)
-    except (ArgumentError, ValueError):
-        return _scrub_text(url)
+    """The URL as it may be shown: any password (in its user part or its query) is `***`."""
+    if isinstance(url, str):
+        try:
+            url = make_url(url)
+        except (ArgumentError, ValueError):
+            return _scrub_text(str(url))
+    if "password" in url.query:
+        url = url.update_query_dict({"password": "***"})
+    return url.render_as_string(hide_password=True)
 
 
 def _scrub_text(text: str) -> str:
@@ -116,8 +118,9 @@ def database_error(exc: BaseException, url: URL, *, doing: str = "open") -> Conf
     original = exc.orig if isinstance(exc, DBAPIError) and exc.orig is not None else exc
     lines = [line.strip() for line in str(original).splitlines() if line.strip()]
     detail = lines[0] if lines else type(original).__name__
-    if url.password:
-        password = str(url.password)
+    passwords = [str(url.password)] if url.password else []
+    passwords += [str(v) for v in ([url.query["password"]] if "password" in url.query else []) if v]
+    for password in passwords:
         for form in {password, quote(password, safe=""), quote_plus(password)}:
             detail = detail.replace(form, "***")
     where = describe_url(url)
