@@ -168,6 +168,8 @@ class RegisteredServer(Base):
     protocol_version: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = _when()
     refreshed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """Set when deleted: its tools stop at once, and calls to them are refused as `server_deleted` (ORG-8)."""
 
     tools: Mapped[list[Tool]] = relationship(back_populates="server", cascade="all, delete-orphan")
 

@@ -96,6 +96,7 @@ def upgrade() -> None:
         sa.Column("protocol_version", sa.String(32), nullable=True),
         _when("created_at"),
         _when("refreshed_at", nullable=True),
+        _when("deleted_at", nullable=True),
         sa.UniqueConstraint("org_id", "name", name="uq_servers_org_id_name"),
     )
     _table(
