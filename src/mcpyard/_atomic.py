@@ -7,7 +7,7 @@ import os
 import secrets
 from pathlib import Path
 
-__all__ = ["write_atomic"]
+__all__ = ["write_atomic", "write_new"]
 
 _TEMP_ATTEMPTS = 8
 
@@ -43,20 +43,48 @@ def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:
     _make_private_folder(parent)
     fd, temp = _create_temp(parent, path.name, mode)
     try:
-        try:
-            view = memoryview(data)
-            while view:
-                written = os.write(fd, view)
-                view = view[written:]
-            os.fsync(fd)
-        finally:
-            os.close(fd)
+        _write_synced(fd, data)
         os.replace(temp, path)
     except BaseException:
         with contextlib.suppress(OSError):
             os.unlink(temp)
         raise
     _fsync_folder(parent)
+
+
+def write_new(path: Path, data: bytes, *, mode: int = 0o600) -> None:
+    """Create `path` holding `data`, complete from its first moment; never replace a file already there.
+
+    Like `write_atomic` (a private temporary file, fsync, parent 0700 when created), but the
+    file appears by a hard link that fails if the name is taken: of two writers racing to
+    create it, exactly one wins and the other's data is never seen.
+
+    Raises:
+        FileExistsError: `path` exists (or is a symbolic link, even a dangling one).
+        OSError: the folder cannot be created or written; no temporary file is left behind.
+    """
+    parent = path.parent
+    _make_private_folder(parent)
+    fd, temp = _create_temp(parent, path.name, mode)
+    try:
+        _write_synced(fd, data)
+        os.link(temp, path, follow_symlinks=False)
+    finally:
+        with contextlib.suppress(OSError):
+            os.unlink(temp)
+    _fsync_folder(parent)
+
+
+def _write_synced(fd: int, data: bytes) -> None:
+    """Write all of `data` to `fd`, fsync it, and close it."""
+    try:
+        view = memoryview(data)
+        while view:
+            written = os.write(fd, view)
+            view = view[written:]
+        os.fsync(fd)
+    finally:
+        os.close(fd)
 
 
 def _make_private_folder(folder: Path) -> None:

@@ -10,6 +10,7 @@ from mcpyard.cli._call import call
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
 from mcpyard.cli._login import login, logout
+from mcpyard.cli._org import org_app
 from mcpyard.cli._pin import pin, unpin
 from mcpyard.cli._reload import reload
 from mcpyard.cli._secrets import secrets_app
@@ -62,3 +63,4 @@ app.command()(serve)
 app.command()(shell)
 app.command()(demo)
 app.add_typer(secrets_app)
+app.add_typer(org_app)

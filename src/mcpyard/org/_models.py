@@ -12,7 +12,20 @@ import secrets
 from datetime import UTC, datetime
 from typing import Any, ClassVar
 
-from sqlalchemy import JSON, DateTime, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import (
+    JSON,
+    DateTime,
+    Dialect,
+    ForeignKey,
+    Index,
+    Integer,
+    LargeBinary,
+    MetaData,
+    String,
+    Text,
+    TypeDecorator,
+    UniqueConstraint,
+)
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column, relationship
 
 __all__ = [
@@ -29,6 +42,7 @@ __all__ = [
     "RegisteredServer",
     "StoredResult",
     "Tool",
+    "UTCDateTime",
     "new_id",
     "utcnow",
 ]
@@ -43,10 +57,45 @@ def utcnow() -> datetime:
     return datetime.now(UTC)
 
 
+class UTCDateTime(TypeDecorator[datetime]):
+    """A timezone-aware UTC time on both engines.
+
+    SQLite keeps no time zone: a plain `DateTime(timezone=True)` comes back naive there and
+    cannot be compared with `utcnow()`. Times are stored in UTC and always read back aware.
+    """
+
+    impl = DateTime(timezone=True)
+    cache_ok = True
+
+    def process_bind_param(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        if value.tzinfo is None:
+            raise ValueError("a naive datetime cannot be stored: use an aware UTC time (utcnow())")
+        return value.astimezone(UTC)
+
+    def process_result_value(self, value: datetime | None, dialect: Dialect) -> datetime | None:
+        if value is None:
+            return None
+        return value.replace(tzinfo=UTC) if value.tzinfo is None else value.astimezone(UTC)
+
+
+# Constraint names are fixed, the same on both engines: a later migration can name what it
+# alters (SQLite's batch mode cannot drop an unnamed constraint).
+NAMING_CONVENTION = {
+    "ix": "ix_%(column_0_label)s",
+    "uq": "uq_%(table_name)s_%(column_0_N_name)s",
+    "ck": "ck_%(table_name)s_%(constraint_name)s",
+    "fk": "fk_%(table_name)s_%(column_0_name)s_%(referred_table_name)s",
+    "pk": "pk_%(table_name)s",
+}
+
+
 class Base(DeclarativeBase):
     """The models' common base; `Base.metadata` is what the migrations must match."""
 
-    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON}
+    metadata = MetaData(naming_convention=NAMING_CONVENTION)
+    type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
 
 
 def _id() -> Mapped[str]:
@@ -54,7 +103,7 @@ def _id() -> Mapped[str]:
 
 
 def _when() -> Mapped[datetime]:
-    return mapped_column(DateTime(timezone=True), default=utcnow)
+    return mapped_column(UTCDateTime, default=utcnow)
 
 
 def _org() -> Mapped[str]:
@@ -83,7 +132,7 @@ class Member(Base):
     password_hash: Mapped[str] = mapped_column(String(200))
     """argon2id, with its own parameters and salt."""
     failed_logins: Mapped[int] = mapped_column(Integer, default=0)
-    locked_until: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = _when()
 
 
@@ -98,8 +147,8 @@ class ApiToken(Base):
     token_hash: Mapped[str] = mapped_column(String(64), unique=True)
     label: Mapped[str] = mapped_column(String(200), default="")
     created_at: Mapped[datetime] = _when()
-    last_used_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    revoked_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
 
 
 class RegisteredServer(Base):
@@ -118,8 +167,8 @@ class RegisteredServer(Base):
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     protocol_version: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = _when()
-    refreshed_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
-    deleted_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    refreshed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     """Set when deleted: its tools stop at once, and calls to them are refused as `server_deleted` (ORG-8)."""
 
     tools: Mapped[list[Tool]] = relationship(back_populates="server", cascade="all, delete-orphan")
@@ -208,7 +257,7 @@ class Approval(Base):
     status: Mapped[str] = mapped_column(String(16), default="pending")
     """`pending`, then `running` (claimed: exactly one decision wins), `done`, `failed` or `declined`."""
     decided_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
-    decided_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     """The `CallResult` of the single run."""
     created_at: Mapped[datetime] = _when()
@@ -281,4 +330,4 @@ class Alert(Base):
     kind: Mapped[str] = mapped_column(String(32))
     message: Mapped[str] = mapped_column(Text)
     raised_at: Mapped[datetime] = _when()
-    cleared_at: Mapped[datetime | None] = mapped_column(DateTime(timezone=True), nullable=True)
+    cleared_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

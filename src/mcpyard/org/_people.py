@@ -1,0 +1,278 @@
+"""People and programs of an organization: organizations with an owner, members, API tokens, login (ORG-1).
+
+Plain async functions over an `AsyncSession`, shared by the `mcpyard org` commands and the web
+API. Each runs in `transaction(session)`: a transaction of its own, or the caller's when one is
+open. Passwords and tokens never appear in a message.
+"""
+
+from __future__ import annotations
+
+import hmac
+import re
+from datetime import datetime, timedelta
+
+from sqlalchemy import select, update
+from sqlalchemy.exc import IntegrityError
+from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.orm.attributes import set_committed_value
+
+from mcpyard.errors import UsageError
+from mcpyard.org._db import transaction
+from mcpyard.org._models import ApiToken, Member, Organization, new_id, utcnow
+from mcpyard.org._passwords import hash_password, needs_rehash, verify_password
+from mcpyard.org._tokens import looks_like_token, new_token, token_hash
+
+__all__ = [
+    "FREE_FAILURES",
+    "MAX_LOCKOUT",
+    "ROLES",
+    "add_member",
+    "create_organization",
+    "create_token",
+    "find_member",
+    "find_organization",
+    "lockout_after",
+    "member_for_token",
+    "normalize_email",
+    "owners",
+    "revoke_token",
+    "verify_login",
+]
+
+ROLES = ("owner", "admin", "member")
+FREE_FAILURES = 4
+"""Wrong passwords an account takes before each further one locks it for a while."""
+MAX_LOCKOUT = timedelta(minutes=15)
+_TOUCH_EVERY = timedelta(minutes=1)
+_EMAIL = re.compile(r"[^@\s]+@[^@\s]+")
+
+
+def normalize_email(email: str) -> str:
+    """The email as stored: trimmed and lower-case.
+
+    Raises:
+        UsageError: it is not an email address.
+    """
+    cleaned = email.strip().lower()
+    if not _EMAIL.fullmatch(cleaned) or len(cleaned) > 320:
+        raise UsageError(f"{email.strip()[:80]!r} is not an email address")
+    return cleaned
+
+
+def _organization_name(name: str) -> str:
+    cleaned = " ".join(name.split())
+    if not cleaned or len(cleaned) > 200 or not cleaned.isprintable():
+        raise UsageError("an organization's name is 1 to 200 printable characters")
+    return cleaned
+
+
+def _role(role: str) -> str:
+    if role not in ROLES:
+        raise UsageError(f"{role[:40]!r} is not a role; use one of {', '.join(ROLES)}")
+    return role
+
+
+def lockout_after(failures: int) -> timedelta | None:
+    """How long an account is locked after `failures` wrong passwords in a row: none for the first few, then
+    1 s, 2 s, 4 s… up to `MAX_LOCKOUT`."""
+    if failures <= FREE_FAILURES:
+        return None
+    return min(timedelta(seconds=2 ** min(failures - FREE_FAILURES - 1, 20)), MAX_LOCKOUT)
+
+
+async def find_organization(session: AsyncSession, name: str) -> Organization | None:
+    async with transaction(session):
+        found = await session.scalars(select(Organization).where(Organization.name == _organization_name(name)))
+        return found.first()
+
+
+async def find_member(session: AsyncSession, *, org_id: str, email: str) -> Member | None:
+    async with transaction(session):
+        query = select(Member).where(Member.org_id == org_id, Member.email == normalize_email(email))
+        return (await session.scalars(query)).first()
+
+
+async def owners(session: AsyncSession, org_id: str) -> list[Member]:
+    """The organization's owners, oldest first."""
+    async with transaction(session):
+        query = select(Member).where(Member.org_id == org_id, Member.role == "owner")
+        return list(await session.scalars(query.order_by(Member.created_at, Member.id)))
+
+
+async def create_organization(
+    session: AsyncSession, *, name: str, owner_email: str, owner_password: str
+) -> tuple[Organization, Member]:
+    """A new organization and its first owner.
+
+    Raises:
+        UsageError: the name is taken, or the email or password cannot be used.
+    """
+    cleaned = _organization_name(name)
+    email = normalize_email(owner_email)
+    password_hash = await hash_password(owner_password)
+    async with transaction(session):
+        if await find_organization(session, cleaned) is not None:
+            raise UsageError(f"an organization named {cleaned!r} exists already")
+        organization = Organization(id=new_id(), name=cleaned, created_at=utcnow())
+        owner = Member(
+            id=new_id(),
+            org_id=organization.id,
+            email=email,
+            role="owner",
+            password_hash=password_hash,
+            failed_logins=0,
+            created_at=utcnow(),
+        )
+        session.add(organization)
+        await _flush(session, f"an organization named {cleaned!r} exists already")
+        session.add(owner)
+        await session.flush()
+        return organization, owner
+
+
+async def add_member(session: AsyncSession, *, org_id: str, email: str, role: str, password: str) -> Member:
+    """A new member of the organization `org_id`.
+
+    Raises:
+        UsageError: the email is already a member there, or the email, role or password cannot be used.
+    """
+    cleaned, role = normalize_email(email), _role(role)
+    password_hash = await hash_password(password)
+    async with transaction(session):
+        if await find_member(session, org_id=org_id, email=cleaned) is not None:
+            raise UsageError(f"{cleaned} is already a member of this organization")
+        member = Member(
+            id=new_id(),
+            org_id=org_id,
+            email=cleaned,
+            role=role,
+            password_hash=password_hash,
+            failed_logins=0,
+            created_at=utcnow(),
+        )
+        session.add(member)
+        await _flush(session, f"{cleaned} is already a member of this organization")
+        return member
+
+
+async def _flush(session: AsyncSession, taken: str) -> None:
+    # A concurrent writer can take the same name between our check and our insert.
+    try:
+        async with session.begin_nested():
+            await session.flush()
+    except IntegrityError:
+        raise UsageError(taken) from None
+
+
+async def create_token(session: AsyncSession, member: Member, *, label: str = "") -> tuple[ApiToken, str]:
+    """A new API token for `member`: its row, and the token itself, to be shown once and never again."""
+    token = new_token()
+    row = ApiToken(
+        id=new_id(),
+        org_id=member.org_id,
+        member_id=member.id,
+        token_hash=token_hash(token),
+        label=label[:200],
+        created_at=utcnow(),
+    )
+    async with transaction(session):
+        session.add(row)
+        await session.flush()
+    return row, token
+
+
+async def revoke_token(
+    session: AsyncSession, token_id: str, *, org_id: str | None = None, member_id: str | None = None
+) -> bool:
+    """Revoke the token `token_id` (within `org_id`, and `member_id`'s own, when given); False if there is none.
+
+    Revoking a revoked token is not an error: it stays revoked.
+    """
+    async with transaction(session):
+        query = select(ApiToken).where(ApiToken.id == token_id)
+        if org_id is not None:
+            query = query.where(ApiToken.org_id == org_id)
+        if member_id is not None:
+            query = query.where(ApiToken.member_id == member_id)
+        row = (await session.scalars(query)).first()
+        if row is None:
+            return False
+        if row.revoked_at is None:
+            row.revoked_at = utcnow()
+        return True
+
+
+async def member_for_token(session: AsyncSession, token: str, *, now: datetime | None = None) -> Member | None:
+    """The member a presented API token belongs to; None for an unknown, revoked or malformed token."""
+    if not looks_like_token(token):
+        return None
+    presented = token_hash(token)
+    now = now or utcnow()
+    async with transaction(session):
+        query = select(ApiToken, Member).join(Member, Member.id == ApiToken.member_id)
+        found = (await session.execute(query.where(ApiToken.token_hash == presented))).first()
+        if found is None:
+            return None
+        row, member = found
+        # The look-up matched on the hash; compare again in constant time so that no index or
+        # collation quirk ever lets a near miss through.
+        if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
+            return None
+        if row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY:
+            row.last_used_at = now
+        return member
+
+
+async def verify_login(
+    session: AsyncSession, *, email: str, password: str, org_id: str | None = None, now: datetime | None = None
+) -> Member | None:
+    """The member whose email and password these are; None otherwise, after the same work either way.
+
+    An unknown email costs one password check against a dummy hash, like a wrong password.
+    Each wrong password counts against the account; after a few in a row it is locked for a
+    while that doubles each time (`lockout_after`), during which even the right password is
+    refused. When `org_id` is None and the email belongs to several organizations, the oldest
+    membership whose password matches is the one logged in.
+    """
+    now = now or utcnow()
+    try:
+        cleaned = normalize_email(email)
+    except UsageError:
+        await verify_password(None, password)
+        return None
+    async with transaction(session):
+        query = select(Member).where(Member.email == cleaned)
+        if org_id is not None:
+            query = query.where(Member.org_id == org_id)
+        candidates = list(await session.scalars(query.order_by(Member.created_at, Member.id)))
+        if not candidates:
+            await verify_password(None, password)
+            return None
+        for member in candidates:
+            if member.locked_until is not None and member.locked_until > now:
+                await verify_password(None, password)
+                continue
+            if await verify_password(member.password_hash, password):
+                member.failed_logins = 0
+                member.locked_until = None
+                if needs_rehash(member.password_hash):
+                    member.password_hash = await hash_password(password, check=False)
+                return member
+            await _count_failure(session, member, now)
+        return None
+
+
+async def _count_failure(session: AsyncSession, member: Member, now: datetime) -> None:
+    # Counted in the database, so that guesses sent in parallel (or to other replicas) all count.
+    counted = await session.execute(
+        update(Member)
+        .where(Member.id == member.id)
+        .values(failed_logins=Member.failed_logins + 1)
+        .returning(Member.failed_logins)
+        .execution_options(synchronize_session=False)
+    )
+    failures = int(counted.scalar_one())
+    set_committed_value(member, "failed_logins", failures)
+    lock = lockout_after(failures)
+    if lock is not None:
+        member.locked_until = now + lock

@@ -1,0 +1,27 @@
+"""API tokens for programs: 256 random bits, shown once, kept only as a SHA-256 hash (ORG-1)."""
+
+from __future__ import annotations
+
+import hashlib
+import re
+import secrets
+
+__all__ = ["TOKEN_PREFIX", "looks_like_token", "new_token", "token_hash"]
+
+TOKEN_PREFIX = "myd_"
+_TOKEN = re.compile(rf"{TOKEN_PREFIX}[A-Za-z0-9_-]{{43}}")
+
+
+def new_token() -> str:
+    """A new token: `myd_` and 32 random bytes, URL-safe (the prefix lets secret scanners spot a leaked one)."""
+    return TOKEN_PREFIX + secrets.token_urlsafe(32)
+
+
+def token_hash(token: str) -> str:
+    """What the database keeps: the token's SHA-256, in hex (a random token needs no salt or slow hash)."""
+    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+
+
+def looks_like_token(text: str) -> bool:
+    """Whether `text` has a token's shape (checked before any database look-up)."""
+    return _TOKEN.fullmatch(text) is not None

@@ -1,0 +1,1 @@
+"""The revisions, oldest first; each file names its `revision` and `down_revision`."""

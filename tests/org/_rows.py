@@ -1,0 +1,31 @@
+"""Rows the storage tests need: an organization with a registered server and its sealed token."""
+
+from __future__ import annotations
+
+from mcpyard.org._db import Database
+from mcpyard.org._models import Credential, Organization, RegisteredServer, new_id
+from mcpyard.org._seal import Sealer
+
+
+async def server_with_token(db: Database, sealer: Sealer, token: str, *, org: str | None = None) -> Credential:
+    """A new organization (or `org`) with one server whose bearer token is sealed; the credential row."""
+    async with db.sessions.begin() as session:
+        if org is None:
+            organization = Organization(id=new_id(), name=f"org-{new_id()}")
+            session.add(organization)
+            org = organization.id
+        server = RegisteredServer(id=new_id(), org_id=org, name=f"s{new_id()[:8]}", url="https://mcp.example/")
+        session.add(server)
+        await session.flush()
+        credential = Credential(org_id=org, server_id=server.id, kind="bearer")
+        sealer.seal_credential(credential, token)
+        session.add(credential)
+    return credential
+
+
+async def credentials(db: Database) -> list[Credential]:
+    """Every credential row, as stored now."""
+    from sqlalchemy import select
+
+    async with db.sessions.begin() as session:
+        return list(await session.scalars(select(Credential).order_by(Credential.id)))

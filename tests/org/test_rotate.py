@@ -1,0 +1,123 @@
+"""Rotating the sealing key re-seals every credential in one transaction and then drops the old key; stopped
+at any step, every credential still unseals (ORG-2)."""
+
+from __future__ import annotations
+
+import base64
+from pathlib import Path
+
+import pytest
+
+from mcpyard.errors import ConfigError, UsageError
+from mcpyard.org._db import Database
+from mcpyard.org._keys import KEY_FILE, EnvKeySource, FileKeySource, MemoryKeySource, key_id, new_key
+from mcpyard.org._rotate import key_ids_in_use, reseal_all, rotate_key
+from mcpyard.org._seal import Sealer
+from tests.org._rows import credentials, server_with_token
+
+pytestmark = pytest.mark.anyio
+
+TOKENS = ["token-one-sealed", "token-two-sealed", "token-three-sealed"]
+
+
+async def _three_credentials(db: Database, sealer: Sealer) -> None:
+    first = await server_with_token(db, sealer, TOKENS[0])
+    await server_with_token(db, sealer, TOKENS[1], org=first.org_id)
+    await server_with_token(db, sealer, TOKENS[2])
+
+
+async def _unseal_all(db: Database, sealer: Sealer) -> list[str]:
+    return sorted(sealer.unseal_credential(c) for c in await credentials(db))
+
+
+async def test_org2_rotate_key_reseals_every_credential_with_a_new_key_and_drops_the_old_one(
+    database: Database, tmp_path: Path
+) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    old = source.create().current
+    await _three_credentials(database, Sealer(source))
+    done = await rotate_key(database, source)
+    assert done.resealed == 3
+    assert done.key_id != old
+    assert done.dropped == [old]
+    assert done.still_used == []
+    assert set(source.load().keys) == {done.key_id}
+    assert {c.key_id for c in await credentials(database)} == {done.key_id}
+    assert await _unseal_all(database, Sealer(FileKeySource(source.path))) == sorted(TOKENS)
+
+
+async def test_org2_stopped_after_the_new_key_is_saved_every_credential_still_unseals(
+    database: Database, tmp_path: Path
+) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    source.create()
+    await _three_credentials(database, Sealer(source))
+    source.add_key()  # and then the process dies
+    assert await _unseal_all(database, Sealer(FileKeySource(source.path))) == sorted(TOKENS)
+    done = await rotate_key(database, source)  # run again: it finishes the job
+    assert set(source.load().keys) == {done.key_id}
+    assert await _unseal_all(database, Sealer(FileKeySource(source.path))) == sorted(TOKENS)
+
+
+async def test_org2_stopped_after_the_reseal_before_the_old_key_is_dropped_every_credential_still_unseals(
+    database: Database, tmp_path: Path
+) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    source.create()
+    await _three_credentials(database, Sealer(source))
+    keyring = source.add_key()
+    assert await reseal_all(database, keyring) == 3  # and then the process dies
+    assert await _unseal_all(database, Sealer(FileKeySource(source.path))) == sorted(TOKENS)
+
+
+async def test_org2_a_credential_that_cannot_be_unsealed_stops_the_reseal_and_changes_no_row(
+    database: Database, tmp_path: Path
+) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    old = source.create().current
+    await _three_credentials(database, Sealer(source))
+    foreign = await server_with_token(database, Sealer(MemoryKeySource()), "sealed-with-a-key-we-lack")
+    with pytest.raises(ConfigError) as raised:
+        await rotate_key(database, source)
+    assert f"the credential {foreign.id} was sealed with key {foreign.key_id}" in str(raised.value)
+    assert "sealed-with-a-key-we-lack" not in str(raised.value)
+    rows = await credentials(database)
+    assert sorted(c.key_id for c in rows if c.id != foreign.id) == [old] * 3, "all or nothing"
+    sealer = Sealer(FileKeySource(source.path))
+    assert sorted(sealer.unseal_credential(c) for c in rows if c.id != foreign.id) == sorted(TOKENS)
+    assert old in source.load().keys
+
+
+async def test_org2_an_old_key_still_used_by_a_credential_written_meanwhile_is_kept(
+    database: Database, tmp_path: Path
+) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    before = source.create()
+    await _three_credentials(database, Sealer(source))
+    keyring = source.add_key()
+    await reseal_all(database, keyring)
+    # A service that loaded the keyring before the rotation seals one more token with the old key.
+    late = await server_with_token(database, Sealer(MemoryKeySource(before)), "written-during-the-rotation")
+    in_use = await key_ids_in_use(database)
+    assert source.drop_keys_except(in_use | {keyring.current}) == []
+    assert Sealer(FileKeySource(source.path)).unseal_credential(late) == "written-during-the-rotation"
+
+
+async def test_org2_one_rotation_at_a_time(database: Database, tmp_path: Path) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    source.create()
+    with source.lock(), pytest.raises(ConfigError, match="another key rotation"):
+        await rotate_key(database, FileKeySource(source.path))
+
+
+async def test_org2_an_environment_key_rotates_when_the_new_key_is_listed_first(database: Database) -> None:
+    old, new = new_key(), new_key()
+    encoded = [base64.b64encode(k).decode() for k in (new, old)]
+    await _three_credentials(database, Sealer(EnvKeySource(encoded[1])))
+    with pytest.raises(UsageError, match="MCPYARD_ORG_KEY=NEW,OLD"):
+        await rotate_key(database, EnvKeySource(encoded[1]))
+    done = await rotate_key(database, EnvKeySource(",".join(encoded)))
+    assert done.key_id == key_id(new)
+    assert done.resealed == 3
+    assert done.dropped == [key_id(old)], "the old key can leave MCPYARD_ORG_KEY"
+    assert await _unseal_all(database, Sealer(EnvKeySource(encoded[0]))) == sorted(TOKENS)
