@@ -135,7 +135,7 @@ async def call_tool(
         CALL_ID.reset(token)
     if inbox.approval_id is not None:
         return 202, {"approval": {"id": inbox.approval_id, "status": "pending"}}
-    if result.error is not None and result.error["code"] == "unknown_tool":
+    if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
         async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
                 message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"

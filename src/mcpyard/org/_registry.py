@@ -54,8 +54,7 @@ async def _check_url(svc: OrgService, url: object) -> str:
         raise ServiceError(
             422, "url_refused", "give the server's streamable HTTP URL, like https://mcp.example.com/mcp"
         )
-    await svc.check_url(url)
-    return url
+    return await svc.check_url(url)
 
 
 def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mapping[str, Any]) -> dict[str, Any]:

@@ -13,8 +13,9 @@ from mcpyard.org._models import Credential
 
 __all__ = ["CredentialSealer", "OrgService", "UrlCheck"]
 
-UrlCheck = Callable[[str], Awaitable[None]]
-"""Refuses a server URL the outbound guard would not connect to (raises a `ServiceError` `url_refused`)."""
+UrlCheck = Callable[[str], Awaitable[str]]
+"""The URL as it will be stored (normalized), or a `ServiceError` `url_refused` when the outbound guard would not
+connect to it (NET-1)."""
 
 
 class CredentialSealer(Protocol):

@@ -1,0 +1,139 @@
+"""People and programs in the JSON API: login, browser sessions, members and API tokens (ORG-1, API-6)."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.errors import UsageError
+from mcpyard.org._api import json_body
+from mcpyard.org._auth import COOKIE, Authenticator
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._events import audit
+from mcpyard.org._models import ApiToken, Member
+from mcpyard.org._people import add_member, create_token, revoke_token, verify_login
+
+__all__ = ["people_routes"]
+
+ROLES = ("owner", "admin", "member")
+
+
+def _member_json(member: Member) -> dict[str, str]:
+    return {"id": member.id, "email": member.email, "role": member.role, "org_id": member.org_id}
+
+
+def people_routes(
+    db: async_sessionmaker[AsyncSession], authenticate: Authenticator, *, secure_cookies: bool
+) -> list[Route]:
+    """Routes for signing in and for managing members and tokens."""
+
+    def guarded(
+        handler: Callable[[Request, Caller], Awaitable[Response]],
+    ) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                return await handler(request, await authenticate(request))
+            except ServiceError as exc:
+                return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+
+        return endpoint
+
+    async def _login(request: Request) -> Member:
+        body = await json_body(request)
+        email, password = body.get("email"), body.get("password")
+        if not isinstance(email, str) or not isinstance(password, str):
+            raise ServiceError(422, "invalid_request", "give `email` and `password`")
+        async with db() as session:
+            member = await verify_login(session, email=email, password=password)
+        if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
+            raise ServiceError(401, "unauthorized", "that email and password do not match a member")
+        return member
+
+    async def login(request: Request) -> Response:
+        try:
+            member = await _login(request)
+            async with db() as session:
+                _, token = await create_token(session, member, label="login")
+        except ServiceError as exc:
+            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+        return JSONResponse({"token": token})
+
+    async def session_start(request: Request) -> Response:
+        try:
+            member = await _login(request)
+        except ServiceError as exc:
+            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+        response = JSONResponse({"member": _member_json(member)})
+        csrf = authenticate.set_cookie(response, member.id, secure=secure_cookies)
+        response.headers["X-CSRF-Token"] = csrf
+        return response
+
+    async def session_end(request: Request, caller: Caller) -> Response:
+        del request, caller
+        response = Response(status_code=204)
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    async def members(request: Request, caller: Caller) -> Response:
+        require(caller, *ADMINS)
+        body = await json_body(request)
+        email, role, password = body.get("email"), body.get("role"), body.get("password")
+        if role not in ROLES:
+            raise ServiceError(422, "invalid_role", "role must be owner, admin or member")
+        if role == "owner" and caller.role != "owner":
+            raise ServiceError(403, "forbidden", "only an owner may add another owner")
+        if not isinstance(email, str) or not isinstance(password, str):
+            raise ServiceError(422, "invalid_request", "give `email`, `role` and `password`")
+        try:
+            async with db.begin() as session:
+                member = await add_member(session, org_id=caller.org_id, email=email, role=role, password=password)
+                audit(
+                    session,
+                    caller.org_id,
+                    caller.email,
+                    "member.add",
+                    member.id,
+                    new={"email": member.email, "role": role},
+                )
+        except UsageError as exc:
+            raise ServiceError(422, "invalid_member", str(exc)) from None
+        return JSONResponse(_member_json(member), status_code=201)
+
+    async def tokens(request: Request, caller: Caller) -> Response:
+        body = await json_body(request)
+        label = body.get("label", "")
+        async with db.begin() as session:
+            member = await session.scalar(select(Member).where(Member.id == caller.member_id))
+            if member is None:
+                raise ServiceError(401, "unauthorized", "your membership ended")
+            row, token = await create_token(session, member, label=str(label)[:200])
+            audit(session, caller.org_id, caller.email, "token.create", row.id)
+        return JSONResponse({"token": token, "id": row.id}, status_code=201)
+
+    async def token(request: Request, caller: Caller) -> Response:
+        token_id = request.path_params["token_id"]
+        async with db.begin() as session:
+            row = await session.scalar(
+                select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == caller.org_id)
+            )
+            if row is None or (row.member_id != caller.member_id and not caller.is_admin):
+                raise not_found("token")
+            await revoke_token(session, token_id, org_id=caller.org_id)
+            audit(session, caller.org_id, caller.email, "token.revoke", token_id)
+            hashed = row.token_hash
+        authenticate.forget_token(hashed)
+        return Response(status_code=204)
+
+    return [
+        Route("/api/v1/login", login, methods=["POST"]),
+        Route("/api/v1/session", session_start, methods=["POST"]),
+        Route("/api/v1/session", guarded(session_end), methods=["DELETE"]),
+        Route("/api/v1/members", guarded(members), methods=["POST"]),
+        Route("/api/v1/tokens", guarded(tokens), methods=["POST"]),
+        Route("/api/v1/tokens/{token_id}", guarded(token), methods=["DELETE"]),
+    ]

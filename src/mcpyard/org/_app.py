@@ -1,0 +1,124 @@
+"""The organization service as one Starlette app: its parts opened in the lifespan, its routes, its errors.
+
+`org_app(settings)` builds the app; serving it (`mcpyard org serve`, or a test's uvicorn) opens
+the database, checks its schema, reads the sealing key, and keeps one host per organization
+open until it stops. Approvals a stopped process left half-run are marked failed at start.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import hmac
+from collections.abc import AsyncIterator, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.connect import EgressGuard
+from mcpyard.errors import UrlRefused
+from mcpyard.org._api import api_routes, error_response
+from mcpyard.org._api_people import people_routes
+from mcpyard.org._auth import Authenticator, SessionSigner
+from mcpyard.org._caller import ServiceError
+from mcpyard.org._db import open_database
+from mcpyard.org._hosts import OrgHosts
+from mcpyard.org._inbox import sweep
+from mcpyard.org._keys import key_source
+from mcpyard.org._migrate import check_schema
+from mcpyard.org._openapi import openapi_document
+from mcpyard.org._seal import Sealer
+from mcpyard.org._service import OrgService
+
+__all__ = ["OrgSettings", "org_app"]
+
+
+@dataclass(frozen=True, slots=True)
+class OrgSettings:
+    """How the service runs."""
+
+    database_url: str
+    data_home: Path
+    environ: Mapping[str, str] = field(default_factory=dict)
+    dev: bool = False
+    """Plain `http` to loopback servers allowed (development only, NET-1)."""
+    secure_cookies: bool = True
+    """Session cookies marked Secure (off only for plain-http development)."""
+    guard: EgressGuard | None = None
+    """The outbound guard (default: the real one; tests give one with a resolver of their own)."""
+
+
+@dataclass
+class OrgState:
+    """What the lifespan opened, for whoever needs to look (tests, the demo)."""
+
+    service: OrgService | None = None
+    authenticate: Authenticator | None = None
+
+
+def _session_key(sealer: Sealer) -> bytes:
+    """The cookie signing key, derived from the sealing key (never stored, never the key itself)."""
+    keyring = sealer.keyring()
+    return hmac.new(keyring.keys[keyring.current], b"mcpyard org session cookies", hashlib.sha256).digest()
+
+
+def org_app(settings: OrgSettings) -> Starlette:
+    """The organization service's app; its parts open when it is served."""
+    state = OrgState()
+    guard = settings.guard or EgressGuard(dev=settings.dev)
+
+    async def check_url(url: str) -> str:
+        try:
+            return (await guard.check_url(url)).url
+        except UrlRefused as exc:
+            raise ServiceError(422, "url_refused", exc.message) from None
+
+    @contextlib.asynccontextmanager
+    async def lifespan(app: Starlette) -> AsyncIterator[None]:
+        async with open_database(settings.database_url) as db:
+            await check_schema(db)
+            sealer = Sealer(key_source(settings.environ, settings.data_home))
+            hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: {"egress": guard})
+            service = OrgService(db.sessions, hosts, sealer, check_url)
+            authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
+            state.service, state.authenticate = service, authenticate
+            app.router.routes.extend(
+                [
+                    *api_routes(service, authenticate),
+                    *people_routes(db.sessions, authenticate, secure_cookies=settings.secure_cookies),
+                ]
+            )
+            async with hosts.running():
+                await sweep(service)
+                yield
+
+    async def openapi(request: Request) -> Response:
+        del request
+        return JSONResponse(openapi_document())
+
+    async def not_found(request: Request, exc: Exception) -> Response:
+        del exc
+        return error_response(404, "not_found", f"no such endpoint: {request.method} {request.url.path}")
+
+    async def not_allowed(request: Request, exc: Exception) -> Response:
+        del exc
+        return error_response(405, "method_not_allowed", f"{request.url.path} does not take {request.method}")
+
+    async def failed(request: Request, exc: Exception) -> Response:
+        del request
+        # One line, no traceback, and nothing of what the request carried (ERR-1).
+        return error_response(500, "internal_error", f"the service failed ({type(exc).__name__}); please report it")
+
+    handlers: dict[Any, Any] = {404: not_found, 405: not_allowed, 500: failed, Exception: failed}
+    app = Starlette(
+        routes=[Route("/api/v1/openapi.json", openapi, methods=["GET"])],
+        lifespan=lifespan,
+        exception_handlers=handlers,
+    )
+    app.state.org = state
+    return app

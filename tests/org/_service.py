@@ -1,0 +1,93 @@
+"""The organization service for tests: its real app, on a real database, with real MCP servers on 127.0.0.1."""
+
+from __future__ import annotations
+
+import base64
+import os
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Any
+
+import httpx2
+
+from mcpyard.org._app import OrgSettings, org_app
+from mcpyard.org._db import open_database
+from mcpyard.org._migrate import upgrade
+from mcpyard.org._people import add_member, create_organization, create_token
+
+__all__ = ["KEY", "Org", "Service", "running_service"]
+
+KEY = base64.b64encode(os.urandom(32)).decode()
+PASSWORD = "correct horse battery staple"
+
+
+@dataclass
+class Org:
+    """One organization of the running service, with an owner's token."""
+
+    org_id: str
+    owner_email: str
+    owner_token: str
+
+
+@dataclass
+class Service:
+    """The running service, a client for it, and one organization set up with its owner."""
+
+    client: httpx2.AsyncClient
+    org: Org
+    database_url: str
+    data_home: Path
+    responses: list[str] = field(default_factory=list)
+    """Every response body this client read, to be searched for secrets."""
+
+    def headers(self, token: str | None = None) -> dict[str, str]:
+        return {"Authorization": f"Bearer {token or self.org.owner_token}"}
+
+    async def request(self, method: str, path: str, *, token: str | None = None, **kwargs: Any) -> httpx2.Response:
+        response = await self.client.request(method, path, headers=self.headers(token), **kwargs)
+        self.responses.append(response.text)
+        return response
+
+    async def get(self, path: str, **kwargs: Any) -> Any:
+        response = await self.request("GET", path, **kwargs)
+        assert response.status_code == 200, response.text
+        return response.json()
+
+    async def post(self, path: str, body: Any = None, *, expect: int = 200, token: str | None = None) -> Any:
+        response = await self.request("POST", path, json=body if body is not None else {}, token=token)
+        assert response.status_code == expect, response.text
+        return response.json() if response.content else None
+
+    async def add_org(self, name: str, email: str) -> Org:
+        async with open_database(self.database_url) as db, db.sessions() as session:
+            org, owner = await create_organization(session, name=name, owner_email=email, owner_password=PASSWORD)
+            _, token = await create_token(session, owner)
+        return Org(org.id, email, token)
+
+    async def add_member(self, email: str, role: str = "member") -> str:
+        """A member of the first organization; their token."""
+        async with open_database(self.database_url) as db, db.sessions() as session:
+            member = await add_member(session, org_id=self.org.org_id, email=email, role=role, password=PASSWORD)
+            _, token = await create_token(session, member)
+        return token
+
+
+@asynccontextmanager
+async def running_service(database_url: str, data_home: Path, **settings: Any) -> AsyncIterator[Service]:
+    """The service's app with its lifespan, and an organization `acme` owned by owner@acme.test."""
+    async with open_database(database_url) as db:
+        await upgrade(db)
+        async with db.sessions() as session:
+            org, owner = await create_organization(
+                session, name="acme", owner_email="owner@acme.test", owner_password=PASSWORD
+            )
+            _, token = await create_token(session, owner)
+    options = {"dev": True, "secure_cookies": False, "environ": {"MCPYARD_ORG_KEY": KEY}, **settings}
+    app = org_app(OrgSettings(database_url=database_url, data_home=data_home, **options))
+    async with app.router.lifespan_context(app):
+        transport = httpx2.ASGITransport(app=app)
+        async with httpx2.AsyncClient(transport=transport, base_url="http://org.test", timeout=60) as client:
+            yield Service(client, Org(org.id, "owner@acme.test", token), database_url, data_home)
