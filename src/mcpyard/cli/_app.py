@@ -6,6 +6,7 @@ from typing import Annotated
 
 import typer
 
+from mcpyard.cli import _org_serve  # noqa: F401  # adds `org serve` and `org demo`
 from mcpyard.cli._call import call
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor

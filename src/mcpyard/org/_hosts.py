@@ -68,9 +68,11 @@ def member_of(conversation: str) -> str | None:
 class OrgRecorder:
     """A `CallRecorder` that keeps each call of one organization as a row (the trace and the inbox read them)."""
 
-    def __init__(self, db: async_sessionmaker[AsyncSession], org_id: str) -> None:
+    def __init__(self, db: async_sessionmaker[AsyncSession], org_id: str, ids: dict[str, str]) -> None:
         self._db = db
         self._org_id = org_id
+        self._ids = ids
+        """Server name (the host's id for it) → its id in the database."""
 
     async def record(self, record: CallRecord) -> None:
         row = CallRow(
@@ -78,7 +80,7 @@ class OrgRecorder:
             org_id=self._org_id,
             member_id=member_of(record.conversation),
             conversation=record.conversation,
-            server_id=record.server,
+            server_id=self._ids.get(record.server) if record.server is not None else None,
             tool=record.tool,
             arguments=dict(record.arguments),
             decision=record.decision,
@@ -96,10 +98,13 @@ class OrgRecorder:
 
 
 def server_spec(server: RegisteredServer, position: int, token: str | None) -> ServerSpec:
-    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token redacted."""
+    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token redacted.
+
+    The host knows it by its name (unique in the organization), so every message names it as people do.
+    """
     headers = (("Authorization", f"Bearer {token}"),) if token else ()
     return ServerSpec(
-        id=server.id,
+        id=server.name,
         source="flag",
         source_path=_SOURCE,
         position=position,
@@ -120,9 +125,11 @@ class OrgHost:
 
     host: Host
     policies: OrgPolicies
+    ids: dict[str, str]
+    """Server name (the host's id for it) → its id in the database."""
     stop: anyio.Event = field(default_factory=anyio.Event)
     alerted: set[str] = field(default_factory=set)
-    """Servers with an open connection alert: a call that reaches one clears it."""
+    """Names of servers with an open connection alert: a call that reaches one clears it."""
 
 
 class OrgHosts:
@@ -177,13 +184,15 @@ class OrgHosts:
         if opened is None:
             return await self.get(org_id)
         async with self._locks.setdefault(org_id, anyio.Lock()):
-            config, reviewed = await self._load(org_id)
+            config, reviewed, ids = await self._load(org_id)
             opened.policies.replace_all(reviewed)
+            opened.ids.clear()
+            opened.ids.update(ids)
             await opened.host.reload(config=config)
         return opened
 
     async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:
-        config, reviewed = await self._load(org_id)
+        config, reviewed, ids = await self._load(org_id)
         policies = OrgPolicies(reviewed)
         home = self._data_home / "org-hosts" / org_id
         workspace = home / "workspace"  # empty, and no grants: an organization's calls never read local files
@@ -196,12 +205,13 @@ class OrgHosts:
             data_home=home / "data",
             secrets={},
             policies=policies,
-            recorder=OrgRecorder(self._db, org_id),
+            recorder=OrgRecorder(self._db, org_id, ids),
             lazy=True,
             config=config,
             **self._host_options(),
         ) as host:
-            opened = OrgHost(host, policies, alerted=await self._alerted(org_id))
+            alerted = await self._alerted(org_id)
+            opened = OrgHost(host, policies, ids, alerted={name for name, id_ in ids.items() if id_ in alerted})
             task_status.started(opened)
             await opened.stop.wait()
 
@@ -214,7 +224,7 @@ class OrgHosts:
             )
             return {server for server in rows if server is not None}
 
-    async def _load(self, org_id: str) -> tuple[LoadedConfig, list[tuple[str, str, PinPolicy, str]]]:
+    async def _load(self, org_id: str) -> tuple[LoadedConfig, list[tuple[str, str, PinPolicy, str]], dict[str, str]]:
         async with self._db.begin() as session:
             servers = (
                 await session.scalars(
@@ -228,9 +238,10 @@ class OrgHosts:
             }
             rows = (
                 await session.execute(
-                    select(Tool.server_id, Tool.name, Policy.policy, Policy.reviewed_hash)
+                    select(RegisteredServer.name, Tool.name, Policy.policy, Policy.reviewed_hash)
                     .join(Policy, Policy.tool_id == Tool.id)
-                    .where(Tool.org_id == org_id)
+                    .join(RegisteredServer, RegisteredServer.id == Tool.server_id)
+                    .where(Tool.org_id == org_id, RegisteredServer.deleted_at.is_(None))
                 )
             ).all()
         specs = []
@@ -242,10 +253,10 @@ class OrgHosts:
             servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", _SOURCE),)
         )
         reviewed: list[tuple[str, str, PinPolicy, str]] = [
-            (server_id, tool, policy, reviewed_hash)  # type: ignore[misc]  # stored values are the three policies
-            for server_id, tool, policy, reviewed_hash in rows
+            (server, tool, policy, reviewed_hash)  # type: ignore[misc]  # stored values are the three policies
+            for server, tool, policy, reviewed_hash in rows
         ]
-        return config, reviewed
+        return config, reviewed, {server.name: server.id for server in servers}
 
 
 def model_name(server_name: str, tool: str) -> str:

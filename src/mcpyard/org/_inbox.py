@@ -51,8 +51,13 @@ class _Inbox:
     async def __call__(self, card: ApprovalCard) -> Answer:
         async with self._svc.db.begin() as session:
             tool = await session.scalar(
-                select(Tool).where(
-                    Tool.org_id == self._caller.org_id, Tool.server_id == card.server, Tool.name == card.server_tool
+                select(Tool)
+                .join(RegisteredServer, RegisteredServer.id == Tool.server_id)
+                .where(
+                    Tool.org_id == self._caller.org_id,
+                    RegisteredServer.name == card.server,
+                    RegisteredServer.deleted_at.is_(None),
+                    Tool.name == card.server_tool,
                 )
             )
             if tool is None:
@@ -96,20 +101,21 @@ async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str |
 
 async def _keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, result: CallResult) -> None:
     """A call that could not reach its server raises that server's alert; the next that does clears it (ORG-8)."""
-    server = result.server
-    if server is None:
+    name = result.server
+    server_id = opened.ids.get(name) if name is not None else None
+    if name is None or server_id is None:
         return
     failed = result.error is not None and result.error["code"] in CONNECTION_FAILURES
-    if failed == (server in opened.alerted):
+    if failed == (name in opened.alerted):
         return
     async with svc.db.begin() as session:
         if failed:
             message = result.error["message"] if result.error else "the call could not reach the server"
-            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server)
-            opened.alerted.add(server)
+            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
+            opened.alerted.add(name)
         else:
-            await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server)
-            opened.alerted.discard(server)
+            await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
+            opened.alerted.discard(name)
 
 
 async def call_tool(

@@ -103,7 +103,7 @@ async def set_policy(
             new={"policy": chosen, "definition_hash": tool.definition_hash, "tool": tool.name, "server": server.name},
         )
     opened = await svc.hosts.get(caller.org_id)
-    opened.policies.set(server.id, tool.name, chosen, tool.definition_hash)
+    opened.policies.set(server.name, tool.name, chosen, tool.definition_hash)
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         return tool_json(tool, server, opened, full=True)

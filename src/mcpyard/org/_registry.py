@@ -258,7 +258,7 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
             old={"name": server.name, "url": server.url},
         )
     opened = await svc.hosts.get(caller.org_id)
-    opened.policies.forget_server(server_id)
+    opened.policies.forget_server(server.name)
     await svc.hosts.reload(caller.org_id)
 
 
@@ -275,12 +275,15 @@ async def _connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, rel
     """Bring the host in step with the database, connect the server, and keep what it lists."""
     opened = await svc.hosts.reload(org_id)
     host = opened.host
-    await host.start([server_id])
-    snapshot = host.server(server_id)
+    name = next((name for name, id_ in opened.ids.items() if id_ == server_id), None)
+    if name is None:
+        return
+    await host.start([name])
+    snapshot = host.server(name)
     error: str | None = None
     if snapshot is not None and snapshot.connected and relist:
         try:
-            snapshot = await host.refresh(server_id)
+            snapshot = await host.refresh(name)
         except Exception as exc:  # a failed refresh is the server's failure, said on the page
             error = f"listing the tools again failed: {exc}"
     if snapshot is None or not snapshot.connected:
@@ -299,8 +302,10 @@ async def _connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, rel
         server.state, server.last_error, server.protocol_version = "connected", None, snapshot.protocol_version
         await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
         changed = await _sync_tools(session, server, snapshot.tools)
+    if error is None:
+        opened.alerted.discard(name)
     for tool, policy, reviewed_hash in changed:
-        opened.policies.set(server_id, tool, policy, reviewed_hash)  # type: ignore[arg-type]  # stored policies
+        opened.policies.set(name, tool, policy, reviewed_hash)  # type: ignore[arg-type]  # stored policies
 
 
 async def _sync_tools(

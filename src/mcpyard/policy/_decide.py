@@ -155,8 +155,8 @@ def _decide_reviewed(facts: CallFacts, mode: Mode) -> Decision:
     if facts.policy == "changed":
         return Decision(
             "refuse",
-            "its definition changed since it was reviewed, so it is suspended; review it and pin it again "
-            "(`mcpyard pin NAME POLICY`)",
+            "its definition changed since it was reviewed, so it is suspended; review the new definition and set "
+            "its policy again (on the console: `mcpyard pin NAME POLICY`)",
             code="tool_changed",
         )
     if facts.policy == "removed":
