@@ -1,13 +1,18 @@
-"""Write a file atomically: a private temporary file in the same folder, fsync, rename, fsync the folder."""
+"""Write a file atomically (a private temporary file in the same folder, fsync, rename, fsync the folder), and read
+back a file only its owner may have written."""
 
 from __future__ import annotations
 
 import contextlib
 import os
 import secrets
+import stat
 from pathlib import Path
 
-__all__ = ["write_atomic", "write_new"]
+__all__ = ["read_private", "write_atomic", "write_new"]
+
+# O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then refuses it.
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 _TEMP_ATTEMPTS = 8
 
@@ -20,6 +25,32 @@ _TEMP_FLAGS = (
     | getattr(os, "O_CLOEXEC", 0)
     | getattr(os, "O_BINARY", 0)
 )
+
+
+def read_private(path: Path, max_bytes: int) -> bytes | None:
+    """The bytes of a file this user owns and no one else may write, or None (fail closed).
+
+    None for a missing file, a symbolic link, anything but a regular file (a FIFO never hangs the
+    open), a file owned by someone else or writable by group or others, or one over `max_bytes`.
+    """
+    try:
+        fd = os.open(path, _READ_FLAGS)
+    except OSError:
+        return None
+    with contextlib.closing(os.fdopen(fd, "rb")) as stream:
+        info = os.fstat(stream.fileno())
+        if not stat.S_ISREG(info.st_mode) or not _owned_privately(info):
+            return None
+        data = stream.read(max_bytes + 1)
+    return None if len(data) > max_bytes else data
+
+
+def _owned_privately(info: os.stat_result) -> bool:
+    # Anyone else able to write this file could have put anything in it.
+    getuid = getattr(os, "getuid", None)
+    if getuid is None:
+        return True
+    return bool(info.st_uid == getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:

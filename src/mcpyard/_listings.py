@@ -11,14 +11,12 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
-import os
-import stat
 import time
 from collections.abc import Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
-from mcpyard._atomic import write_atomic
+from mcpyard._atomic import read_private, write_atomic
 from mcpyard.config import ServerSpec
 
 __all__ = ["LISTINGS_FILE", "ListingCache", "listing_key"]
@@ -29,7 +27,6 @@ MAX_SERVERS = 256
 MAX_BYTES = 16 * 1024 * 1024
 """The file's size at most: a larger one is not read (and is written anew)."""
 _FORMAT = 1
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def listing_key(spec: ServerSpec) -> str:
@@ -81,18 +78,8 @@ class ListingCache:
             write_atomic(self._path, data, mode=0o600)
 
     def _read(self) -> dict[str, Any]:
-        try:
-            fd = os.open(self._path, _READ_FLAGS)
-        except OSError:
-            return {}
-        with contextlib.closing(os.fdopen(fd, "rb")) as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode) or info.st_mode & (stat.S_IWGRP | stat.S_IWOTH):
-                return {}
-            if hasattr(os, "getuid") and info.st_uid != os.getuid():
-                return {}
-            data = stream.read(MAX_BYTES + 1)
-        if len(data) > MAX_BYTES:
+        data = read_private(self._path, MAX_BYTES)
+        if data is None:
             return {}
         try:
             document = json.loads(data.decode("utf-8"))

@@ -2,15 +2,13 @@
 
 from __future__ import annotations
 
-import contextlib
 import json
 import os
 import re
-import stat
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcpyard._atomic import write_atomic
+from mcpyard._atomic import read_private, write_atomic
 from mcpyard.config._digest import PARTS, EntryDigest, ProjectTrust
 from mcpyard.errors import ConfigError
 
@@ -19,8 +17,6 @@ __all__ = ["TrustStore"]
 _FORMAT_VERSION = 2
 _LEGACY_VERSION = 1
 _MAX_BYTES = 4 * 1024 * 1024
-# O_NONBLOCK: a FIFO planted at the path must not hang the open; fstat then refuses it.
-_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_NONBLOCK", 0)
 _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
 _PART_KEYS = frozenset(key for key, _ in PARTS)
 
@@ -90,16 +86,9 @@ class TrustStore:
             ) from None
 
     def _read(self) -> dict[str, ProjectTrust]:
-        try:
-            fd = os.open(self._path, _READ_FLAGS)
-        except OSError:
-            return {}
-        with contextlib.closing(os.fdopen(fd, "rb")) as stream:
-            info = os.fstat(stream.fileno())
-            if not stat.S_ISREG(info.st_mode) or not _owned_privately(info):
-                return {}
-            data = stream.read(_MAX_BYTES + 1)
-        if len(data) > _MAX_BYTES:
+        # Anyone else able to write this file could make a workspace trusted: fail closed.
+        data = read_private(self._path, _MAX_BYTES)
+        if data is None:
             return {}
         try:
             document = json.loads(data.decode("utf-8"))
@@ -158,14 +147,6 @@ def _dump(found: ProjectTrust) -> dict[str, object]:
         server_id: {"digest": digest.digest, "parts": dict(digest.parts)} for server_id, digest in found.servers.items()
     }
     return {"servers": servers}
-
-
-def _owned_privately(info: os.stat_result) -> bool:
-    # Anyone else able to write this file could make a workspace trusted.
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:
-        return True
-    return bool(info.st_uid == getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
 
 
 def _key(workspace: Path) -> str:
