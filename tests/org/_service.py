@@ -11,13 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import httpx2
+from starlette.applications import Starlette
 
 from mcpyard.org._app import OrgSettings, org_app
 from mcpyard.org._db import open_database
 from mcpyard.org._migrate import upgrade
 from mcpyard.org._people import add_member, create_organization, create_token
 
-__all__ = ["KEY", "Org", "Service", "running_service"]
+__all__ = ["KEY", "PASSWORD", "Org", "Service", "running_service", "service_app", "set_up"]
 
 KEY = base64.b64encode(os.urandom(32)).decode()
 PASSWORD = "correct horse battery staple"
@@ -75,9 +76,8 @@ class Service:
         return token
 
 
-@asynccontextmanager
-async def running_service(database_url: str, data_home: Path, **settings: Any) -> AsyncIterator[Service]:
-    """The service's app with its lifespan, and an organization `acme` owned by owner@acme.test."""
+async def set_up(database_url: str) -> Org:
+    """Migrate the database and make the organization `acme`, owned by owner@acme.test, with a token for its owner."""
     async with open_database(database_url) as db:
         await upgrade(db)
         async with db.sessions() as session:
@@ -85,9 +85,21 @@ async def running_service(database_url: str, data_home: Path, **settings: Any) -
                 session, name="acme", owner_email="owner@acme.test", owner_password=PASSWORD
             )
             _, token = await create_token(session, owner)
+    return Org(org.id, "owner@acme.test", token)
+
+
+def service_app(database_url: str, data_home: Path, **settings: Any) -> Starlette:
+    """The service's app as tests run it: development mode (loopback http), the key given in its environment."""
     options = {"dev": True, "secure_cookies": False, "environ": {"MCPYARD_ORG_KEY": KEY}, **settings}
-    app = org_app(OrgSettings(database_url=database_url, data_home=data_home, **options))
+    return org_app(OrgSettings(database_url=database_url, data_home=data_home, **options))
+
+
+@asynccontextmanager
+async def running_service(database_url: str, data_home: Path, **settings: Any) -> AsyncIterator[Service]:
+    """The service's app with its lifespan, and an organization `acme` owned by owner@acme.test."""
+    org = await set_up(database_url)
+    app = service_app(database_url, data_home, **settings)
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://org.test", timeout=60) as client:
-            yield Service(client, Org(org.id, "owner@acme.test", token), database_url, data_home)
+            yield Service(client, org, database_url, data_home)

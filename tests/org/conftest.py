@@ -14,7 +14,10 @@ import pytest
 
 from mcpyard.org._db import Database, open_database
 from mcpyard.org._migrate import upgrade
+from tests.conftest import Home
+from tests.org._flows import TOKEN
 from tests.org._postgres import NotAvailable, TemporaryCluster
+from tests.servers.http_runner import serve_http
 
 
 @pytest.fixture(scope="session")
@@ -62,3 +65,16 @@ async def database(database_url: str) -> AsyncIterator[Database]:
     async with open_database(database_url) as db:
         await upgrade(db)
         yield db
+
+
+@pytest.fixture
+def definitions(home: Home) -> Path:
+    return home.root / "definitions.json"
+
+
+@pytest.fixture
+async def upstream(definitions: Path) -> AsyncIterator[str]:
+    """The fixture server `org_tools` over streamable HTTP, asking for `TOKEN`, its definitions read from a file."""
+    args = ["--token", TOKEN, "--definitions", str(definitions)]
+    async with serve_http("org_tools", "streamable-http", args) as url:
+        yield url

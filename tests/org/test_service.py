@@ -12,64 +12,17 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpyard.secrets import forms_of
 from tests.conftest import Home
+from tests.org._flows import TOKEN, assert_never_shown, by_tool, call, register, set_policy
 from tests.org._service import Service, running_service
-from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
-
-TOKEN = "srv-token-7d1c9a0e5b3f4a2e-upstream"
 
 
 @pytest.fixture
 async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
     async with running_service(database_url, home.data_home) as running:
         yield running
-
-
-@pytest.fixture
-def definitions(home: Home) -> Path:
-    return home.root / "definitions.json"
-
-
-@pytest.fixture
-async def upstream(definitions: Path) -> AsyncIterator[str]:
-    args = ["--token", TOKEN, "--definitions", str(definitions)]
-    async with serve_http("org_tools", "streamable-http", args) as url:
-        yield url
-
-
-async def register(service: Service, url: str, name: str = "tools", token: str | None = TOKEN) -> dict[str, Any]:
-    body: dict[str, Any] = {"name": name, "url": url}
-    if token is not None:
-        body["bearer_token"] = token
-    created: dict[str, Any] = await service.post("/api/v1/servers", body, expect=201)
-    return created
-
-
-def by_tool(server: dict[str, Any]) -> dict[str, dict[str, Any]]:
-    return {tool["tool"]: tool for tool in server["tools"]}
-
-
-async def set_policy(service: Service, tool: dict[str, Any], policy: str, *, expect: int = 200) -> Any:
-    response = await service.request(
-        "PUT", f"/api/v1/tools/{tool['id']}/policy", json={"policy": policy, "definition_hash": tool["definition_hash"]}
-    )
-    assert response.status_code == expect, response.text
-    return response.json()
-
-
-async def call(
-    service: Service, tool: str, arguments: dict[str, Any] | None = None, *, token: str | None = None, expect: int = 200
-) -> Any:
-    return await service.post("/api/v1/calls", {"tool": tool, "arguments": arguments or {}}, expect=expect, token=token)
-
-
-def assert_never_shown(service: Service, secret: str) -> None:
-    everything = "\n".join(service.responses)
-    for form in forms_of(secret):
-        assert form not in everything, f"a form of the secret reached a response: {form!r}"
 
 
 async def test_org2_pol5_a_registered_servers_tools_start_off_and_run_once_reviewed(

@@ -5,15 +5,21 @@ Like the other `org` commands, the web and database layers load only when a comm
 
 from __future__ import annotations
 
+import contextlib
+import errno
 import json
 import os
+import signal
+import socket
 import sys
+from collections.abc import Iterator
 from typing import Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, print_json, run, with_globals
+from mcpyard.cli._common import Globals, print_json, run, with_globals
 from mcpyard.cli._org import DatabaseOption, _database_url, org_app
+from mcpyard.errors import UsageError
 
 __all__ = ["demo", "serve"]
 
@@ -37,7 +43,8 @@ def serve(
 ) -> None:
     """Serve the organization service: its JSON API under /api/v1 (documented at /api/v1/openapi.json).
 
-    The database must be set up (`mcpyard org init`, `mcpyard org migrate`). Ctrl-C stops it.
+    The database must be set up (`mcpyard org init`, `mcpyard org migrate`). Ctrl-C or SIGTERM stops it;
+    `--port 0` takes a free port (the line it prints once it takes requests names it).
     """
     import warnings
 
@@ -45,47 +52,94 @@ def serve(
     warnings.simplefilter("ignore")  # the service's standard error is a log its people read
 
     async def main() -> None:
-        import contextlib
-
         from mcpyard._paths import data_home
         from mcpyard.org._app import OrgSettings, org_app
 
         local = dev or demo_servers
-        async with contextlib.AsyncExitStack() as stack:
-            if demo_servers:
-                from mcpyard.org._demo import demo_servers as open_demo_servers
-
-                servers = await stack.enter_async_context(open_demo_servers())
-                print(f"demo servers: notes {servers.notes_url}, weather {servers.weather_url}", file=sys.stderr)
-            settings = OrgSettings(
-                database_url=url,
-                data_home=data_home(os.environ),
-                environ=dict(os.environ),
-                dev=local,
-                secure_cookies=not local,
-            )
-            if not await _serve(settings, org_app, host, port):
-                fail(f"the service could not listen on {host}:{port} (is the port taken? choose another with --port)")
+        settings = OrgSettings(
+            database_url=url,
+            data_home=data_home(os.environ),
+            environ=dict(os.environ),
+            dev=local,
+            secure_cookies=not local,
+        )
+        await _serve(org_app(settings), host, port, demo=demo_servers)
+        print("mcpyard organization service stopped", file=sys.stderr, flush=True)
 
     run(main)
 
 
-async def _serve(settings: Any, make_app: Any, host: str, port: int) -> bool:
-    """Serve until Ctrl-C or SIGTERM; whether it listened at all."""
+@contextlib.contextmanager
+def _listening(host: str, port: int) -> Iterator[socket.socket]:
+    """A socket bound to `host:port` (port 0: any free one), or one line saying why it cannot be."""
+    try:
+        family, kind, proto, _, address = socket.getaddrinfo(
+            host, port, type=socket.SOCK_STREAM, flags=socket.AI_PASSIVE
+        )[0]
+        listener = socket.socket(family, kind, proto)
+    except OSError as exc:
+        raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}") from None
+    with listener:
+        try:
+            listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
+            listener.bind(address)
+        except OSError as exc:
+            taken = " (is the port taken? choose another with --port)" if exc.errno == errno.EADDRINUSE else ""
+            raise UsageError(f"cannot listen on {host}:{port}: {exc.strerror or exc}{taken}") from None
+        yield listener
+
+
+@contextlib.contextmanager
+def _stop_signals(stops: list[int]) -> Iterator[None]:
+    """Ctrl-C and SIGTERM ask the service to stop: noted here while it opens and closes, uvicorn's own while it
+    serves (uvicorn hands the signal on to these when it has stopped serving), so that it closes in order."""
+    handled = (signal.SIGINT, signal.SIGTERM)
+    previous = {sig: signal.signal(sig, lambda number, frame: stops.append(number)) for sig in handled}
+    try:
+        yield
+    finally:
+        for sig, handler in previous.items():
+            signal.signal(sig, handler)
+
+
+async def _serve(app: Any, host: str, port: int, *, demo: bool) -> None:
+    """Listen, open the service (database, schema, key), serve until Ctrl-C or SIGTERM, then close it all in order.
+
+    Raises:
+        UsageError: it cannot listen on `host:port`.
+        ConfigError: the database is not set up, or the key cannot be read.
+    """
     import uvicorn
 
-    class Announcing(uvicorn.Server):
-        listened = False
+    from mcpyard.org._hosts import CALL_DEADLINE_SECS
 
+    class Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started:
-                self.listened = True
-                print(f"{READY}http://{host}:{port}/api/v1", file=sys.stderr, flush=True)
+                print(f"{READY}{_origin(host, bound)}/api/v1", file=sys.stderr, flush=True)
 
-    server = Announcing(uvicorn.Config(make_app(settings), host=host, port=port, log_level="warning", lifespan="on"))
-    await server.serve()
-    return server.listened
+    stops: list[int] = []
+    with _listening(host, port) as listener, _stop_signals(stops):
+        bound = listener.getsockname()[1]
+        async with contextlib.AsyncExitStack() as stack:
+            # The service opens before it listens: a database never set up is one line, not a traceback.
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            if demo:
+                from mcpyard.org._demo import demo_servers as open_demo_servers
+
+                servers = await stack.enter_async_context(open_demo_servers())
+                print(f"demo servers: notes {servers.notes_url}, weather {servers.weather_url}", file=sys.stderr)
+            if stops:
+                return
+            config = uvicorn.Config(
+                app, log_level="warning", lifespan="off", timeout_graceful_shutdown=int(CALL_DEADLINE_SECS)
+            )
+            await Announcing(config).serve(sockets=[listener])
+
+
+def _origin(host: str, port: int) -> str:
+    return f"http://[{host}]:{port}" if ":" in host else f"http://{host}:{port}"
 
 
 @org_app.command("demo")

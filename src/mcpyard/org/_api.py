@@ -2,7 +2,10 @@
 
 A route parses, authorizes and calls a plain service function; the rules live in the service
 modules. Errors are `{"error": {"code", "message"}}` with the status the service chose; a
-request body that is not a JSON object, or over 1 MiB, is refused before anything runs.
+request body that is not a JSON object, or over 1 MiB, is refused before anything runs, and so
+is text holding a NUL character (PostgreSQL cannot store one; no name, id or filter needs one):
+in a path it names nothing (404), in a query parameter or a body it is refused (422). Tool
+arguments are the exception: they are JSON, sent on as they are.
 """
 
 from __future__ import annotations
@@ -20,9 +23,12 @@ from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
 from mcpyard.org._events import list_alerts, list_audit
 from mcpyard.org._service import OrgService
 
-__all__ = ["MAX_BODY_BYTES", "Authenticate", "api_routes", "error_response"]
+__all__ = ["MAX_BODY_BYTES", "Authenticate", "api_routes", "check_text", "error_response", "json_body"]
 
 MAX_BODY_BYTES = 1024 * 1024
+APPROVAL_STATES = ("pending", "running", "done", "failed", "declined")
+_NUL = "\x00"
+_NUL_MESSAGE = "text in a request must not hold a NUL character (U+0000)"
 Authenticate = Callable[[Request], Awaitable[Caller]]
 """Who sent the request (bearer token or session cookie), or `ServiceError` 401."""
 Handler = Callable[[Request, Caller], Awaitable[Response]]
@@ -32,8 +38,46 @@ def error_response(status: int, code: str, message: str) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
 
 
+def _holds_nul(value: Any) -> bool:
+    """Whether a NUL character stands in `value`, its keys or its items, at any depth (iteratively: bodies nest)."""
+    pending = [value]
+    while pending:
+        item = pending.pop()
+        if isinstance(item, str):
+            if _NUL in item:
+                return True
+        elif isinstance(item, dict):
+            pending.extend(item.keys())
+            pending.extend(item.values())
+        elif isinstance(item, list):
+            pending.extend(item)
+    return False
+
+
+def check_text(request: Request) -> None:
+    """Refuse a path holding a NUL character: it names nothing (no id has one), so 404."""
+    if any(_NUL in value for value in request.path_params.values() if isinstance(value, str)):
+        raise ServiceError(404, "not_found", "nothing in your organization has that id")
+
+
+def _text(request: Request, name: str) -> str | None:
+    """A query parameter's text as given (None when absent), or 422 when it holds a NUL character."""
+    value = request.query_params.get(name)
+    if value is not None and _NUL in value:
+        raise ServiceError(422, "invalid_request", f"`{name}`: {_NUL_MESSAGE}")
+    return value
+
+
+def _choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None:
+    """A query parameter that must be one of `choices` when given (None when absent), else 422."""
+    value = _text(request, name)
+    if value is not None and value not in choices:
+        raise ServiceError(422, "invalid_request", f"`{name}` must be one of {', '.join(choices)}")
+    return value
+
+
 async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, or a 400/413 `ServiceError` saying what is wrong with it."""
+    """The request's JSON object, or a 400/413/422 `ServiceError` saying what is wrong with it."""
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
         raise ServiceError(413, "too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
@@ -45,6 +89,8 @@ async def json_body(request: Request) -> dict[str, Any]:
         raise ServiceError(400, "invalid_json", "the request body is not valid JSON") from None
     if not isinstance(value, dict):
         raise ServiceError(400, "invalid_json", "the request body must be a JSON object")
+    if _holds_nul({key: item for key, item in value.items() if key != "arguments"}):
+        raise ServiceError(422, "invalid_request", _NUL_MESSAGE)
     return value
 
 
@@ -68,6 +114,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         async def endpoint(request: Request) -> Response:
             try:
                 caller = await authenticate(request)
+                check_text(request)
                 return await handler(request, caller)
             except ServiceError as exc:
                 return error_response(exc.status, exc.code, exc.message)
@@ -119,12 +166,12 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def calls(request: Request, caller: Caller) -> Response:
         body = await json_body(request)
         status, answer = await _inbox.call_tool(
-            svc, caller, body.get("tool"), body.get("arguments"), body.get("conversation")
+            svc, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
         )
         return JSONResponse(answer, status_code=status)
 
     async def approvals(request: Request, caller: Caller) -> Response:
-        status = request.query_params.get("status") or None
+        status = _choice(request, "status", APPROVAL_STATES)
         return JSONResponse(await _inbox.list_approvals(svc, caller, status))
 
     async def approve(request: Request, caller: Caller) -> Response:
@@ -136,20 +183,23 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def result(request: Request, caller: Caller) -> Response:
         offset = _int(request, "offset", 0) or 0
         length = _int(request, "length", None)
-        conversation = request.query_params.get("conversation") or None
+        if length == 0:
+            raise ServiceError(422, "invalid_request", "`length` must be at least 1")
+        conversation = _inbox.checked_conversation(_text(request, "conversation") or None)
         window = await _inbox.read_result(svc, caller, request.path_params["handle"], offset, length, conversation)
         return JSONResponse(window)
 
     async def audit(request: Request, caller: Caller) -> Response:
         require(caller, *ADMINS)
-        query = request.query_params
+        action, actor = _text(request, "action"), _text(request, "actor")
         async with svc.db.begin() as session:
-            rows = await list_audit(session, caller.org_id, action=query.get("action"), actor=query.get("actor"))
+            rows = await list_audit(session, caller.org_id, action=action, actor=actor)
         return JSONResponse(rows)
 
     async def alerts(request: Request, caller: Caller) -> Response:
+        open_only = _choice(request, "open", ("true", "false"))
         async with svc.db.begin() as session:
-            rows = await list_alerts(session, caller.org_id, open_only=request.query_params.get("open") == "true")
+            rows = await list_alerts(session, caller.org_id, open_only=open_only == "true")
         return JSONResponse(rows)
 
     return [

@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.errors import UsageError
-from mcpyard.org._api import json_body
+from mcpyard.org._api import check_text, json_body
 from mcpyard.org._auth import COOKIE, Authenticator
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit
@@ -37,13 +37,16 @@ def people_routes(
     ) -> Callable[[Request], Awaitable[Response]]:
         async def endpoint(request: Request) -> Response:
             try:
-                return await handler(request, await authenticate(request))
+                caller = await authenticate(request)
+                check_text(request)
+                return await handler(request, caller)
             except ServiceError as exc:
                 return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
 
         return endpoint
 
     async def _login(request: Request) -> Member:
+        check_text(request)
         body = await json_body(request)
         email, password = body.get("email"), body.get("password")
         if not isinstance(email, str) or not isinstance(password, str):
@@ -107,11 +110,13 @@ def people_routes(
     async def tokens(request: Request, caller: Caller) -> Response:
         body = await json_body(request)
         label = body.get("label", "")
+        if not isinstance(label, str):
+            raise ServiceError(422, "invalid_request", "`label` must be a string (or left out)")
         async with db.begin() as session:
             member = await session.scalar(select(Member).where(Member.id == caller.member_id))
             if member is None:
                 raise ServiceError(401, "unauthorized", "your membership ended")
-            row, token = await create_token(session, member, label=str(label)[:200])
+            row, token = await create_token(session, member, label=label[:200])
             audit(session, caller.org_id, caller.email, "token.create", row.id)
         return JSONResponse({"token": token, "id": row.id}, status_code=201)
 

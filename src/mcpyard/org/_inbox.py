@@ -24,10 +24,35 @@ from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
 
-__all__ = ["Parked", "approval_json", "approve", "call_tool", "decline", "list_approvals", "read_result", "sweep"]
+__all__ = [
+    "MAX_CONVERSATION",
+    "MAX_TOOL_NAME",
+    "Parked",
+    "approval_json",
+    "approve",
+    "call_tool",
+    "checked_conversation",
+    "decline",
+    "list_approvals",
+    "read_result",
+    "sweep",
+]
 CODES = {"off": "policy_off", "removed": "tool_removed"}
 """The pipeline's refusal codes as the organization's API names them (API-6)."""
 CONNECTION_FAILURES = frozenset({"server_unavailable", "connection_lost", "timeout"})
+MAX_CONVERSATION = 40
+"""A conversation's name is kept with the member's id (`conversation_key`) in 64 characters."""
+MAX_TOOL_NAME = 256
+"""The longest tool name a call may give: what a call's record keeps."""
+
+
+def checked_conversation(conversation: object) -> str | None:
+    """A call's conversation as given (None: the member's default one), or 422 when it cannot be one."""
+    if conversation is not None and (not isinstance(conversation, str) or len(conversation) > MAX_CONVERSATION):
+        raise ServiceError(
+            422, "invalid_request", f"`conversation` must be a string of at most {MAX_CONVERSATION} characters"
+        )
+    return conversation
 
 
 class Parked(Declined):
@@ -121,15 +146,17 @@ async def _keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, 
 async def call_tool(
     svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
 ) -> tuple[int, dict[str, Any]]:
-    """Run a tool for a member: 200 with the `CallResult` (refusals too), or 202 with the parked approval."""
-    if not isinstance(name, str) or not name:
-        raise ServiceError(422, "invalid_request", "give `tool`, the tool's name as the model sees it")
-    if arguments is None:
-        arguments = {}
+    """Run a tool for a member: 200 with the `CallResult` (refusals too), or 202 with the parked approval.
+
+    `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
+    """
+    if not isinstance(name, str) or not name or len(name) > MAX_TOOL_NAME:
+        raise ServiceError(
+            422, "invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})"
+        )
     if not isinstance(arguments, dict):
-        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object")
-    if conversation is not None and (not isinstance(conversation, str) or len(conversation) > 64):
-        raise ServiceError(422, "invalid_request", "`conversation` must be a string of at most 64 characters")
+        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
+    conversation = checked_conversation(conversation)
     opened = await svc.hosts.get(caller.org_id)
     key = conversation_key(caller.member_id, conversation)
     inbox = _Inbox(svc, caller, name, arguments, key)

@@ -14,6 +14,7 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import delete, select
+from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.catalog import ServerTools, build_catalog, definition_hash, server_prefix
@@ -24,6 +25,8 @@ from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, new_
 from mcpyard.org._service import OrgService
 
 __all__ = [
+    "MAX_NAME",
+    "NAME_PATTERN",
     "delete_server",
     "get_server",
     "list_servers",
@@ -34,12 +37,16 @@ __all__ = [
     "update_server",
 ]
 
-_NAME = re.compile(r"[A-Za-z0-9](?:[A-Za-z0-9-]|_(?!_)){0,38}[A-Za-z0-9]|[A-Za-z0-9]")
+NAME_PATTERN = r"^[A-Za-z0-9](?:(?:[A-Za-z0-9-]|_[A-Za-z0-9-])*(?:[A-Za-z0-9]|_[A-Za-z0-9]))?$"
+"""A server's name: letters, digits, '-' and single '_', starting and ending with a letter or digit (the API document
+gives the same pattern, so it has no look-ahead)."""
+MAX_NAME = 40
+_NAME = re.compile(NAME_PATTERN)
 CONNECTION_ALERT = "connection"
 
 
 def _check_name(name: object) -> str:
-    if not isinstance(name, str) or _NAME.fullmatch(name) is None:
+    if not isinstance(name, str) or len(name) > MAX_NAME or _NAME.fullmatch(name) is None:
         raise ServiceError(
             422,
             "invalid_name",
@@ -152,38 +159,55 @@ async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer
     return server_json(server, await _tools(session, server.id), await _has_token(session, server.id), opened)
 
 
+def _check_token(token: object) -> str:
+    if not isinstance(token, str) or not token or "\n" in token or "\r" in token:
+        raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
+    return token
+
+
+def _name_taken(name: str) -> ServiceError:
+    return ServiceError(409, "name_taken", f"a server named {name!r} is registered already; choose another name")
+
+
+async def _free_name(session: AsyncSession, org_id: str, name: str) -> None:
+    """409 when a server of the organization has `name`; a deleted server's record gives its name up."""
+    taken = await session.scalar(
+        select(RegisteredServer).where(RegisteredServer.org_id == org_id, RegisteredServer.name == name)
+    )
+    if taken is not None and taken.deleted_at is None:
+        raise _name_taken(name)
+    if taken is not None:
+        await session.delete(taken)
+        await session.flush()
+
+
 async def register_server(
     svc: OrgService, caller: Caller, name: object, url: object, bearer_token: object = None
 ) -> dict[str, Any]:
     """Register a server, connect and discover its tools (each starting `off`); 201's body."""
     require(caller, *ADMINS)
     name, url = _check_name(name), await _check_url(svc, url)
-    if bearer_token is not None and (not isinstance(bearer_token, str) or not bearer_token or "\n" in bearer_token):
-        raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
-    async with svc.db.begin() as session:
-        taken = await session.scalar(
-            select(RegisteredServer).where(RegisteredServer.org_id == caller.org_id, RegisteredServer.name == name)
-        )
-        if taken is not None and taken.deleted_at is None:
-            raise ServiceError(409, "name_taken", f"a server named {name!r} is registered already; choose another name")
-        if taken is not None:  # a deleted server's name is free again; its record goes
-            await session.delete(taken)
+    token = _check_token(bearer_token) if bearer_token is not None else None
+    try:
+        async with svc.db.begin() as session:
+            await _free_name(session, caller.org_id, name)
+            server = RegisteredServer(org_id=caller.org_id, name=name, url=url, state="connecting")
+            session.add(server)
             await session.flush()
-        server = RegisteredServer(org_id=caller.org_id, name=name, url=url, state="connecting")
-        session.add(server)
-        await session.flush()
-        if isinstance(bearer_token, str):
-            credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
-            svc.sealer.seal_credential(credential, bearer_token)
-            session.add(credential)
-        audit(
-            session,
-            caller.org_id,
-            caller.email,
-            "server.register",
-            server.id,
-            new={"name": name, "url": url, "has_token": bearer_token is not None},
-        )
+            if token is not None:
+                credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
+                svc.sealer.seal_credential(credential, token)
+                session.add(credential)
+            audit(
+                session,
+                caller.org_id,
+                caller.email,
+                "server.register",
+                server.id,
+                new={"name": name, "url": url, "has_token": token is not None},
+            )
+    except IntegrityError:  # another registration took the name between our look and our write
+        raise _name_taken(name) from None
     await _connect_and_sync(svc, caller.org_id, server.id)
     async with svc.db.begin() as session:
         return await _json(svc, session, await _server(session, caller, server.id))
@@ -212,30 +236,32 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
         raise ServiceError(
             422, "invalid_field", f"a server has no field {sorted(unknown)[0]!r}; give name, url or bearer_token"
         )
-    async with svc.db.begin() as session:
-        server = await _server(session, caller, server_id)
-        old = {"name": server.name, "url": server.url}
-        if "name" in changes:
-            server.name = _check_name(changes["name"])
-        if "url" in changes:
-            server.url = await _check_url(svc, changes["url"])
-        if "bearer_token" in changes:
-            await session.execute(delete(Credential).where(Credential.server_id == server.id))
-            if (token := changes["bearer_token"]) is not None:
-                if not isinstance(token, str) or not token or "\n" in token:
-                    raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line")
-                credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
-                svc.sealer.seal_credential(credential, token)
-                session.add(credential)
-        audit(
-            session,
-            caller.org_id,
-            caller.email,
-            "server.update",
-            server.id,
-            old=old,
-            new={"name": server.name, "url": server.url, "token_changed": "bearer_token" in changes},
-        )
+    try:
+        async with svc.db.begin() as session:
+            server = await _server(session, caller, server_id)
+            old = {"name": server.name, "url": server.url}
+            if "name" in changes and (name := _check_name(changes["name"])) != server.name:
+                await _free_name(session, caller.org_id, name)
+                server.name = name
+            if "url" in changes:
+                server.url = await _check_url(svc, changes["url"])
+            if "bearer_token" in changes:
+                await session.execute(delete(Credential).where(Credential.server_id == server.id))
+                if (token := changes["bearer_token"]) is not None:
+                    credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
+                    svc.sealer.seal_credential(credential, _check_token(token))
+                    session.add(credential)
+            audit(
+                session,
+                caller.org_id,
+                caller.email,
+                "server.update",
+                server.id,
+                old=old,
+                new={"name": server.name, "url": server.url, "token_changed": "bearer_token" in changes},
+            )
+    except IntegrityError:  # another edit or registration took the name between our look and our write
+        raise _name_taken(str(changes["name"])) from None
     await _connect_and_sync(svc, caller.org_id, server_id)
     return await get_server(svc, caller, server_id)
 

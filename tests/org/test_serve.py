@@ -1,0 +1,241 @@
+"""`mcpyard org serve` as it is deployed: processes of its own on uvicorn (API-5, ORG-2, ORG-5, NET-1, ERR-1).
+
+Two processes on one database approve the same calls at the same moment and each call runs once; the bearer token
+of a registered server appears in no response and nowhere in the service's log, in any encoding the redactor knows;
+`--dev` is what lets a loopback `http` server in; a database never set up, a port in use and SIGTERM each end as
+one clear line.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import signal
+import socket
+import subprocess
+import sys
+import threading
+from collections.abc import AsyncIterator, Iterator
+from contextlib import asynccontextmanager, contextmanager
+from dataclasses import dataclass, field
+from typing import Any
+
+import anyio
+import httpx2
+import pytest
+
+from mcpyard.secrets import forms_of
+from tests.conftest import Home
+from tests.org._flows import TOKEN, by_tool, call, register, set_policy
+from tests.org._service import KEY, Service, set_up
+
+pytestmark = pytest.mark.anyio
+
+READY = "mcpyard organization service on "
+STARTUP_SECONDS = 60.0
+APPROVALS = 6
+"""Calls parked and then approved by both processes at once: each one a race the claim must settle."""
+
+
+@dataclass
+class Served:
+    """One `mcpyard org serve` process: its origin, and every line it wrote to standard error so far."""
+
+    process: subprocess.Popen[str]
+    origin: str
+    log: list[str] = field(default_factory=list)
+
+    def text(self) -> str:
+        return "\n".join(self.log)
+
+
+def _command(database_url: str, *args: str, port: int = 0) -> list[str]:
+    return [sys.executable, "-m", "mcpyard", "org", "serve", "--database", database_url, "--port", str(port), *args]
+
+
+def _environ(home: Home) -> dict[str, str]:
+    return {**home.environ, "MCPYARD_ORG_KEY": KEY, "PYTHONUNBUFFERED": "1"}
+
+
+@contextmanager
+def _spawned(home: Home, database_url: str, *args: str) -> Iterator[Served]:
+    """Start the service, wait for the line naming its address; stop it (SIGTERM, then SIGKILL) at the end."""
+    process = subprocess.Popen(
+        _command(database_url, *args),
+        stdin=subprocess.DEVNULL,
+        stdout=subprocess.DEVNULL,
+        stderr=subprocess.PIPE,
+        text=True,
+        env=_environ(home),
+        cwd=home.workspace,
+    )
+    log: list[str] = []
+    ready = threading.Event()
+    origin: list[str] = []
+
+    def read() -> None:
+        assert process.stderr is not None
+        for line in process.stderr:
+            log.append(line.rstrip("\n"))
+            if line.startswith(READY) and not origin:
+                origin.append(line[len(READY) :].strip().removesuffix("/api/v1"))
+                ready.set()
+        ready.set()
+
+    reader = threading.Thread(target=read, daemon=True)
+    reader.start()
+    try:
+        ready.wait(STARTUP_SECONDS)
+        assert origin, f"the service did not start: {log}"
+        yield Served(process, origin[0], log)
+    finally:
+        if process.poll() is None:
+            process.send_signal(signal.SIGTERM)
+            try:
+                process.wait(30)
+            except subprocess.TimeoutExpired:
+                process.kill()
+                process.wait(10)
+        reader.join(10)
+        if process.stderr is not None:
+            process.stderr.close()
+
+
+@asynccontextmanager
+async def _services(
+    home: Home, database_url: str, count: int, *args: str
+) -> AsyncIterator[list[tuple[Served, Service]]]:
+    """The organization `acme` set up, `count` service processes on its database, and a client for each; the
+    clients share one list of every response they read."""
+    org = await set_up(database_url)
+    responses: list[str] = []
+    with contextlib.ExitStack() as processes:
+        served = [processes.enter_context(_spawned(home, database_url, *args)) for _ in range(count)]
+        async with contextlib.AsyncExitStack() as clients:
+            services = []
+            for one in served:
+                client = httpx2.AsyncClient(base_url=one.origin, timeout=60, trust_env=False)
+                await clients.enter_async_context(client)
+                services.append(Service(client, org, database_url, home.data_home, responses))
+            yield list(zip(served, services, strict=True))
+
+
+async def test_org5_two_processes_approving_the_same_calls_at_once_run_each_once(
+    home: Home, database_url: str, upstream: str
+) -> None:
+    async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+        tools = by_tool(await register(first, upstream))
+        await set_policy(first, tools["write"], "ask_first")
+        await set_policy(first, tools["writes"], "run_freely")
+        parked = [
+            (await call(second, "tools__write", {"note": f"note {n}"}, expect=202))["approval"]["id"]
+            for n in range(APPROVALS)
+        ]
+        outcomes: dict[str, list[Any]] = {approval: [] for approval in parked}
+
+        async def approve(service: Service, approval: str, start: anyio.Event) -> None:
+            await start.wait()
+            outcomes[approval].append(await service.request("POST", f"/api/v1/approvals/{approval}/approve"))
+
+        for approval in parked:
+            start = anyio.Event()
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(approve, first, approval, start)
+                tg.start_soon(approve, second, approval, start)
+                await anyio.sleep(0.05)
+                start.set()
+        for approval, responses in outcomes.items():
+            statuses = sorted(response.status_code for response in responses)
+            assert statuses == [200, 409], (approval, [response.text for response in responses])
+            lost = next(response for response in responses if response.status_code == 409)
+            assert lost.json()["error"]["code"] == "already_decided"
+        for service in (first, second):
+            ran = await call(service, "tools__writes")
+            assert ran["content"][0]["text"] == str(APPROVALS), "every approved call ran exactly once"
+        done = await first.get("/api/v1/approvals", params={"status": "done"})
+        assert sorted(row["id"] for row in done) == sorted(parked)
+
+
+async def test_org2_the_servers_token_is_in_no_response_and_nowhere_in_the_log(
+    home: Home, database_url: str, upstream: str
+) -> None:
+    async with _services(home, database_url, 1, "--dev") as [(served, service)]:
+        tools = by_tool(await register(service, upstream))
+        await set_policy(service, tools["whoami"], "run_freely")
+        leaked = await call(service, "tools__whoami")
+        assert leaked["ok"] is True
+        await service.post(f"/api/v1/servers/{tools['whoami']['server_id']}/refresh")
+        wrong = await service.request(
+            "POST", "/api/v1/servers", json={"name": "again", "url": upstream, "bearer_token": TOKEN + "-wrong"}
+        )
+        assert wrong.status_code == 201, wrong.text
+        assert wrong.json()["state"] != "connected", "the server refuses a wrong token"
+        assert wrong.json()["last_error"]
+        [alert] = await service.get("/api/v1/alerts", params={"open": "true"})
+        assert alert["server_id"] == wrong.json()["id"]
+        for path in ("/api/v1/servers", "/api/v1/tools", "/api/v1/audit", "/api/v1/alerts", "/api/v1/openapi.json"):
+            await service.get(path)
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(30) == 0
+    everything = "\n".join([*service.responses, served.text()])
+    for secret in (TOKEN, TOKEN + "-wrong", KEY):
+        for form in forms_of(secret):
+            assert form not in everything, f"a form of a secret reached a response or the log: {form!r}"
+
+
+async def test_net1_without_dev_a_loopback_http_server_is_refused(home: Home, database_url: str, upstream: str) -> None:
+    async with _services(home, database_url, 1) as [(_, service)]:
+        refused = await service.request("POST", "/api/v1/servers", json={"name": "local", "url": upstream})
+        assert refused.status_code == 422, refused.text
+        assert refused.json()["error"]["code"] == "url_refused"
+        assert await service.get("/api/v1/servers") == []
+
+
+def _serve(home: Home, database_url: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        _command(database_url, *args),
+        stdin=subprocess.DEVNULL,
+        capture_output=True,
+        text=True,
+        env=_environ(home),
+        cwd=home.workspace,
+        timeout=timeout,
+        check=False,
+    )
+
+
+def _one_error_line(done: subprocess.CompletedProcess[str]) -> str:
+    assert done.returncode == 2, (done.stdout, done.stderr)
+    assert "Traceback" not in done.stderr
+    [line] = done.stderr.strip().splitlines()
+    assert line.startswith("mcpyard: error: ")
+    return line
+
+
+def test_err1_serving_a_database_never_set_up_is_one_line_that_says_to_run_init(home: Home) -> None:
+    url = f"sqlite:///{home.root / 'never.db'}"
+    line = _one_error_line(_serve(home, url, "--dev"))
+    assert "mcpyard org init" in line
+
+
+async def test_err1_a_port_in_use_is_one_line_that_names_it(home: Home, database_url: str) -> None:
+    await set_up(database_url)
+    with socket.socket() as taken:
+        taken.bind(("127.0.0.1", 0))
+        taken.listen()
+        port = taken.getsockname()[1]
+        done = await anyio.run_process(
+            _command(database_url, "--dev", port=port), env=_environ(home), cwd=home.workspace, check=False
+        )
+    completed = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
+    line = _one_error_line(completed)
+    assert f"127.0.0.1:{port}" in line
+    assert "--port" in line
+
+
+async def test_api5_sigterm_stops_the_service_in_order_and_it_exits_zero(home: Home, database_url: str) -> None:
+    async with _services(home, database_url, 1, "--dev") as [(served, service)]:
+        assert await service.get("/api/v1/servers") == []
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(30) == 0
+    assert "Traceback" not in served.text()
+    assert served.log[-1] == "mcpyard organization service stopped"
