@@ -30,7 +30,6 @@ DEFAULT_CONTEXTFORGE_VENV = REPO / ".tools" / "contextforge-venv"
 CONTEXTFORGE_VERSION = "1.1.0"
 SERVER_NAME = "bench"
 TOOL = f"{SERVER_NAME}__echo"
-PASSWORD = "bench password, not a secret"
 CLOCK_TICK = 1 / os.sysconf("SC_CLK_TCK")
 PAGE = os.sysconf("SC_PAGE_SIZE")
 REQUEST_SECONDS = 60.0
@@ -272,10 +271,6 @@ async def _postgres_url(bench: Bench) -> tuple[str, Callable[[], list[int]], str
 
 async def open_org(bench: Bench, database: str) -> Side:
     """`mcpyard org serve --dev` on its own database; the server registered and `echo` set `run_freely` by the owner."""
-    from mcpyard.org._db import open_database
-    from mcpyard.org._migrate import upgrade
-    from mcpyard.org._people import add_member, create_organization, create_token
-
     name = f"org-{database}"
     folder = bench.home.root / name
     folder.mkdir()
@@ -286,20 +281,13 @@ async def open_org(bench: Bench, database: str) -> Side:
     else:
         url, db_pids, version = await _postgres_url(bench)
         about = f"PostgreSQL {version} (throwaway cluster: fsync and synchronous_commit off)"
-    async with open_database(url) as db:
-        await upgrade(db)
-        async with db.sessions() as session:
-            org, owner = await create_organization(
-                session, name="bench", owner_email="owner@bench.test", owner_password=PASSWORD
-            )
-        async with db.sessions() as session:
-            _, owner_token = await create_token(session, owner, label="bench owner")
-        async with db.sessions() as session:
-            member = await add_member(
-                session, org_id=org.id, email="member@bench.test", role="member", password=PASSWORD
-            )
-        async with db.sessions() as session:
-            _, member_token = await create_token(session, member, label="bench member")
+    setup = [PYTHON, str(BENCH / "_org_setup.py"), url]
+    with anyio.fail_after(120):
+        done = await anyio.run_process(setup, env=bench.home.environ, check=False)
+    if done.returncode != 0:
+        raise RuntimeError(f"{name}: setting up the database failed: {done.stderr.decode(errors='replace')[-800:]}")
+    tokens = json.loads(done.stdout)
+    owner_token, member_token = tokens["owner_token"], tokens["member_token"]
     port = free_port()
     env = {
         **bench.home.environ,
@@ -441,7 +429,8 @@ async def open_contextforge(bench: Bench) -> Side:
         *(str(venv / "bin" / "python"), "-m", "mcpgateway.utils.create_jwt_token"),
         *("--username", env["PLATFORM_ADMIN_EMAIL"], "--exp", "10080", "--secret", jwt_secret),
     ]
-    done = await anyio.run_process(token_command, env=env, cwd=folder, check=False)
+    with anyio.fail_after(120):
+        done = await anyio.run_process(token_command, env=env, cwd=folder, check=False)
     token = done.stdout.decode().strip().splitlines()[0] if done.returncode == 0 and done.stdout.strip() else ""
     if not token:
         raise RuntimeError(f"contextforge: create_jwt_token failed: {done.stderr.decode()[-500:]}")
