@@ -7,11 +7,15 @@ Tools:
 - `peek(key)` (read-only, not idempotent): returns `value of <key>`; mcpyard never caches it;
 - `lookup(key)` (read-only and idempotent): the same body as `peek`; mcpyard may answer it from its cache.
 
-Run as `python bench/server.py`; it serves over stdio until its stdin closes. Results are
-unstructured (one text block, no output schema), so a `blob(size)` result carries the text once.
+Run as `python bench/server.py`; it serves over stdio until its stdin closes. With `--port P`
+it serves streamable HTTP on `http://127.0.0.1:P/mcp` instead (the SDK's defaults: stateful,
+SSE responses) until it is interrupted. Results are unstructured (one text block, no output
+schema), so a `blob(size)` result carries the text once.
 """
 
 from __future__ import annotations
+
+import argparse
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
@@ -56,5 +60,15 @@ def build_server() -> MCPServer:
     return server
 
 
+def main() -> None:
+    parser = argparse.ArgumentParser(description="The benchmark MCP server: stdio, or streamable HTTP with --port.")
+    parser.add_argument("--port", type=int, help="serve streamable HTTP on 127.0.0.1:PORT instead of stdio")
+    args = parser.parse_args()
+    if args.port is None:
+        build_server().run("stdio")
+    else:
+        build_server().run("streamable-http", host="127.0.0.1", port=args.port)
+
+
 if __name__ == "__main__":
-    build_server().run("stdio")
+    main()

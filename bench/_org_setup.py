@@ -1,0 +1,43 @@
+"""Set up an organization service database for `bench/org.py`, in a process of its own.
+
+`python bench/_org_setup.py DATABASE_URL` migrates the database, creates the organization
+`bench` with its owner and a member, and prints `{"owner_token": …, "member_token": …}`.
+Its own process, because hashing the two passwords (argon2, 64 MiB each) would otherwise
+stay in the benchmark's resident memory, which is reported as the client's.
+"""
+
+from __future__ import annotations
+
+import json
+import sys
+
+import anyio
+
+from mcpyard.org._db import open_database
+from mcpyard.org._migrate import upgrade
+from mcpyard.org._people import add_member, create_organization, create_token
+
+PASSWORD = "bench password, not a secret"
+
+
+async def setup(url: str) -> dict[str, str]:
+    """The organization `bench`: its owner's token and a member's."""
+    async with open_database(url) as db:
+        await upgrade(db)
+        async with db.sessions() as session:
+            org, owner = await create_organization(
+                session, name="bench", owner_email="owner@bench.test", owner_password=PASSWORD
+            )
+        async with db.sessions() as session:
+            _, owner_token = await create_token(session, owner, label="bench owner")
+        async with db.sessions() as session:
+            member = await add_member(
+                session, org_id=org.id, email="member@bench.test", role="member", password=PASSWORD
+            )
+        async with db.sessions() as session:
+            _, member_token = await create_token(session, member, label="bench member")
+    return {"owner_token": owner_token, "member_token": member_token}
+
+
+if __name__ == "__main__":
+    print(json.dumps(anyio.run(setup, sys.argv[1])))
