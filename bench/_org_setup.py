@@ -1,4 +1,4 @@
-"""Set up an organization service database for `bench/org.py`, in a process of its own.
+"""Set up an organization service database for `bench/org_api.py`, in a process of its own.
 
 `python bench/_org_setup.py DATABASE_URL` migrates the database, creates the organization
 `bench` with its owner and a member, and prints `{"owner_token": …, "member_token": …}`.

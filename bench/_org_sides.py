@@ -1,4 +1,4 @@
-"""The sides of `bench/org.py`: the MCP server, `Host.call`, the organization service and ContextForge, each opened
+"""The sides of `bench/org_api.py`: the MCP server, `Host.call`, the organization service and ContextForge, each opened
 in one exit stack with the processes it costs; and /proc readings of those processes (CPU, RSS).
 """
 

@@ -66,7 +66,7 @@ def serve(
         await _serve(org_app(settings), host, port, demo=demo_servers)
         print("mcpyard organization service stopped", file=sys.stderr, flush=True)
 
-    run(main)
+    run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
 
 
 @contextlib.contextmanager

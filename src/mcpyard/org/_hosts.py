@@ -23,8 +23,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mcpyard import Host
 from mcpyard.catalog import server_prefix
 from mcpyard.config import HostSettings, LoadedConfig, ServerSpec
-from mcpyard.org._models import Alert, CallRow, Credential, Policy, RegisteredServer, Tool, new_id
+from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
 from mcpyard.org._policies import OrgPolicies
+from mcpyard.org._records import RecordWriter
 from mcpyard.pipeline import CallRecord
 from mcpyard.policy import PinPolicy
 
@@ -68,33 +69,33 @@ def member_of(conversation: str) -> str | None:
 class OrgRecorder:
     """A `CallRecorder` that keeps each call of one organization as a row (the trace and the inbox read them)."""
 
-    def __init__(self, db: async_sessionmaker[AsyncSession], org_id: str, ids: dict[str, str]) -> None:
-        self._db = db
+    def __init__(self, writer: RecordWriter, org_id: str, ids: dict[str, str]) -> None:
+        self._writer = writer
         self._org_id = org_id
         self._ids = ids
         """Server name (the host's id for it) → its id in the database."""
 
     async def record(self, record: CallRecord) -> None:
-        row = CallRow(
-            id=CALL_ID.get() or new_id(),
-            org_id=self._org_id,
-            member_id=member_of(record.conversation),
-            conversation=record.conversation,
-            server_id=self._ids.get(record.server) if record.server is not None else None,
-            tool=record.tool,
-            arguments=dict(record.arguments),
-            decision=record.decision,
-            why=record.why,
-            status=record.status,
-            error_code=record.error_code,
-            duration_ms=record.duration_ms,
-            result_bytes=record.result_bytes,
-            summary=record.summary,
-            started_at=record.at,
+        await self._writer.write(
+            {
+                "id": CALL_ID.get() or new_id(),
+                "org_id": self._org_id,
+                "member_id": member_of(record.conversation),
+                "conversation": record.conversation,
+                "server_id": self._ids.get(record.server) if record.server is not None else None,
+                "tool": record.tool,
+                "arguments": dict(record.arguments),
+                "decision": record.decision,
+                "why": record.why,
+                "status": record.status,
+                "error_code": record.error_code,
+                "duration_ms": record.duration_ms,
+                "result_bytes": record.result_bytes,
+                "summary": record.summary,
+                "approval_id": None,
+                "started_at": record.at,
+            }
         )
-        with anyio.CancelScope(shield=True):  # a record is written whole, even for a call given up on
-            async with self._db.begin() as session:
-                session.add(row)
 
 
 def server_spec(server: RegisteredServer, position: int, token: str | None) -> ServerSpec:
@@ -149,13 +150,15 @@ class OrgHosts:
         self._host_options = host_options
         """More `Host.open` keywords (the outbound guard)."""
         self._hosts: dict[str, OrgHost] = {}
+        self.records = RecordWriter(db)
+        """Every call's record; `records.flush()` before reading them."""
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[OrgHosts]:
         """Keep hosts open while the block runs; every one is closed (its servers stopped) when it ends."""
-        async with anyio.create_task_group() as tg:
+        async with self.records.running(), anyio.create_task_group() as tg:
             self._tg = tg
             try:
                 yield self
@@ -205,7 +208,7 @@ class OrgHosts:
             data_home=home / "data",
             secrets={},
             policies=policies,
-            recorder=OrgRecorder(self._db, org_id, ids),
+            recorder=OrgRecorder(self.records, org_id, ids),
             lazy=True,
             config=config,
             **self._host_options(),

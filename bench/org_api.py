@@ -31,10 +31,11 @@ ContextForge needs Python >= 3.12 (1.1.0); make its virtualenv once (or pass `--
 `python3.12 -m venv .tools/contextforge-venv &&
 .tools/contextforge-venv/bin/pip install mcp-contextforge-gateway==1.1.0 py-spy`
 
-Run: `.venv/bin/python bench/org.py [--rounds 4] [--calls 400] [--c 1,16] [--sides host,org,contextforge]
+Run: `.venv/bin/python bench/org_api.py [--rounds 4] [--calls 400] [--c 1,16] [--sides host,org,contextforge]
 [--databases sqlite,postgresql] [--contextforge-venv DIR] [--timeout 900]`.
 """
 
+# Named org_api, never org: a script's folder comes first on sys.path, and `pickle` probes for a module `org`.
 from __future__ import annotations
 
 import argparse
