@@ -1,7 +1,8 @@
 """Call records, written behind the calls and in groups.
 
-A call's answer does not wait for its record: the record joins a queue and one writer task inserts
-what has gathered in one transaction (sixteen calls finishing together are one commit, not sixteen).
+A call's answer does not wait for its record: the record joins a queue, and one writer task inserts
+what gathered over `GATHER_SECS` in one transaction (a commit costs far more than a row: at 100
+calls a second, one commit in 0.05 s instead of five).
 Whoever reads records in this process calls `flush()` first and so sees every call answered before
 it; when the service stops, the writer writes everything queued before it ends. The queue is
 bounded: past `MAX_QUEUED` rows a call waits for the writer (the database is slower than the calls),
@@ -31,6 +32,8 @@ MAX_GROUP = 500
 """Rows in one transaction at most."""
 MAX_QUEUED = 5000
 """Rows waiting at most; past this, a call waits until the writer has caught up."""
+GATHER_SECS = 0.05
+"""How long the writer lets records gather before it writes them (unless someone flushes)."""
 RETRY_DELAYS_SECS = (0.1, 0.5)
 _log = logging.getLogger("mcpyard.org")
 
@@ -43,6 +46,8 @@ class RecordWriter:
         self._queued: list[dict[str, Any]] = []
         self._running = False
         self._wake = anyio.Event()
+        self._now = anyio.Event()
+        """Set by `flush` and at the end: write what is queued without waiting for more."""
         self._written = anyio.Event()
         """Set (and replaced) each time the writer finishes a group."""
         self._sent = 0
@@ -58,6 +63,7 @@ class RecordWriter:
                 yield self
             finally:
                 self._running = False
+                self._now.set()
                 self._wake.set()
 
     async def write(self, row: dict[str, Any]) -> None:
@@ -75,20 +81,30 @@ class RecordWriter:
         """Return once every record queued before this call is written (or given up on, and logged)."""
         goal = self._sent
         while self._done < goal and self._running:
+            self._now.set()
             await self._written.wait()
 
     async def _write_behind(self) -> None:
         while True:
             await self._wake.wait()
-            self._wake = anyio.Event()
-            while self._queued:
-                group, self._queued = self._queued[:MAX_GROUP], self._queued[MAX_GROUP:]
+            with anyio.move_on_after(GATHER_SECS):
+                await self._now.wait()
+            self._wake, self._now = anyio.Event(), anyio.Event()
+            if not self._running:
+                self._now.set()  # stopping: nothing more waits
+            # What gathered, in groups; rows queued while they are written wait for the next round (or are
+            # written now, when stopping or when someone is flushing).
+            pending, self._queued = self._queued, []
+            for start in range(0, len(pending), MAX_GROUP):
+                group = pending[start : start + MAX_GROUP]
                 with anyio.CancelScope(shield=True):  # a group is written whole, even while the service stops
                     await self._insert(group)
                 self._done += len(group)
                 written, self._written = self._written, anyio.Event()
                 written.set()
-            if not self._running:
+            if self._queued:
+                self._wake.set()
+            elif not self._running:
                 return
 
     async def _insert(self, group: list[dict[str, Any]]) -> None:
