@@ -192,7 +192,7 @@ def memory_report(bench: Bench, sides: Sequence[Side]) -> None:
     table = proc_table()
     me = os.getpid()
     rows: list[tuple[str, str, int, int]] = [
-        ("this process (client; the Host of `host`)", str(me), *_sizes([me], table))
+        ("this process (client; the Host of `host`)", str(me), *_sizes([me], table, children=False))
     ]
     rows.append(("MCP server (bench/server.py --port)", str(bench.server_pid), *_sizes([bench.server_pid], table)))
     for side in sides:
@@ -207,8 +207,10 @@ def memory_report(bench: Bench, sides: Sequence[Side]) -> None:
     )
 
 
-def _sizes(roots: Sequence[int], table: dict[int, Proc]) -> tuple[int, int]:
-    pids = tree(roots, table)
+def _sizes(roots: Sequence[int], table: dict[int, Proc], *, children: bool = True) -> tuple[int, int]:
+    """RSS and peak RSS of `roots` (with their descendants, unless `children` is false: the bench's own process
+    is the parent of every service it started)."""
+    pids = tree(roots, table) if children else [pid for pid in roots if pid in table]
     return sum(table[pid].rss for pid in pids), sum(peak_rss(pid) for pid in pids)
 
 
