@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 
+from mcpyard._offer import ModelOffer
 from mcpyard._plan import HostOptions, Plan, make_plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
 from mcpyard._servers import Servers
@@ -29,7 +30,7 @@ from mcpyard.catalog import Catalog
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
-from mcpyard.model import ModelTools, ToolFormat, ToolFormatter, host_prompt
+from mcpyard.model import ToolFormatter
 from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
 from mcpyard.secrets import Redactor, secrets_in_use
@@ -39,7 +40,7 @@ __all__ = ["Host", "ToolInfo"]
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 
 
-class Host(ResourceReader):
+class Host(ModelOffer, ResourceReader):
     """A host session (configuration, a supervisor per server, catalog, call pipeline), opened with `Host.open`."""
 
     def __init__(
@@ -243,16 +244,6 @@ class Host(ResourceReader):
     def history(self) -> list[CallRecord]:
         """This session's calls, oldest first (the last 1,000): what ran, was refused or failed, and why."""
         return self._history.records()
-
-    def system_prompt(self) -> str:
-        """Each connected server's instructions as sent at its last connect, sanitized and fenced under its prefix
-        (INS-1 to INS-3, MOD-1); a stopped stdio server's leave, a reconnecting remote one's stay until reload."""
-        return host_prompt(self.view)
-
-    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
-        """`tools()` in a model API's format (MOD-1): `mcp`, `openai` (Chat Completions) or `anthropic`; a tool
-        whose schema that API cannot take is left out, with a warning on the status page."""
-        return self._formats.format(self.tools(), format)
 
     def status(self) -> Status:
         """Every configured server with its state and reason (CLI-1, API-2)."""

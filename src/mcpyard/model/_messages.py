@@ -7,6 +7,7 @@ turn parked on an approval) can be stored anywhere and read back.
 
 from __future__ import annotations
 
+import json
 from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
@@ -27,28 +28,43 @@ class ToolCall:
         arguments: the arguments as a JSON object.
         problem: why the model's arguments could not be read as a JSON object (then `arguments` is empty and
             the call is refused with `invalid_arguments`, so the model reads why).
+        given: the name the model called it by, when that is not the catalog name (a provider's name limits);
+            sent back to the model as such (`model_name`).
     """
 
     id: str
     name: str
     arguments: Mapping[str, Any] = field(default_factory=dict)
     problem: str | None = None
+    given: str | None = None
+
+    @property
+    def model_name(self) -> str:
+        """The name the model knows the tool by."""
+        return self.given or self.name
+
+    def arguments_json(self) -> str:
+        """The arguments as the compact JSON a model API carries them in."""
+        return json.dumps(dict(self.arguments), ensure_ascii=False, separators=(",", ":"))
 
     def to_json(self) -> dict[str, Any]:
         out: dict[str, Any] = {"id": self.id, "name": self.name, "arguments": dict(self.arguments)}
         if self.problem is not None:
             out["problem"] = self.problem
+        if self.given is not None:
+            out["given"] = self.given
         return out
 
     @classmethod
     def from_json(cls, value: Mapping[str, Any]) -> ToolCall:
         arguments = value.get("arguments")
-        problem = value.get("problem")
+        problem, given = value.get("problem"), value.get("given")
         return cls(
             id=str(value["id"]),
             name=str(value["name"]),
             arguments=dict(arguments) if isinstance(arguments, Mapping) else {},
             problem=str(problem) if problem is not None else None,
+            given=str(given) if given is not None else None,
         )
 
 
