@@ -45,16 +45,20 @@ class ModelFixture:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
-        reply = self.replies.pop(0) if self.replies else {"text": "(no more replies)"}
+        reply: dict[str, Any] = self.replies.pop(0) if self.replies else {"text": "(no more replies)"}
         if "status" in reply:
-            return JSONResponse({"error": {"message": reply.get("error", "failed"), "type": "server_error"}}, reply["status"])
+            return JSONResponse(
+                {"error": {"message": reply.get("error", "failed"), "type": "server_error"}}, int(reply["status"])
+            )
         calls = [
             {
                 "id": call.get("id", f"call_{len(self.requests)}_{index}"),
                 "type": "function",
                 "function": {
                     "name": call["name"],
-                    "arguments": call["arguments"] if isinstance(call["arguments"], str) else json.dumps(call["arguments"]),
+                    "arguments": call["arguments"]
+                    if isinstance(call["arguments"], str)
+                    else json.dumps(call["arguments"]),
                 },
             }
             for index, call in enumerate(reply.get("tool_calls", ()))

@@ -237,6 +237,8 @@ class _Loop:
         self.host, self.model, self.state, self.on_event, self.limits = host, model, state, on_event, limits
         self.approver, self.conversation, self.offered = approver, conversation, tools
         self.results: list[tuple[ToolCall, CallResult]] = []
+        self.finished: dict[str, CallResult] = {}
+        """Results of the last reply's calls as they come; they go into the messages in the calls' order."""
         self.reply = ""
 
     async def emit(self, event: Event) -> None:
@@ -279,8 +281,9 @@ class _Loop:
                     tg.start_soon(self._one, call, tools)
             for call in beyond:
                 message = f"not run: this turn may make at most {self.limits.max_calls} tool calls"
-                self._answer(call, CallResult.refusal("call_limit", message, tool=call.name))
+                self.finished[call.id] = CallResult.refusal("call_limit", message, tool=call.name)
                 await self.emit(ToolResultEvent(call.id, call.name, False, {"code": "call_limit", "message": message}))
+            self._answer_unanswered(None)
             if self.state.waiting:
                 return await self.end("parked")
             if beyond:
@@ -310,22 +313,29 @@ class _Loop:
             )
         if result.error is not None and result.error["code"] == PARKED and call.id in self.state.waiting:
             return  # its result comes with `resume_turn`
-        self._answer(call, result)
+        self.finished[call.id] = result
         await self.emit(ToolResultEvent(call.id, call.name, result.ok, result.error, result))
 
     def _answer(self, call: ToolCall, result: CallResult) -> None:
         self.state.messages.append(Message.tool(call, result.text, is_error=not result.ok))
         self.results.append((call, result))
 
-    def _answer_unanswered(self, why: str) -> None:
-        """A tool message for each call of the last reply that has none (the model's API wants one for each)."""
+    def _answer_unanswered(self, why: str | None) -> None:
+        """The last reply's results into the messages, in the order of its calls; with `why`, a refusal saying
+        so for each call that has none (the model's API wants an answer to every call but a parked one)."""
         last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
         if last is None:
             return
         answered = {m.tool_call_id for m in self.state.messages if m.role == "tool"}
         for call in last.tool_calls:
-            if call.id not in answered and call.id not in self.state.waiting:
-                self._answer(call, CallResult.refusal("time_limit", f"{call.name}: {why}", tool=call.name))
+            if call.id in answered or call.id in self.state.waiting:
+                continue
+            result = self.finished.pop(call.id, None)
+            if result is None and why is not None:
+                result = CallResult.refusal("time_limit", f"{call.name}: {why}", tool=call.name)
+            if result is not None:
+                self._answer(call, result)
+        self.finished.clear()
 
     def _approver_for(self, call: ToolCall) -> Approver | None:
         inner = self.approver or self.host.approver

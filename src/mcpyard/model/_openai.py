@@ -73,7 +73,14 @@ class OpenAIModel:
             )
         return self._client
 
+    async def __aenter__(self) -> OpenAIModel:
+        return self
+
+    async def __aexit__(self, *exc: object) -> None:
+        await self.close()
+
     async def close(self) -> None:
+        """Close its connections (it can be used again: a new client is made)."""
         if self._client is not None:
             await self._client.close()
             self._client = None
