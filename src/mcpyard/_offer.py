@@ -5,6 +5,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.model import ModelTools, ToolFormat, ToolFormatter, host_prompt
+from mcpyard.policy import PinPolicies
 
 if TYPE_CHECKING:
     from mcpyard._tools import ToolInfo
@@ -20,6 +21,7 @@ class ModelOffer:
 
     _formats: ToolFormatter
     session: Session
+    _offered: dict[ToolFormat, tuple[HostView, int | None, ModelTools]]
 
     @property
     def view(self) -> HostView:  # the host's
@@ -49,7 +51,19 @@ class ModelOffer:
         Raises:
             ValueError: `format` is not one of those three.
         """
-        return self._formats.format(self.tools(), format)
+        view = self.view
+        # What is offered changes with the view, or with a policy (a source that changes keeps a version).
+        version = getattr(view.policies, "version", None)
+        keep = version is not None or isinstance(view.policies, PinPolicies)
+        kept = self._offered.get(format) if keep else None
+        if kept is not None and kept[0] is view and kept[1] == version:
+            tools = kept[2]
+        else:
+            tools = self._formats.format(self.tools(), format)
+            if keep:
+                self._offered[format] = (view, version, tools)
+        # A copy: the caller may add to it or take some out.
+        return ModelTools(tools, format=tools.format, names=tools.names, left_out=tools.left_out)
 
     def redact(self, text: str) -> str:
         """`text` with every secret value this session sends replaced by its name (SEC-3)."""
