@@ -1,5 +1,8 @@
 """An OpenAI-compatible chat endpoint of ours, on 127.0.0.1: scripted replies, streaming (SSE) or not (MOD-2).
 
+It also answers Anthropic's Messages API (`/v1/messages`, streamed as that API streams) at
+`anthropic_url`, from the same script.
+
 `serve_model(replies)` runs it on a thread of its own (so a test's event loop, or a `mcpyard chat`
 in another process, talks to it over real HTTP) and yields the `ModelFixture`: its base URL, and
 every request it received (body and headers), for tests to read what the model was sent.
@@ -35,7 +38,17 @@ class ModelFixture:
         self.requests: list[dict[str, Any]] = []
         self.headers: list[dict[str, str]] = []
         self.base_url = ""
-        self.app = Starlette(routes=[Route("/v1/chat/completions", self._completions, methods=["POST"])])
+        self.app = Starlette(
+            routes=[
+                Route("/v1/chat/completions", self._completions, methods=["POST"]),
+                Route("/v1/messages", self._messages, methods=["POST"]),
+            ]
+        )
+
+    @property
+    def anthropic_url(self) -> str:
+        """The base URL Anthropic's client takes (it adds `/v1/messages`)."""
+        return self.base_url.removesuffix("/v1")
 
     def tool_messages(self, request: int = -1) -> list[dict[str, Any]]:
         """The `tool` messages of one request (the last by default): what the model read of each call."""
@@ -107,6 +120,59 @@ class ModelFixture:
             yield chunk({"tool_calls": [{"index": index, "function": {"arguments": arguments[half:]}}]})
         yield chunk({}, finish)
         yield "data: [DONE]\n\n"
+
+    async def _messages(self, request: Request) -> Response:
+        body = await request.json()
+        self.requests.append(body)
+        self.headers.append(dict(request.headers))
+        reply: dict[str, Any] = self.replies.pop(0) if self.replies else {"text": "(no more replies)"}
+        if "status" in reply:
+            error = {"type": "error", "error": {"type": "api_error", "message": reply.get("error", "failed")}}
+            return JSONResponse(error, int(reply["status"]))
+        return StreamingResponse(self._anthropic_events(body, reply), media_type="text/event-stream")
+
+    async def _anthropic_events(self, body: dict[str, Any], reply: dict[str, Any]) -> AsyncIterator[str]:
+        def event(kind: str, **data: Any) -> str:
+            return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
+
+        message = {
+            "id": f"msg_{len(self.requests)}",
+            "type": "message",
+            "role": "assistant",
+            "model": body.get("model", ""),
+            "content": [],
+            "stop_reason": None,
+            "stop_sequence": None,
+            "usage": {"input_tokens": 1, "output_tokens": 1},
+        }
+        yield event("message_start", message=message)
+        index = 0
+        if reply.get("text"):
+            yield event("content_block_start", index=index, content_block={"type": "text", "text": ""})
+            for word in str(reply["text"]).split(" "):
+                delta = {"type": "text_delta", "text": word if word == reply["text"].split(" ")[0] else f" {word}"}
+                yield event("content_block_delta", index=index, delta=delta)
+            yield event("content_block_stop", index=index)
+            index += 1
+        calls = reply.get("tool_calls", ())
+        for number, call in enumerate(calls):
+            block = {
+                "type": "tool_use",
+                "id": f"toolu_{len(self.requests)}_{number}",
+                "name": call["name"],
+                "input": {},
+            }
+            yield event("content_block_start", index=index, content_block=block)
+            arguments = json.dumps(call["arguments"])
+            for part in (arguments[: len(arguments) // 2], arguments[len(arguments) // 2 :]):
+                yield event(
+                    "content_block_delta", index=index, delta={"type": "input_json_delta", "partial_json": part}
+                )
+            yield event("content_block_stop", index=index)
+            index += 1
+        stop = "tool_use" if calls else "end_turn"
+        yield event("message_delta", delta={"stop_reason": stop, "stop_sequence": None}, usage={"output_tokens": 1})
+        yield event("message_stop")
 
 
 class _Server(uvicorn.Server):

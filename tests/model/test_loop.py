@@ -12,6 +12,7 @@ import pytest
 
 from mcpyard import Host
 from mcpyard.model import (
+    AnthropicModel,
     ApprovalEvent,
     ErrorEvent,
     Event,
@@ -37,6 +38,7 @@ from tests.model.openai_fixture import ModelFixture, serve_model
 pytestmark = pytest.mark.anyio
 
 SECRET = "turns-secret-value-0123456789"
+LOOKUP_ROME = {"name": "t__lookup", "arguments": {"city": "Rome"}}
 
 
 @pytest.fixture(params=[True, False], ids=["streaming", "whole"])
@@ -314,3 +316,38 @@ async def test_mod2_the_scripted_model_drives_a_turn_with_no_endpoint(home: Home
     assert first_messages[0].role == "system"
     assert "Turn fixture server." in first_messages[0].text
     assert "t__lookup" in first_tools.names
+
+
+async def test_mod2_anthropics_api_drives_a_turn_through_its_official_client(
+    home: Home, endpoint: ModelFixture
+) -> None:
+    endpoint.replies += [
+        {"text": "Looking it up.", "tool_calls": [LOOKUP_ROME, {"name": "t__note", "arguments": {"text": "y"}}]},
+        {"text": "Sunny in Rome."},
+    ]
+    events = Events()
+    model = AnthropicModel(model="claude-fixture", api_key="sk-ant-fixture-key-0123", base_url=endpoint.anthropic_url)
+    try:
+        async with turns_host(home, mode="ask", approver=ScriptedApprover(["once"])) as host:
+            with anyio.fail_after(30):
+                turn = await run_turn(
+                    host, model, [Message.system("Be brief."), Message.user("Rome?")], on_event=events
+                )
+    finally:
+        await model.close()
+    assert turn.status == "done"
+    assert turn.reply == "Sunny in Rome."
+    assert "".join(e.text for e in events.of(TextEvent)) == "Looking it up.Sunny in Rome."
+    first, second = endpoint.requests
+    assert first["system"] == "Be brief."
+    assert {tool["name"] for tool in first["tools"]} >= {"t__lookup", "read_result"}
+    assert all(set(tool) == {"name", "description", "input_schema"} for tool in first["tools"])
+    sent = endpoint.headers[0]
+    assert "sk-ant-fixture-key-0123" in (sent.get("x-api-key"), sent.get("authorization", "").removeprefix("Bearer "))
+    assistant, results = second["messages"][-2:]
+    assert [block["type"] for block in assistant["content"]] == ["text", "tool_use", "tool_use"]
+    assert assistant["content"][1]["input"] == {"city": "Rome"}
+    assert results["role"] == "user"
+    assert [block["type"] for block in results["content"]] == ["tool_result", "tool_result"], "results go back together"
+    assert "sunny in Rome" in results["content"][0]["content"]
+    assert "noted: y" in results["content"][1]["content"]
