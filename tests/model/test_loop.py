@@ -242,12 +242,17 @@ async def test_mod2_an_endpoint_that_fails_ends_the_turn_with_model_error(home: 
     assert "500" in error.message
     assert "fell over" in error.message
     assert endpoint.headers[0]["authorization"] == "Bearer sk-this-key-never-shows-0123"
-    unreachable = OpenAIModel(base_url="http://127.0.0.1:9/v1", model="m", max_retries=0)
+    unreachable = OpenAIModel(base_url="http://me:hunter2pass@127.0.0.1:9/v1?token=qwerty", model="m", max_retries=0)
     MADE.append(unreachable)
+    events = Events()
     async with turns_host(home, mode="ask") as host:
         with anyio.fail_after(30):
-            turn = await run_turn(host, unreachable, [Message.user("hi")])
+            turn = await run_turn(host, unreachable, [Message.user("hi")], on_event=events)
     assert turn.status == "model_error"
+    (error,) = events.of(ErrorEvent)
+    assert "could not reach the model at http://127.0.0.1:9/v1" in error.message
+    assert "hunter2pass" not in error.message
+    assert "qwerty" not in error.message, "an address's user info and query never show (SEC-2)"
 
 
 class ParkingApprover:

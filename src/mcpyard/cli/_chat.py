@@ -62,7 +62,7 @@ def chat_model(
     if provider == "openai" and not address:
         fail(f"no model address is configured: {where} (such as http://127.0.0.1:11434/v1 for a local server)")
     if address is not None and not address.startswith(("http://", "https://")):
-        fail(f"--base-url must be an http:// or https:// address, not {address[:80]!r}")
+        fail("--base-url must be an http:// or https:// address, such as http://127.0.0.1:11434/v1")
     key = _saved_key(secret) if secret else None
     if provider == "anthropic":
         from mcpyard.errors import UsageError
@@ -73,7 +73,8 @@ def chat_model(
             fail(str(exc))
         return ChatModel(backend, key, secret, f"{name} (Anthropic)")
     assert address is not None  # checked above for this provider
-    return ChatModel(OpenAIModel(base_url=address, model=name, api_key=key), key, secret, f"{name} at {address}")
+    backend = OpenAIModel(base_url=address, model=name, api_key=key)
+    return ChatModel(backend, key, secret, f"{name} at {backend.shown_url}")
 
 
 def _saved_key(name: str) -> str:

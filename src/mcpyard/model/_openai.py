@@ -10,7 +10,7 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit
+from urllib.parse import urlsplit, urlunsplit
 
 from mcpyard.errors import ModelError
 from mcpyard.model._backend import Reply, TextSink
@@ -20,7 +20,7 @@ from mcpyard.model._messages import Message, ToolCall
 if TYPE_CHECKING:
     from openai import AsyncOpenAI
 
-__all__ = ["OpenAIModel", "openai_messages", "read_tool_call"]
+__all__ = ["OpenAIModel", "openai_messages", "read_tool_call", "shown_url"]
 
 _LOOPBACK = ("127.0.0.1", "localhost", "::1")
 
@@ -50,6 +50,8 @@ class OpenAIModel:
         max_retries: int = 1,
     ) -> None:
         self.base_url = base_url
+        self.shown_url = shown_url(base_url)
+        """The address as messages show it (no user info or query, which may carry a secret)."""
         self.model = model
         self.stream = stream
         self._key = api_key
@@ -105,13 +107,13 @@ class OpenAIModel:
         except openai.APIStatusError as exc:
             raise ModelError(self._words(exc, exc.status_code), status=exc.status_code) from None
         except openai.APITimeoutError:
-            raise ModelError(f"the model at {self.base_url} did not answer within {self._timeout:g} s") from None
+            raise ModelError(f"the model at {self.shown_url} did not answer within {self._timeout:g} s") from None
         except openai.APIConnectionError:
-            raise ModelError(f"could not reach the model at {self.base_url}; is it running?") from None
+            raise ModelError(f"could not reach the model at {self.shown_url}; is it running?") from None
         except openai.OpenAIError as exc:
             raise ModelError(self._words(exc, None)) from None
         if not answer.choices:
-            raise ModelError(f"the model at {self.base_url} answered without a message")
+            raise ModelError(f"the model at {self.shown_url} answered without a message")
         message = answer.choices[0].message
         calls = tuple(
             read_tool_call(call.id, call.function.name, call.function.arguments)
@@ -152,8 +154,20 @@ class OpenAIModel:
         first = " ".join(str(said).split())[:300]
         if self._key:
             first = first.replace(self._key, "%API_KEY%")  # never a key in what anyone reads (SEC-2)
-        where = f"the model at {self.base_url}"
+        where = f"the model at {self.shown_url}"
         return f"{where} answered {status}: {first}" if status is not None else f"{where} failed: {first}"
+
+
+def shown_url(url: str) -> str:
+    """`url` without user info, query or fragment: what a message may show of it (SEC-2)."""
+    try:
+        parts = urlsplit(url)
+        host = parts.hostname or ""
+        port = f":{parts.port}" if parts.port is not None else ""
+    except ValueError:
+        return "(an address that cannot be read)"
+    host = f"[{host}]" if ":" in host else host
+    return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
 
 
 def read_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
