@@ -62,8 +62,8 @@ class ModelOffer:
             tools = self._formats.format(self.tools(), format)
             if keep:
                 self._offered[format] = (view, version, tools)
-        # A copy: the caller may add to it or take some out.
-        return ModelTools(tools, format=tools.format, names=tools.names, left_out=tools.left_out)
+        # A copy of the list and of each tool's outer object: the caller may add to them or take some out.
+        return ModelTools((dict(tool) for tool in tools), format=format, names=tools.names, left_out=tools.left_out)
 
     def redact(self, text: str) -> str:
         """`text` with every secret value this session sends replaced by its name (SEC-3)."""

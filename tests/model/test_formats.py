@@ -26,6 +26,7 @@ from mcpyard.model import (
     normalize_schema,
     provider_names,
 )
+from mcpyard.policy import MemoryPolicies
 from tests.conftest import Home, fixture_server
 from tests.servers.hostile_schemas import SCHEMAS
 
@@ -329,3 +330,20 @@ async def test_mod1_tools_for_model_refuses_an_unknown_format(home: Home) -> Non
         with pytest.raises(ValueError, match="openai"):
             host.tools_for_model("gpt")  # type: ignore[arg-type]  # the wrong value is the point
         assert [t["function"]["name"] for t in host.tools_for_model("openai")] == ["read_result"]
+
+
+@pytest.mark.anyio
+async def test_mod1_the_tools_offered_follow_policies_and_a_callers_changes_stay_its_own(home: Home) -> None:
+    policies = MemoryPolicies()
+    config = home.write_config({"t": fixture_server("turns")})
+    async with home.open(config, policies=policies) as host:
+        first = host.tools_for_model("openai")
+        assert "t__wipe" in first.names
+        first.clear()
+        first.names.clear()
+        again = host.tools_for_model("anthropic"), host.tools_for_model("openai")
+        assert all("t__wipe" in tools.names for tools in again), "a caller's changes never reach the next caller"
+        wipe = next(tool for tool in host.tools() if tool.name == "t__wipe")
+        policies.set("t", "wipe", "off", wipe.definition_hash)
+        assert "t__wipe" not in host.tools_for_model("openai").names, "a tool turned off is offered no more (POL-5)"
+        assert "t__lookup" in host.tools_for_model("openai").names
