@@ -18,6 +18,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 
+from mcpyard._offer import ModelOffer
 from mcpyard._plan import HostOptions, Plan, make_plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
 from mcpyard._servers import Servers
@@ -25,10 +26,11 @@ from mcpyard._status import Status, build_status
 from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
 from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
-from mcpyard.catalog import Catalog, clean_text
+from mcpyard.catalog import Catalog
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.errors import StateError, UsageError
+from mcpyard.model import ToolFormatter
 from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
 from mcpyard.secrets import Redactor, secrets_in_use
@@ -38,7 +40,7 @@ __all__ = ["Host", "ToolInfo"]
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 
 
-class Host(ResourceReader):
+class Host(ModelOffer, ResourceReader):
     """A host session (configuration, a supervisor per server, catalog, call pipeline), opened with `Host.open`."""
 
     def __init__(
@@ -56,6 +58,7 @@ class Host(ResourceReader):
             self.session.start_hooks = self._servers.reaper.tree
         self._views = Publisher(workspace=options.workspace, environ=options.environ)
         self._redactor = Redactor()
+        self._formats, self._offered = ToolFormatter(), {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
         self._reloading = False
@@ -242,22 +245,9 @@ class Host(ResourceReader):
         """This session's calls, oldest first (the last 1,000): what ran, was refused or failed, and why."""
         return self._history.records()
 
-    def system_prompt(self) -> str:
-        """Each connected server's instructions as sent at its last connect, sanitized and fenced under its prefix
-        (INS-1 to INS-3, MOD-1); a stopped stdio server's leave, a reconnecting remote one's stay until reload."""
-        from mcpyard.model import system_prompt
-
-        view = self.view
-        return system_prompt(
-            # Cleaned before redacting, so a secret split by invisible characters is caught whole.
-            (view.plan.prefixes[server_id], view.redactor.redact(clean_text(snapshot.instructions)))
-            for server_id, snapshot in view.servers.items()
-            if snapshot.instructions and server_id in view.plan.prefixes
-        )
-
     def status(self) -> Status:
         """Every configured server with its state and reason (CLI-1, API-2)."""
-        return build_status(self.view, session_id=self.session_id, mode=self.mode)
+        return build_status(self.view, session_id=self.session_id, mode=self.mode, also=self._formats.warnings())
 
     # ----------------------------------------------------------------- calls and requests
 

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Iterable
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
@@ -112,8 +113,10 @@ class Status:
         }
 
 
-def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
+def build_status(view: HostView, *, session_id: str, mode: str, also: Iterable[str] = ()) -> Status:
     """Every configured server with its state and reason, its tools and their policies (CLI-1, API-2).
+
+    `also`: more warnings of the session (tools a model format left out, MOD-1).
 
     Texts a server or a project file controls (reasons, notes, warnings, tool names) are cleaned
     here, whatever reads them (the JSON too), and redacted once more with the view's redactor.
@@ -133,6 +136,7 @@ def build_status(view: HostView, *, session_id: str, mode: str) -> Status:
             "(report it to the server's maintainers)"
             for refused in view.catalog.refused_of_server(spec.id)
         )
+    warnings.extend(text for text in also if text not in warnings)
     return Status(
         session_id=session_id, mode=mode, workspace=view.workspace, warnings=tuple(warnings), servers=tuple(servers)
     )

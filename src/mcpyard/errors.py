@@ -7,6 +7,8 @@ data, and has a message that says what went wrong and what to do::
     ├── ConfigError            a source cannot be used at all (nothing starts until fixed)
     ├── UsageError             a command line or API argument is wrong
     ├── StateError             the host cannot do that now (reload during a call, closed host)
+    ├── ModelError             a model's endpoint failed: unreachable, refused the request, or
+    │                          answered in a shape that cannot be read (`model_error`, MOD-3)
     └── CallError              a tool call was refused or failed before a result existed
         │                      (`code` is the `CallResult.error.code` the model sees)
         ├── ServerError        the server answered the call with a protocol error; its text is
@@ -24,7 +26,16 @@ from __future__ import annotations
 
 from pathlib import Path
 
-__all__ = ["CallError", "ConfigError", "McpyardError", "ServerError", "StateError", "UrlRefused", "UsageError"]
+__all__ = [
+    "CallError",
+    "ConfigError",
+    "McpyardError",
+    "ModelError",
+    "ServerError",
+    "StateError",
+    "UrlRefused",
+    "UsageError",
+]
 
 
 class McpyardError(Exception):
@@ -67,6 +78,18 @@ class UsageError(McpyardError):
 
 class StateError(McpyardError):
     """The host cannot do that in its current state (for example, reload during a call)."""
+
+
+class ModelError(McpyardError):
+    """A model's endpoint failed; the turn ends with `model_error` (MOD-3).
+
+    Attributes:
+        status: the HTTP status the endpoint answered with, when it answered.
+    """
+
+    def __init__(self, message: str, *, status: int | None = None) -> None:
+        super().__init__(message)
+        self.status = status
 
 
 class CallError(McpyardError):

@@ -14,6 +14,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "HostSettings",
         "LoadedConfig",
         "Mode",
+        "ModelSettings",
         "ProjectFile",
         "ProjectServer",
         "ProjectTrust",

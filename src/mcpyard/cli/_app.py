@@ -8,6 +8,7 @@ import typer
 
 from mcpyard.cli import _org_serve  # noqa: F401  # adds `org serve` and `org demo`
 from mcpyard.cli._call import call
+from mcpyard.cli._chat import chat
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
 from mcpyard.cli._login import login, logout
@@ -62,6 +63,7 @@ app.command()(pin)
 app.command()(unpin)
 app.command()(serve)
 app.command()(shell)
+app.command()(chat)
 app.command()(demo)
 app.add_typer(secrets_app)
 app.add_typer(org_app)

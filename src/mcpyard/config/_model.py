@@ -14,6 +14,7 @@ __all__ = [
     "HostSettings",
     "LoadedConfig",
     "Mode",
+    "ModelSettings",
     "ServerSpec",
     "SourceKind",
     "SpecState",
@@ -102,6 +103,23 @@ class Hook:
 
 
 @dataclass(frozen=True, slots=True)
+class ModelSettings:
+    """The `model` table (MOD-3): the chat model `mcpyard chat` talks to, unless its flags say otherwise.
+
+    Attributes:
+        base_url: the OpenAI-compatible endpoint (Anthropic's API with `provider = "anthropic"`).
+        model: the model's name there.
+        api_key_secret: the saved secret holding the key (`api_key = "${secret:NAME}"`); None: no key.
+        provider: `openai` (any OpenAI-compatible endpoint) or `anthropic`.
+    """
+
+    base_url: str | None = None
+    model: str | None = None
+    api_key_secret: str | None = None
+    provider: Literal["openai", "anthropic"] | None = None
+
+
+@dataclass(frozen=True, slots=True)
 class HostSettings:
     """Host settings (CFG-8), from the flag file and the user config only."""
 
@@ -113,6 +131,7 @@ class HostSettings:
     max_stored_result_bytes: int = DEFAULT_MAX_STORED_RESULT_BYTES
     grants: tuple[Path, ...] = ()
     hooks: tuple[Hook, ...] = ()
+    model: ModelSettings = ModelSettings()
 
 
 @dataclass(frozen=True, slots=True)

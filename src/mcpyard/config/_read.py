@@ -32,6 +32,7 @@ SETTING_KEYS = (
     "max_stored_result_bytes",
     "grants",
     "hooks",
+    "model",
 )
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "

@@ -2,12 +2,13 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Mapping
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
-from mcpyard.config._model import Hook, HostSettings, Mode, SourceKind
+from mcpyard.config._model import Hook, HostSettings, Mode, ModelSettings, SourceKind
 from mcpyard.config._names import describe_source, quote
 from mcpyard.errors import ConfigError
 
@@ -15,6 +16,8 @@ __all__ = ["SettingsPatch", "merge_settings", "read_settings"]
 
 MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 SEPARATORS: tuple[Literal["__", "_"], ...] = ("__", "_")
+PROVIDERS: tuple[Literal["openai", "anthropic"], ...] = ("openai", "anthropic")
+_SECRET_REFERENCE = re.compile(r"\$\{secret:([A-Za-z_][A-Za-z0-9_.-]*)\}")
 
 _T = TypeVar("_T")
 
@@ -31,6 +34,7 @@ class SettingsPatch:
     max_stored_result_bytes: int | None = None
     grants: tuple[Path, ...] | None = None
     hooks: tuple[Hook, ...] | None = None
+    model: ModelSettings | None = None
 
 
 def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
@@ -56,6 +60,17 @@ def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
         ),
         grants=pick(higher.grants, lower.grants, default.grants),
         hooks=pick(higher.hooks, lower.hooks, default.hooks),
+        model=_merge_model(lower.model or ModelSettings(), higher.model or ModelSettings()),
+    )
+
+
+def _merge_model(lower: ModelSettings, higher: ModelSettings) -> ModelSettings:
+    """The flag file's `model` fields over the user config's, field by field."""
+    return ModelSettings(
+        base_url=higher.base_url or lower.base_url,
+        model=higher.model or lower.model,
+        api_key_secret=higher.api_key_secret or lower.api_key_secret,
+        provider=higher.provider or lower.provider,
     )
 
 
@@ -85,6 +100,7 @@ def read_settings(
         max_stored_result_bytes=reader.whole(raw, "max_stored_result_bytes"),
         grants=None if grants is None else tuple(reader.grant(text, environ) for text in grants),
         hooks=reader.hooks(hooks_table),
+        model=reader.model(raw),
     )
 
 
@@ -172,3 +188,35 @@ class _Reader:
                 self.fail(f"{field}.command", "must be the command to run, a non-empty string")
             hooks.append(Hook(match=match, command=command))
         return tuple(hooks)
+
+    def model(self, raw: Mapping[str, object]) -> ModelSettings | None:
+        """The `model` table: `base_url`, `model`, `api_key = "${secret:NAME}"`, `provider` (MOD-3)."""
+        if raw.get("model") is None:
+            return None
+        table = self.table(raw, "model", ("base_url", "model", "api_key", "provider"))
+        texts: dict[str, str | None] = {}
+        for name in ("base_url", "model", "api_key"):
+            value = table.get(name)
+            if value is not None and (not isinstance(value, str) or not value.strip()):
+                self.fail(f"model.{name}", "must be a non-empty string")
+            texts[name] = value
+        base_url, key = texts["base_url"], texts["api_key"]
+        if base_url is not None and not base_url.startswith(("http://", "https://")):
+            self.fail("model.base_url", "must be an http:// or https:// address, such as 'http://127.0.0.1:11434/v1'")
+        secret = None
+        if key is not None:
+            found = _SECRET_REFERENCE.fullmatch(key.strip())
+            if found is None:
+                # Never echo the value: it may be the key itself, written where it should not be.
+                self.fail(
+                    "model.api_key",
+                    'must name a saved secret, as api_key = "${secret:NAME}"; '
+                    "save the key with `mcpyard secrets set NAME` and keep it out of config files",
+                )
+            secret = found.group(1)
+        return ModelSettings(
+            base_url=base_url,
+            model=texts["model"],
+            api_key_secret=secret,
+            provider=self.choice({"model.provider": table.get("provider")}, "model.provider", PROVIDERS),
+        )

@@ -1,5 +1,143 @@
-"""Offering MCP to a model: the system prompt's server sections (INS, MOD-1)."""
+"""Offering MCP to a model and letting it drive a turn (INS, MOD-1, MOD-2).
 
-from mcpyard.model._prompt import INSTRUCTIONS_LIMIT, instructions_section, sanitize_instructions, system_prompt
+The system prompt's server sections, the tools in each model API's format, and the agent loop
+(`run_turn`) over a `Model`: any OpenAI-compatible endpoint (`OpenAIModel`), Anthropic's API
+(`AnthropicModel`, with the `anthropic` extra) or a script (`ScriptedModel`). The model clients are
+imported only when a backend is used.
+"""
 
-__all__ = ["INSTRUCTIONS_LIMIT", "instructions_section", "sanitize_instructions", "system_prompt"]
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from mcpyard.model._backend import Model, Reply, TextSink
+from mcpyard.model._events import (
+    ApprovalEvent,
+    ErrorEvent,
+    Event,
+    EventSink,
+    ParkedEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+)
+from mcpyard.model._formats import (
+    FORMATS,
+    NAME_LIMITS,
+    ModelTools,
+    OfferedTool,
+    ToolFormat,
+    ToolFormatter,
+    format_tool,
+    format_tools,
+    provider_names,
+)
+from mcpyard.model._messages import Message, ToolCall, messages_from_json, messages_to_json
+from mcpyard.model._prompt import (
+    INSTRUCTIONS_LIMIT,
+    host_prompt,
+    instructions_section,
+    sanitize_instructions,
+    system_prompt,
+)
+from mcpyard.model._schemas import (
+    ANTHROPIC,
+    MAX_INLINE_DEPTH,
+    MAX_INLINED_PARTS,
+    OPENAI,
+    Profile,
+    SchemaLeftOut,
+    normalize_schema,
+)
+from mcpyard.model._scripted import ScriptedModel, ScriptStep, reply
+
+if TYPE_CHECKING:
+    from mcpyard.model._anthropic import AnthropicModel
+    from mcpyard.model._loop import (
+        PARKED,
+        ParkCall,
+        Turn,
+        TurnHost,
+        TurnLimits,
+        TurnState,
+        TurnStatus,
+        resume_turn,
+        run_turn,
+    )
+    from mcpyard.model._openai import OpenAIModel
+
+__all__ = [
+    "ANTHROPIC",
+    "FORMATS",
+    "INSTRUCTIONS_LIMIT",
+    "MAX_INLINED_PARTS",
+    "MAX_INLINE_DEPTH",
+    "NAME_LIMITS",
+    "OPENAI",
+    "PARKED",
+    "AnthropicModel",
+    "ApprovalEvent",
+    "ErrorEvent",
+    "Event",
+    "EventSink",
+    "Message",
+    "Model",
+    "ModelTools",
+    "OfferedTool",
+    "OpenAIModel",
+    "ParkCall",
+    "ParkedEvent",
+    "Profile",
+    "Reply",
+    "SchemaLeftOut",
+    "ScriptStep",
+    "ScriptedModel",
+    "TextEvent",
+    "TextSink",
+    "ToolCall",
+    "ToolCallEvent",
+    "ToolFormat",
+    "ToolFormatter",
+    "ToolResultEvent",
+    "Turn",
+    "TurnEndEvent",
+    "TurnHost",
+    "TurnLimits",
+    "TurnState",
+    "TurnStatus",
+    "format_tool",
+    "format_tools",
+    "host_prompt",
+    "instructions_section",
+    "messages_from_json",
+    "messages_to_json",
+    "normalize_schema",
+    "provider_names",
+    "reply",
+    "resume_turn",
+    "run_turn",
+    "sanitize_instructions",
+    "system_prompt",
+]
+
+# The loop imports the pipeline, which the host imports this package before; the backends import their clients.
+_LAZY = {
+    "AnthropicModel": "mcpyard.model._anthropic",
+    "OpenAIModel": "mcpyard.model._openai",
+    **dict.fromkeys(
+        ("PARKED", "ParkCall", "Turn", "TurnHost", "TurnLimits", "TurnState", "TurnStatus", "resume_turn", "run_turn"),
+        "mcpyard.model._loop",
+    ),
+}
+
+
+def __getattr__(name: str) -> Any:
+    module = _LAZY.get(name)
+    if module is None:
+        raise AttributeError(f"module 'mcpyard.model' has no attribute {name!r}")
+    import importlib
+
+    value = getattr(importlib.import_module(module), name)
+    globals()[name] = value
+    return value

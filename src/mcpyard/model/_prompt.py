@@ -3,10 +3,14 @@
 from __future__ import annotations
 
 from collections.abc import Iterable
+from typing import TYPE_CHECKING
 
 from mcpyard.catalog import clean_text, escape_tags
 
-__all__ = ["INSTRUCTIONS_LIMIT", "instructions_section", "sanitize_instructions", "system_prompt"]
+if TYPE_CHECKING:
+    from mcpyard._view import HostView
+
+__all__ = ["INSTRUCTIONS_LIMIT", "host_prompt", "instructions_section", "sanitize_instructions", "system_prompt"]
 
 INSTRUCTIONS_LIMIT = 8192
 """Bytes of a server's instructions kept (UTF-8); the rest is cut with a mark."""
@@ -44,3 +48,13 @@ def instructions_section(server: str, text: str) -> str:
 def system_prompt(instructions: Iterable[tuple[str, str]]) -> str:
     """Every server's section, in order, separated by a blank line; empty when no server sent any."""
     return "\n\n".join(instructions_section(server, text) for server, text in instructions if text.strip())
+
+
+def host_prompt(view: HostView) -> str:
+    """The sections of every connected server that sent instructions at its last connect (INS-1 to INS-3)."""
+    return system_prompt(
+        # Cleaned before redacting, so a secret split by invisible characters is caught whole.
+        (view.plan.prefixes[server_id], view.redactor.redact(clean_text(snapshot.instructions)))
+        for server_id, snapshot in view.servers.items()
+        if snapshot.instructions and server_id in view.plan.prefixes
+    )

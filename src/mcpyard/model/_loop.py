@@ -1,0 +1,370 @@
+"""The agent loop: model → tool calls → the host's pipeline → results → model, until it answers or a limit (MOD-2).
+
+One turn is `run_turn(host, model, messages, …)`. Every tool call goes through `host.call`, so
+every rule of the pipeline holds (policy, approvals, files, cache, caps, fence, redaction, the
+record); the loop adds only what a turn needs: the tools the model may call (a name it was not
+offered is refused here, never looked up), calls asked together run concurrently, a limit on
+calls per turn and on the turn's time, and events for the face as things happen.
+
+Parking, the seam the organization service resumes turns through: an approver that cannot
+answer now raises `ParkCall` (a `Declined` with code `waiting_for_approval` and the approval's
+id). The loop lets the other calls of that reply finish, then ends the turn `parked`: its
+`TurnState` (the messages so far, the calls made, and the calls still waiting) is plain JSON
+(`to_json` / `TurnState.from_json`), so it can be stored and picked up by any process. When the
+approval is decided, `resume_turn(host, model, state, {call_id: result})` gives the model each
+waiting call's result (the approved run's, or the refusal) and the turn goes on.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from typing import Any, Literal, Protocol
+
+import anyio
+
+from mcpyard.errors import ModelError
+from mcpyard.model._backend import Model
+from mcpyard.model._events import (
+    ApprovalEvent,
+    ErrorEvent,
+    Event,
+    EventSink,
+    ParkedEvent,
+    TextEvent,
+    ToolCallEvent,
+    ToolResultEvent,
+    TurnEndEvent,
+)
+from mcpyard.model._formats import ModelTools, ToolFormat
+from mcpyard.model._messages import Message, ToolCall, messages_from_json, messages_to_json
+from mcpyard.pipeline import CallResult
+from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
+
+__all__ = [
+    "PARKED",
+    "ParkCall",
+    "Turn",
+    "TurnHost",
+    "TurnLimits",
+    "TurnState",
+    "TurnStatus",
+    "resume_turn",
+    "run_turn",
+]
+
+PARKED = "waiting_for_approval"
+"""The refusal code of a call parked on an approval."""
+TurnStatus = Literal["done", "parked", "call_limit", "time_limit", "model_error"]
+
+
+class ParkCall(Declined):
+    """Raised by an approver that parks the call on an approval to be decided later (the organization's inbox)."""
+
+    def __init__(self, approval_id: str) -> None:
+        super().__init__(PARKED, f"waiting for approval {approval_id}")
+        self.approval_id = approval_id
+
+
+class TurnHost(Protocol):
+    """What the loop needs of a host: `mcpyard.Host`, or a facade offering only some of its tools."""
+
+    @property
+    def approver(self) -> Approver | None: ...
+
+    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools: ...
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        conversation: str | None = None,
+        approver: Approver | None = None,
+    ) -> CallResult: ...
+
+    def redact_json(self, value: Any) -> Any: ...
+
+
+@dataclass(frozen=True, slots=True)
+class TurnLimits:
+    """How far one turn may go.
+
+    Attributes:
+        max_calls: tool calls per turn; a call asked beyond it is refused with `call_limit` and the turn stops.
+        max_seconds: the whole turn's time (model requests and calls); None: no limit.
+    """
+
+    max_calls: int = 20
+    max_seconds: float | None = 600.0
+
+
+@dataclass
+class TurnState:
+    """Where a turn stands, as plain JSON: the messages so far, calls made, the calls waiting for approval.
+
+    Attributes:
+        messages: the whole conversation, this turn's messages included.
+        calls: tool calls this turn made (a refused one counts; one beyond the limit does not).
+        waiting: the calls parked on an approval, by call id: the call and the approval's id.
+        status: how the turn stands (`done` once the model answered).
+    """
+
+    messages: list[Message]
+    calls: int = 0
+    waiting: dict[str, tuple[ToolCall, str | None]] = field(default_factory=dict)
+    status: TurnStatus = "done"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "messages": messages_to_json(self.messages),
+            "calls": self.calls,
+            "waiting": [{"call": call.to_json(), "approval_id": approval} for call, approval in self.waiting.values()],
+            "status": self.status,
+        }
+
+    @classmethod
+    def from_json(cls, value: Mapping[str, Any]) -> TurnState:
+        """A state as `to_json` wrote it.
+
+        Raises:
+            ValueError: it is not such a state.
+            TypeError: one of its parts has the wrong type.
+        """
+        waiting: dict[str, tuple[ToolCall, str | None]] = {}
+        for item in value.get("waiting") or ():
+            call = ToolCall.from_json(item["call"])
+            approval = item.get("approval_id")
+            waiting[call.id] = (call, str(approval) if approval is not None else None)
+        status = value.get("status", "done")
+        if status not in ("done", "parked", "call_limit", "time_limit", "model_error"):
+            raise ValueError(f"unknown turn status {status!r}")
+        return cls(
+            messages=messages_from_json(value.get("messages") or []),
+            calls=int(value.get("calls") or 0),
+            waiting=waiting,
+            status=status,
+        )
+
+
+@dataclass(frozen=True, slots=True)
+class Turn:
+    """How a turn ended: the model's answer (`reply`), every call's result, and the state to go on from."""
+
+    state: TurnState
+    reply: str
+    results: tuple[tuple[ToolCall, CallResult], ...]
+
+    @property
+    def status(self) -> TurnStatus:
+        return self.state.status
+
+    @property
+    def messages(self) -> list[Message]:
+        return self.state.messages
+
+
+async def run_turn(
+    host: TurnHost,
+    model: Model,
+    messages: Sequence[Message],
+    *,
+    on_event: EventSink | None = None,
+    limits: TurnLimits = TurnLimits(),
+    approver: Approver | None = None,
+    conversation: str | None = None,
+    tools: ModelTools | None = None,
+) -> Turn:
+    """Drive one turn until the model answers, a call parks, or a limit stops it; never raises for a failed call.
+
+    Args:
+        host: the host whose pipeline runs every call.
+        model: the model (`OpenAIModel`, `AnthropicModel`, `ScriptedModel`…).
+        messages: the conversation so far, ending with the user's message.
+        on_event: gets each event as it happens (text as it streams, calls, approvals, the end).
+        limits: calls per turn and the turn's time.
+        approver: answers the cards of this turn's calls (default: the host's).
+        conversation: whose result handles the calls make (default: the host session's).
+        tools: what the model is offered (default: `host.tools_for_model(model.tool_format)`); a call to any
+            other name is refused without reaching the host.
+    """
+    state = TurnState(messages=list(messages))
+    return await _Loop(host, model, state, on_event, limits, approver, conversation, tools).run()
+
+
+async def resume_turn(
+    host: TurnHost,
+    model: Model,
+    state: TurnState,
+    decided: Mapping[str, CallResult],
+    *,
+    on_event: EventSink | None = None,
+    limits: TurnLimits = TurnLimits(),
+    approver: Approver | None = None,
+    conversation: str | None = None,
+    tools: ModelTools | None = None,
+) -> Turn:
+    """Go on with a parked turn: each waiting call's result (by call id) goes to the model, and the turn continues.
+
+    A waiting call with no result in `decided` stays waiting: the turn stays parked, nothing is asked of the model.
+    """
+    loop = _Loop(host, model, TurnState(list(state.messages), state.calls, dict(state.waiting)), on_event, limits)
+    loop.approver, loop.conversation, loop.offered = approver, conversation, tools
+    for call_id, result in decided.items():
+        waiting = loop.state.waiting.pop(call_id, None)
+        if waiting is not None:
+            call = waiting[0]
+            loop.state.messages.append(Message.tool(call, result.text, is_error=not result.ok))
+            await loop.emit(ToolResultEvent(call.id, call.name, result.ok, result.error, result))
+            loop.results.append((call, result))
+    if loop.state.waiting:
+        return await loop.end("parked")
+    return await loop.run()
+
+
+class _Loop:
+    def __init__(
+        self,
+        host: TurnHost,
+        model: Model,
+        state: TurnState,
+        on_event: EventSink | None,
+        limits: TurnLimits,
+        approver: Approver | None = None,
+        conversation: str | None = None,
+        tools: ModelTools | None = None,
+    ) -> None:
+        self.host, self.model, self.state, self.on_event, self.limits = host, model, state, on_event, limits
+        self.approver, self.conversation, self.offered = approver, conversation, tools
+        self.results: list[tuple[ToolCall, CallResult]] = []
+        self.finished: dict[str, CallResult] = {}
+        """Results of the last reply's calls as they come; they go into the messages in the calls' order."""
+        self.reply = ""
+
+    async def emit(self, event: Event) -> None:
+        if self.on_event is not None:
+            await self.on_event(event)
+
+    async def end(self, status: TurnStatus, error: ErrorEvent | None = None) -> Turn:
+        self.state.status = status
+        if error is not None:
+            await self.emit(error)
+        await self.emit(TurnEndEvent(self.state.calls, status))
+        return Turn(self.state, self.reply, tuple(self.results))
+
+    async def run(self) -> Turn:
+        deadline = self.limits.max_seconds
+        with anyio.move_on_after(deadline if deadline is not None else float("inf")):
+            return await self._steps()
+        self._answer_unanswered("the turn's time limit was reached before this call ended")
+        message = f"the turn stopped: it took longer than its limit of {deadline:g} s"
+        return await self.end("time_limit", ErrorEvent("time_limit", message))
+
+    async def _steps(self) -> Turn:
+        tools = self.offered if self.offered is not None else self.host.tools_for_model(self.model.tool_format)
+        while True:
+            try:
+                reply = await self.model.complete(self.state.messages, tools, on_text=self._text)
+            except ModelError as exc:
+                return await self.end("model_error", ErrorEvent("model_error", str(exc)))
+            if not reply.tool_calls:
+                self.reply = reply.text
+                self.state.messages.append(Message.assistant(reply.text))
+                return await self.end("done")
+            calls = tuple(self._catalog_call(call, tools) for call in reply.tool_calls)
+            self.state.messages.append(Message.assistant(reply.text, calls))
+            room = max(0, self.limits.max_calls - self.state.calls)
+            allowed, beyond = calls[:room], calls[room:]
+            self.state.calls += len(allowed)
+            async with anyio.create_task_group() as tg:
+                for call in allowed:
+                    tg.start_soon(self._one, call, tools)
+            for call in beyond:
+                message = f"not run: this turn may make at most {self.limits.max_calls} tool calls"
+                self.finished[call.id] = CallResult.refusal("call_limit", message, tool=call.name)
+                await self.emit(ToolResultEvent(call.id, call.name, False, {"code": "call_limit", "message": message}))
+            self._answer_unanswered(None)
+            if self.state.waiting:
+                return await self.end("parked")
+            if beyond:
+                message = f"the turn stopped at its limit of {self.limits.max_calls} tool calls"
+                return await self.end("call_limit", ErrorEvent("call_limit", message))
+
+    async def _text(self, text: str) -> None:
+        await self.emit(TextEvent(text))
+
+    def _catalog_call(self, call: ToolCall, tools: ModelTools) -> ToolCall:
+        """The call with its catalog name, when the model called a tool it was offered under another name."""
+        name = tools.catalog_name(call.name)
+        if name is None or name == call.name:
+            return call
+        return ToolCall(call.id, name, call.arguments, call.problem, given=call.model_name)
+
+    async def _one(self, call: ToolCall, tools: ModelTools) -> None:
+        arguments = dict(call.arguments)
+        await self.emit(ToolCallEvent(call.id, call.name, self.host.redact_json(arguments)))
+        if call.model_name not in tools.names:
+            result = CallResult.refusal("unknown_tool", f"unknown tool {call.model_name!r}: it was not offered")
+        elif call.problem is not None:
+            result = CallResult.refusal("invalid_arguments", f"{call.name}: {call.problem}", tool=call.name)
+        else:
+            result = await self.host.call(
+                call.name, arguments, conversation=self.conversation, approver=self._approver_for(call)
+            )
+        if result.error is not None and result.error["code"] == PARKED and call.id in self.state.waiting:
+            return  # its result comes with `resume_turn`
+        self.finished[call.id] = result
+        await self.emit(ToolResultEvent(call.id, call.name, result.ok, result.error, result))
+
+    def _answer(self, call: ToolCall, result: CallResult) -> None:
+        self.state.messages.append(Message.tool(call, result.text, is_error=not result.ok))
+        self.results.append((call, result))
+
+    def _answer_unanswered(self, why: str | None) -> None:
+        """The last reply's results into the messages, in the order of its calls; with `why`, a refusal saying
+        so for each call that has none (the model's API wants an answer to every call but a parked one)."""
+        last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
+        if last is None:
+            return
+        answered = {m.tool_call_id for m in self.state.messages if m.role == "tool"}
+        for call in last.tool_calls:
+            if call.id in answered or call.id in self.state.waiting:
+                continue
+            result = self.finished.pop(call.id, None)
+            if result is None and why is not None:
+                result = CallResult.refusal("time_limit", f"{call.name}: {why}", tool=call.name)
+            if result is not None:
+                self._answer(call, result)
+        self.finished.clear()
+
+    def _approver_for(self, call: ToolCall) -> Approver | None:
+        inner = self.approver or self.host.approver
+        if inner is None:
+            return None
+        return _Telling(self, call, inner)
+
+
+class _Telling:
+    """The approver of one call in a turn: asks the real one, tells the face the answer, notes a parked call."""
+
+    def __init__(self, loop: _Loop, call: ToolCall, inner: Approver) -> None:
+        self._loop, self._call, self._inner = loop, call, inner
+
+    async def __call__(self, card: ApprovalCard) -> Answer:
+        call = self._call
+        try:
+            answer = await self._inner(card)
+        except ParkCall as parked:
+            self._loop.state.waiting[call.id] = (call, parked.approval_id)
+            await self._loop.emit(ParkedEvent(call.id, call.name, parked.approval_id))
+            raise
+        except Declined as declined:
+            approval_id = getattr(declined, "approval_id", None)
+            if declined.code == PARKED:
+                self._loop.state.waiting[call.id] = (call, approval_id if isinstance(approval_id, str) else None)
+                await self._loop.emit(ParkedEvent(call.id, call.name, approval_id))
+            else:
+                await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, "deny"))
+            raise
+        await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, answer))
+        return answer
