@@ -41,6 +41,7 @@ def _row(org_id: str, n: int, **values: Any) -> dict[str, Any]:
         "result_bytes": 0,
         "summary": "",
         "approval_id": None,
+        "turn_id": None,
         "started_at": utcnow(),
         **values,
     }

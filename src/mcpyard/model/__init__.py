@@ -56,6 +56,7 @@ if TYPE_CHECKING:
     from mcpyard.model._anthropic import AnthropicModel
     from mcpyard.model._loop import (
         PARKED,
+        CallApprover,
         ParkCall,
         Turn,
         TurnHost,
@@ -78,6 +79,7 @@ __all__ = [
     "PARKED",
     "AnthropicModel",
     "ApprovalEvent",
+    "CallApprover",
     "ErrorEvent",
     "Event",
     "EventSink",
@@ -126,7 +128,18 @@ _LAZY = {
     "AnthropicModel": "mcpyard.model._anthropic",
     "OpenAIModel": "mcpyard.model._openai",
     **dict.fromkeys(
-        ("PARKED", "ParkCall", "Turn", "TurnHost", "TurnLimits", "TurnState", "TurnStatus", "resume_turn", "run_turn"),
+        (
+            "PARKED",
+            "CallApprover",
+            "ParkCall",
+            "Turn",
+            "TurnHost",
+            "TurnLimits",
+            "TurnState",
+            "TurnStatus",
+            "resume_turn",
+            "run_turn",
+        ),
         "mcpyard.model._loop",
     ),
 }

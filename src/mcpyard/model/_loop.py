@@ -19,7 +19,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
-from typing import Any, Literal, Protocol
+from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 
@@ -43,6 +43,7 @@ from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
 
 __all__ = [
     "PARKED",
+    "CallApprover",
     "ParkCall",
     "Turn",
     "TurnHost",
@@ -64,6 +65,16 @@ class ParkCall(Declined):
     def __init__(self, approval_id: str) -> None:
         super().__init__(PARKED, f"waiting for approval {approval_id}")
         self.approval_id = approval_id
+
+
+@runtime_checkable
+class CallApprover(Protocol):
+    """An approver that needs the call itself, not only its card: the organization's inbox saves the exact
+    arguments of a call it parks, and which turn and call it was. The loop asks it for each call's approver."""
+
+    def for_call(self, call: ToolCall) -> Approver: ...
+
+    async def __call__(self, card: ApprovalCard) -> Answer: ...
 
 
 class TurnHost(Protocol):
@@ -341,6 +352,8 @@ class _Loop:
         inner = self.approver or self.host.approver
         if inner is None:
             return None
+        if isinstance(inner, CallApprover):
+            inner = inner.for_call(call)
         return _Telling(self, call, inner)
 
 

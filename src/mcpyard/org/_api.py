@@ -22,6 +22,7 @@ from mcpyard.org import _inbox, _policy_service, _registry
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
 from mcpyard.org._events import list_alerts, list_audit
 from mcpyard.org._service import OrgService
+from mcpyard.org._teammates import after_decision
 
 __all__ = ["MAX_BODY_BYTES", "Authenticate", "api_routes", "check_text", "error_response", "json_body"]
 
@@ -34,8 +35,8 @@ Authenticate = Callable[[Request], Awaitable[Caller]]
 Handler = Callable[[Request, Caller], Awaitable[Response]]
 
 
-def error_response(status: int, code: str, message: str) -> JSONResponse:
-    return JSONResponse({"error": {"code": code, "message": message}}, status_code=status)
+def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
+    return JSONResponse({"error": {"code": code, "message": message, **(details or {})}}, status_code=status)
 
 
 def _holds_nul(value: Any) -> bool:
@@ -117,7 +118,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
                 check_text(request)
                 return await handler(request, caller)
             except ServiceError as exc:
-                return error_response(exc.status, exc.code, exc.message)
+                return error_response(exc.status, exc.code, exc.message, exc.details)
 
         return endpoint
 
@@ -175,10 +176,16 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(await _inbox.list_approvals(svc, caller, status))
 
     async def approve(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await _inbox.approve(svc, caller, request.path_params["approval_id"]))
+        approval_id = request.path_params["approval_id"]
+        ran = await _inbox.approve(svc, caller, approval_id)
+        await after_decision(svc, caller.org_id, approval_id)
+        return JSONResponse(ran)
 
     async def decline(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await _inbox.decline(svc, caller, request.path_params["approval_id"]))
+        approval_id = request.path_params["approval_id"]
+        declined = await _inbox.decline(svc, caller, approval_id)
+        await after_decision(svc, caller.org_id, approval_id)
+        return JSONResponse(declined)
 
     async def result(request: Request, caller: Caller) -> Response:
         offset = _int(request, "offset", 0) or 0

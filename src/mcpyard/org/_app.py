@@ -24,6 +24,8 @@ from mcpyard.connect import EgressGuard
 from mcpyard.errors import UrlRefused
 from mcpyard.org._api import api_routes, error_response
 from mcpyard.org._api_people import people_routes
+from mcpyard.org._api_turns import turn_routes
+from mcpyard.org._assistants import RateLimits
 from mcpyard.org._auth import Authenticator, SessionSigner
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._db import open_database
@@ -33,7 +35,7 @@ from mcpyard.org._keys import key_source
 from mcpyard.org._migrate import check_schema
 from mcpyard.org._openapi import openapi_document
 from mcpyard.org._seal import Sealer
-from mcpyard.org._service import OrgService
+from mcpyard.org._service import ModelFactory, OrgService
 
 __all__ = ["OrgSettings", "org_app"]
 
@@ -51,6 +53,10 @@ class OrgSettings:
     """Session cookies marked Secure (off only for plain-http development)."""
     guard: EgressGuard | None = None
     """The outbound guard (default: the real one; tests give one with a resolver of their own)."""
+    models: ModelFactory | None = None
+    """The model every turn talks to (default: each organization's endpoint; the demo gives a scripted one)."""
+    rate_limits: RateLimits = field(default_factory=RateLimits)
+    """Visitors' turns per minute, per visitor and per assistant."""
 
 
 @dataclass
@@ -84,13 +90,14 @@ def org_app(settings: OrgSettings) -> Starlette:
             await check_schema(db)
             sealer = Sealer(key_source(settings.environ, settings.data_home))
             hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: {"egress": guard})
-            service = OrgService(db.sessions, hosts, sealer, check_url)
+            service = OrgService(db.sessions, hosts, sealer, check_url, settings.models)
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             state.service, state.authenticate = service, authenticate
             app.router.routes.extend(
                 [
                     *api_routes(service, authenticate),
                     *people_routes(db.sessions, authenticate, secure_cookies=settings.secure_cookies),
+                    *turn_routes(service, authenticate, settings.rate_limits),
                 ]
             )
             async with hosts.running():

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Literal
+from typing import Any, Literal
 
 __all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require"]
 
@@ -29,11 +29,13 @@ class Caller:
 class ServiceError(Exception):
     """A refusal with its HTTP status, a stable code and a message that names the problem and the fix."""
 
-    def __init__(self, status: int, code: str, message: str) -> None:
+    def __init__(self, status: int, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
         super().__init__(message)
         self.status = status
         self.code = code
         self.message = message
+        self.details = details or {}
+        """More fields for the error object (the reason per tool of `not_publishable`)."""
 
 
 def require(caller: Caller, *roles: Role) -> None:

@@ -46,13 +46,16 @@ async def raise_alert(
     session.add(Alert(org_id=org_id, kind=kind, message=message, server_id=server_id, assistant_id=assistant_id))
 
 
-async def clear_alert(session: AsyncSession, org_id: str, kind: str, *, server_id: str) -> None:
-    """The next success clears the server's open alert of this kind."""
-    await session.execute(
-        update(Alert)
-        .where(Alert.org_id == org_id, Alert.kind == kind, Alert.server_id == server_id, Alert.cleared_at.is_(None))
-        .values(cleared_at=utcnow())
-    )
+async def clear_alert(
+    session: AsyncSession, org_id: str, kind: str, *, server_id: str | None = None, assistant_id: str | None = None
+) -> None:
+    """The next success clears the server's (or the assistant's) open alert of this kind."""
+    query = update(Alert).where(Alert.org_id == org_id, Alert.kind == kind, Alert.cleared_at.is_(None))
+    if server_id is not None:
+        query = query.where(Alert.server_id == server_id)
+    if assistant_id is not None:
+        query = query.where(Alert.assistant_id == assistant_id)
+    await session.execute(query.values(cleared_at=utcnow()))
 
 
 def _when(value: Any) -> str | None:

@@ -9,7 +9,8 @@ the database (`OrgRecorder`). Registering, refreshing or deleting a server reloa
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Callable
+import logging
+from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -32,6 +33,7 @@ from mcpyard.policy import PinPolicy
 __all__ = [
     "CALL_DEADLINE_SECS",
     "CALL_ID",
+    "TURN_ID",
     "CredentialOpener",
     "OrgHost",
     "OrgHosts",
@@ -44,9 +46,12 @@ __all__ = [
 
 CALL_ID: ContextVar[str | None] = ContextVar("mcpyard_org_call_id", default=None)
 """The id the call being made gets as its record: the service sets it, the recorder reads it."""
+TURN_ID: ContextVar[str | None] = ContextVar("mcpyard_org_turn_id", default=None)
+"""The turn whose calls are being made: its trace reads the records that carry it."""
 CALL_DEADLINE_SECS = 30.0
 """Every connection attempt and every tool call of a registered server, in all (NET-2)."""
 _SOURCE = Path("<organization>")
+_log = logging.getLogger("mcpyard.org")
 
 
 class CredentialOpener(Protocol):
@@ -93,6 +98,7 @@ class OrgRecorder:
                 "result_bytes": record.result_bytes,
                 "summary": record.summary,
                 "approval_id": None,
+                "turn_id": TURN_ID.get(),
                 "started_at": record.at,
             }
         )
@@ -167,6 +173,20 @@ class OrgHosts:
                 for opened in self._hosts.values():
                     opened.stop.set()
                 self._hosts.clear()
+
+    def spawn(self, work: Callable[[], Awaitable[None]], what: str) -> None:
+        """Run `work` in the background while the service runs (a turn going on after its approval); a failure
+        is one line on the log, never the service's end."""
+        if self._tg is None:
+            raise RuntimeError("the organization hosts are not running")
+
+        async def guarded() -> None:
+            try:
+                await work()
+            except Exception as exc:
+                _log.error("%s failed (%s)", what, type(exc).__name__)
+
+        self._tg.start_soon(guarded)
 
     async def get(self, org_id: str) -> OrgHost:
         """The organization's host, opened now if it is not open yet."""

@@ -18,7 +18,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.org._caller import Caller, ServiceError, not_found
 from mcpyard.org._events import clear_alert, raise_alert
 from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, OrgHost, conversation_key
-from mcpyard.org._models import Approval, Policy, RegisteredServer, Tool, new_id, utcnow
+from mcpyard.org._models import (
+    Approval,
+    Conversation,
+    Policy,
+    RegisteredServer,
+    TeammateServer,
+    Tool,
+    TurnRow,
+    new_id,
+    utcnow,
+)
 from mcpyard.org._registry import CONNECTION_ALERT
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
@@ -27,6 +37,7 @@ from mcpyard.policy import Answer, ApprovalCard, Declined
 __all__ = [
     "MAX_CONVERSATION",
     "MAX_TOOL_NAME",
+    "Inbox",
     "Parked",
     "approval_json",
     "approve",
@@ -63,14 +74,23 @@ class Parked(Declined):
         self.approval_id = approval_id
 
 
-class _Inbox:
+class Inbox:
     """The approver of one member's call: parks it with its exact arguments, to be approved later."""
 
     def __init__(
-        self, svc: OrgService, caller: Caller, name: str, arguments: dict[str, Any], conversation: str
+        self,
+        svc: OrgService,
+        caller: Caller,
+        name: str,
+        arguments: dict[str, Any],
+        conversation: str,
+        *,
+        turn: tuple[str, str] | None = None,
     ) -> None:
         self._svc, self._caller, self._name = svc, caller, name
         self._arguments, self._conversation = arguments, conversation
+        self._turn = turn
+        """The turn and the model's call id, when a teammate's turn asks for the call."""
         self.approval_id: str | None = None
 
     async def __call__(self, card: ApprovalCard) -> Answer:
@@ -98,6 +118,8 @@ class _Inbox:
                 arguments=self._arguments,
                 arguments_preview=card.arguments_preview,
                 reason=card.reason,
+                turn_id=self._turn[0] if self._turn else None,
+                tool_call_id=self._turn[1] if self._turn else None,
             )
             session.add(approval)
         self.approval_id = approval.id
@@ -159,7 +181,7 @@ async def call_tool(
     conversation = checked_conversation(conversation)
     opened = await svc.hosts.get(caller.org_id)
     key = conversation_key(caller.member_id, conversation)
-    inbox = _Inbox(svc, caller, name, arguments, key)
+    inbox = Inbox(svc, caller, name, arguments, key)
     call_id = new_id()
     token = CALL_ID.set(call_id)
     try:
@@ -251,7 +273,20 @@ async def _still_allowed(session: AsyncSession, approval: Approval) -> str | Non
         return "tool_changed"
     if policy.policy == "off":
         return "policy_off"
+    if approval.turn_id is not None and not await _teammate_may_use(session, approval.turn_id, server.id):
+        return "no_access"
     return None
+
+
+async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str) -> bool:
+    """Whether the teammate whose turn asked for the call may still use the server (ORG-5: access checked again)."""
+    found = await session.scalar(
+        select(TeammateServer.id)
+        .join(Conversation, Conversation.teammate_id == TeammateServer.teammate_id)
+        .join(TurnRow, TurnRow.conversation_id == Conversation.id)
+        .where(TurnRow.id == turn_id, TeammateServer.server_id == server_id)
+    )
+    return found is not None
 
 
 async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:

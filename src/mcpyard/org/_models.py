@@ -14,6 +14,7 @@ from typing import Any, ClassVar
 
 from sqlalchemy import (
     JSON,
+    Boolean,
     DateTime,
     Dialect,
     ForeignKey,
@@ -32,16 +33,23 @@ __all__ = [
     "Alert",
     "ApiToken",
     "Approval",
+    "Assistant",
     "AuditEvent",
     "Base",
     "CallRow",
+    "Conversation",
     "Credential",
     "Member",
+    "ModelSetting",
     "Organization",
     "Policy",
+    "Publication",
     "RegisteredServer",
     "StoredResult",
+    "Teammate",
+    "TeammateServer",
     "Tool",
+    "TurnRow",
     "UTCDateTime",
     "new_id",
     "utcnow",
@@ -261,6 +269,10 @@ class Approval(Base):
     result: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
     """The `CallResult` of the single run."""
     created_at: Mapped[datetime] = _when()
+    turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    """The teammate's turn parked on it: it goes on once the call is decided (ORG-5)."""
+    tool_call_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
+    """The model's id for the call in that turn."""
 
 
 class CallRow(Base):
@@ -285,6 +297,8 @@ class CallRow(Base):
     summary: Mapped[str] = mapped_column(Text, default="")
     approval_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     started_at: Mapped[datetime] = _when()
+    turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    """The turn that made the call (its trace, ORG-7), if one did."""
 
 
 class StoredResult(Base):
@@ -331,3 +345,120 @@ class Alert(Base):
     message: Mapped[str] = mapped_column(Text)
     raised_at: Mapped[datetime] = _when()
     cleared_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class ModelSetting(Base):
+    """The organization's model: an OpenAI-compatible endpoint, a model name and its key, sealed (ORG-4)."""
+
+    __tablename__ = "model_settings"
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("organizations.id", ondelete="CASCADE"), unique=True, index=True
+    )
+    base_url: Mapped[str] = mapped_column(Text)
+    model: Mapped[str] = mapped_column(String(200))
+    key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    sealed_key: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
+    """Nonce and ciphertext of the API key, bound to this row (None: the endpoint needs no key)."""
+    updated_at: Mapped[datetime] = _when()
+
+
+class Teammate(Base):
+    """An internal agent: instructions, a model, and the registered servers it may use (ORG-4)."""
+
+    __tablename__ = "teammates"
+    __table_args__ = (UniqueConstraint("org_id", "name"),)
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    model: Mapped[str | None] = mapped_column(String(200), nullable=True)
+    """A model name at the organization's endpoint (None: the organization's)."""
+    created_at: Mapped[datetime] = _when()
+
+
+class TeammateServer(Base):
+    """One server a teammate may use."""
+
+    __tablename__ = "teammate_servers"
+    __table_args__ = (UniqueConstraint("teammate_id", "server_id"),)
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    teammate_id: Mapped[str] = mapped_column(String(32), ForeignKey("teammates.id", ondelete="CASCADE"), index=True)
+    server_id: Mapped[str] = mapped_column(String(32), ForeignKey("servers.id", ondelete="CASCADE"))
+
+
+class Assistant(Base):
+    """A public assistant: instructions and a selection of `run_freely` tools, published by slug (ORG-6)."""
+
+    __tablename__ = "assistants"
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    name: Mapped[str] = mapped_column(String(100))
+    slug: Mapped[str] = mapped_column(String(64), unique=True)
+    instructions: Mapped[str] = mapped_column(Text, default="")
+    tool_ids: Mapped[list[str]] = mapped_column(JSON)
+    """The selection, by tool id."""
+    needs_review: Mapped[bool] = mapped_column(Boolean, default=False)
+    review_reason: Mapped[str] = mapped_column(Text, default="")
+    created_at: Mapped[datetime] = _when()
+
+
+class Publication(Base):
+    """What was published: only server ids, tool names and definition hashes (ORG-6)."""
+
+    __tablename__ = "publications"
+    __table_args__ = (Index("ix_publications_assistant_at", "assistant_id", "published_at"),)
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    assistant_id: Mapped[str] = mapped_column(String(32), ForeignKey("assistants.id", ondelete="CASCADE"))
+    tools: Mapped[list[dict[str, str]]] = mapped_column(JSON)
+    """`[{server_id, tool, definition_hash}]`."""
+    published_by: Mapped[str] = mapped_column(String(320))
+    published_at: Mapped[datetime] = _when()
+
+
+class Conversation(Base):
+    """A member's conversation with a teammate, or a visitor's with an assistant: the messages so far."""
+
+    __tablename__ = "conversations"
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    teammate_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("teammates.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    assistant_id: Mapped[str | None] = mapped_column(
+        String(32), ForeignKey("assistants.id", ondelete="CASCADE"), nullable=True, index=True
+    )
+    member_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """Whose it is (None: a visitor's)."""
+    messages: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    created_at: Mapped[datetime] = _when()
+
+
+class TurnRow(Base):
+    """One turn: the message, how it ended, its calls, and (while parked) the state it goes on from."""
+
+    __tablename__ = "turns"
+
+    id: Mapped[str] = _id()
+    org_id: Mapped[str] = _org()
+    conversation_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("conversations.id", ondelete="CASCADE"), index=True
+    )
+    message: Mapped[str] = mapped_column(Text)
+    status: Mapped[str] = mapped_column(String(32), default="running")
+    """`running`, `waiting_for_approval`, `done`, `call_limit`, `time_limit` or `model_error`."""
+    reply: Mapped[str] = mapped_column(Text, default="")
+    calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """The `TurnState` while it waits for an approval."""
+    error: Mapped[str | None] = mapped_column(Text, nullable=True)
+    created_at: Mapped[datetime] = _when()
+    finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -22,6 +22,7 @@ from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit, clear_alert, raise_alert
 from mcpyard.org._hosts import OrgHost, model_name
 from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, new_id, utcnow
+from mcpyard.org._review import mark_for_review
 from mcpyard.org._service import OrgService
 
 __all__ = [
@@ -275,6 +276,7 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
         server.state = "deleted"
         await session.execute(delete(Credential).where(Credential.server_id == server.id))
         await clear_alert(session, caller.org_id, CONNECTION_ALERT, server_id=server.id)
+        await mark_for_review(session, caller.org_id, server.id, server.name)
         audit(
             session,
             caller.org_id,

@@ -14,8 +14,8 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mcpyard.org._db import Database, database_error
 from mcpyard.org._keys import Keyring, KeySource, MemoryKeySource
-from mcpyard.org._models import Credential
-from mcpyard.org._seal import Sealer, credential_context
+from mcpyard.org._models import Credential, ModelSetting
+from mcpyard.org._seal import Sealer, credential_context, model_key_context
 
 __all__ = ["Rotation", "key_ids_in_use", "reseal_all", "rotate_key"]
 
@@ -53,6 +53,15 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
                 context = credential_context(credential, keyring.current)
                 credential.key_id, credential.sealed = sealer.seal(secret, context=context)
                 count += 1
+            models = await session.scalars(select(ModelSetting).order_by(ModelSetting.id).with_for_update())
+            for setting in models:
+                if setting.sealed_key is None or setting.key_id in (None, keyring.current):
+                    continue
+                assert setting.key_id is not None
+                context = model_key_context(setting)
+                secret = sealer.unseal(setting.key_id, setting.sealed_key, context=context, what="the model's key")
+                setting.key_id, setting.sealed_key = sealer.seal(secret, context=context)
+                count += 1
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="re-seal the credentials in") from None
     return count
@@ -62,7 +71,9 @@ async def key_ids_in_use(db: Database) -> set[str]:
     """The ids of the keys some credential is sealed with."""
     try:
         async with db.sessions.begin() as session:
-            return set(await session.scalars(select(Credential.key_id).distinct()))
+            used = set(await session.scalars(select(Credential.key_id).distinct()))
+            models = await session.scalars(select(ModelSetting.key_id).where(ModelSetting.key_id.is_not(None)))
+            return used | {key for key in models if key is not None}
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
 

@@ -20,9 +20,9 @@ from mcpyard.org._keys import Keyring, KeySource
 from mcpyard.org._models import new_id
 
 if TYPE_CHECKING:
-    from mcpyard.org._models import Credential
+    from mcpyard.org._models import Credential, ModelSetting
 
-__all__ = ["SEALED_VERSION", "Sealer", "credential_context"]
+__all__ = ["SEALED_VERSION", "Sealer", "credential_context", "model_key_context"]
 
 SEALED_VERSION = 1
 _NONCE_BYTES = 12
@@ -35,6 +35,11 @@ def credential_context(credential: Credential, key_id: str) -> bytes:
         raise ValueError("a credential is sealed once its id and org_id are set")
     fields = [_PURPOSE, key_id, credential.org_id, credential.id, credential.server_id or "", credential.kind or ""]
     return json.dumps(fields, separators=(",", ":")).encode("utf-8")
+
+
+def model_key_context(setting: ModelSetting) -> bytes:
+    """What the organization's model key is bound to: its row and organization (moved elsewhere, it does not open)."""
+    return f"mcpyard model key|{setting.org_id}|{setting.id}".encode()
 
 
 class Sealer:

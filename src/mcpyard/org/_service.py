@@ -4,18 +4,26 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass
-from typing import Protocol
+from typing import TYPE_CHECKING, Protocol
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org._hosts import OrgHosts
 from mcpyard.org._models import Credential
 
-__all__ = ["CredentialSealer", "OrgService", "UrlCheck"]
+if TYPE_CHECKING:
+    from mcpyard.model import Model
+
+__all__ = ["CredentialSealer", "ModelFactory", "OrgService", "UrlCheck"]
 
 UrlCheck = Callable[[str], Awaitable[str]]
 """The URL as it will be stored (normalized), or a `ServiceError` `url_refused` when the outbound guard would not
 connect to it (NET-1)."""
+
+
+ModelFactory = Callable[[str, "str | None"], "Model"]
+"""A model for an organization (and a model name, None: its default): the service's own, instead of the
+organization's endpoint (the demo's scripted model)."""
 
 
 class CredentialSealer(Protocol):
@@ -24,6 +32,10 @@ class CredentialSealer(Protocol):
     def seal_credential(self, credential: Credential, secret: str) -> None: ...
 
     def unseal_credential(self, credential: Credential) -> str: ...
+
+    def seal(self, secret: str, *, context: bytes) -> tuple[str, bytes]: ...
+
+    def unseal(self, key_id: str, sealed: bytes, *, context: bytes, what: str = ...) -> str: ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,3 +46,5 @@ class OrgService:
     hosts: OrgHosts
     sealer: CredentialSealer
     check_url: UrlCheck
+    models: ModelFactory | None = None
+    """The service's own model for every turn (None: each organization's endpoint, `PUT /api/v1/model`)."""

@@ -1,0 +1,105 @@
+"""The routes of turns: the organization's model, teammates and their conversations, assistants, visitors (API-6).
+
+Like every route, each parses, authorizes and calls a service function; visitors' routes
+(`/public/…`) need no credentials and answer only what a published assistant may show.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.org import _assistants, _model_setting, _teammates
+from mcpyard.org._api import Authenticate, check_text, error_response, json_body
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._service import OrgService
+
+__all__ = ["turn_routes"]
+
+Handler = Callable[[Request, Caller], Awaitable[Response]]
+
+
+def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assistants.RateLimits) -> list[Route]:
+    def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        async def endpoint(request: Request) -> Response:
+            try:
+                caller = await authenticate(request)
+                check_text(request)
+                return await handler(request, caller)
+            except ServiceError as exc:
+                return error_response(exc.status, exc.code, exc.message, exc.details)
+
+        return endpoint
+
+    async def model(request: Request, caller: Caller) -> Response:
+        if request.method == "PUT":
+            return JSONResponse(await _model_setting.put_model(svc, caller, await json_body(request)))
+        return JSONResponse(await _model_setting.get_model(svc, caller))
+
+    async def teammates(request: Request, caller: Caller) -> Response:
+        if request.method == "POST":
+            created = await _teammates.create_teammate(svc, caller, await json_body(request))
+            return JSONResponse(created, status_code=201)
+        return JSONResponse(await _teammates.list_teammates(svc, caller))
+
+    async def teammate(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _teammates.get_teammate(svc, caller, request.path_params["teammate_id"]))
+
+    async def conversations(request: Request, caller: Caller) -> Response:
+        started = await _teammates.start_conversation(svc, caller, request.path_params["teammate_id"])
+        return JSONResponse(started, status_code=201)
+
+    async def turns(request: Request, caller: Caller) -> Response:
+        conversation_id = request.path_params["conversation_id"]
+        status, turn = await _teammates.take_turn(svc, caller, conversation_id, await json_body(request))
+        return JSONResponse(turn, status_code=status)
+
+    async def turn(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _teammates.get_turn(svc, caller, request.path_params["turn_id"]))
+
+    async def assistants(request: Request, caller: Caller) -> Response:
+        if request.method == "POST":
+            created = await _assistants.create_assistant(svc, caller, await json_body(request))
+            return JSONResponse(created, status_code=201)
+        return JSONResponse(await _assistants.list_assistants(svc, caller))
+
+    async def assistant(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _assistants.get_assistant(svc, caller, request.path_params["assistant_id"]))
+
+    async def publish(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _assistants.publish(svc, caller, request.path_params["assistant_id"]))
+
+    async def preview(request: Request, caller: Caller) -> Response:
+        body = await json_body(request)
+        return JSONResponse(await _assistants.preview(svc, caller, request.path_params["assistant_id"], body))
+
+    async def visitor(request: Request) -> Response:
+        try:
+            check_text(request)
+            body = await json_body(request)
+            client = request.client.host if request.client is not None else "unknown"
+            answer = await _assistants.visitor_turn(svc, request.path_params["slug"], body, client, rate_limits)
+            return JSONResponse(answer)
+        except _assistants.RateLimited as exc:
+            response = error_response(exc.status, exc.code, exc.message)
+            response.headers["Retry-After"] = str(exc.retry_after)
+            return response
+        except ServiceError as exc:
+            return error_response(exc.status, exc.code, exc.message, exc.details)
+
+    return [
+        Route("/api/v1/model", guarded(model), methods=["GET", "PUT"]),
+        Route("/api/v1/teammates", guarded(teammates), methods=["GET", "POST"]),
+        Route("/api/v1/teammates/{teammate_id}", guarded(teammate), methods=["GET"]),
+        Route("/api/v1/teammates/{teammate_id}/conversations", guarded(conversations), methods=["POST"]),
+        Route("/api/v1/conversations/{conversation_id}/turns", guarded(turns), methods=["POST"]),
+        Route("/api/v1/turns/{turn_id}", guarded(turn), methods=["GET"]),
+        Route("/api/v1/assistants", guarded(assistants), methods=["GET", "POST"]),
+        Route("/api/v1/assistants/{assistant_id}", guarded(assistant), methods=["GET"]),
+        Route("/api/v1/assistants/{assistant_id}/publish", guarded(publish), methods=["POST"]),
+        Route("/api/v1/assistants/{assistant_id}/preview", guarded(preview), methods=["POST"]),
+        Route("/public/assistants/{slug}/turns", visitor, methods=["POST"]),
+    ]

@@ -1,0 +1,259 @@
+"""Teammates: internal agents members talk to, each allowed some of the registered servers (ORG-4, ORG-5, ORG-7).
+
+Owners and admins create a teammate (name, instructions, model) and choose its servers; a teammate
+is offered a server's tools under the server's prefix, and only those whose policy lets them run for
+their current definition (`run_freely` or `ask_first`; never `off`, changed or removed). A member's
+conversation with a teammate is the member's alone; an `ask_first` call parks the turn in the inbox
+and the turn goes on once the call is approved (run once, policy and the teammate's access checked
+again) or declined.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass
+from typing import Any
+
+from sqlalchemy import select
+
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._events import audit
+from mcpyard.org._hosts import conversation_key
+from mcpyard.org._models import Approval, Conversation, Member, RegisteredServer, Teammate, TeammateServer, TurnRow
+from mcpyard.org._service import OrgService
+from mcpyard.org._turns import (
+    MAX_MESSAGE,
+    Offer,
+    TurnInbox,
+    continue_after_decision,
+    drive_turn,
+    limits,
+    model_for,
+    offered_names,
+    turn_json,
+    turn_trace,
+)
+
+__all__ = [
+    "after_decision",
+    "create_teammate",
+    "get_teammate",
+    "get_turn",
+    "list_teammates",
+    "start_conversation",
+    "take_turn",
+]
+
+MAX_TEAMMATE_NAME = 100
+MAX_INSTRUCTIONS = 20_000
+MAX_MODEL_NAME = 200
+TEAMMATE_POLICIES = ("run_freely", "ask_first")
+
+
+def _text(body: dict[str, Any], name: str, limit: int, *, required: bool = False) -> str | None:
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+        need = "a non-empty string" if required else "a string"
+        raise ServiceError(422, "invalid_request", f"`{name}` must be {need} of at most {limit} characters")
+    return value
+
+
+async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
+    async with svc.db.begin() as session:
+        servers = list(
+            await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
+        )
+        offered = await offered_names(session, teammate.org_id, server_ids=servers, policies=TEAMMATE_POLICIES)
+    return {
+        "id": teammate.id,
+        "name": teammate.name,
+        "instructions": teammate.instructions,
+        "model": teammate.model,
+        "server_ids": sorted(servers),
+        "tools": sorted(offered),
+        "created_at": teammate.created_at.isoformat(),
+    }
+
+
+async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+    require(caller, *ADMINS)
+    name = _text(body, "name", MAX_TEAMMATE_NAME, required=True)
+    instructions = _text(body, "instructions", MAX_INSTRUCTIONS) or ""
+    model = _text(body, "model", MAX_MODEL_NAME)
+    server_ids = body.get("server_ids", [])
+    if not isinstance(server_ids, list) or not all(isinstance(item, str) for item in server_ids):
+        raise ServiceError(422, "invalid_request", "`server_ids` must be a list of server ids")
+    assert name is not None
+    async with svc.db.begin() as session:
+        live = set(
+            await session.scalars(
+                select(RegisteredServer.id).where(
+                    RegisteredServer.org_id == caller.org_id,
+                    RegisteredServer.deleted_at.is_(None),
+                    RegisteredServer.id.in_(server_ids),
+                )
+            )
+        )
+        unknown = [item for item in server_ids if item not in live]
+        if unknown:
+            raise ServiceError(422, "unknown_server", f"no server with id {unknown[0]!r} in your organization")
+        taken = await session.scalar(select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name))
+        if taken is not None:
+            raise ServiceError(409, "name_taken", f"a teammate named {name!r} exists already; choose another name")
+        teammate = Teammate(org_id=caller.org_id, name=name, instructions=instructions, model=model)
+        session.add(teammate)
+        await session.flush()
+        for server_id in dict.fromkeys(server_ids):
+            session.add(TeammateServer(org_id=caller.org_id, teammate_id=teammate.id, server_id=server_id))
+        audit(
+            session,
+            caller.org_id,
+            caller.email,
+            "teammate.create",
+            teammate.id,
+            new={"name": name, "servers": sorted(live)},
+        )
+    return await _teammate_json(svc, teammate)
+
+
+async def _teammate(svc: OrgService, caller: Caller, teammate_id: str) -> Teammate:
+    async with svc.db.begin() as session:
+        teammate = await session.scalar(
+            select(Teammate).where(Teammate.id == teammate_id, Teammate.org_id == caller.org_id)
+        )
+    if teammate is None:
+        raise not_found("teammate")
+    return teammate
+
+
+async def list_teammates(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+    async with svc.db.begin() as session:
+        teammates = list(
+            await session.scalars(select(Teammate).where(Teammate.org_id == caller.org_id).order_by(Teammate.name))
+        )
+    return [await _teammate_json(svc, teammate) for teammate in teammates]
+
+
+async def get_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> dict[str, Any]:
+    return await _teammate_json(svc, await _teammate(svc, caller, teammate_id))
+
+
+async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) -> dict[str, Any]:
+    teammate = await _teammate(svc, caller, teammate_id)
+    async with svc.db.begin() as session:
+        conversation = Conversation(
+            org_id=caller.org_id, teammate_id=teammate.id, member_id=caller.member_id, messages=[]
+        )
+        session.add(conversation)
+    return {"id": conversation.id, "teammate_id": teammate.id}
+
+
+@dataclass(frozen=True, slots=True)
+class _Setting:
+    """A conversation's turns: what they may use, whose they are, where their results live, which model."""
+
+    names: frozenset[str]
+    instructions: str
+    member: Caller
+    key: str
+    model: str | None
+
+    def offer(self, svc: OrgService, turn_id: str) -> Offer:
+        return Offer(self.names, self.instructions, limits(), TurnInbox(svc, self.member, self.key, turn_id))
+
+
+async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
+    async with svc.db.begin() as session:
+        teammate = await session.get(Teammate, conversation.teammate_id) if conversation.teammate_id else None
+        member = await session.get(Member, conversation.member_id) if conversation.member_id else None
+        if teammate is None or member is None:
+            raise not_found("conversation")
+        servers = list(
+            await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
+        )
+        names = await offered_names(session, teammate.org_id, server_ids=servers, policies=TEAMMATE_POLICIES)
+    role: Any = member.role
+    return _Setting(
+        names=frozenset(names),
+        instructions=teammate.instructions,
+        member=Caller(member.id, member.org_id, member.email, role),
+        key=conversation_key(member.id, conversation.id),
+        model=teammate.model or None,
+    )
+
+
+async def take_turn(
+    svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]
+) -> tuple[int, dict[str, Any]]:
+    """One turn of a member's conversation: 200 when it ended, 202 when it waits for an approval."""
+    message = _text(body, "message", MAX_MESSAGE, required=True)
+    assert message is not None
+    async with svc.db.begin() as session:
+        conversation = await session.scalar(
+            select(Conversation).where(
+                Conversation.id == conversation_id,
+                Conversation.org_id == caller.org_id,
+                Conversation.member_id == caller.member_id,
+                Conversation.teammate_id.is_not(None),
+            )
+        )
+        if conversation is None:
+            raise not_found("conversation")
+        waiting = await session.scalar(
+            select(TurnRow.id).where(
+                TurnRow.conversation_id == conversation.id, TurnRow.status.in_(("waiting_for_approval", "running"))
+            )
+        )
+        if waiting is not None:
+            raise ServiceError(
+                409, "turn_waiting", "this conversation's last turn has not ended (an approval is pending)"
+            )
+    setting = await _setting(svc, conversation)
+    model = await model_for(svc, caller.org_id, setting.model)
+    async with svc.db.begin() as session:
+        row = TurnRow(
+            org_id=caller.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
+        )
+        session.add(row)
+    opened = await svc.hosts.get(caller.org_id)
+    row = await drive_turn(svc, opened, model, conversation, row, setting.offer(svc, row.id), key=setting.key)
+    return (202 if row.status == "waiting_for_approval" else 200), turn_json(row)
+
+
+async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> dict[str, Any]:
+    """A turn and its trace: the conversation's member sees it, and so do owners and admins."""
+    async with svc.db.begin() as session:
+        found = (
+            await session.execute(
+                select(TurnRow, Conversation)
+                .join(Conversation, Conversation.id == TurnRow.conversation_id)
+                .where(TurnRow.id == turn_id, TurnRow.org_id == caller.org_id)
+            )
+        ).first()
+    if found is None:
+        raise not_found("turn")
+    row, conversation = found
+    if not caller.is_admin and conversation.member_id != caller.member_id:
+        raise not_found("turn")
+    return {**turn_json(row), "trace": await turn_trace(svc, row)}
+
+
+async def after_decision(svc: OrgService, org_id: str, approval_id: str) -> None:
+    """The teammate's turn parked on the decided approval (if one is) goes on, in the background."""
+    async with svc.db.begin() as session:
+        turn_id = await session.scalar(
+            select(Approval.turn_id).where(Approval.id == approval_id, Approval.org_id == org_id)
+        )
+    if turn_id is None:
+        return
+    parked: str = turn_id
+
+    async def offer_for(conversation: Conversation) -> tuple[Offer, str, str | None]:
+        setting = await _setting(svc, conversation)
+        return setting.offer(svc, parked), setting.key, setting.model
+
+    async def work() -> None:
+        await continue_after_decision(svc, org_id, parked, offer_for)
+
+    svc.hosts.spawn(work, "a turn going on after its approval")
