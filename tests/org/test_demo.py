@@ -35,3 +35,12 @@ def test_org_demo_walks_the_story_and_every_step_ends_as_it_should(home: Home) -
     assert answers["until it is reviewed again it cannot run"]["code"] == "tool_changed"
     assert answers["the weather server stops: its refresh fails and raises an alert"]["alerts"]
     assert answers["it is back: the next success clears the alert"]["cleared"] is True
+    teammate = answers["approved from the inbox: the call runs once and the turn goes on"]
+    assert teammate["status"] == "done"
+    assert teammate["trace"] == ["notes__add_note waiting_for_approval", "notes__add_note ran"]
+    assert "waiting_for_approval" in json.dumps(
+        answers["its model asks for notes__add_note, which is ask_first: the turn waits"]
+    )
+    visitor = answers["a visitor asks, with no credentials"]
+    assert visitor["calls"] == [{"tool": "weather__forecast", "status": "ran"}]
+    assert visitor["reply"]

@@ -114,6 +114,8 @@ async def test_org4_org5_org7_a_teammates_turn_parks_on_an_ask_first_call_and_go
     assert {item["tool"]: item["status"] for item in turn["calls"]} == {"tools__lookup": "ran", "tools__write": "ran"}
     assert "wrote hello" in json.dumps(model.tool_messages(-1)), "the model got the approved run's result"
     assert (await call(service, "tools__writes"))["content"][0]["text"] == "1", "approved once, run once"
+    writes = [item["status"] for item in turn["trace"] if item["tool"] == "tools__write"]
+    assert writes == ["waiting_for_approval", "ran"], "the parked call and its approved run are in the trace"
     trace = {item["tool"]: item for item in turn["trace"]}
     assert trace["tools__lookup"]["server"] == "tools"
     assert trace["tools__lookup"]["arguments"] == {"key": "k1"}

@@ -24,10 +24,12 @@ import httpx2
 import uvicorn
 from mcp.server.mcpserver import MCPServer
 
+from mcpyard.model import ScriptedModel, reply
 from mcpyard.org._app import OrgSettings, org_app
 from mcpyard.org._db import open_database
 from mcpyard.org._migrate import upgrade
 from mcpyard.org._people import create_organization, create_token
+from mcpyard.org._service import ModelFactory
 
 __all__ = ["DEMO_PASSWORD", "DemoServers", "demo_service", "run_demo"]
 
@@ -129,8 +131,9 @@ class DemoService:
 
 
 @contextlib.asynccontextmanager
-async def demo_service() -> AsyncIterator[DemoService]:
-    """A temporary service (SQLite, a key of its own, `--dev`) with an organization `demo` and its owner."""
+async def demo_service(models: ModelFactory | None = None) -> AsyncIterator[DemoService]:
+    """A temporary service (SQLite, a key of its own, `--dev`) with an organization `demo` and its owner;
+    `models`: the model its turns talk to."""
     with tempfile.TemporaryDirectory(prefix="mcpyard-org-demo-") as folder:
         data_home = Path(folder)
         url = f"sqlite:///{data_home / 'org.db'}"
@@ -143,7 +146,9 @@ async def demo_service() -> AsyncIterator[DemoService]:
                 )
                 _, token = await create_token(session, owner, label="demo")
         app = org_app(
-            OrgSettings(database_url=url, data_home=data_home, environ=environ, dev=True, secure_cookies=False)
+            OrgSettings(
+                database_url=url, data_home=data_home, environ=environ, dev=True, secure_cookies=False, models=models
+            )
         )
         async with demo_servers() as servers, app.router.lifespan_context(app):
             transport = httpx2.ASGITransport(app=app)
@@ -151,9 +156,22 @@ async def demo_service() -> AsyncIterator[DemoService]:
                 yield DemoService(client, token, servers, data_home)
 
 
+def demo_model() -> ScriptedModel:
+    """The demo's model: a script for one teammate turn (an ask-first call) and one visitor turn."""
+    return ScriptedModel(
+        [
+            reply("", ("notes__add_note", {"title": "standup", "body": "Ship the organization service."})),
+            reply("Saved the note 'standup' for you."),
+            reply("", ("weather__forecast", {"city": "Paris", "days": 2})),
+            reply("Paris: see the forecast above; pack an umbrella."),
+        ]
+    )
+
+
 async def run_demo(say: Say) -> None:
     """Walk the story through the API, saying each step and what the service answered."""
-    async with demo_service() as demo:
+    model = demo_model()
+    async with demo_service(lambda org_id, name: model) as demo:
         headers = {"Authorization": f"Bearer {demo.token}"}
 
         async def api(method: str, path: str, body: Any = None) -> Any:
@@ -234,5 +252,56 @@ async def run_demo(say: Say) -> None:
             "it is back: the next success clears the alert",
             {"state": back["state"], "cleared": all(a["cleared_at"] is not None for a in alerts)},
         )
+        await turns(api, say, notes, weather, tools, demo)
         audit = await api("GET", "/api/v1/audit")
         say("the audit log", [f"{e['actor']} {e['action']} {json.dumps(e['new'], sort_keys=True)}" for e in audit])
+
+
+Api = Callable[..., Any]
+
+
+async def turns(api: Api, say: Say, notes: Any, weather: Any, tools: dict[str, Any], demo: DemoService) -> None:
+    """A teammate's turn that waits for an approval and goes on, and a visitor's turn of a published assistant."""
+    teammate = await api(
+        "POST",
+        "/api/v1/teammates",
+        {"name": "scribe", "instructions": "Keep the team's notes.", "server_ids": [notes["id"]]},
+    )
+    say("a teammate that may use the notes server is offered its tools that may run", teammate["tools"])
+    conversation = await api("POST", f"/api/v1/teammates/{teammate['id']}/conversations")
+    parked = await api(
+        "POST", f"/api/v1/conversations/{conversation['id']}/turns", {"message": "Note today's standup."}
+    )
+    say(
+        "its model asks for notes__add_note, which is ask_first: the turn waits",
+        {"status": parked["status"], "calls": parked["calls"]},
+    )
+    approval = parked["calls"][0]["approval_id"]
+    await api("POST", f"/api/v1/approvals/{approval}/approve")
+    with anyio.fail_after(30):
+        # The turn goes on in the service's background; the API is polled as a program would.
+        going_on = ("waiting_for_approval", "running")
+        while (turn := await api("GET", f"/api/v1/turns/{parked['id']}"))["status"] in going_on:  # noqa: ASYNC110
+            await anyio.sleep(0.05)
+    say(
+        "approved from the inbox: the call runs once and the turn goes on",
+        {
+            "status": turn["status"],
+            "reply": turn["reply"],
+            "trace": [f"{t['tool']} {t['status']}" for t in turn["trace"]],
+        },
+    )
+    forecast = tools["weather__forecast"]
+    await api(
+        "PUT",
+        f"/api/v1/tools/{forecast['id']}/policy",
+        {"policy": "run_freely", "definition_hash": forecast["definition_hash"]},
+    )
+    assistant = await api("POST", "/api/v1/assistants", {"name": "Weather desk", "tool_ids": [forecast["id"]]})
+    published = await api("POST", f"/api/v1/assistants/{assistant['id']}/publish")
+    say("an assistant is published with one run_freely tool, bound to its hash", published["tools"])
+    response = await demo.client.post(
+        f"/public/assistants/{assistant['slug']}/turns", json={"message": "Weather in Paris?"}
+    )
+    visitor = response.json()
+    say("a visitor asks, with no credentials", {"reply": visitor["reply"], "calls": visitor["calls"]})

@@ -17,7 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import Caller, ServiceError, not_found
 from mcpyard.org._events import clear_alert, raise_alert
-from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, OrgHost, conversation_key
+from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID, OrgHost, conversation_key
 from mcpyard.org._models import (
     Approval,
     Conversation,
@@ -303,16 +303,18 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
             approval.status, approval.result = "failed", _result_json(refused, None)
             return approval.result
         saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
+        turn_id = approval.turn_id
     name, arguments, conversation, definition_hash = saved
     opened = await svc.hosts.get(caller.org_id)
     call_id = new_id()
-    token = CALL_ID.set(call_id)
+    token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
     try:
         result = await opened.host.call(
             name, arguments, conversation=conversation, approver=_once, definition_hash=definition_hash
         )
     finally:
         CALL_ID.reset(token)
+        TURN_ID.reset(turn_token)
     body = _result_json(result, call_id)
     async with svc.db.begin() as session:
         await session.execute(

@@ -14,6 +14,7 @@ from mcpyard._version import __version__
 from mcpyard.org._api import APPROVAL_STATES
 from mcpyard.org._auth import COOKIE
 from mcpyard.org._inbox import MAX_CONVERSATION, MAX_TOOL_NAME
+from mcpyard.org._openapi_turns import turn_paths
 from mcpyard.org._passwords import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 from mcpyard.org._registry import MAX_NAME, NAME_PATTERN
 
@@ -188,6 +189,7 @@ _REASONS = {
     "403": "the caller's role may not do this (or a session's request without its CSRF token)",
     "404": "no such object in the caller's organization",
     "409": "in conflict with the object's state",
+    "429": "too many requests: wait the seconds `Retry-After` says",
     "413": "the body is over 1 MiB",
     "422": "a field is missing or cannot be used",
 }
@@ -415,6 +417,7 @@ def openapi_document() -> dict[str, Any]:
         **_people(),
         **_servers(),
         **_calls(),
+        **turn_paths(_obj, _enum, _op, _path, _array, (_STR, _NSTR, _BOOL)),
     }
     return {
         "openapi": "3.1.0",

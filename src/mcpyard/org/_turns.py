@@ -212,7 +212,7 @@ async def turn_trace(svc: OrgService, row: TurnRow) -> list[dict[str, Any]]:
                 "server": names.get(record.server_id) if record.server_id else None,
                 "tool": record.tool,
                 "arguments": record.arguments,
-                "status": record.status,
+                "status": "waiting_for_approval" if record.error_code == PARKED else record.status,
                 "error": record.error_code,
                 "summary": record.summary,
                 "duration_ms": round(record.duration_ms, 1),
