@@ -238,3 +238,33 @@ async def test_org6_visitors_are_rate_limited_and_the_model_key_never_shows(
         assert form not in shown
     unknown = await service.client.post("/public/assistants/no-such-slug/turns", json={"message": "hi"})
     assert unknown.status_code == 404
+
+
+async def test_org7_an_approved_long_result_stays_with_its_conversation_and_only_its_member_reads_the_rest(
+    service: Service, upstream: str, model: ModelFixture
+) -> None:
+    tools = await _set_up(service, upstream, model)
+    await set_policy(service, tools["big"], "ask_first")
+    teammate = await service.post(
+        "/api/v1/teammates", {"name": "reader", "server_ids": [tools["big"]["server_id"]]}, expect=201
+    )
+    first = await service.add_member("first@acme.test")
+    second = await service.add_member("second@acme.test")
+    conversation = await service.post(f"/api/v1/teammates/{teammate['id']}/conversations", token=first, expect=201)
+    model.replies.extend([{"tool_calls": [{"name": "tools__big", "arguments": {"size": 200_000}}]}, {"text": "Long."}])
+    parked = await service.post(
+        f"/api/v1/conversations/{conversation['id']}/turns", {"message": "get it"}, token=first, expect=202
+    )
+    await service.post(f"/api/v1/approvals/{parked['calls'][0]['approval_id']}/approve")
+    turn = await _turn_when_ended(service, parked["id"], token=first)
+    [big] = turn["calls"]
+    assert big["status"] == "ran"
+    handle = big["handle"]
+    assert "read_result" in _offered(model, -1), "the model may read the rest by handle"
+    [window] = model.tool_messages(-1)
+    assert 1_000 < len(json.dumps(window)) < 200_000, "the model got a first window, not the whole result"
+    params = {"conversation": conversation["id"], "offset": 100_000, "length": 1000}
+    rest = await service.get(f"/api/v1/results/{handle}", params=params, token=first)
+    assert "y" * 100 in rest["text"]
+    other = await service.request("GET", f"/api/v1/results/{handle}", params=params, token=second)
+    assert other.status_code == 404, "another member's conversation cannot read it"

@@ -37,7 +37,7 @@ from mcpyard.org._models import (
 )
 from mcpyard.org._seal import model_key_context
 from mcpyard.org._service import OrgService
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import READ_RESULT_TOOL, CallResult
 from mcpyard.policy import Answer, ApprovalCard, Approver
 
 __all__ = [
@@ -234,7 +234,8 @@ async def drive_turn(
     resume: tuple[TurnState, Mapping[str, CallResult]] | None = None,
 ) -> TurnRow:
     """Run (or go on with) one turn and store how it ended: the conversation's messages, the turn's calls, its state."""
-    tools = opened.host.tools_for_model(model.tool_format).only(offer.names)
+    # A long result's rest is read by handle, in this conversation only (CALL-4, ORG-7).
+    tools = opened.host.tools_for_model(model.tool_format).only({*offer.names, str(READ_RESULT_TOOL["name"])})
     token = TURN_ID.set(row.id)
     try:
         if resume is None:
