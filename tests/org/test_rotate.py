@@ -7,12 +7,14 @@ import base64
 from pathlib import Path
 
 import pytest
+from sqlalchemy import select
 
 from mcpyard.errors import ConfigError, UsageError
 from mcpyard.org._db import Database
 from mcpyard.org._keys import KEY_FILE, EnvKeySource, FileKeySource, MemoryKeySource, key_id, new_key
+from mcpyard.org._models import ModelSetting
 from mcpyard.org._rotate import key_ids_in_use, reseal_all, rotate_key
-from mcpyard.org._seal import Sealer
+from mcpyard.org._seal import Sealer, model_key_context
 from tests.org._rows import credentials, server_with_token
 
 pytestmark = pytest.mark.anyio
@@ -121,3 +123,24 @@ async def test_org2_an_environment_key_rotates_when_the_new_key_is_listed_first(
     assert done.resealed == 3
     assert done.dropped == [key_id(old)], "the old key can leave MCPYARD_ORG_KEY"
     assert await _unseal_all(database, Sealer(EnvKeySource(encoded[0]))) == sorted(TOKENS)
+
+
+async def test_org2_rotate_key_reseals_the_organizations_model_key_too(database: Database, tmp_path: Path) -> None:
+    source = FileKeySource(tmp_path / KEY_FILE)
+    old = source.create().current
+    sealer = Sealer(source)
+    first = await server_with_token(database, sealer, TOKENS[0])
+    async with database.sessions.begin() as session:
+        setting = ModelSetting(org_id=first.org_id, base_url="https://models.example/v1", model="m")
+        session.add(setting)
+        await session.flush()
+        setting.key_id, setting.sealed_key = sealer.seal("sk-model-secret", context=model_key_context(setting))
+    done = await rotate_key(database, source)
+    assert done.resealed == 2
+    assert done.dropped == [old], "no row is sealed with the old key any more"
+    async with database.sessions.begin() as session:
+        [stored] = list(await session.scalars(select(ModelSetting)))
+    assert stored.key_id == done.key_id
+    assert stored.sealed_key is not None
+    fresh = Sealer(FileKeySource(source.path))
+    assert fresh.unseal(done.key_id, stored.sealed_key, context=model_key_context(stored)) == "sk-model-secret"
