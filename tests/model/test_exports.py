@@ -12,7 +12,8 @@ def test_mod2_the_public_names_of_the_model_package_are_pinned() -> None:
     assert sorted(mcpyard.model.__all__) == sorted(
         [
             "ANTHROPIC", "FORMATS", "INSTRUCTIONS_LIMIT", "MAX_INLINED_PARTS", "MAX_INLINE_DEPTH", "NAME_LIMITS",
-            "OPENAI", "PARKED", "AnthropicModel", "ApprovalEvent", "ErrorEvent", "Event", "EventSink", "Message",
+            "OPENAI", "PARKED", "AnthropicModel", "ApprovalEvent", "CallApprover", "ErrorEvent", "Event", "EventSink",
+            "Message",
             "Model", "ModelTools", "OfferedTool", "OpenAIModel", "ParkCall", "ParkedEvent", "Profile", "Reply",
             "SchemaLeftOut", "ScriptStep", "ScriptedModel", "TextEvent", "TextSink", "ToolCall", "ToolCallEvent",
             "ToolFormat", "ToolFormatter", "ToolResultEvent", "Turn", "TurnEndEvent", "TurnHost", "TurnLimits",
