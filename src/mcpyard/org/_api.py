@@ -24,7 +24,16 @@ from mcpyard.org._events import list_alerts, list_audit
 from mcpyard.org._service import OrgService
 from mcpyard.org._teammates import after_decision
 
-__all__ = ["MAX_BODY_BYTES", "Authenticate", "api_routes", "check_text", "error_response", "json_body"]
+__all__ = [
+    "MAX_BODY_BYTES",
+    "Authenticate",
+    "Handler",
+    "api_routes",
+    "check_text",
+    "error_response",
+    "guard",
+    "json_body",
+]
 
 MAX_BODY_BYTES = 1024 * 1024
 APPROVAL_STATES = ("pending", "running", "done", "failed", "declined")
@@ -108,19 +117,25 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
     return value
 
 
+def guard(authenticate: Authenticate, handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+    """The endpoint of a route that needs a member: who asks is checked first, and a refusal is one error object."""
+
+    async def endpoint(request: Request) -> Response:
+        try:
+            caller = await authenticate(request)
+            check_text(request)
+            return await handler(request, caller)
+        except ServiceError as exc:
+            return error_response(exc.status, exc.code, exc.message, exc.details)
+
+    return endpoint
+
+
 def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     """The routes that need a member: each checks who asks before it runs (THREATS: every endpoint, every role)."""
 
     def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                caller = await authenticate(request)
-                check_text(request)
-                return await handler(request, caller)
-            except ServiceError as exc:
-                return error_response(exc.status, exc.code, exc.message, exc.details)
-
-        return endpoint
+        return guard(authenticate, handler)
 
     async def me(request: Request, caller: Caller) -> Response:
         del request

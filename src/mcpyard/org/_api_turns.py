@@ -13,26 +13,16 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.org import _assistants, _model_setting, _teammates
-from mcpyard.org._api import Authenticate, check_text, error_response, json_body
+from mcpyard.org._api import Authenticate, Handler, check_text, error_response, guard, json_body
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
 
 __all__ = ["turn_routes"]
 
-Handler = Callable[[Request, Caller], Awaitable[Response]]
-
 
 def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assistants.RateLimits) -> list[Route]:
     def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                caller = await authenticate(request)
-                check_text(request)
-                return await handler(request, caller)
-            except ServiceError as exc:
-                return error_response(exc.status, exc.code, exc.message, exc.details)
-
-        return endpoint
+        return guard(authenticate, handler)
 
     async def model(request: Request, caller: Caller) -> Response:
         if request.method == "PUT":

@@ -20,7 +20,7 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit, clear_alert, raise_alert
 from mcpyard.org._hosts import model_name
 from mcpyard.org._models import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow
@@ -85,11 +85,7 @@ def _slug(name: str) -> str:
 
 
 def _text(body: dict[str, Any], name: str, limit: int, *, required: bool = False) -> str:
-    value = body.get(name, None if required else "")
-    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
-        need = "a non-empty string" if required else "a string"
-        raise ServiceError(422, "invalid_request", f"`{name}` must be {need} of at most {limit} characters")
-    return value
+    return text_field(body, name, limit, required=required) or ""
 
 
 async def _latest(session: AsyncSession, assistant_id: str) -> Publication | None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any, Literal
 
-__all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require"]
+__all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require", "text_field"]
 
 Role = Literal["owner", "admin", "member"]
 ADMINS: tuple[Role, ...] = ("owner", "admin")
@@ -42,6 +42,18 @@ def require(caller: Caller, *roles: Role) -> None:
     """Raise 403 unless the caller has one of `roles` (checked on the server for every action, THREATS)."""
     if caller.role not in roles:
         raise ServiceError(403, "forbidden", f"this needs the role {' or '.join(roles)}; you are {caller.role}")
+
+
+def text_field(body: dict[str, Any], name: str, limit: int, *, required: bool = False) -> str | None:
+    """A request's text field: None when left out (unless `required`), else a string of at most `limit`
+    characters (a required one not blank), or 422 naming the field."""
+    value = body.get(name)
+    if value is None and not required:
+        return None
+    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
+        need = "a non-empty string" if required else "a string"
+        raise ServiceError(422, "invalid_request", f"`{name}` must be {need} of at most {limit} characters")
+    return value
 
 
 def not_found(what: str) -> ServiceError:

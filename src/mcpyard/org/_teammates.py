@@ -15,7 +15,7 @@ from typing import Any
 
 from sqlalchemy import select
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit
 from mcpyard.org._hosts import conversation_key
 from mcpyard.org._models import Approval, Conversation, Member, RegisteredServer, Teammate, TeammateServer, TurnRow
@@ -49,16 +49,6 @@ MAX_MODEL_NAME = 200
 TEAMMATE_POLICIES = ("run_freely", "ask_first")
 
 
-def _text(body: dict[str, Any], name: str, limit: int, *, required: bool = False) -> str | None:
-    value = body.get(name)
-    if value is None and not required:
-        return None
-    if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
-        need = "a non-empty string" if required else "a string"
-        raise ServiceError(422, "invalid_request", f"`{name}` must be {need} of at most {limit} characters")
-    return value
-
-
 async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
     async with svc.db.begin() as session:
         servers = list(
@@ -78,9 +68,9 @@ async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
 
 async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
     require(caller, *ADMINS)
-    name = _text(body, "name", MAX_TEAMMATE_NAME, required=True)
-    instructions = _text(body, "instructions", MAX_INSTRUCTIONS) or ""
-    model = _text(body, "model", MAX_MODEL_NAME)
+    name = text_field(body, "name", MAX_TEAMMATE_NAME, required=True)
+    instructions = text_field(body, "instructions", MAX_INSTRUCTIONS) or ""
+    model = text_field(body, "model", MAX_MODEL_NAME)
     server_ids = body.get("server_ids", [])
     if not isinstance(server_ids, list) or not all(isinstance(item, str) for item in server_ids):
         raise ServiceError(422, "invalid_request", "`server_ids` must be a list of server ids")
@@ -187,7 +177,7 @@ async def take_turn(
     svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]
 ) -> tuple[int, dict[str, Any]]:
     """One turn of a member's conversation: 200 when it ended, 202 when it waits for an approval."""
-    message = _text(body, "message", MAX_MESSAGE, required=True)
+    message = text_field(body, "message", MAX_MESSAGE, required=True)
     assert message is not None
     async with svc.db.begin() as session:
         conversation = await session.scalar(
