@@ -48,6 +48,7 @@ __all__ = [
     "call_status",
     "continue_after_decision",
     "drive_turn",
+    "end_failed",
     "limits",
     "model_for",
     "offered_names",
@@ -287,6 +288,17 @@ async def drive_turn(
         return fresh
 
 
+async def end_failed(svc: OrgService, turn_id: str, exc: Exception) -> None:
+    """End a turn that could not run or go on, saying why: it is never left `running` (its conversation would wait)."""
+    why = exc.message if isinstance(exc, ServiceError) else f"the turn could not go on ({type(exc).__name__})"
+    async with svc.db.begin() as session:
+        await session.execute(
+            update(TurnRow)
+            .where(TurnRow.id == turn_id)
+            .values(status="model_error", error=why, state=None, finished_at=utcnow())
+        )
+
+
 def limits(max_calls: int = 20) -> TurnLimits:
     return TurnLimits(max_calls=max_calls, max_seconds=TURN_SECONDS)
 
@@ -351,10 +363,17 @@ async def continue_after_decision(svc: OrgService, org_id: str, turn_id: str, of
             if not decided or conversation is None:
                 claimed.status = "waiting_for_approval"
                 return
-        offer, key, name = await offer_for(conversation)
-        model = await model_for(svc, org_id, name)
-        opened = await svc.hosts.get(org_id)
-        row = await drive_turn(svc, opened, model, conversation, claimed, offer, key=key, resume=(state, decided))
+        try:
+            offer, key, name = await offer_for(conversation)
+            model = await model_for(svc, org_id, name)
+            opened = await svc.hosts.get(org_id)
+            row = await drive_turn(svc, opened, model, conversation, claimed, offer, key=key, resume=(state, decided))
+        except Exception as exc:
+            # Claimed, so no one else will go on with it: it ends here, saying why, never left `running`.
+            await end_failed(svc, turn_id, exc)
+            if not isinstance(exc, ServiceError):
+                raise
+            return
         if row.status != "waiting_for_approval":
             return
         async with svc.db.begin() as session:
