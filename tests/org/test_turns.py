@@ -11,6 +11,7 @@ from typing import Any
 import anyio
 import pytest
 
+from mcpyard.connect import EgressGuard, MemoryResolver
 from mcpyard.org._assistants import RateLimits
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
@@ -271,3 +272,33 @@ async def test_org7_an_approved_long_result_stays_with_its_conversation_and_only
     assert "y" * 100 in rest["text"]
     other = await service.request("GET", f"/api/v1/results/{handle}", params=params, token=second)
     assert other.status_code == 404, "another member's conversation cannot read it"
+
+
+async def test_net1_the_organizations_model_is_reached_only_through_the_outbound_guard(
+    database_url: str, home: Home, upstream: str, model: ModelFixture
+) -> None:
+    """A name of the model's endpoint resolves through the guard (it is no name real DNS knows); when it later
+    resolves to a private address between the turn's check and its connection (rebinding), the turn is refused."""
+    port = model.base_url.split(":")[2].split("/")[0]
+    resolver = MemoryResolver({"models.acme-corp.net": ["127.0.0.1"]})
+    guard = EgressGuard(dev=True, resolver=resolver)
+    async with running_service(database_url, home.data_home, guard=guard) as service:
+        tools = by_tool(await register(service, upstream))
+        await set_policy(service, tools["lookup"], "run_freely")
+        url = f"http://models.acme-corp.net:{port}/v1"
+        response = await service.request("PUT", "/api/v1/model", json={"base_url": url, "model": "m"})
+        assert response.status_code == 200, response.text
+        teammate = await service.post(
+            "/api/v1/teammates", {"name": "t", "server_ids": [tools["lookup"]["server_id"]]}, expect=201
+        )
+        conversation = await service.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+        model.replies.append({"text": "through the guard"})
+        done = await service.post(f"/api/v1/conversations/{conversation['id']}/turns", {"message": "hi"})
+        assert done["reply"] == "through the guard"
+        asked = len(resolver.queries)
+        resolver.then("models.acme-corp.net", ["10.0.0.7"])  # the turn's check still sees loopback; its connection not
+        refused = await service.post(f"/api/v1/conversations/{conversation['id']}/turns", {"message": "again"})
+        assert refused["status"] == "model_error"
+        assert "private address" in refused["error"]
+        assert len(resolver.queries) > asked + 1, "the connection resolved the name again and was refused"
+        assert len(model.requests) == 1, "nothing reached the endpoint"

@@ -12,12 +12,13 @@ from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 from urllib.parse import urlsplit, urlunsplit
 
-from mcpyard.errors import ModelError
+from mcpyard.errors import McpyardError, ModelError
 from mcpyard.model._backend import Reply, TextSink
 from mcpyard.model._formats import ModelTools, ToolFormat
 from mcpyard.model._messages import Message, ToolCall
 
 if TYPE_CHECKING:
+    import httpx2
     from openai import AsyncOpenAI
 
 __all__ = ["OpenAIModel", "openai_messages", "read_tool_call", "shown_url"]
@@ -35,6 +36,8 @@ class OpenAIModel:
         stream: stream the answer (SSE); else ask for it whole.
         timeout_secs: for one request.
         max_retries: of a request that failed for a reason worth trying again (the client's own rules).
+        http_client: the HTTP client to send with (default: the client's own, ignoring proxies for a local
+            endpoint); closed with the model.
     """
 
     tool_format: ToolFormat = "openai"
@@ -48,6 +51,7 @@ class OpenAIModel:
         stream: bool = True,
         timeout_secs: float = 120.0,
         max_retries: int = 1,
+        http_client: httpx2.AsyncClient | None = None,
     ) -> None:
         self.base_url = base_url
         self.shown_url = shown_url(base_url)
@@ -58,6 +62,8 @@ class OpenAIModel:
         self._timeout = timeout_secs
         self._retries = max_retries
         self._client: AsyncOpenAI | None = None
+        self._http = http_client
+        """The HTTP client to send with (the organization service's goes through its outbound guard)."""
 
     def client(self) -> AsyncOpenAI:
         if self._client is None:
@@ -71,7 +77,7 @@ class OpenAIModel:
                 base_url=self.base_url,
                 timeout=self._timeout,
                 max_retries=self._retries,
-                http_client=openai.DefaultAsyncHttpxClient(trust_env=not local),
+                http_client=self._http or openai.DefaultAsyncHttpxClient(trust_env=not local),
             )
         return self._client
 
@@ -108,10 +114,17 @@ class OpenAIModel:
             raise ModelError(self._words(exc, exc.status_code), status=exc.status_code) from None
         except openai.APITimeoutError:
             raise ModelError(f"the model at {self.shown_url} did not answer within {self._timeout:g} s") from None
-        except openai.APIConnectionError:
+        except openai.APIConnectionError as exc:
+            cause = exc.__cause__
+            if isinstance(cause, McpyardError):  # the outbound guard's refusal says why in its own words
+                raise ModelError(f"could not reach the model at {self.shown_url}: {cause}") from None
             raise ModelError(f"could not reach the model at {self.shown_url}; is it running?") from None
         except openai.OpenAIError as exc:
             raise ModelError(self._words(exc, None)) from None
+        except ModelError:
+            raise
+        except McpyardError as exc:  # the outbound guard refused the address (NET-1) or capped the answer (NET-2)
+            raise ModelError(f"could not reach the model at {self.shown_url}: {exc}") from None
         if not answer.choices:
             raise ModelError(f"the model at {self.shown_url} answered without a message")
         message = answer.choices[0].message

@@ -90,7 +90,7 @@ def org_app(settings: OrgSettings) -> Starlette:
             await check_schema(db)
             sealer = Sealer(key_source(settings.environ, settings.data_home))
             hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: {"egress": guard})
-            service = OrgService(db.sessions, hosts, sealer, check_url, settings.models)
+            service = OrgService(db.sessions, hosts, sealer, check_url, settings.models, guard)
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             state.service, state.authenticate = service, authenticate
             app.router.routes.extend(

@@ -12,6 +12,7 @@ from mcpyard.org._hosts import OrgHosts
 from mcpyard.org._models import Credential
 
 if TYPE_CHECKING:
+    from mcpyard.connect import EgressGuard
     from mcpyard.model import Model
 
 __all__ = ["CredentialSealer", "ModelFactory", "OrgService", "UrlCheck"]
@@ -48,3 +49,5 @@ class OrgService:
     check_url: UrlCheck
     models: ModelFactory | None = None
     """The service's own model for every turn (None: each organization's endpoint, `PUT /api/v1/model`)."""
+    guard: EgressGuard | None = None
+    """The outbound guard every request to an organization's model endpoint goes through (NET-1)."""

@@ -16,10 +16,21 @@ from collections.abc import Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import httpx2
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.model import Message, Model, ToolCall, TurnLimits, TurnState, messages_from_json, messages_to_json
+from mcpyard.model import (
+    ErrorEvent,
+    Event,
+    Message,
+    Model,
+    ToolCall,
+    TurnLimits,
+    TurnState,
+    messages_from_json,
+    messages_to_json,
+)
 from mcpyard.model._loop import PARKED, Turn, resume_turn, run_turn
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._hosts import TURN_ID, OrgHost, model_name
@@ -59,6 +70,8 @@ __all__ = [
 MAX_MESSAGE = 20_000
 """The longest message a turn takes, in characters."""
 TURN_SECONDS = 300.0
+MODEL_REQUEST_SECS = 120.0
+"""One request to the organization's model, each phase (connect, write, read between bytes)."""
 """A whole turn, model requests and calls (each call has its own 30 s too, NET-2)."""
 MAX_HISTORY = 200
 """Messages a conversation keeps; older ones are left out of the next turn."""
@@ -94,7 +107,12 @@ async def model_for(svc: OrgService, org_id: str, name: str | None) -> Model:
         )
     from mcpyard.model import OpenAIModel
 
-    return OpenAIModel(base_url=setting.base_url, model=name or setting.model, api_key=key, stream=False)
+    # Every request goes through the outbound guard: resolved once per connection, refused for a private address,
+    # connected to the address checked, no redirects, no ambient proxy (NET-1); answers capped at 1 MiB (NET-2).
+    http = svc.guard.http_client(timeout=httpx2.Timeout(MODEL_REQUEST_SECS)) if svc.guard is not None else None
+    return OpenAIModel(
+        base_url=setting.base_url, model=name or setting.model, api_key=key, stream=False, http_client=http
+    )
 
 
 async def offered_names(
@@ -237,6 +255,12 @@ async def drive_turn(
     """Run (or go on with) one turn and store how it ended: the conversation's messages, the turn's calls, its state."""
     # A long result's rest is read by handle, in this conversation only (CALL-4, ORG-7).
     tools = opened.host.tools_for_model(model.tool_format).only({*offer.names, str(READ_RESULT_TOOL["name"])})
+    errors: list[str] = []
+
+    async def note(event: Event) -> None:
+        if isinstance(event, ErrorEvent):
+            errors.append(event.message)
+
     token = TURN_ID.set(row.id)
     try:
         if resume is None:
@@ -251,6 +275,7 @@ async def drive_turn(
                 approver=offer.approver,
                 conversation=key,
                 tools=tools,
+                on_event=note,
             )
         else:
             state, decided = resume
@@ -263,6 +288,7 @@ async def drive_turn(
                 approver=offer.approver,
                 conversation=key,
                 tools=tools,
+                on_event=note,
             )
     finally:
         TURN_ID.reset(token)
@@ -281,6 +307,7 @@ async def drive_turn(
             "calls": _merged_calls(row.calls, turn),
             "state": turn.state.to_json() if parked else None,
             "finished_at": None if parked else utcnow(),
+            "error": errors[-1] if errors else None,
         }
         await session.execute(update(TurnRow).where(TurnRow.id == row.id).values(**values))
         fresh = await session.get(TurnRow, row.id, populate_existing=True)
