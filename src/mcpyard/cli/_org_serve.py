@@ -133,7 +133,15 @@ async def _serve(app: Any, host: str, port: int, *, demo: bool) -> None:
             if stops:
                 return
             config = uvicorn.Config(
-                app, log_level="warning", lifespan="off", timeout_graceful_shutdown=int(CALL_DEADLINE_SECS)
+                app,
+                log_level="warning",
+                lifespan="off",
+                timeout_graceful_shutdown=int(CALL_DEADLINE_SECS),
+                # No access log (a request's path carries ids people should not collect in a log) and no Server
+                # header saying what runs here. Forwarded headers count only from a proxy on this machine
+                # (uvicorn's default): visitors' rate limits go by their own address behind it.
+                access_log=False,
+                server_header=False,
             )
             await Announcing(config).serve(sockets=[listener])
 
