@@ -121,13 +121,13 @@ class RoutedDialer:
     """Dials a checked address through a routing table to local ports, recording each address dialed."""
 
     def __init__(self, routes: Mapping[tuple[str, int], int]) -> None:
-        self._routes = dict(routes)
-        self._tcp = TcpDialer()
+        self.routes = dict(routes)
+        self.tcp = TcpDialer()
         self.dialed: list[tuple[str, int]] = []
 
     async def dial(self, address: str, port: int) -> httpcore2.AsyncNetworkStream:
         self.dialed.append((address, port))
-        local = self._routes.get((address, port))
+        local = self.routes.get((address, port))
         if local is None:
             raise httpcore2.ConnectError(f"no route to {address}:{port} on this test network")
-        return await self._tcp.dial("127.0.0.1", local)
+        return await self.tcp.dial("127.0.0.1", local)

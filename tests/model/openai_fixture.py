@@ -40,8 +40,8 @@ class ModelFixture:
         self.base_url = ""
         self.app = Starlette(
             routes=[
-                Route("/v1/chat/completions", self._completions, methods=["POST"]),
-                Route("/v1/messages", self._messages, methods=["POST"]),
+                Route("/v1/chat/completions", self.completions, methods=["POST"]),
+                Route("/v1/messages", self.anthropic_messages, methods=["POST"]),
             ]
         )
 
@@ -54,7 +54,7 @@ class ModelFixture:
         """The `tool` messages of one request (the last by default): what the model read of each call."""
         return [m for m in self.requests[request]["messages"] if m.get("role") == "tool"]
 
-    async def _completions(self, request: Request) -> Response:
+    async def completions(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
@@ -92,9 +92,9 @@ class ModelFixture:
                     "usage": {"prompt_tokens": 1, "completion_tokens": 1, "total_tokens": 2},
                 }
             )
-        return StreamingResponse(self._chunks(body, text, calls, finish), media_type="text/event-stream")
+        return StreamingResponse(self.chunks(body, text, calls, finish), media_type="text/event-stream")
 
-    async def _chunks(
+    async def chunks(
         self, body: dict[str, Any], text: str | None, calls: list[dict[str, Any]], finish: str
     ) -> AsyncIterator[str]:
         def chunk(delta: dict[str, Any], reason: str | None = None) -> str:
@@ -121,7 +121,7 @@ class ModelFixture:
         yield chunk({}, finish)
         yield "data: [DONE]\n\n"
 
-    async def _messages(self, request: Request) -> Response:
+    async def anthropic_messages(self, request: Request) -> Response:
         body = await request.json()
         self.requests.append(body)
         self.headers.append(dict(request.headers))
@@ -129,9 +129,9 @@ class ModelFixture:
         if "status" in reply:
             error = {"type": "error", "error": {"type": "api_error", "message": reply.get("error", "failed")}}
             return JSONResponse(error, int(reply["status"]))
-        return StreamingResponse(self._anthropic_events(body, reply), media_type="text/event-stream")
+        return StreamingResponse(self.anthropic_events(body, reply), media_type="text/event-stream")
 
-    async def _anthropic_events(self, body: dict[str, Any], reply: dict[str, Any]) -> AsyncIterator[str]:
+    async def anthropic_events(self, body: dict[str, Any], reply: dict[str, Any]) -> AsyncIterator[str]:
         def event(kind: str, **data: Any) -> str:
             return f"event: {kind}\ndata: {json.dumps({'type': kind, **data})}\n\n"
 

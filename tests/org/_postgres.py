@@ -91,8 +91,8 @@ class TemporaryCluster:
         folder = Path(tempfile.mkdtemp(prefix="mcpyard-pg-", dir="/tmp" if user else None))
         cluster = cls(folder, 0, secrets.token_urlsafe(24), binaries, user)
         try:
-            cluster._init()
-            cluster._start()
+            cluster.create()
+            cluster.run_server()
         except BaseException:
             cluster.remove()
             raise
@@ -102,7 +102,7 @@ class TemporaryCluster:
     def data(self) -> Path:
         return self.folder / "data"
 
-    def _run(self, *argv: str) -> subprocess.CompletedProcess[str]:
+    def run_tool(self, *argv: str) -> subprocess.CompletedProcess[str]:
         command = [str(self.binaries / argv[0]), *argv[1:]]
         if self.user:
             command = ["runuser", "-u", self.user, "--", *command]
@@ -110,14 +110,14 @@ class TemporaryCluster:
             command, capture_output=True, text=True, timeout=START_SECONDS, check=False, env=_plain_env()
         )
 
-    def _init(self) -> None:
+    def create(self) -> None:
         password_file = self.folder / "password"
         password_file.write_text(self.password + "\n", encoding="utf-8")
         if self.user:
             entry = pwd.getpwnam(self.user)
             os.chown(self.folder, entry.pw_uid, entry.pw_gid)
             os.chown(password_file, entry.pw_uid, entry.pw_gid)
-        done = self._run(
+        done = self.run_tool(
             "initdb",
             "-D",
             str(self.data),
@@ -134,7 +134,7 @@ class TemporaryCluster:
         if done.returncode != 0:
             raise NotAvailable(f"initdb failed: {(done.stderr or done.stdout).strip()[-800:]}")
 
-    def _start(self) -> None:
+    def run_server(self) -> None:
         # Fast and throwaway: nothing here must survive a crash of the machine.
         options = (
             "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off "
@@ -142,7 +142,7 @@ class TemporaryCluster:
         )
         for _ in range(5):  # another process may take the probed port first
             self.port = _free_port()
-            done = self._run(
+            done = self.run_tool(
                 "pg_ctl",
                 "-D",
                 str(self.data),
@@ -168,7 +168,7 @@ class TemporaryCluster:
 
     def stop(self) -> None:
         if self.data.is_dir() and (self.data / "postmaster.pid").exists():
-            self._run("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", str(START_SECONDS), "stop")
+            self.run_tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", str(START_SECONDS), "stop")
 
     def remove(self) -> None:
         shutil.rmtree(self.folder, ignore_errors=True)

@@ -86,4 +86,4 @@ async def served_service(database_url: str, data_home: Path, **settings: Any) ->
     org = await set_up(database_url)
     app = service_app(database_url, data_home, **settings)
     async with serving(app) as origin, httpx2.AsyncClient(base_url=origin, timeout=60, trust_env=False) as client:
-        yield Service(client, org, database_url, data_home)
+        yield Service(client, org, database_url, data_home, app=app)

@@ -43,6 +43,15 @@ class Service:
     data_home: Path
     responses: list[str] = field(default_factory=list)
     """Every response body this client read, to be searched for secrets."""
+    app: Starlette | None = None
+    """The service's app, when it runs in this process."""
+
+    async def settled(self) -> None:
+        """Wait until the service's background work (a turn going on after its approval) is done."""
+        assert self.app is not None, "only a service running in this process can be waited on"
+        service = self.app.state.org.service
+        assert service is not None, "the service is not running"
+        await service.hosts.settled()
 
     def headers(self, token: str | None = None) -> dict[str, str]:
         return {"Authorization": f"Bearer {token or self.org.owner_token}"}
@@ -102,4 +111,4 @@ async def running_service(database_url: str, data_home: Path, **settings: Any) -
     async with app.router.lifespan_context(app):
         transport = httpx2.ASGITransport(app=app)
         async with httpx2.AsyncClient(transport=transport, base_url="http://org.test", timeout=60) as client:
-            yield Service(client, org, database_url, data_home)
+            yield Service(client, org, database_url, data_home, app=app)

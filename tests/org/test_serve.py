@@ -132,16 +132,19 @@ async def test_org5_two_processes_approving_the_same_calls_at_once_run_each_once
         ]
         outcomes: dict[str, list[Any]] = {approval: [] for approval in parked}
 
-        async def approve(service: Service, approval: str, start: anyio.Event) -> None:
+        async def approve(service: Service, approval: str, ready: anyio.Event, start: anyio.Event) -> None:
+            ready.set()
             await start.wait()
             outcomes[approval].append(await service.request("POST", f"/api/v1/approvals/{approval}/approve"))
 
         for approval in parked:
-            start = anyio.Event()
+            start, ready = anyio.Event(), [anyio.Event(), anyio.Event()]
             async with anyio.create_task_group() as tg:
-                tg.start_soon(approve, first, approval, start)
-                tg.start_soon(approve, second, approval, start)
-                await anyio.sleep(0.05)
+                tg.start_soon(approve, first, approval, ready[0], start)
+                tg.start_soon(approve, second, approval, ready[1], start)
+                with anyio.fail_after(10):  # both are waiting at the line: they go together
+                    for each in ready:
+                        await each.wait()
                 start.set()
         for approval, responses in outcomes.items():
             statuses = sorted(response.status_code for response in responses)

@@ -57,12 +57,12 @@ def _offered(model: ModelFixture, request: int = -1) -> set[str]:
 
 
 async def _turn_when_ended(service: Service, turn_id: str, token: str | None = None) -> dict[str, Any]:
+    """The turn, once the service's background work (the turn going on after its approval) is done."""
     with anyio.fail_after(WAIT_SECONDS):
-        while True:
-            turn: dict[str, Any] = await service.get(f"/api/v1/turns/{turn_id}", token=token)
-            if turn["status"] not in ("running", "waiting_for_approval"):
-                return turn
-            await anyio.sleep(0.05)
+        await service.settled()
+    turn: dict[str, Any] = await service.get(f"/api/v1/turns/{turn_id}", token=token)
+    assert turn["status"] not in ("running", "waiting_for_approval"), turn
+    return turn
 
 
 async def test_org4_org5_org7_a_teammates_turn_parks_on_an_ask_first_call_and_goes_on_once_approved(

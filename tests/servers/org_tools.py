@@ -30,13 +30,13 @@ class Moving(MCPServer):
 
     def __init__(self, definitions: Path | None) -> None:
         super().__init__("org-tools", instructions="Fixture server for the organization service.", log_level="WARNING")
-        self._definitions = definitions
+        self.definitions_file = definitions
 
     async def list_tools(self) -> list[Tool]:
         tools = await super().list_tools()
-        if self._definitions is None or not self._definitions.exists():
+        if self.definitions_file is None or not self.definitions_file.exists():
             return tools
-        wanted: dict[str, Any] = json.loads(self._definitions.read_text(encoding="utf-8"))
+        wanted: dict[str, Any] = json.loads(self.definitions_file.read_text(encoding="utf-8"))
         dropped = set(wanted.get("drop", ()))
         kept = [tool for tool in tools if tool.name not in dropped]
         return [
@@ -90,14 +90,14 @@ class RequireToken:
     """Every request must carry the bearer token."""
 
     def __init__(self, app: ASGIApp, token: str) -> None:
-        self._app = app
-        self._expected = f"Bearer {token}"
+        self.app = app
+        self.expected = f"Bearer {token}"
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] == "http" and Request(scope).headers.get("authorization") != self._expected:
+        if scope["type"] == "http" and Request(scope).headers.get("authorization") != self.expected:
             await JSONResponse({"error": "unauthorized"}, status_code=401)(scope, receive, send)
             return
-        await self._app(scope, receive, send)
+        await self.app(scope, receive, send)
 
 
 def main(argv: Sequence[str] | None = None) -> None:

@@ -270,7 +270,10 @@ async def _qualified(
             for tool_id, tool, policy, server in await _selection(session, assistant.org_id, assistant.tool_ids):
                 why = "removed" if tool is None or server is None else _why_not(tool, policy, server)
                 name = model_name(server.name, tool.name) if tool is not None and server is not None else tool_id
-                (left_out.append(f"{name}: {why}") if why else offered.add(name))
+                if why:
+                    left_out.append(f"{name}: {why}")
+                else:
+                    offered.add(name)
             return offered, left_out
         for item in published:
             row = (
@@ -289,7 +292,10 @@ async def _qualified(
             tool, policy, server = row
             why = _why_not(tool, policy, server, item["definition_hash"])
             name = model_name(server.name, tool.name)
-            (left_out.append(f"{name}: {why}") if why else offered.add(name))
+            if why:
+                left_out.append(f"{name}: {why}")
+            else:
+                offered.add(name)
         if left_out:
             listed = "; ".join(left_out)
             message = f"{assistant.name}: left out of visitors' turns until reviewed and published again: {listed}"

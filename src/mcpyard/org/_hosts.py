@@ -160,6 +160,10 @@ class OrgHosts:
         """Every call's record; `records.flush()` before reading them."""
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
+        self._background = 0
+        self._quiet = anyio.Event()
+        """Set while no background work runs."""
+        self._quiet.set()
 
     @contextlib.asynccontextmanager
     async def running(self) -> AsyncIterator[OrgHosts]:
@@ -180,13 +184,26 @@ class OrgHosts:
         if self._tg is None:
             raise RuntimeError("the organization hosts are not running")
 
+        self._background += 1
+        if self._quiet.is_set():
+            self._quiet = anyio.Event()
+
         async def guarded() -> None:
             try:
                 await work()
             except Exception as exc:
                 _log.error("%s failed (%s)", what, type(exc).__name__)
+            finally:
+                self._background -= 1
+                if not self._background:
+                    self._quiet.set()
 
         self._tg.start_soon(guarded)
+
+    async def settled(self) -> None:
+        """Return once no background work started by `spawn` is running (what a test or a shutdown waits for)."""
+        while not self._quiet.is_set():
+            await self._quiet.wait()
 
     async def get(self, org_id: str) -> OrgHost:
         """The organization's host, opened now if it is not open yet."""
