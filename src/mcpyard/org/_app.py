@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from starlette.applications import Starlette
+from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -36,6 +37,8 @@ from mcpyard.org._migrate import check_schema
 from mcpyard.org._openapi import openapi_document
 from mcpyard.org._seal import Sealer
 from mcpyard.org._service import ModelFactory, OrgService
+from mcpyard.org.web import Live, web_routes
+from mcpyard.org.web._security import SecurityHeaders
 
 __all__ = ["OrgSettings", "org_app"]
 
@@ -57,6 +60,8 @@ class OrgSettings:
     """The model every turn talks to (default: each organization's endpoint; the demo gives a scripted one)."""
     rate_limits: RateLimits = field(default_factory=RateLimits)
     """Visitors' turns per minute, per visitor and per assistant."""
+    live_seconds: float = 1.0
+    """How often the pages' live updates look for changes."""
 
 
 @dataclass
@@ -65,6 +70,8 @@ class OrgState:
 
     service: OrgService | None = None
     authenticate: Authenticator | None = None
+    live: Live | None = None
+    """The pages' open live-update streams."""
 
 
 def _session_key(sealer: Sealer) -> bytes:
@@ -92,12 +99,16 @@ def org_app(settings: OrgSettings) -> Starlette:
             hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: {"egress": guard})
             service = OrgService(db.sessions, hosts, sealer, check_url, settings.models, guard)
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
-            state.service, state.authenticate = service, authenticate
+            live = Live(settings.live_seconds)
+            state.service, state.authenticate, state.live = service, authenticate, live
             app.router.routes.extend(
                 [
                     *api_routes(service, authenticate),
                     *people_routes(db.sessions, authenticate, secure_cookies=settings.secure_cookies),
                     *turn_routes(service, authenticate, settings.rate_limits),
+                    *web_routes(
+                        service, authenticate, settings.rate_limits, live, secure_cookies=settings.secure_cookies
+                    ),
                 ]
             )
             async with hosts.running():
@@ -126,6 +137,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         routes=[Route("/api/v1/openapi.json", openapi, methods=["GET"])],
         lifespan=lifespan,
         exception_handlers=handlers,
+        middleware=[Middleware(SecurityHeaders)],
     )
     app.state.org = state
     return app

@@ -118,17 +118,26 @@ class Authenticator:
         return caller
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
-        checked = self.signer.check(cookie)
-        if checked is None:
+        found = await self.session_of(cookie)
+        if found is None:
             raise ServiceError(401, "unauthorized", "your session ended; sign in again")
-        member_id, csrf = checked
+        caller, csrf = found
         if request.method in _UNSAFE and not hmac.compare_digest(request.headers.get(CSRF_HEADER, ""), csrf):
             raise ServiceError(403, "csrf", "this request did not carry the page's CSRF token; reload the page")
+        return caller
+
+    async def session_of(self, cookie: str) -> tuple[Caller, str] | None:
+        """The member a session cookie signs in, and the session's CSRF token; None when it is not a live session.
+
+        The CSRF check is the caller's: JSON requests carry the token in a header, the pages' forms in a field.
+        """
+        checked = self.signer.check(cookie)
+        if checked is None:
+            return None
+        member_id, csrf = checked
         async with self.db.begin() as session:
             member = await session.scalar(select(Member).where(Member.id == member_id))
-        if member is None:
-            raise ServiceError(401, "unauthorized", "your session ended; sign in again")
-        return _caller(member)
+        return None if member is None else (_caller(member), csrf)
 
     def set_cookie(self, response: Response, member_id: str, *, secure: bool) -> str:
         """Start a browser session on `response`; returns its CSRF token."""

@@ -1,0 +1,9 @@
+"""The organization's web console: server-rendered pages over the same service functions as the JSON API.
+
+Pages are Jinja2 templates, escaped everywhere; one small script (`static/app.js`) makes them
+live, and every core action also works without it (forms post, then redirect).
+"""
+
+from mcpyard.org.web._routes import Live, web_routes
+
+__all__ = ["Live", "web_routes"]

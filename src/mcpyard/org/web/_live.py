@@ -1,0 +1,133 @@
+"""Live updates for pages: server-sent events saying which part of a page changed (the inbox, alerts, a turn).
+
+`GET /events?topics=inbox,alerts,conversation:<id>` streams `event: change` with the topic as
+its data whenever what that topic shows changes; the page's script then fetches the part again.
+Changes are found by reading the database every `poll_seconds` (a small fingerprint per topic),
+so a change made by any replica reaches every page. A stream ends when its page closes (the
+browser disconnects), after `MAX_STREAM_SECONDS` (the browser reconnects by itself), or when the
+service stops.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import hashlib
+import time
+from collections.abc import AsyncIterator, Iterator
+from typing import Any
+
+import anyio
+from sqlalchemy import func, select
+from starlette.requests import Request
+from starlette.responses import Response, StreamingResponse
+from starlette.routing import Route
+
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._models import Alert, Approval, CallRow, Conversation, TurnRow
+from mcpyard.org.web._pages import Pages, Visit
+
+__all__ = ["Live", "live_routes"]
+
+MAX_TOPICS = 8
+MAX_STREAM_SECONDS = 600.0
+HEARTBEAT_SECONDS = 15.0
+_RECENT = 200
+
+
+class Live:
+    """The open event streams of this process: how many, and a way to wait until none is open."""
+
+    def __init__(self, poll_seconds: float = 1.0) -> None:
+        self.poll_seconds = poll_seconds
+        self.open = 0
+        self._changed = anyio.Event()
+
+    @contextlib.contextmanager
+    def streaming(self) -> Iterator[None]:
+        self.open += 1
+        self._wake()
+        try:
+            yield
+        finally:
+            self.open -= 1
+            self._wake()
+
+    def _wake(self) -> None:
+        self._changed.set()
+        self._changed = anyio.Event()
+
+    async def wait_for(self, count: int) -> None:
+        """Return once exactly `count` streams are open (bound the wait with `anyio.fail_after`)."""
+        while self.open != count:
+            await self._changed.wait()
+
+
+def _topics(raw: str) -> list[str]:
+    topics = list(dict.fromkeys(item.strip() for item in raw.split(",") if item.strip()))
+    if not topics or len(topics) > MAX_TOPICS:
+        raise ServiceError(422, "invalid_request", f"give 1 to {MAX_TOPICS} topics")
+    for topic in topics:
+        kind, _, ident = topic.partition(":")
+        if topic in ("inbox", "alerts") or (kind == "conversation" and ident.isalnum() and len(ident) <= 64):
+            continue
+        raise ServiceError(422, "invalid_request", f"{topic[:40]!r} is not a topic (inbox, alerts, conversation:<id>)")
+    return topics
+
+
+def _digest(rows: Any) -> str:
+    return hashlib.sha256(repr(list(rows)).encode()).hexdigest()
+
+
+async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
+    """A short digest of what `topic` shows `caller` now; it changes when the page's part would."""
+    async with pages.svc.db.begin() as session:
+        if topic == "inbox":
+            query = select(Approval.id, Approval.status).where(Approval.org_id == caller.org_id)
+            if not caller.is_admin:
+                query = query.where(Approval.member_id == caller.member_id)
+            return _digest(await session.execute(query.order_by(Approval.created_at.desc()).limit(_RECENT)))
+        if topic == "alerts":
+            alerts = select(Alert.id, Alert.cleared_at).where(Alert.org_id == caller.org_id)
+            return _digest(await session.execute(alerts.order_by(Alert.raised_at.desc()).limit(_RECENT)))
+        conversation_id = topic.partition(":")[2]
+        mine = select(Conversation.id).where(Conversation.id == conversation_id, Conversation.org_id == caller.org_id)
+        if not caller.is_admin:
+            mine = mine.where(Conversation.member_id == caller.member_id)
+        if await session.scalar(mine) is None:
+            return "none"
+        turns = await session.execute(
+            select(TurnRow.id, TurnRow.status).where(TurnRow.conversation_id == conversation_id)
+        )
+        calls = await session.scalar(
+            select(func.count(CallRow.id))
+            .join(TurnRow, TurnRow.id == CallRow.turn_id)
+            .where(TurnRow.conversation_id == conversation_id)
+        )
+        return _digest([*turns, calls])
+
+
+def live_routes(pages: Pages, live: Live) -> list[Route]:
+    async def events(request: Request, visit: Visit) -> Response:
+        topics = _topics(request.query_params.get("topics", ""))
+        caller = visit.caller
+
+        async def stream() -> AsyncIterator[str]:
+            with live.streaming():
+                yield "retry: 3000\n\n"
+                seen = {topic: await _fingerprint(pages, caller, topic) for topic in topics}
+                started = beat = time.monotonic()
+                while time.monotonic() - started < MAX_STREAM_SECONDS:
+                    await anyio.sleep(live.poll_seconds)
+                    for topic in topics:
+                        now = await _fingerprint(pages, caller, topic)
+                        if now != seen[topic]:
+                            seen[topic] = now
+                            yield f"event: change\ndata: {topic}\n\n"
+                    if time.monotonic() - beat >= HEARTBEAT_SECONDS:
+                        beat = time.monotonic()
+                        yield ": still here\n\n"
+
+        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
+
+    return [Route("/events", pages.page(events), methods=["GET"])]

@@ -1,0 +1,197 @@
+"""What every page shares: who is signed in, the CSRF check of its forms, rendering, and notices after a redirect.
+
+A page route is `async (request, visit) -> Response`. `Pages.page` signs the visitor in from the
+session cookie (else sends them to sign in), checks the CSRF token of every form it posts (a hidden
+`csrf_token` field, or the `X-CSRF-Token` header of a script's request), and turns a `ServiceError`
+into a notice on the page the action came from. Forms post and redirect (303), so every core action
+works without JavaScript; the script only makes it smoother.
+"""
+
+from __future__ import annotations
+
+import base64
+import binascii
+import hmac
+import json
+from collections.abc import Awaitable, Callable, Mapping
+from dataclasses import dataclass
+from typing import Any
+from urllib.parse import quote
+
+from jinja2 import Environment, PackageLoader, StrictUndefined, select_autoescape
+from starlette.datastructures import FormData
+from starlette.requests import Request
+from starlette.responses import HTMLResponse, RedirectResponse, Response
+
+from mcpyard.org._auth import COOKIE, Authenticator
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._service import OrgService
+
+__all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
+
+NOTICE_COOKIE = "mcpyard_notice"
+MAX_FORM_FIELDS = 400
+MAX_FORM_BYTES = 256 * 1024
+_NOTICE_CHARS = 1000
+NAV = (
+    ("servers", "/servers", "MCP servers", False),
+    ("tools", "/tools", "Tools & policies", False),
+    ("teammates", "/teammates", "Teammates", False),
+    ("inbox", "/inbox", "Inbox", False),
+    ("assistants", "/assistants", "Assistants", False),
+    ("alerts", "/alerts", "Alerts", False),
+    ("audit", "/audit", "Audit log", True),
+    ("members", "/members", "Members & tokens", False),
+)
+"""(key, path, label, owners and admins only) of each page in the navigation bar."""
+
+
+@dataclass(frozen=True, slots=True)
+class Notice:
+    """One line shown at the top of the next page: what an action did, or why it could not."""
+
+    kind: str  # "done" | "error"
+    text: str
+
+
+@dataclass(frozen=True, slots=True)
+class Visit:
+    """A signed-in member on a page: who, the session's CSRF token, and a notice left by the last action."""
+
+    caller: Caller
+    csrf: str
+    notice: Notice | None = None
+
+
+PageHandler = Callable[[Request, Visit], Awaitable[Response]]
+
+
+def _notice_from(request: Request) -> Notice | None:
+    raw = request.cookies.get(NOTICE_COOKIE)
+    if not raw:
+        return None
+    try:
+        value = json.loads(base64.urlsafe_b64decode(raw.encode() + b"==="))
+    except (ValueError, binascii.Error):
+        return None
+    if (
+        not isinstance(value, dict)
+        or value.get("kind") not in ("done", "error")
+        or not isinstance(value.get("text"), str)
+    ):
+        return None
+    return Notice(value["kind"], value["text"][:_NOTICE_CHARS])
+
+
+def _notice_value(notice: Notice) -> str:
+    text = json.dumps({"kind": notice.kind, "text": notice.text[:_NOTICE_CHARS]})
+    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+
+
+class Pages:
+    """Renders templates and guards page routes for one running service."""
+
+    def __init__(self, svc: OrgService, authenticate: Authenticator, *, secure_cookies: bool) -> None:
+        self.svc = svc
+        self.authenticate = authenticate
+        self.secure_cookies = secure_cookies
+        self.templates = Environment(
+            loader=PackageLoader("mcpyard.org.web", "templates"),
+            autoescape=select_autoescape(default=True, default_for_string=True),
+            undefined=StrictUndefined,
+            trim_blocks=True,
+            lstrip_blocks=True,
+        )
+        self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        self.templates.filters["when"] = lambda value: (value or "")[:19].replace("T", " ")
+
+    def secure(self, request: Request) -> bool:
+        """Whether cookies are marked Secure: always over https, and by default everywhere."""
+        return self.secure_cookies or request.url.scheme == "https"
+
+    def render(
+        self, request: Request, template: str, context: Mapping[str, Any], *, visit: Visit | None, status: int = 200
+    ) -> HTMLResponse:
+        page = self.templates.get_template(template)
+        caller = visit.caller if visit else None
+        nav = [item for item in NAV if caller is not None and (not item[3] or caller.is_admin)]
+        html = page.render(
+            request_path=request.url.path,
+            visit=visit,
+            caller=caller,
+            csrf=visit.csrf if visit else "",
+            nav=nav,
+            **context,
+        )
+        response = HTMLResponse(html, status_code=status)
+        if visit is not None and visit.notice is not None:
+            response.delete_cookie(NOTICE_COOKIE, path="/")
+        return response
+
+    def redirect(self, request: Request, to: str, notice: Notice | None = None) -> RedirectResponse:
+        """After a form: back to a page of ours (303), with what happened shown there once."""
+        response = RedirectResponse(to if to.startswith("/") and not to.startswith("//") else "/", status_code=303)
+        if notice is not None:
+            response.set_cookie(
+                NOTICE_COOKIE,
+                _notice_value(notice),
+                max_age=120,
+                httponly=True,
+                samesite="lax",
+                secure=self.secure(request),
+                path="/",
+            )
+        return response
+
+    async def visit_of(self, request: Request) -> Visit | None:
+        cookie = request.cookies.get(COOKIE)
+        found = await self.authenticate.session_of(cookie) if cookie else None
+        if found is None:
+            return None
+        caller, csrf = found
+        return Visit(caller, csrf, _notice_from(request))
+
+    async def form(self, request: Request, visit: Visit | None, *, csrf: str | None = None) -> FormData:
+        """The posted form, after its CSRF token was checked against the session's (or `csrf`, before sign-in)."""
+        expected = csrf if csrf is not None else (visit.csrf if visit else "")
+        if int(request.headers.get("content-length") or 0) > MAX_FORM_BYTES:
+            raise ServiceError(413, "too_large", f"the form is over {MAX_FORM_BYTES} bytes")
+        form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
+        given = form.get("csrf_token") or request.headers.get("x-csrf-token", "")
+        if not isinstance(given, str) or not expected or not hmac.compare_digest(given, expected):
+            raise ServiceError(403, "csrf", "this form is out of date (its CSRF token did not match); reload the page")
+        for value in form.values():
+            if isinstance(value, str) and "\x00" in value:
+                raise ServiceError(422, "invalid_request", "a form field held a NUL character (U+0000)")
+        return form
+
+    def page(self, handler: PageHandler, *, back: str | None = None) -> Callable[[Request], Awaitable[Response]]:
+        """A route that needs a signed-in member; a refused action goes back to `back` (or the page) with why."""
+
+        async def endpoint(request: Request) -> Response:
+            visit = await self.visit_of(request)
+            if visit is None:
+                if request.method != "GET":
+                    return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
+                return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
+            if any("\x00" in str(value) for value in request.path_params.values()):
+                return self.error(request, visit, ServiceError(404, "not_found", "nothing here has that id"))
+            try:
+                return await handler(request, visit)
+            except ServiceError as exc:
+                if request.method == "GET":
+                    return self.error(request, visit, exc)
+                target = (back or request.url.path).format(**request.path_params)
+                return self.redirect(request, target, Notice("error", exc.message))
+
+        return endpoint
+
+    def error(self, request: Request, visit: Visit | None, exc: ServiceError) -> HTMLResponse:
+        context = {"title": "Not possible", "status": exc.status, "code": exc.code, "message": exc.message}
+        return self.render(request, "error.html", context, visit=visit, status=exc.status)
+
+
+def field(form: FormData, name: str, default: str = "") -> str:
+    """A text field of a form (the default when it is absent)."""
+    value = form.get(name, default)
+    return value if isinstance(value, str) else default

@@ -1,0 +1,158 @@
+"""Pages for people: signing in and out, members, and API tokens (ORG-1).
+
+Sign-in answers the same for an unknown email and a wrong password, after the same work; the
+session cookie is rotated at every sign-in. The sign-in form carries a CSRF token of its own, tied
+to a cookie set with the form, so no other site can sign a browser in to an account of its choosing.
+A new API token is shown once, on the page that made it, and never again.
+"""
+
+from __future__ import annotations
+
+import secrets
+
+from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from mcpyard.errors import UsageError
+from mcpyard.org._auth import COOKIE
+from mcpyard.org._caller import ADMINS, ServiceError, not_found, require
+from mcpyard.org._events import audit
+from mcpyard.org._models import ApiToken, Member
+from mcpyard.org._people import add_member, create_token, list_members, list_tokens, revoke_token, verify_login
+from mcpyard.org.web._pages import Notice, Pages, Visit, field
+
+__all__ = ["people_pages"]
+
+LOGIN_COOKIE = "mcpyard_login"
+ROLES = ("member", "admin", "owner")
+
+
+def _next(value: str) -> str:
+    """Where to go after signing in: a path of ours only (never another site)."""
+    return value if value.startswith("/") and not value.startswith("//") and "\\" not in value else "/"
+
+
+def people_pages(pages: Pages) -> list[Route]:
+    svc = pages.svc
+
+    def login_csrf(value: str) -> str:
+        return pages.authenticate.signer.csrf(f"login:{value}")
+
+    async def login(request: Request) -> Response:
+        if request.method == "GET":
+            visit = await pages.visit_of(request)
+            if visit is not None:
+                return pages.redirect(request, _next(request.query_params.get("next", "/")))
+            value = request.cookies.get(LOGIN_COOKIE) or secrets.token_urlsafe(24)
+            context = {
+                "title": "Sign in",
+                "login_csrf": login_csrf(value),
+                "next": request.query_params.get("next", "/"),
+            }
+            response = pages.render(request, "login.html", context, visit=None)
+            response.set_cookie(
+                LOGIN_COOKIE, value, max_age=3600, httponly=True, samesite="strict", secure=pages.secure(request)
+            )
+            return response
+        value = request.cookies.get(LOGIN_COOKIE, "")
+        try:
+            form = await pages.form(request, None, csrf=login_csrf(value) if value else "")
+        except ServiceError as exc:
+            return pages.redirect(request, "/login", Notice("error", exc.message))
+        email, password, after = field(form, "email"), field(form, "password"), _next(field(form, "next", "/"))
+        async with svc.db() as session:
+            member = await verify_login(session, email=email, password=password)
+        if member is None:
+            context = {
+                "title": "Sign in",
+                "login_csrf": login_csrf(value),
+                "next": after,
+                "email": email[:320],
+                "failed": "That email and password do not match a member (or the account is locked for a while).",
+            }
+            return pages.render(request, "login.html", context, visit=None, status=401)
+        signed_in = pages.redirect(request, after)
+        pages.authenticate.set_cookie(signed_in, member.id, secure=pages.secure(request))
+        signed_in.delete_cookie(LOGIN_COOKIE, path="/")
+        return signed_in
+
+    async def logout(request: Request, visit: Visit) -> Response:
+        await pages.form(request, visit)
+        response = pages.redirect(request, "/login", Notice("done", "You are signed out."))
+        response.delete_cookie(COOKIE, path="/")
+        return response
+
+    async def home(request: Request, visit: Visit) -> Response:
+        return pages.redirect(request, "/servers" if visit.caller.is_admin else "/teammates")
+
+    async def members_page(request: Request, visit: Visit, *, new_token: str | None = None) -> Response:
+        async with svc.db.begin() as session:
+            members = await list_members(session, visit.caller.org_id)
+            tokens = await list_tokens(session, visit.caller.org_id, visit.caller.member_id)
+        context = {"title": "Members & tokens", "members": members, "tokens": tokens, "new_token": new_token}
+        return pages.render(request, "members.html", context, visit=visit)
+
+    async def members(request: Request, visit: Visit) -> Response:
+        if request.method == "GET":
+            return await members_page(request, visit)
+        caller = visit.caller
+        require(caller, *ADMINS)
+        form = await pages.form(request, visit)
+        email, role, password = field(form, "email"), field(form, "role"), field(form, "password")
+        if role not in ROLES:
+            raise ServiceError(422, "invalid_role", "a role is owner, admin or member")
+        if role == "owner" and caller.role != "owner":
+            raise ServiceError(403, "forbidden", "only an owner may add another owner")
+        try:
+            async with svc.db.begin() as session:
+                member = await add_member(session, org_id=caller.org_id, email=email, role=role, password=password)
+                audit(
+                    session,
+                    caller.org_id,
+                    caller.email,
+                    "member.add",
+                    member.id,
+                    new={"email": member.email, "role": role},
+                )
+        except UsageError as exc:
+            raise ServiceError(422, "invalid_member", str(exc)) from None
+        return pages.redirect(request, "/members", Notice("done", f"{member.email} is now a {role}."))
+
+    async def tokens(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        caller = visit.caller
+        async with svc.db.begin() as session:
+            member = await session.scalar(select(Member).where(Member.id == caller.member_id))
+            if member is None:
+                raise ServiceError(401, "unauthorized", "your membership ended")
+            row, token = await create_token(session, member, label=field(form, "label")[:200])
+            audit(session, caller.org_id, caller.email, "token.create", row.id)
+        return await members_page(request, visit, new_token=token)
+
+    async def revoke(request: Request, visit: Visit) -> Response:
+        await pages.form(request, visit)
+        caller, token_id = visit.caller, request.path_params["token_id"]
+        async with svc.db.begin() as session:
+            row = await session.scalar(
+                select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == caller.org_id)
+            )
+            if row is None or row.member_id != caller.member_id:
+                raise not_found("token")
+            await revoke_token(session, token_id, org_id=caller.org_id)
+            audit(session, caller.org_id, caller.email, "token.revoke", token_id)
+            hashed = row.token_hash
+        pages.authenticate.forget_token(hashed)
+        return pages.redirect(
+            request, "/members", Notice("done", "The token is revoked; programs using it are refused.")
+        )
+
+    return [
+        Route("/", pages.page(home), methods=["GET"]),
+        Route("/login", login, methods=["GET", "POST"]),
+        Route("/logout", pages.page(logout, back="/"), methods=["POST"]),
+        Route("/members", pages.page(members), methods=["GET", "POST"]),
+        Route("/tokens", pages.page(tokens, back="/members"), methods=["POST"]),
+        Route("/tokens/{token_id}/revoke", pages.page(revoke, back="/members"), methods=["POST"]),
+    ]

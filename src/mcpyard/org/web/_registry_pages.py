@@ -1,0 +1,156 @@
+"""Pages for what the organization connects to: servers, tools, policies, the audit log, alerts (ORG-2, -3, -8).
+
+Each action calls the same service function as its JSON twin under `/api/v1`; a tool whose
+definition changed since it was reviewed shows the reviewed and current definitions side by side,
+and its policy can only be set again from that page, for the definition on it.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from mcpyard.org import _policy_service, _registry
+from mcpyard.org._caller import ServiceError
+from mcpyard.org._events import list_alerts, list_audit
+from mcpyard.org.web._diff import definition_text, side_by_side
+from mcpyard.org.web._pages import Notice, Pages, Visit, field
+
+__all__ = ["registry_pages"]
+
+POLICY_LABELS = {"run_freely": "Run freely", "ask_first": "Ask first", "off": "Off"}
+HINTS = (
+    ("readOnlyHint", "read_only_hint", "read-only"),
+    ("destructiveHint", "destructive_hint", "destructive"),
+    ("idempotentHint", "idempotent_hint", "idempotent"),
+    ("openWorldHint", "open_world_hint", "open world"),
+)
+
+
+def hints(annotations: dict[str, Any]) -> list[str]:
+    """A tool's annotations as short words: what its server claims, shown as hints, never trusted as rules."""
+    shown = []
+    for camel, snake, word in HINTS:
+        value = annotations.get(camel, annotations.get(snake))
+        if value is True:
+            shown.append(word)
+        elif value is False and camel == "destructiveHint":
+            shown.append("not destructive")
+    return shown
+
+
+def registry_pages(pages: Pages) -> list[Route]:
+    svc = pages.svc
+    common = {"policy_labels": POLICY_LABELS, "hints": hints}
+
+    async def servers(request: Request, visit: Visit) -> Response:
+        if request.method == "POST":
+            form = await pages.form(request, visit)
+            created = await _registry.register_server(
+                svc, visit.caller, field(form, "name"), field(form, "url"), field(form, "bearer_token") or None
+            )
+            tools = len(created["tools"])
+            notice = Notice(
+                "done", f"{created['name']} is registered ({created['state']}, {tools} tools). Set each tool's policy."
+            )
+            return pages.redirect(request, f"/servers/{created['id']}", notice)
+        listed = await _registry.list_servers(svc, visit.caller)
+        return pages.render(request, "servers.html", {"title": "MCP servers", "servers": listed}, visit=visit)
+
+    async def server(request: Request, visit: Visit) -> Response:
+        found = await _registry.get_server(svc, visit.caller, request.path_params["server_id"])
+        context = {"title": found["name"], "server": found, **common}
+        return pages.render(request, "server.html", context, visit=visit)
+
+    async def edit(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        changes: dict[str, Any] = {"name": field(form, "name"), "url": field(form, "url")}
+        if field(form, "bearer_token"):
+            changes["bearer_token"] = field(form, "bearer_token")
+        if field(form, "remove_token") == "yes":
+            changes["bearer_token"] = None
+        updated = await _registry.update_server(svc, visit.caller, request.path_params["server_id"], changes)
+        return pages.redirect(request, f"/servers/{updated['id']}", Notice("done", f"{updated['name']} is saved."))
+
+    async def refresh(request: Request, visit: Visit) -> Response:
+        await pages.form(request, visit)
+        found = await _registry.refresh_server(svc, visit.caller, request.path_params["server_id"])
+        changed = [tool["name"] for tool in found["tools"] if tool["state"] == "changed"]
+        text = f"{found['name']} refreshed: {found['state']}."
+        if changed:
+            text += f" Changed, and suspended until reviewed: {', '.join(changed)}."
+        return pages.redirect(request, f"/servers/{found['id']}", Notice("done", text))
+
+    async def delete(request: Request, visit: Visit) -> Response:
+        server_id = request.path_params["server_id"]
+        found = await _registry.get_server(svc, visit.caller, server_id)
+        if request.method == "GET":
+            selections = await _registry.server_selections(svc, visit.caller, server_id)
+            context = {"title": f"Delete {found['name']}", "server": found, "selections": selections}
+            return pages.render(request, "server_delete.html", context, visit=visit)
+        await pages.form(request, visit)
+        await _registry.delete_server(svc, visit.caller, server_id)
+        return pages.redirect(request, "/servers", Notice("done", f"{found['name']} is deleted; its tools stopped."))
+
+    async def tools(request: Request, visit: Visit) -> Response:
+        listed = await _policy_service.list_tools(svc, visit.caller)
+        names = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
+        groups: dict[str, list[dict[str, Any]]] = {}
+        for item in listed:
+            groups.setdefault(names.get(item["server_id"], "?"), []).append(item)
+        context = {"title": "Tools & policies", "groups": groups, **common}
+        return pages.render(request, "tools.html", context, visit=visit)
+
+    async def tool(request: Request, visit: Visit) -> Response:
+        found = await _policy_service.get_tool(svc, visit.caller, request.path_params["tool_id"])
+        rows = []
+        if "reviewed_definition" in found:
+            rows = side_by_side(definition_text(found["reviewed_definition"]), definition_text(found["definition"]))
+        context = {"title": found["name"], "tool": found, "rows": rows, **common}
+        return pages.render(request, "tool.html", context, visit=visit)
+
+    async def policy(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        tool_id = request.path_params["tool_id"]
+        chosen = field(form, "policy")
+        updated = await _policy_service.set_policy(svc, visit.caller, tool_id, chosen, field(form, "definition_hash"))
+        label = POLICY_LABELS.get(chosen, chosen)
+        back = field(form, "back")
+        to = "/tools" if back == "tools" else f"/tools/{tool_id}"
+        return pages.redirect(request, to, Notice("done", f"{updated['name']}: {label}."))
+
+    async def audit_page(request: Request, visit: Visit) -> Response:
+        if not visit.caller.is_admin:
+            raise ServiceError(403, "forbidden", "only owners and admins read the audit log")
+        action = request.query_params.get("action", "").strip() or None
+        actor = request.query_params.get("actor", "").strip() or None
+        if any(value is not None and "\x00" in value for value in (action, actor)):
+            raise ServiceError(422, "invalid_request", "a filter held a NUL character")
+        async with svc.db.begin() as session:
+            rows = await list_audit(session, visit.caller.org_id, action=action, actor=actor)
+        context = {"title": "Audit log", "rows": rows, "action": action or "", "actor": actor or ""}
+        return pages.render(request, "audit.html", context, visit=visit)
+
+    async def alerts(request: Request, visit: Visit) -> Response:
+        async with svc.db.begin() as session:
+            rows = await list_alerts(session, visit.caller.org_id)
+        opened = [row for row in rows if row["cleared_at"] is None]
+        cleared = [row for row in rows if row["cleared_at"] is not None]
+        context = {"title": "Alerts", "opened": opened, "cleared": cleared}
+        return pages.render(request, "alerts.html", context, visit=visit)
+
+    return [
+        Route("/servers", pages.page(servers), methods=["GET", "POST"]),
+        Route("/servers/{server_id}", pages.page(server), methods=["GET"]),
+        Route("/servers/{server_id}/edit", pages.page(edit, back="/servers/{server_id}"), methods=["POST"]),
+        Route("/servers/{server_id}/refresh", pages.page(refresh, back="/servers/{server_id}"), methods=["POST"]),
+        Route("/servers/{server_id}/delete", pages.page(delete, back="/servers/{server_id}"), methods=["GET", "POST"]),
+        Route("/tools", pages.page(tools), methods=["GET"]),
+        Route("/tools/{tool_id}", pages.page(tool), methods=["GET"]),
+        Route("/tools/{tool_id}/policy", pages.page(policy, back="/tools/{tool_id}"), methods=["POST"]),
+        Route("/audit", pages.page(audit_page), methods=["GET"]),
+        Route("/alerts", pages.page(alerts), methods=["GET"]),
+    ]

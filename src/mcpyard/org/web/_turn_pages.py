@@ -1,0 +1,282 @@
+"""Pages for turns: teammates and their conversations, the inbox, assistants, visitors, turn traces (ORG-4 to ORG-7).
+
+A conversation page shows each turn with its calls and, for a call waiting on a person, an
+approval card inline; the inbox lists every call waiting on the reader. Both update live (see
+`_live.py`). The visitors' page (`/a/{slug}`) needs no account: its form carries a CSRF token tied
+to a cookie of the visitor's own, and it reaches only what the published assistant may use.
+"""
+
+from __future__ import annotations
+
+import secrets
+from collections.abc import Awaitable, Callable
+from typing import Any
+
+from sqlalchemy import select
+from starlette.requests import Request
+from starlette.responses import Response
+from starlette.routing import Route
+
+from mcpyard.org import _assistants, _inbox, _policy_service, _registry, _teammates
+from mcpyard.org._caller import ServiceError
+from mcpyard.org._models import Assistant, Conversation, Publication, TurnRow
+from mcpyard.org._people import list_members
+from mcpyard.org.web._pages import Notice, PageHandler, Pages, Visit, field
+
+__all__ = ["VISITOR_COOKIE", "turn_pages"]
+
+VISITOR_COOKIE = "mcpyard_visitor"
+MAX_VISITOR_TURNS_SHOWN = 50
+
+
+def _server_ids(form: Any) -> list[str]:
+    return [value for value in form.getlist("server_ids") if isinstance(value, str)]
+
+
+async def _emails(pages: Pages, org_id: str) -> dict[str, str]:
+    async with pages.svc.db.begin() as session:
+        return {member["id"]: member["email"] for member in await list_members(session, org_id)}
+
+
+def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]:
+    svc = pages.svc
+
+    async def teammates(request: Request, visit: Visit) -> Response:
+        if request.method == "POST":
+            form = await pages.form(request, visit)
+            body = {
+                "name": field(form, "name"),
+                "instructions": field(form, "instructions"),
+                "server_ids": _server_ids(form),
+                "model": field(form, "model") or None,
+            }
+            created = await _teammates.create_teammate(svc, visit.caller, body)
+            return pages.redirect(
+                request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready.")
+            )
+        listed = await _teammates.list_teammates(svc, visit.caller)
+        servers = await _registry.list_servers(svc, visit.caller) if visit.caller.is_admin else []
+        context = {"title": "Teammates", "teammates": listed, "servers": servers}
+        return pages.render(request, "teammates.html", context, visit=visit)
+
+    async def teammate(request: Request, visit: Visit) -> Response:
+        teammate_id = request.path_params["teammate_id"]
+        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
+        conversations = await _teammates.list_conversations(svc, visit.caller, teammate_id)
+        names = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
+        context = {"title": found["name"], "teammate": found, "conversations": conversations, "server_names": names}
+        return pages.render(request, "teammate.html", context, visit=visit)
+
+    async def start(request: Request, visit: Visit) -> Response:
+        await pages.form(request, visit)
+        started = await _teammates.start_conversation(svc, visit.caller, request.path_params["teammate_id"])
+        return pages.redirect(request, f"/conversations/{started['id']}")
+
+    async def conversation(request: Request, visit: Visit) -> Response:
+        found = await _teammates.get_conversation(svc, visit.caller, request.path_params["conversation_id"])
+        teammate = await _teammates.get_teammate(svc, visit.caller, found["teammate_id"])
+        traces = {}
+        for turn in found["turns"]:
+            if turn["status"] in ("running", "waiting_for_approval"):
+                traces[turn["id"]] = (await _teammates.get_turn(svc, visit.caller, turn["id"]))["trace"]
+        waiting = {item["id"]: item for item in await _inbox.list_approvals(svc, visit.caller, "pending")}
+        busy = any(turn["status"] in ("running", "waiting_for_approval") for turn in found["turns"])
+        context = {
+            "title": f"{teammate['name']}: conversation",
+            "conversation": found,
+            "teammate": teammate,
+            "traces": traces,
+            "waiting": waiting,
+            "busy": busy,
+        }
+        return pages.render(request, "conversation.html", context, visit=visit)
+
+    async def take_turn(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        conversation_id = request.path_params["conversation_id"]
+        _, turn = await _teammates.take_turn(svc, visit.caller, conversation_id, {"message": field(form, "message")})
+        return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
+
+    async def turn(request: Request, visit: Visit) -> Response:
+        found = await _teammates.get_turn(svc, visit.caller, request.path_params["turn_id"])
+        return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
+
+    async def inbox(request: Request, visit: Visit) -> Response:
+        pending = await _inbox.list_approvals(svc, visit.caller, "pending")
+        decided = [item for item in await _inbox.list_approvals(svc, visit.caller, None) if item["status"] != "pending"]
+        tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
+        servers = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
+        context = {
+            "title": "Inbox",
+            "pending": pending,
+            "decided": list(reversed(decided))[:50],
+            "emails": await _emails(pages, visit.caller.org_id),
+            "server_of": {key: servers.get(item["server_id"], "?") for key, item in tools.items()},
+        }
+        return pages.render(request, "inbox.html", context, visit=visit)
+
+    async def decide(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
+        if verb == "approve":
+            ran = await _inbox.approve(svc, visit.caller, approval_id)
+            text = (
+                "Approved: it ran once."
+                if ran.get("ok")
+                else f"Approved, but it did not run: {ran['error']['message']}"
+            )
+        elif verb == "decline":
+            await _inbox.decline(svc, visit.caller, approval_id)
+            text = "Declined: it will not run."
+        else:
+            raise ServiceError(404, "not_found", "an approval is approved or declined")
+        await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
+        back = field(form, "back")
+        return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
+
+    async def assistants(request: Request, visit: Visit) -> Response:
+        if request.method == "POST":
+            form = await pages.form(request, visit)
+            tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
+            body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
+            created = await _assistants.create_assistant(svc, visit.caller, body)
+            return pages.redirect(
+                request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved.")
+            )
+        listed = await _assistants.list_assistants(svc, visit.caller)
+        tools = [item for item in await _policy_service.list_tools(svc, visit.caller) if item["policy"] == "run_freely"]
+        context = {"title": "Assistants", "assistants": listed, "tools": tools}
+        return pages.render(request, "assistants.html", context, visit=visit)
+
+    async def assistant_page(
+        request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
+    ) -> Response:
+        found = await _assistants.get_assistant(svc, visit.caller, request.path_params["assistant_id"])
+        tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
+        context = {
+            "title": found["name"],
+            "assistant": found,
+            "tools": tools,
+            "refused": refused,
+            "preview": preview,
+        }
+        return pages.render(request, "assistant.html", context, visit=visit, status=409 if refused else 200)
+
+    async def assistant(request: Request, visit: Visit) -> Response:
+        return await assistant_page(request, visit)
+
+    async def publish(request: Request, visit: Visit) -> Response:
+        await pages.form(request, visit)
+        assistant_id = request.path_params["assistant_id"]
+        try:
+            published = await _assistants.publish(svc, visit.caller, assistant_id)
+        except ServiceError as exc:
+            if exc.code != "not_publishable":
+                raise
+            reasons = (exc.details or {}).get("tools", [])
+            return await assistant_page(request, visit, refused=reasons or [{"tool": "", "reason": exc.message}])
+        notice = Notice("done", f"Published: visitors can use it at /a/{published['slug']}.")
+        return pages.redirect(request, f"/assistants/{assistant_id}", notice)
+
+    async def preview(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        assistant_id = request.path_params["assistant_id"]
+        answer = await _assistants.preview(svc, visit.caller, assistant_id, {"message": field(form, "message")})
+        return await assistant_page(request, visit, preview=answer)
+
+    async def visitor(request: Request) -> Response:
+        slug = request.path_params["slug"]
+        cookie = request.cookies.get(VISITOR_COOKIE) or secrets.token_urlsafe(24)
+        csrf = pages.authenticate.signer.csrf(f"visitor:{cookie}")
+        async with svc.db.begin() as session:
+            found = await session.scalar(
+                select(Assistant)
+                .join(Publication, Publication.assistant_id == Assistant.id)
+                .where(Assistant.slug == slug)
+                .limit(1)
+            )
+        context: dict[str, Any] = {"title": "Assistant", "slug": slug, "visitor_csrf": csrf, "turns": [], "error": None}
+        status = 200
+        if found is None:
+            context["missing"] = True
+            return pages.render(request, "public.html", context, visit=None, status=404)
+        context["name"], context["title"], context["missing"] = found.name, found.name, False
+        conversation_id = None
+        if request.method == "POST":
+            try:
+                form = await pages.form(request, None, csrf=csrf if request.cookies.get(VISITOR_COOKIE) else "")
+                conversation_id = field(form, "conversation") or None
+                body: dict[str, Any] = {"message": field(form, "message")}
+                if conversation_id:
+                    body["conversation"] = conversation_id
+                client = request.client.host if request.client is not None else "unknown"
+                answer = await _assistants.visitor_turn(svc, slug, body, client, rate_limits)
+                conversation_id = answer["conversation"]
+            except ServiceError as exc:
+                context["error"] = exc.message
+                status = exc.status
+        if conversation_id:
+            context["turns"] = await _visitor_turns(pages, found.id, conversation_id)
+        context["conversation"] = conversation_id or ""
+        response = pages.render(request, "public.html", context, visit=None, status=status)
+        if not request.cookies.get(VISITOR_COOKIE):
+            response.set_cookie(
+                VISITOR_COOKIE, cookie, max_age=86400, httponly=True, samesite="strict", secure=pages.secure(request)
+            )
+        return response
+
+    def back_to(handler: PageHandler, path: str) -> Callable[[Request], Awaitable[Response]]:
+        return pages.page(handler, back=path)
+
+    return [
+        Route("/teammates", pages.page(teammates), methods=["GET", "POST"]),
+        Route("/teammates/{teammate_id}", pages.page(teammate), methods=["GET"]),
+        Route(
+            "/teammates/{teammate_id}/conversations",
+            back_to(start, "/teammates/{teammate_id}"),
+            methods=["POST"],
+        ),
+        Route("/conversations/{conversation_id}", pages.page(conversation), methods=["GET"]),
+        Route(
+            "/conversations/{conversation_id}/turns",
+            pages.page(take_turn, back="/conversations/{conversation_id}"),
+            methods=["POST"],
+        ),
+        Route("/turns/{turn_id}", pages.page(turn), methods=["GET"]),
+        Route("/inbox", pages.page(inbox), methods=["GET"]),
+        Route("/approvals/{approval_id}/{verb}", pages.page(decide, back="/inbox"), methods=["POST"]),
+        Route("/assistants", pages.page(assistants), methods=["GET", "POST"]),
+        Route("/assistants/{assistant_id}", pages.page(assistant), methods=["GET"]),
+        Route(
+            "/assistants/{assistant_id}/publish",
+            back_to(publish, "/assistants/{assistant_id}"),
+            methods=["POST"],
+        ),
+        Route(
+            "/assistants/{assistant_id}/preview",
+            back_to(preview, "/assistants/{assistant_id}"),
+            methods=["POST"],
+        ),
+        Route("/a/{slug}", visitor, methods=["GET", "POST"]),
+    ]
+
+
+async def _visitor_turns(pages: Pages, assistant_id: str, conversation_id: str) -> list[dict[str, Any]]:
+    """A visitor conversation's exchanges so far (its message and reply each), for the page without script."""
+    async with pages.svc.db.begin() as session:
+        conversation = await session.scalar(
+            select(Conversation.id).where(
+                Conversation.id == conversation_id,
+                Conversation.assistant_id == assistant_id,
+                Conversation.member_id.is_(None),
+            )
+        )
+        if conversation is None:
+            return []
+        rows = await session.scalars(
+            select(TurnRow).where(TurnRow.conversation_id == conversation).order_by(TurnRow.created_at)
+        )
+        return [
+            {"message": row.message, "reply": row.reply, "status": row.status, "calls": row.calls}
+            for row in list(rows)[-MAX_VISITOR_TURNS_SHOWN:]
+        ]

@@ -1,0 +1,86 @@
+// mcpyard console: makes the pages live. Every page works without this script (forms post and redirect).
+"use strict";
+(function () {
+  const csrf = () => (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
+
+  async function fetchPage(url, options) {
+    const response = await fetch(url, Object.assign({ credentials: "same-origin", headers: { Accept: "text/html" } }, options));
+    if (response.redirected && new URL(response.url).pathname === "/login") {
+      window.location.assign(response.url);
+      return null;
+    }
+    const text = await response.text();
+    return { doc: new DOMParser().parseFromString(text, "text/html"), url: response.url };
+  }
+
+  // Live parts: elements with data-live="topic …" and an id are fetched again when a topic changes.
+  const live = Array.from(document.querySelectorAll("[data-live][id]"));
+  let source = null;
+  if (live.length && window.EventSource) {
+    const topics = Array.from(new Set(live.flatMap((el) => el.dataset.live.split(/\s+/)).filter(Boolean)));
+    let pending = null;
+    const wanted = new Set();
+    const refresh = async () => {
+      pending = null;
+      const ids = Array.from(wanted);
+      wanted.clear();
+      const fetched = await fetchPage(window.location.pathname + window.location.search);
+      if (!fetched) return;
+      for (const id of ids) {
+        const now = document.getElementById(id);
+        const next = fetched.doc.getElementById(id);
+        if (now && next) now.innerHTML = next.innerHTML;
+      }
+      document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+    };
+    source = new EventSource("/events?topics=" + encodeURIComponent(topics.join(",")));
+    source.addEventListener("change", (event) => {
+      for (const el of document.querySelectorAll("[data-live][id]")) {
+        if (el.dataset.live.split(/\s+/).includes(event.data)) wanted.add(el.id);
+      }
+      if (wanted.size && !pending) pending = setTimeout(refresh, 50);
+    });
+    source.addEventListener("open", () => { document.body.dataset.live = "open"; });
+    window.addEventListener("pagehide", () => { source.close(); });
+  }
+
+  // Forms with data-async="<id>": posted in the background; the message shows at once, then the page's answer.
+  document.addEventListener("submit", async (event) => {
+    const form = event.target;
+    if (!(form instanceof HTMLFormElement) || !form.dataset.async || !window.fetch) return;
+    event.preventDefault();
+    const data = new FormData(form);
+    const list = document.getElementById(form.dataset.async);
+    const message = String(data.get("message") || "");
+    if (list && message) {
+      const article = document.createElement("article");
+      article.className = "turn status-running";
+      const you = document.createElement("p");
+      you.className = "message you";
+      const who = document.createElement("span");
+      who.className = "who";
+      who.textContent = "You";
+      you.append(who, " ", message);
+      const working = document.createElement("p");
+      working.className = "muted working";
+      working.textContent = "Working…";
+      article.append(you, working);
+      list.append(article);
+    }
+    for (const control of form.querySelectorAll("button, textarea")) control.disabled = true;
+    try {
+      const fetched = await fetchPage(form.action, {
+        method: "POST",
+        body: new URLSearchParams(data),
+        headers: { Accept: "text/html", "X-CSRF-Token": csrf() },
+      });
+      if (!fetched) return;
+      const main = fetched.doc.querySelector("main");
+      if (main) document.querySelector("main").innerHTML = main.innerHTML;
+      const field = document.querySelector("main textarea[name=message]:not([disabled])");
+      if (field) field.focus();
+    } catch (error) {
+      form.submit();
+    }
+  });
+})();

@@ -1,0 +1,77 @@
+"""The web console for browser tests: the service served on 127.0.0.1, Debian's Chromium driven by Playwright.
+
+`Console` is the running service (its origin, an API client holding the owner's token for set-up
+steps), and every page the tests looked at, to be searched for secrets. Screenshots go to
+`docs/screenshots/` (or `MCPYARD_SCREENSHOTS`), which the README shows.
+"""
+
+from __future__ import annotations
+
+import os
+import re
+from dataclasses import dataclass, field
+from pathlib import Path
+
+import anyio
+from playwright.async_api import Browser, Page
+from starlette.applications import Starlette
+
+from tests.org._service import PASSWORD, Service
+
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "SHOTS", "Console"]
+
+CHROMIUM = os.environ.get("MCPYARD_TEST_CHROMIUM", "/usr/bin/chromium")
+CHROMIUM_FLAGS = [
+    "--no-sandbox",
+    "--disable-gpu",
+    "--disable-quic",
+    "--no-first-run",
+    "--disable-background-networking",
+    "--disable-component-update",
+    "--disable-sync",
+]
+"""What Chromium needs on a closed network (without them it keeps trying to reach its own services)."""
+SHOTS = Path(os.environ.get("MCPYARD_SCREENSHOTS", Path(__file__).resolve().parents[3] / "docs" / "screenshots"))
+WAIT_MS = 20_000
+"""How long a browser step may wait for what it expects (a live update, a turn) before the test fails."""
+
+
+@dataclass
+class Console:
+    """The served service, an API client for it, and what the browser showed."""
+
+    origin: str
+    api: Service
+    app: Starlette
+    browser: Browser
+    seen: list[str] = field(default_factory=list)
+
+    async def page(self, *, javascript: bool = True) -> Page:
+        """A page in a fresh browser context (cookies of its own: another person, or a visitor)."""
+        context = await self.browser.new_context(base_url=self.origin, java_script_enabled=javascript)
+        context.set_default_timeout(WAIT_MS)
+        page = await context.new_page()
+        page.on("pageerror", lambda error: self.seen.append(f"PAGE ERROR {error}"))
+        return page
+
+    async def sign_in(self, email: str, *, javascript: bool = True) -> Page:
+        page = await self.page(javascript=javascript)
+        await page.goto("/login")
+        await page.get_by_label("Email").fill(email)
+        await page.get_by_label("Password").fill(PASSWORD)
+        await page.get_by_role("button", name="Sign in").click()
+        await page.wait_for_url(re.compile(r"/(servers|teammates)$"))
+        await self.look(page)
+        return page
+
+    async def look(self, page: Page, shot: str | None = None) -> str:
+        """Keep what `page` shows now (to search it for secrets); with `shot`, a screenshot of it too."""
+        html = await page.content()
+        self.seen.append(html)
+        if shot is not None:
+            await anyio.Path(SHOTS).mkdir(parents=True, exist_ok=True)
+            await page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
+        return html
+
+    def errors(self) -> list[str]:
+        return [item for item in self.seen if item.startswith("PAGE ERROR")]
