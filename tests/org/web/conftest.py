@@ -7,13 +7,15 @@ from pathlib import Path
 
 import httpx2
 import pytest
-from playwright.async_api import async_playwright
+from playwright.async_api import async_playwright, expect
 
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._served import serving
 from tests.org._service import Service, service_app, set_up
-from tests.org.web._console import CHROMIUM, CHROMIUM_FLAGS, Console
+from tests.org.web._console import CHROMIUM, CHROMIUM_FLAGS, WAIT_MS, Console
+
+expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture

@@ -40,7 +40,15 @@
       }
       if (wanted.size && !pending) pending = setTimeout(refresh, 50);
     });
-    source.addEventListener("open", () => { document.body.dataset.live = "open"; });
+    let opened = 0;
+    source.addEventListener("open", () => {
+      // After a reconnection, changes made while it was away were never announced: fetch everything once.
+      if (opened++ > 0) {
+        for (const el of document.querySelectorAll("[data-live][id]")) wanted.add(el.id);
+        if (wanted.size && !pending) pending = setTimeout(refresh, 50);
+      }
+      document.body.dataset.live = "open";
+    });
     window.addEventListener("pagehide", () => { source.close(); });
   }
 
