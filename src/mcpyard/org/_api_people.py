@@ -16,7 +16,7 @@ from mcpyard.org._auth import COOKIE, Authenticator
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit
 from mcpyard.org._models import ApiToken, Member
-from mcpyard.org._people import add_member, create_token, revoke_token, verify_login
+from mcpyard.org._people import add_member, create_token, list_members, list_tokens, revoke_token, verify_login
 
 __all__ = ["people_routes"]
 
@@ -83,6 +83,9 @@ def people_routes(
         return response
 
     async def members(request: Request, caller: Caller) -> Response:
+        if request.method == "GET":  # any member may see who else is in the organization
+            async with db() as session:
+                return JSONResponse(await list_members(session, caller.org_id))
         require(caller, *ADMINS)
         body = await json_body(request)
         email, role, password = body.get("email"), body.get("role"), body.get("password")
@@ -108,6 +111,9 @@ def people_routes(
         return JSONResponse(_member_json(member), status_code=201)
 
     async def tokens(request: Request, caller: Caller) -> Response:
+        if request.method == "GET":  # the caller's own, never another member's
+            async with db() as session:
+                return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
         body = await json_body(request)
         label = body.get("label", "")
         if not isinstance(label, str):
@@ -138,7 +144,7 @@ def people_routes(
         Route("/api/v1/login", login, methods=["POST"]),
         Route("/api/v1/session", session_start, methods=["POST"]),
         Route("/api/v1/session", guarded(session_end), methods=["DELETE"]),
-        Route("/api/v1/members", guarded(members), methods=["POST"]),
-        Route("/api/v1/tokens", guarded(tokens), methods=["POST"]),
+        Route("/api/v1/members", guarded(members), methods=["GET", "POST"]),
+        Route("/api/v1/tokens", guarded(tokens), methods=["GET", "POST"]),
         Route("/api/v1/tokens/{token_id}", guarded(token), methods=["DELETE"]),
     ]

@@ -176,6 +176,10 @@ _ALERT = _obj(
     cleared_at=_NSTR,
 )
 _MEMBER = _obj(["id", "email", "role", "org_id"], id=_STR, email=_STR, role=_ROLE, org_id=_STR)
+_LISTED_MEMBER = _obj(["id", "email", "role", "created_at"], id=_STR, email=_STR, role=_ROLE, created_at=_STR)
+_LISTED_TOKEN = _obj(
+    ["id", "label", "created_at", "last_used_at"], id=_STR, label=_STR, created_at=_STR, last_used_at=_NSTR
+)
 _PASSWORD: _S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
 _CREDENTIALS = _obj(["email", "password"], email=_STR, password=_STR)
 _SERVER_NAME: _S = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "maxLength": MAX_NAME}
@@ -261,21 +265,29 @@ def _people() -> _S:
         },
         "/api/v1/me": {"get": _op("Who the caller is", {"200": ("the caller", _ME)}, "401")},
         "/api/v1/members": {
+            "get": _op(
+                "The organization's members, by email", {"200": ("every member", _array(_LISTED_MEMBER))}, "401"
+            ),
             "post": _op(
                 "Add a member (owner, admin; only an owner adds an owner)",
                 {"201": ("the new member", _MEMBER)},
                 "400 401 403 413 422",
                 body=_obj(["email", "role", "password"], email=_STR, role=_ROLE, password=_PASSWORD),
-            )
+            ),
         },
         "/api/v1/tokens": {
+            "get": _op(
+                "The caller's own API tokens not revoked, newest first (never a token or its hash)",
+                {"200": ("the tokens", _array(_LISTED_TOKEN))},
+                "401",
+            ),
             "post": _op(
                 "A new API token for the caller, shown once",
                 {"201": ("the new token and its id", _obj(["token", "id"], token=_STR, id=_STR))},
                 "400 401 403 413 422",
                 body=_obj([], label=_STR),
                 body_required=False,
-            )
+            ),
         },
         "/api/v1/tokens/{token_id}": {
             "parameters": [_path("token_id")],

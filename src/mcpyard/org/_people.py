@@ -10,6 +10,7 @@ from __future__ import annotations
 import hmac
 import re
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import select, update
 from sqlalchemy.exc import IntegrityError
@@ -31,6 +32,8 @@ __all__ = [
     "create_token",
     "find_member",
     "find_organization",
+    "list_members",
+    "list_tokens",
     "lockout_after",
     "member_for_token",
     "normalize_email",
@@ -97,6 +100,37 @@ async def owners(session: AsyncSession, org_id: str) -> list[Member]:
     async with transaction(session):
         query = select(Member).where(Member.org_id == org_id, Member.role == "owner")
         return list(await session.scalars(query.order_by(Member.created_at, Member.id)))
+
+
+async def list_members(session: AsyncSession, org_id: str) -> list[dict[str, Any]]:
+    """The organization's members by email: id, email, role and since when (never a password or its hash)."""
+    async with transaction(session):
+        rows = list(await session.scalars(select(Member).where(Member.org_id == org_id)))
+    # Sorted here: the engines' collations order text differently, and the pages should not.
+    rows.sort(key=lambda member: (member.email, member.id))
+    return [
+        {"id": member.id, "email": member.email, "role": member.role, "created_at": member.created_at.isoformat()}
+        for member in rows
+    ]
+
+
+async def list_tokens(session: AsyncSession, org_id: str, member_id: str) -> list[dict[str, Any]]:
+    """The member's own API tokens not revoked, newest first: id, label, made and last used (never a token or
+    its hash)."""
+    async with transaction(session):
+        query = select(ApiToken).where(
+            ApiToken.org_id == org_id, ApiToken.member_id == member_id, ApiToken.revoked_at.is_(None)
+        )
+        rows = list(await session.scalars(query.order_by(ApiToken.created_at.desc(), ApiToken.id.desc())))
+    return [
+        {
+            "id": row.id,
+            "label": row.label,
+            "created_at": row.created_at.isoformat(),
+            "last_used_at": row.last_used_at.isoformat() if row.last_used_at is not None else None,
+        }
+        for row in rows
+    ]
 
 
 async def create_organization(

@@ -1,0 +1,71 @@
+"""The organization's read endpoints the web console lists from, through the JSON API on SQLite and PostgreSQL:
+members and tokens (ORG-1), a member's conversations with a teammate (ORG-4), an assistant's publications (ORG-6),
+and what deleting a server would affect (ORG-8); each a JSON array, another organization's ids 404 (API-6)."""
+
+from __future__ import annotations
+
+from collections.abc import AsyncIterator
+
+import pytest
+
+from mcpyard.org._tokens import token_hash
+from mcpyard.secrets import forms_of
+from tests.conftest import Home
+from tests.org._service import Service, running_service
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
+    async with running_service(database_url, home.data_home) as running:
+        yield running
+
+
+async def _status(service: Service, method: str, path: str, token: str | None = None) -> int:
+    return (await service.request(method, path, token=token)).status_code
+
+
+async def test_org1_api6_any_member_lists_the_organizations_members_by_email_and_only_theirs(
+    service: Service,
+) -> None:
+    member = await service.add_member("zed@acme.test")
+    await service.add_member("admin@acme.test", role="admin")
+    other = await service.add_org("globex", "owner@globex.test")
+    listed = await service.get("/api/v1/members", token=member)
+    assert [(item["email"], item["role"]) for item in listed] == [
+        ("admin@acme.test", "admin"),
+        ("owner@acme.test", "owner"),
+        ("zed@acme.test", "member"),
+    ]
+    assert all(set(item) == {"id", "email", "role", "created_at"} for item in listed)
+    assert all(item["created_at"].endswith("+00:00") for item in listed), "ISO times, in UTC"
+    assert "$argon2" not in service.responses[-1], "never a password hash"
+    [theirs] = await service.get("/api/v1/members", token=other.owner_token)
+    assert theirs["email"] == "owner@globex.test", "another organization's members are not listed"
+
+
+async def test_org1_api6_the_tokens_list_shows_the_callers_own_live_tokens_newest_first_never_a_token_or_hash(
+    service: Service,
+) -> None:
+    ci = await service.post("/api/v1/tokens", {"label": "ci"}, expect=201)
+    spare = await service.post("/api/v1/tokens", {"label": "spare"}, expect=201)
+    member = await service.add_member("member@acme.test")
+    listed = await service.get("/api/v1/tokens")
+    shown = service.responses[-1]
+    assert [item["label"] for item in listed] == ["spare", "ci", ""], "newest first; the owner's first token last"
+    assert [item["id"] for item in listed[:2]] == [spare["id"], ci["id"]]
+    assert all(set(item) == {"id", "label", "created_at", "last_used_at"} for item in listed)
+    assert listed[-1]["last_used_at"] is not None, "the token this request came with was used"
+    assert listed[0]["last_used_at"] is None, "a token never sent was never used"
+    for token in (ci["token"], spare["token"], service.org.owner_token):
+        assert token_hash(token) not in shown, "never a token's hash"
+        for form in forms_of(token):
+            assert form not in shown, "never a token"
+    [own] = await service.get("/api/v1/tokens", token=member)
+    assert own["id"] not in {item["id"] for item in listed}, "a member lists their own tokens, no one else's"
+
+    assert await _status(service, "DELETE", f"/api/v1/tokens/{ci['id']}") == 204
+    after = await service.get("/api/v1/tokens")
+    assert [item["id"] for item in after[:1]] == [spare["id"]]
+    assert ci["id"] not in {item["id"] for item in after}, "a revoked token leaves the list"
