@@ -5,12 +5,14 @@ and what deleting a server would affect (ORG-8); each a JSON array, another orga
 from __future__ import annotations
 
 from collections.abc import AsyncIterator
+from typing import Any
 
 import pytest
 
 from mcpyard.org._tokens import token_hash
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
+from tests.org._flows import by_tool, register
 from tests.org._service import Service, running_service
 
 pytestmark = pytest.mark.anyio
@@ -69,3 +71,51 @@ async def test_org1_api6_the_tokens_list_shows_the_callers_own_live_tokens_newes
     after = await service.get("/api/v1/tokens")
     assert [item["id"] for item in after[:1]] == [spare["id"]]
     assert ci["id"] not in {item["id"] for item in after}, "a revoked token leaves the list"
+
+
+async def test_org8_api6_a_servers_selections_name_what_deleting_it_would_affect_for_owners_and_admins_only(
+    service: Service, upstream: str
+) -> None:
+    deleting = await register(service, upstream)
+    kept = await register(service, upstream, name="kept")
+    mine, theirs = by_tool(deleting), by_tool(kept)
+
+    async def assistant(name: str, *tools: dict[str, Any]) -> str:
+        created = await service.post(
+            "/api/v1/assistants", {"name": name, "tool_ids": [tool["id"] for tool in tools]}, expect=201
+        )
+        return str(created["id"])
+
+    async def teammate(name: str, *servers: dict[str, Any]) -> str:
+        created = await service.post(
+            "/api/v1/teammates", {"name": name, "server_ids": [server["id"] for server in servers]}, expect=201
+        )
+        return str(created["id"])
+
+    zeta = await assistant("Zeta", mine["lookup"], theirs["lookup"])
+    alpha = await assistant("Alpha", mine["write"])
+    untouched = await assistant("Beta", theirs["write"])
+    bob = await teammate("bob", deleting)
+    al = await teammate("al", kept, deleting)
+    await teammate("cy", kept)
+
+    selections = f"/api/v1/servers/{deleting['id']}/selections"
+    assert await service.get(selections) == [
+        {"kind": "assistant", "id": alpha, "name": "Alpha"},
+        {"kind": "assistant", "id": zeta, "name": "Zeta"},
+        {"kind": "teammate", "id": al, "name": "al"},
+        {"kind": "teammate", "id": bob, "name": "bob"},
+    ]
+    admin = await service.add_member("admin@acme.test", role="admin")
+    assert len(await service.get(selections, token=admin)) == 4
+    member = await service.add_member("member@acme.test")
+    forbidden = await service.request("GET", selections, token=member)
+    assert forbidden.status_code == 403
+    assert forbidden.json()["error"]["code"] == "forbidden"
+    other = await service.add_org("globex", "owner@globex.test")
+    assert await _status(service, "GET", selections, token=other.owner_token) == 404
+
+    assert await _status(service, "DELETE", f"/api/v1/servers/{deleting['id']}") == 204
+    review = {item["id"]: item["needs_review"] for item in await service.get("/api/v1/assistants")}
+    assert review == {alpha: True, zeta: True, untouched: False}, "deleting marked exactly the assistants listed"
+    assert await _status(service, "GET", selections) == 404, "a deleted server has no selections to show"

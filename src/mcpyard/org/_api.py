@@ -164,6 +164,9 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def refresh(request: Request, caller: Caller) -> Response:
         return JSONResponse(await _registry.refresh_server(svc, caller, request.path_params["server_id"]))
 
+    async def selections(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _registry.server_selections(svc, caller, request.path_params["server_id"]))
+
     async def tools(request: Request, caller: Caller) -> Response:
         del request
         return JSONResponse(await _policy_service.list_tools(svc, caller))
@@ -231,6 +234,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         Route("/api/v1/servers", guarded(servers), methods=["GET", "POST"]),
         Route("/api/v1/servers/{server_id}", guarded(server), methods=["GET", "PATCH", "DELETE"]),
         Route("/api/v1/servers/{server_id}/refresh", guarded(refresh), methods=["POST"]),
+        Route("/api/v1/servers/{server_id}/selections", guarded(selections), methods=["GET"]),
         Route("/api/v1/tools", guarded(tools), methods=["GET"]),
         Route("/api/v1/tools/{tool_id}", guarded(tool), methods=["GET"]),
         Route("/api/v1/tools/{tool_id}/policy", guarded(policy), methods=["PUT"]),

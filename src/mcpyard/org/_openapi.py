@@ -180,6 +180,7 @@ _LISTED_MEMBER = _obj(["id", "email", "role", "created_at"], id=_STR, email=_STR
 _LISTED_TOKEN = _obj(
     ["id", "label", "created_at", "last_used_at"], id=_STR, label=_STR, created_at=_STR, last_used_at=_NSTR
 )
+_SELECTION = _obj(["kind", "id", "name"], kind=_enum("assistant", "teammate"), id=_STR, name=_STR)
 _PASSWORD: _S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
 _CREDENTIALS = _obj(["email", "password"], email=_STR, password=_STR)
 _SERVER_NAME: _S = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "maxLength": MAX_NAME}
@@ -330,6 +331,14 @@ def _servers() -> _S:
         "/api/v1/servers/{server_id}/refresh": {
             "parameters": [_path("server_id")],
             "post": _op("Discover the tools again (owner, admin)", {"200": ("the server", _SERVER)}, "401 403 404"),
+        },
+        "/api/v1/servers/{server_id}/selections": {
+            "parameters": [_path("server_id")],
+            "get": _op(
+                "What deleting the server would affect: assistants using its tools, teammates it is allowed to",
+                {"200": ("by kind, then name", _array(_SELECTION))},
+                "401 403 404",
+            ),
         },
         "/api/v1/tools": {"get": _op("Every tool with its state and policy", {"200": ("", _array(_TOOL))}, "401")},
         "/api/v1/tools/{tool_id}": {

@@ -22,7 +22,7 @@ from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit, clear_alert, raise_alert
 from mcpyard.org._hosts import OrgHost, model_name
 from mcpyard.org._models import Credential, Policy, RegisteredServer, Tool, new_id, utcnow
-from mcpyard.org._review import mark_for_review
+from mcpyard.org._review import mark_for_review, selections_using
 from mcpyard.org._service import OrgService
 
 __all__ = [
@@ -34,6 +34,7 @@ __all__ = [
     "refresh_server",
     "register_server",
     "server_json",
+    "server_selections",
     "tool_json",
     "update_server",
 ]
@@ -288,6 +289,15 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
     opened = await svc.hosts.get(caller.org_id)
     opened.policies.forget_server(server.name)
     await svc.hosts.reload(caller.org_id)
+
+
+async def server_selections(svc: OrgService, caller: Caller, server_id: str) -> list[dict[str, Any]]:
+    """What deleting the server would affect: the assistants using its tools and the teammates allowed it, as
+    `{kind, id, name}` by kind then name (owner, admin)."""
+    require(caller, *ADMINS)
+    async with svc.db.begin() as session:
+        server = await _server(session, caller, server_id)
+        return await selections_using(session, caller.org_id, server.id)
 
 
 async def refresh_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
