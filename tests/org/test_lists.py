@@ -4,7 +4,7 @@ and what deleting a server would affect (ORG-8); each a JSON array, another orga
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from typing import Any
 
 import pytest
@@ -12,6 +12,7 @@ import pytest
 from mcpyard.org._tokens import token_hash
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
+from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import by_tool, register
 from tests.org._service import Service, running_service
 
@@ -22,6 +23,12 @@ pytestmark = pytest.mark.anyio
 async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
     async with running_service(database_url, home.data_home) as running:
         yield running
+
+
+@pytest.fixture
+def model() -> Iterator[ModelFixture]:
+    with serve_model() as fixture:
+        yield fixture
 
 
 async def _status(service: Service, method: str, path: str, token: str | None = None) -> int:
@@ -71,6 +78,50 @@ async def test_org1_api6_the_tokens_list_shows_the_callers_own_live_tokens_newes
     after = await service.get("/api/v1/tokens")
     assert [item["id"] for item in after[:1]] == [spare["id"]]
     assert ci["id"] not in {item["id"] for item in after}, "a revoked token leaves the list"
+
+
+async def test_org4_api6_a_members_conversations_with_a_teammate_list_newest_first_and_read_only_by_that_member(
+    service: Service, model: ModelFixture
+) -> None:
+    response = await service.request("PUT", "/api/v1/model", json={"base_url": model.base_url, "model": "scripted"})
+    assert response.status_code == 200, response.text
+    teammate = await service.post("/api/v1/teammates", {"name": "helper"}, expect=201)
+    member = await service.add_member("member@acme.test")
+    conversations = f"/api/v1/teammates/{teammate['id']}/conversations"
+    older = await service.post(conversations, token=member, expect=201)
+    opening = "Tell me everything about " + "x" * 200
+    model.replies.extend([{"text": "First."}, {"text": "Second."}])
+    first = await service.post(
+        f"/api/v1/conversations/{older['id']}/turns", {"message": opening}, token=member, expect=200
+    )
+    second = await service.post(
+        f"/api/v1/conversations/{older['id']}/turns", {"message": "and more"}, token=member, expect=200
+    )
+    newer = await service.post(conversations, token=member, expect=201)
+    await service.post(conversations, expect=201)  # the owner's own, with the same teammate
+
+    listed = await service.get(conversations, token=member)
+    assert [item["id"] for item in listed] == [newer["id"], older["id"]], "the caller's own, newest first"
+    assert listed[0] == {**listed[0], "teammate_id": teammate["id"], "turns": 0, "first_message": ""}
+    assert listed[1] == {**listed[1], "turns": 2, "first_message": opening[:120]}
+    assert set(listed[1]) == {"id", "teammate_id", "created_at", "turns", "first_message"}
+
+    read = await service.get(f"/api/v1/conversations/{older['id']}", token=member)
+    assert read["id"] == older["id"]
+    assert read["teammate_id"] == teammate["id"]
+    assert read["created_at"] == listed[1]["created_at"]
+    assert [turn["id"] for turn in read["turns"]] == [first["id"], second["id"]], "its turns, oldest first"
+    assert read["turns"][0] == first, "each turn as the turn's own answer showed it"
+    assert [turn["reply"] for turn in read["turns"]] == ["First.", "Second."]
+
+    other = await service.add_member("other@acme.test")
+    assert await service.get(conversations, token=other) == []
+    assert await _status(service, "GET", f"/api/v1/conversations/{older['id']}", token=other) == 404
+    assert await _status(service, "GET", f"/api/v1/conversations/{older['id']}") == 404, "not even an owner's"
+    elsewhere = await service.add_org("globex", "owner@globex.test")
+    assert await _status(service, "GET", conversations, token=elsewhere.owner_token) == 404
+    assert await _status(service, "GET", f"/api/v1/conversations/{older['id']}", token=elsewhere.owner_token) == 404
+    assert await _status(service, "GET", "/api/v1/conversations/no-such-conversation", token=member) == 404
 
 
 async def test_org8_api6_a_servers_selections_name_what_deleting_it_would_affect_for_owners_and_admins_only(

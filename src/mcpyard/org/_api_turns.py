@@ -39,8 +39,13 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         return JSONResponse(await _teammates.get_teammate(svc, caller, request.path_params["teammate_id"]))
 
     async def conversations(request: Request, caller: Caller) -> Response:
-        started = await _teammates.start_conversation(svc, caller, request.path_params["teammate_id"])
-        return JSONResponse(started, status_code=201)
+        teammate_id = request.path_params["teammate_id"]
+        if request.method == "GET":
+            return JSONResponse(await _teammates.list_conversations(svc, caller, teammate_id))
+        return JSONResponse(await _teammates.start_conversation(svc, caller, teammate_id), status_code=201)
+
+    async def conversation(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _teammates.get_conversation(svc, caller, request.path_params["conversation_id"]))
 
     async def turns(request: Request, caller: Caller) -> Response:
         conversation_id = request.path_params["conversation_id"]
@@ -84,7 +89,8 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         Route("/api/v1/model", guarded(model), methods=["GET", "PUT"]),
         Route("/api/v1/teammates", guarded(teammates), methods=["GET", "POST"]),
         Route("/api/v1/teammates/{teammate_id}", guarded(teammate), methods=["GET"]),
-        Route("/api/v1/teammates/{teammate_id}/conversations", guarded(conversations), methods=["POST"]),
+        Route("/api/v1/teammates/{teammate_id}/conversations", guarded(conversations), methods=["GET", "POST"]),
+        Route("/api/v1/conversations/{conversation_id}", guarded(conversation), methods=["GET"]),
         Route("/api/v1/conversations/{conversation_id}/turns", guarded(turns), methods=["POST"]),
         Route("/api/v1/turns/{turn_id}", guarded(turn), methods=["GET"]),
         Route("/api/v1/assistants", guarded(assistants), methods=["GET", "POST"]),

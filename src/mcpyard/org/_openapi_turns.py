@@ -80,6 +80,17 @@ def turn_paths(obj: Any, enum: Any, op: Any, path: Any, array: Any, strings: tup
         at=text,
     )
     traced = obj([*turn_fields, "trace"], **turn_props, trace=array(step))
+    listed_conversation = obj(
+        ["id", "teammate_id", "created_at", "turns", "first_message"],
+        id=text,
+        teammate_id=text,
+        created_at=text,
+        turns={"type": "integer", "minimum": 0},
+        first_message=text,
+    )
+    conversation = obj(
+        ["id", "teammate_id", "created_at", "turns"], id=text, teammate_id=text, created_at=text, turns=array(turn)
+    )
     previewed = obj([*turn_fields, "left_out"], **turn_props, left_out=array(text))
     message_body = obj(["message"], message=bounded(MAX_MESSAGE, required=True))
     publication = obj(
@@ -152,9 +163,22 @@ def turn_paths(obj: Any, enum: Any, op: Any, path: Any, array: Any, strings: tup
         },
         "/api/v1/teammates/{teammate_id}/conversations": {
             "parameters": [path("teammate_id")],
+            "get": op(
+                "The caller's own conversations with a teammate, newest first",
+                {"200": ("the conversations, each with its turn count and first message", array(listed_conversation))},
+                "401 404",
+            ),
             "post": op(
                 "Start a conversation with a teammate (the caller's own)",
                 {"201": ("the conversation", obj(["id", "teammate_id"], id=text, teammate_id=text))},
+                "401 404",
+            ),
+        },
+        "/api/v1/conversations/{conversation_id}": {
+            "parameters": [path("conversation_id")],
+            "get": op(
+                "A conversation with a teammate and its turns, oldest first (its member's alone)",
+                {"200": ("the conversation", conversation)},
                 "401 404",
             ),
         },

@@ -13,7 +13,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import func, select
 
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit
@@ -37,8 +37,10 @@ from mcpyard.org._turns import (
 __all__ = [
     "after_decision",
     "create_teammate",
+    "get_conversation",
     "get_teammate",
     "get_turn",
+    "list_conversations",
     "list_teammates",
     "start_conversation",
     "take_turn",
@@ -48,6 +50,8 @@ MAX_TEAMMATE_NAME = 100
 MAX_INSTRUCTIONS = 20_000
 MAX_MODEL_NAME = 200
 TEAMMATE_POLICIES = ("run_freely", "ask_first")
+FIRST_MESSAGE_CHARS = 120
+"""How much of a conversation's first message its listing shows."""
 
 
 async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
@@ -138,6 +142,69 @@ async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) 
         )
         session.add(conversation)
     return {"id": conversation.id, "teammate_id": teammate.id}
+
+
+async def list_conversations(svc: OrgService, caller: Caller, teammate_id: str) -> list[dict[str, Any]]:
+    """The caller's own conversations with the teammate, newest first: how many turns, and how the first began."""
+    teammate = await _teammate(svc, caller, teammate_id)
+    turns = select(func.count(TurnRow.id)).where(TurnRow.conversation_id == Conversation.id).scalar_subquery()
+    first = (
+        select(TurnRow.message)
+        .where(TurnRow.conversation_id == Conversation.id)
+        .order_by(TurnRow.created_at, TurnRow.id)
+        .limit(1)
+        .scalar_subquery()
+    )
+    async with svc.db.begin() as session:
+        rows = (
+            await session.execute(
+                select(Conversation, turns, first)
+                .where(
+                    Conversation.org_id == caller.org_id,
+                    Conversation.teammate_id == teammate.id,
+                    Conversation.member_id == caller.member_id,
+                )
+                .order_by(Conversation.created_at.desc(), Conversation.id.desc())
+            )
+        ).all()
+    return [
+        {
+            "id": conversation.id,
+            "teammate_id": teammate.id,
+            "created_at": conversation.created_at.isoformat(),
+            "turns": int(count or 0),
+            "first_message": (message or "")[:FIRST_MESSAGE_CHARS],
+        }
+        for conversation, count, message in rows
+    ]
+
+
+async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str) -> dict[str, Any]:
+    """A conversation with a teammate and its turns, oldest first: its member's alone to read (404 for anyone
+    else, owners and admins too, as for a conversation that does not exist)."""
+    async with svc.db.begin() as session:
+        conversation = await session.scalar(
+            select(Conversation).where(
+                Conversation.id == conversation_id,
+                Conversation.org_id == caller.org_id,
+                Conversation.member_id == caller.member_id,
+                Conversation.teammate_id.is_not(None),
+            )
+        )
+        if conversation is None:
+            raise not_found("conversation")
+        rows = await session.scalars(
+            select(TurnRow)
+            .where(TurnRow.conversation_id == conversation.id, TurnRow.org_id == caller.org_id)
+            .order_by(TurnRow.created_at, TurnRow.id)
+        )
+        turns = [turn_json(row) for row in rows]
+    return {
+        "id": conversation.id,
+        "teammate_id": conversation.teammate_id,
+        "created_at": conversation.created_at.isoformat(),
+        "turns": turns,
+    }
 
 
 @dataclass(frozen=True, slots=True)
