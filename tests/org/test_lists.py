@@ -13,7 +13,7 @@ from mcpyard.org._tokens import token_hash
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model
-from tests.org._flows import by_tool, register
+from tests.org._flows import by_tool, register, set_policy
 from tests.org._service import Service, running_service
 
 pytestmark = pytest.mark.anyio
@@ -122,6 +122,32 @@ async def test_org4_api6_a_members_conversations_with_a_teammate_list_newest_fir
     assert await _status(service, "GET", conversations, token=elsewhere.owner_token) == 404
     assert await _status(service, "GET", f"/api/v1/conversations/{older['id']}", token=elsewhere.owner_token) == 404
     assert await _status(service, "GET", "/api/v1/conversations/no-such-conversation", token=member) == 404
+
+
+async def test_org6_api6_an_assistants_publications_list_newest_first_as_publishing_answered_them(
+    service: Service, upstream: str
+) -> None:
+    tools = by_tool(await register(service, upstream))
+    await set_policy(service, tools["lookup"], "run_freely")
+    assistant = await service.post(
+        "/api/v1/assistants", {"name": "Desk", "tool_ids": [tools["lookup"]["id"]]}, expect=201
+    )
+    publications = f"/api/v1/assistants/{assistant['id']}/publications"
+    assert await service.get(publications) == []
+    first = await service.post(f"/api/v1/assistants/{assistant['id']}/publish")
+    second = await service.post(f"/api/v1/assistants/{assistant['id']}/publish")
+    member = await service.add_member("member@acme.test")
+    assert await service.get(publications, token=member) == [second, first], "any member reads them, newest first"
+    assert first["tools"] == [
+        {
+            "server_id": tools["lookup"]["server_id"],
+            "tool": "lookup",
+            "definition_hash": tools["lookup"]["definition_hash"],
+        }
+    ]
+    other = await service.add_org("globex", "owner@globex.test")
+    assert await _status(service, "GET", publications, token=other.owner_token) == 404
+    assert await _status(service, "GET", "/api/v1/assistants/no-such-assistant/publications") == 404
 
 
 async def test_org8_api6_a_servers_selections_name_what_deleting_it_would_affect_for_owners_and_admins_only(

@@ -64,6 +64,9 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
     async def assistant(request: Request, caller: Caller) -> Response:
         return JSONResponse(await _assistants.get_assistant(svc, caller, request.path_params["assistant_id"]))
 
+    async def publications(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _assistants.list_publications(svc, caller, request.path_params["assistant_id"]))
+
     async def publish(request: Request, caller: Caller) -> Response:
         return JSONResponse(await _assistants.publish(svc, caller, request.path_params["assistant_id"]))
 
@@ -95,6 +98,7 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         Route("/api/v1/turns/{turn_id}", guarded(turn), methods=["GET"]),
         Route("/api/v1/assistants", guarded(assistants), methods=["GET", "POST"]),
         Route("/api/v1/assistants/{assistant_id}", guarded(assistant), methods=["GET"]),
+        Route("/api/v1/assistants/{assistant_id}/publications", guarded(publications), methods=["GET"]),
         Route("/api/v1/assistants/{assistant_id}/publish", guarded(publish), methods=["POST"]),
         Route("/api/v1/assistants/{assistant_id}/preview", guarded(preview), methods=["POST"]),
         Route("/public/assistants/{slug}/turns", visitor, methods=["POST"]),

@@ -35,6 +35,7 @@ __all__ = [
     "create_assistant",
     "get_assistant",
     "list_assistants",
+    "list_publications",
     "preview",
     "publish",
     "visitor_turn",
@@ -182,6 +183,18 @@ async def list_assistants(svc: OrgService, caller: Caller) -> list[dict[str, Any
 
 async def get_assistant(svc: OrgService, caller: Caller, assistant_id: str) -> dict[str, Any]:
     return await _assistant_json(svc, await _assistant(svc, caller, assistant_id))
+
+
+async def list_publications(svc: OrgService, caller: Caller, assistant_id: str) -> list[dict[str, Any]]:
+    """The assistant's publications, newest first, each as `publish` answered it."""
+    assistant = await _assistant(svc, caller, assistant_id)
+    async with svc.db.begin() as session:
+        rows = await session.scalars(
+            select(Publication)
+            .where(Publication.assistant_id == assistant.id, Publication.org_id == caller.org_id)
+            .order_by(Publication.published_at.desc(), Publication.id.desc())
+        )
+        return [_publication_json(row, assistant.slug) for row in rows]
 
 
 def _why_not(

@@ -208,6 +208,14 @@ def turn_paths(obj: Any, enum: Any, op: Any, path: Any, array: Any, strings: tup
             "parameters": [path("assistant_id")],
             "get": op("One assistant, with its publications", {"200": ("the assistant", assistant)}, "401 404"),
         },
+        "/api/v1/assistants/{assistant_id}/publications": {
+            "parameters": [path("assistant_id")],
+            "get": op(
+                "The assistant's publications, newest first",
+                {"200": ("the publications", array(publication))},
+                "401 404",
+            ),
+        },
         "/api/v1/assistants/{assistant_id}/publish": {
             "parameters": [path("assistant_id")],
             "post": op(
