@@ -17,11 +17,13 @@ from hypothesis.errors import Unsatisfiable
 from schemathesis import GenerationMode
 from schemathesis.checks import CheckFunction
 from schemathesis.core.result import Ok
+from starlette.routing import Route
 
+from mcpyard.org._openapi import openapi_document
 from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._served import served_service
-from tests.org._service import Service
+from tests.org._service import Service, running_service
 
 pytestmark = pytest.mark.anyio
 
@@ -116,3 +118,26 @@ async def test_api6_every_operation_answers_as_the_openapi_document_says(
         origin = str(service.client.base_url).rstrip("/")
         failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids)
     assert not failures, "\n\n".join(failures)
+
+
+async def test_api6_the_document_names_exactly_the_operations_the_api_routes(database_url: str, home: Home) -> None:
+    """Schemathesis sends requests only to what the document names, and a named operation with no route would answer
+    404 as if its id were unknown: the routes under `/api/v1` and `/public` and the document's operations are the
+    same set (API-6)."""
+    async with running_service(database_url, home.data_home) as service:
+        assert service.app is not None
+        routes = [route for route in service.app.router.routes if isinstance(route, Route)]
+    routed = {
+        (method.lower(), route.path)
+        for route in routes
+        if route.path.startswith(("/api/", "/public/"))
+        for method in route.methods or ()
+        if method != "HEAD"  # Starlette adds it to every GET
+    }
+    documented = {
+        (method, path)
+        for path, item in openapi_document()["paths"].items()
+        for method in item
+        if method in ("get", "put", "post", "delete", "patch")
+    }
+    assert routed == documented, {"not documented": routed - documented, "not routed": documented - routed}
