@@ -56,11 +56,10 @@ class Notice:
 
 @dataclass(frozen=True, slots=True)
 class Visit:
-    """A signed-in member on a page: who, the session's CSRF token, and a notice left by the last action."""
+    """A signed-in member on a page: who, and the session's CSRF token."""
 
     caller: Caller
     csrf: str
-    notice: Notice | None = None
 
 
 PageHandler = Callable[[Request, Visit], Awaitable[Response]]
@@ -113,6 +112,7 @@ class Pages:
         self, request: Request, template: str, context: Mapping[str, Any], *, visit: Visit | None, status: int = 200
     ) -> HTMLResponse:
         page = self.templates.get_template(template)
+        notice = _notice_from(request)
         caller = visit.caller if visit else None
         nav = [item for item in NAV if caller is not None and (not item[3] or caller.is_admin)]
         html = page.render(
@@ -121,10 +121,11 @@ class Pages:
             caller=caller,
             csrf=visit.csrf if visit else "",
             nav=nav,
+            notice=notice,
             **context,
         )
         response = HTMLResponse(html, status_code=status)
-        if visit is not None and visit.notice is not None:
+        if notice is not None:
             response.delete_cookie(NOTICE_COOKIE, path="/")
         return response
 
@@ -149,7 +150,7 @@ class Pages:
         if found is None:
             return None
         caller, csrf = found
-        return Visit(caller, csrf, _notice_from(request))
+        return Visit(caller, csrf)
 
     async def form(self, request: Request, visit: Visit | None, *, csrf: str | None = None) -> FormData:
         """The posted form, after its CSRF token was checked against the session's (or `csrf`, before sign-in)."""

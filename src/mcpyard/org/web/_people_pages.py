@@ -118,7 +118,7 @@ def people_pages(pages: Pages) -> list[Route]:
                 )
         except UsageError as exc:
             raise ServiceError(422, "invalid_member", str(exc)) from None
-        return pages.redirect(request, "/members", Notice("done", f"{member.email} is now a {role}."))
+        return pages.redirect(request, "/members", Notice("done", f"{member.email} is added, as {role}."))
 
     async def tokens(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)

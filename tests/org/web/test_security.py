@@ -1,0 +1,188 @@
+"""The pages' defences, request by request: headers, cookies, CSRF, roles, escaping, redirects (THREATS, ORG-1)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import AsyncIterator
+
+import httpx2
+import pytest
+
+from tests.conftest import Home
+from tests.org._flows import TOKEN, by_tool, register
+from tests.org._service import PASSWORD, Service, running_service
+
+pytestmark = pytest.mark.anyio
+
+PAGES = ("/servers", "/tools", "/teammates", "/inbox", "/assistants", "/alerts", "/audit", "/members", "/login")
+_CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+
+
+@pytest.fixture
+async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
+    async with running_service(database_url, home.data_home) as running:
+        yield running
+
+
+def _browser(service: Service, origin: str = "http://org.test") -> httpx2.AsyncClient:
+    """A client that keeps cookies and does not follow redirects, as a browser's single steps."""
+    assert service.app is not None
+    transport = httpx2.ASGITransport(app=service.app)
+    return httpx2.AsyncClient(transport=transport, base_url=origin, follow_redirects=False)
+
+
+async def _sign_in(browser: httpx2.AsyncClient, email: str, password: str = PASSWORD) -> httpx2.Response:
+    form = await browser.get("/login")
+    match = _CSRF.search(form.text)
+    assert match is not None
+    return await browser.post("/login", data={"csrf_token": match.group(1), "email": email, "password": password})
+
+
+async def _csrf(browser: httpx2.AsyncClient, path: str = "/servers") -> str:
+    match = _CSRF.search((await browser.get(path)).text)
+    assert match is not None
+    return match.group(1)
+
+
+def _notice(response: httpx2.Response) -> str:
+    return response.cookies.get("mcpyard_notice") or ""
+
+
+async def test_every_page_has_a_strict_content_security_policy_no_framing_and_no_inline_script(
+    service: Service, upstream: str
+) -> None:
+    await register(service, upstream)
+    async with _browser(service) as browser:
+        assert (await _sign_in(browser, "owner@acme.test")).status_code == 303
+        servers = (await service.get("/api/v1/servers"))[0]
+        tools = by_tool(servers)
+        for path in (*PAGES, f"/servers/{servers['id']}", f"/tools/{tools['lookup']['id']}"):
+            response = await browser.get(path)
+            assert response.status_code == 200 if path != "/login" else response.status_code in (200, 303), path
+            policy = response.headers["content-security-policy"]
+            assert "script-src 'self'" in policy
+            assert "unsafe-inline" not in policy
+            assert "unsafe-eval" not in policy
+            assert "frame-ancestors 'none'" in policy
+            assert response.headers["x-frame-options"] == "DENY"
+            assert response.headers["x-content-type-options"] == "nosniff"
+            html = response.text
+            assert not re.search(r"<script(?![^>]*\bsrc=)[^>]*>", html), f"inline script on {path}"
+            assert not re.search(r"\son[a-z]+\s*=", html), f"an inline event handler on {path}"
+            assert not re.search(r"\sstyle\s*=", html), f"an inline style on {path}"
+            assert TOKEN not in html
+            assert service.org.owner_token not in html
+        script = await browser.get("/static/app.js")
+        assert script.headers["content-type"].startswith("text/javascript")
+        assert (await browser.get("/static/../_pages.py")).status_code == 404
+
+
+async def test_session_cookies_are_httponly_samesite_secure_over_https_and_new_at_every_sign_in(
+    service: Service,
+) -> None:
+    async with _browser(service) as plain, _browser(service, "https://org.test") as secure:
+        first = await _sign_in(plain, "owner@acme.test")
+        cookie = first.headers["set-cookie"].lower()
+        assert "httponly" in cookie
+        assert "samesite=lax" in cookie
+        over_https = await _sign_in(secure, "owner@acme.test")
+        session = [item for item in over_https.headers.get_list("set-cookie") if item.startswith("mcpyard_session=")]
+        assert "secure" in session[0].lower()
+        plain.cookies.delete("mcpyard_session")
+        again = await _sign_in(plain, "owner@acme.test")
+        assert again.cookies["mcpyard_session"] != first.cookies["mcpyard_session"], "rotated at every sign-in"
+
+
+async def test_a_form_without_the_pages_csrf_token_changes_nothing(service: Service, upstream: str) -> None:
+    async with _browser(service) as browser:
+        await _sign_in(browser, "owner@acme.test")
+        for token in (None, "forged", ""):
+            data = {"name": "tools", "url": upstream, "bearer_token": TOKEN}
+            if token is not None:
+                data["csrf_token"] = token
+            refused = await browser.post("/servers", data=data)
+            assert refused.status_code == 303
+            assert await service.get("/api/v1/servers") == [], "nothing was registered"
+        # The JSON API, reached with the session cookie, wants the token in its header.
+        api = await browser.post("/api/v1/servers", json={"name": "tools", "url": upstream})
+        assert api.status_code == 403
+        assert api.json()["error"]["code"] == "csrf"
+        made = await browser.post(
+            "/servers", data={"name": "tools", "url": upstream, "csrf_token": await _csrf(browser)}
+        )
+        assert made.status_code == 303
+        assert [server["name"] for server in await service.get("/api/v1/servers")] == ["tools"]
+
+
+async def test_signing_in_wants_the_forms_own_token_and_answers_alike_for_unknown_emails_and_wrong_passwords(
+    service: Service,
+) -> None:
+    async with _browser(service) as browser:
+        forged = await browser.post("/login", data={"email": "owner@acme.test", "password": PASSWORD})
+        assert forged.status_code == 303
+        assert forged.headers["location"] == "/login"
+        assert "mcpyard_session" not in forged.cookies, "no other site can sign a browser in"
+        unknown = await _sign_in(browser, "nobody@acme.test")
+        wrong = await _sign_in(browser, "owner@acme.test", "not the password")
+        assert unknown.status_code == wrong.status_code == 401
+        message = re.compile(r'role="alert">([^<]+)<')
+        assert message.findall(unknown.text) == message.findall(wrong.text)
+        form = await browser.get("/login")
+        match = _CSRF.search(form.text)
+        assert match is not None
+        data = {
+            "csrf_token": match.group(1),
+            "email": "owner@acme.test",
+            "password": PASSWORD,
+            "next": "//evil.example/",
+        }
+        outside = await browser.post("/login", data=data)
+        assert outside.headers["location"] == "/", "only a path of ours"
+        page = await browser.get("/login?next=//evil.example/")
+        assert page.status_code == 303
+        assert page.headers["location"] == "/", "only a path of ours"
+
+
+async def test_roles_are_checked_by_the_service_whatever_the_page_shows(service: Service, upstream: str) -> None:
+    await service.add_member("member@acme.test")
+    other = await service.add_org("globex", "owner@globex.test")
+    server = await register(service, upstream)
+    async with _browser(service) as member, _browser(service) as outsider:
+        await _sign_in(member, "member@acme.test")
+        assert "Add a server" not in (await member.get("/servers")).text
+        csrf = await _csrf(member)
+        refused = await member.post("/servers", data={"name": "x", "url": upstream, "csrf_token": csrf})
+        assert refused.status_code == 303
+        assert len(await service.get("/api/v1/servers")) == 1
+        tool = by_tool(server)["lookup"]
+        data = {"policy": "run_freely", "definition_hash": tool["definition_hash"], "csrf_token": csrf}
+        await member.post(f"/tools/{tool['id']}/policy", data=data)
+        assert by_tool(await service.get(f"/api/v1/servers/{server['id']}"))["lookup"]["policy"] == "off"
+        assert (await member.get("/audit")).status_code == 403
+        assert (await member.post(f"/servers/{server['id']}/delete", data={"csrf_token": csrf})).status_code == 303
+        assert (await service.get(f"/api/v1/servers/{server['id']}"))["state"] == "connected"
+        await _sign_in(outsider, other.owner_email)
+        assert (await outsider.get(f"/servers/{server['id']}")).status_code == 404
+        assert (await outsider.get(f"/tools/{tool['id']}")).status_code == 404
+
+
+async def test_a_forged_notice_cookie_is_ignored_and_a_real_one_is_shown_as_text(service: Service) -> None:
+    async with _browser(service) as browser:
+        await _sign_in(browser, "owner@acme.test")
+        browser.cookies.set("mcpyard_notice", "not base64 json!")
+        assert (await browser.get("/servers")).status_code == 200
+        csrf = await _csrf(browser)
+        refused = await browser.post("/servers", data={"name": "<b>x</b>", "url": "ftp://x", "csrf_token": csrf})
+        assert _notice(refused)
+        shown = await browser.get("/servers")
+        assert "<b>x</b>" not in shown.text
+
+
+async def test_the_console_needs_a_session_and_sends_the_visitor_to_sign_in(service: Service) -> None:
+    async with _browser(service) as browser:
+        for path in PAGES[:-1]:
+            response = await browser.get(path)
+            assert response.status_code == 303
+            assert response.headers["location"] == f"/login?next={path}"
+        assert (await browser.post("/servers", data={})).headers["location"] == "/login"
+        assert (await browser.get("/a/no-such-assistant")).status_code == 404
