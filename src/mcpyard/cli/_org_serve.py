@@ -13,13 +13,16 @@ import signal
 import socket
 import sys
 from collections.abc import Iterator
-from typing import Annotated, Any
+from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mcpyard.cli._common import Globals, print_json, run, with_globals
 from mcpyard.cli._org import DatabaseOption, _database_url, org_app
 from mcpyard.errors import UsageError
+
+if TYPE_CHECKING:  # the service's modules load only when it runs (lean imports)
+    from mcpyard.org._demo_console import DemoConsole
 
 __all__ = ["demo", "serve"]
 
@@ -38,32 +41,56 @@ def serve(
         bool, typer.Option("--dev", help="Development: allow plain http to servers on this machine (never otherwise).")
     ] = False,
     demo_servers: Annotated[
-        bool, typer.Option("--demo", help="Also serve the bundled demo servers on loopback and print their URLs.")
+        bool,
+        typer.Option(
+            "--demo",
+            help="Serve a demo organization on a temporary database: the bundled demo servers registered, "
+            "demo members (their sign-in printed), a teammate, a published assistant and a scripted model.",
+        ),
     ] = False,
 ) -> None:
-    """Serve the organization service: its JSON API under /api/v1 (documented at /api/v1/openapi.json).
+    """Serve the organization service: the web console at /, its JSON API under /api/v1 (documented at
+    /api/v1/openapi.json).
 
-    The database must be set up (`mcpyard org init`, `mcpyard org migrate`). Ctrl-C or SIGTERM stops it;
-    `--port 0` takes a free port (the line it prints once it takes requests names it).
+    The database must be set up (`mcpyard org init`, `mcpyard org migrate`), except with `--demo`, which
+    makes one of its own and removes it when it stops. Ctrl-C or SIGTERM stops it; `--port 0` takes a free
+    port (the line it prints once it takes requests names it).
     """
     import warnings
 
-    url = _database_url(database)
+    if demo_servers and database is not None:
+        raise UsageError("--demo runs on a temporary database of its own; leave out --database")
+    url = "" if demo_servers else _database_url(database)
     warnings.simplefilter("ignore")  # the service's standard error is a log its people read
 
     async def main() -> None:
         from mcpyard._paths import data_home
         from mcpyard.org._app import OrgSettings, org_app
 
-        local = dev or demo_servers
-        settings = OrgSettings(
-            database_url=url,
-            data_home=data_home(os.environ),
-            environ=dict(os.environ),
-            dev=local,
-            secure_cookies=not local,
-        )
-        await _serve(org_app(settings), host, port, demo=demo_servers)
+        if demo_servers:
+            from mcpyard.org._demo_console import DemoModel, demo_console
+
+            model = DemoModel()
+            async with demo_console() as demo:
+                settings = OrgSettings(
+                    database_url=demo.database_url,
+                    data_home=demo.folder,
+                    environ=demo.environ,
+                    dev=True,
+                    secure_cookies=False,
+                    models=lambda org_id, name: model,
+                )
+                await _serve(org_app(settings), host, port, demo=demo)
+        else:
+            local = dev
+            settings = OrgSettings(
+                database_url=url,
+                data_home=data_home(os.environ),
+                environ=dict(os.environ),
+                dev=local,
+                secure_cookies=not local,
+            )
+            await _serve(org_app(settings), host, port, demo=None)
         print("mcpyard organization service stopped", file=sys.stderr, flush=True)
 
     run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
@@ -102,7 +129,7 @@ def _stop_signals(stops: list[int]) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-async def _serve(app: Any, host: str, port: int, *, demo: bool) -> None:
+async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) -> None:
     """Listen, open the service (database, schema, key), serve until Ctrl-C or SIGTERM, then close it all in order.
 
     Raises:
@@ -113,23 +140,33 @@ async def _serve(app: Any, host: str, port: int, *, demo: bool) -> None:
 
     from mcpyard.org._hosts import CALL_DEADLINE_SECS
 
+    signing_in: list[str] = []
+
     class Announcing(uvicorn.Server):
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started:
-                print(f"{READY}{_origin(host, bound)}/api/v1", file=sys.stderr, flush=True)
+                origin = _origin(host, bound)
+                print(f"{READY}{origin}/api/v1", file=sys.stderr, flush=True)
+                if signing_in:
+                    print(f"open the console at {origin}/", file=sys.stderr)
+                    print("\n".join(signing_in).replace(" /a/", f" {origin}/a/"), file=sys.stderr, flush=True)
 
     stops: list[int] = []
     with _listening(host, port) as listener, _stop_signals(stops):
         bound = listener.getsockname()[1]
         async with contextlib.AsyncExitStack() as stack:
-            # The service opens before it listens: a database never set up is one line, not a traceback.
-            await stack.enter_async_context(app.router.lifespan_context(app))
-            if demo:
+            servers = None
+            if demo is not None:
                 from mcpyard.org._demo import demo_servers as open_demo_servers
 
+                # Entered first, so they stop last: after the service has closed its connections to them.
                 servers = await stack.enter_async_context(open_demo_servers())
                 print(f"demo servers: notes {servers.notes_url}, weather {servers.weather_url}", file=sys.stderr)
+            # The service opens before it listens: a database never set up is one line, not a traceback.
+            await stack.enter_async_context(app.router.lifespan_context(app))
+            if demo is not None and servers is not None:
+                signing_in.extend(await demo.seed(app, servers))
             if stops:
                 return
             config = uvicorn.Config(

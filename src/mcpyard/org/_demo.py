@@ -119,6 +119,10 @@ async def demo_servers() -> AsyncIterator[DemoServers]:
                 notes, f"http://127.0.0.1:{notes_app.port}/mcp", weather, f"http://127.0.0.1:{weather.port}/mcp"
             )
         finally:
+            # Stopped, not cancelled: a cancelled server's lifespan would print a traceback on the way out.
+            with anyio.CancelScope(shield=True):
+                await notes_app.stop()
+                await weather.stop()
             tg.cancel_scope.cancel()
 
 

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import re
 import time
 from collections.abc import AsyncIterator, Iterator
 from typing import Any
@@ -32,6 +33,7 @@ MAX_TOPICS = 8
 MAX_STREAM_SECONDS = 600.0
 HEARTBEAT_SECONDS = 15.0
 _RECENT = 200
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
 
 class Live:
@@ -68,7 +70,7 @@ def _topics(raw: str) -> list[str]:
         raise ServiceError(422, "invalid_request", f"give 1 to {MAX_TOPICS} topics")
     for topic in topics:
         kind, _, ident = topic.partition(":")
-        if topic in ("inbox", "alerts") or (kind == "conversation" and ident.isalnum() and len(ident) <= 64):
+        if topic in ("inbox", "alerts") or (kind == "conversation" and _ID.fullmatch(ident)):
             continue
         raise ServiceError(422, "invalid_request", f"{topic[:40]!r} is not a topic (inbox, alerts, conversation:<id>)")
     return topics
