@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 import subprocess
 import sys
 from pathlib import Path
@@ -41,3 +42,12 @@ def test_the_library_example_runs_as_shipped(home: Home) -> None:
     assert done.returncode == 0, done.stderr
     assert "notes__add_note - Create a note." in done.stdout
     assert done.stdout.strip().endswith("Added note 'hello'.")
+
+
+def test_the_readmes_screenshots_are_ones_the_browser_tests_write() -> None:
+    shown = re.findall(r"!\[[^\]]+\]\(docs/screenshots/([\w-]+)\.png\)", README)
+    assert len(shown) >= 2
+    written = "\n".join(path.read_text(encoding="utf-8") for path in (ROOT / "tests" / "org" / "web").glob("test_*.py"))
+    for name in shown:
+        assert f'"{name}")' in written, f"no browser test writes docs/screenshots/{name}.png"
+        assert (ROOT / "docs" / "screenshots" / f"{name}.png").is_file()

@@ -10,6 +10,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import hmac
+import html
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
@@ -18,7 +19,7 @@ from typing import Any
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
+from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
@@ -80,6 +81,23 @@ def _session_key(sealer: Sealer) -> bytes:
     return hmac.new(keyring.keys[keyring.current], b"mcpyard org session cookies", hashlib.sha256).digest()
 
 
+def _wants_page(request: Request) -> bool:
+    """A browser asking for a page (not a program calling the API)."""
+    path = request.url.path
+    return not path.startswith(("/api/", "/public/")) and "text/html" in request.headers.get("accept", "")
+
+
+def _page(status: int, title: str, text: str) -> HTMLResponse:
+    """A page for an address the console does not have, or a failure; plain text in a fixed frame."""
+    body = (
+        f'<!doctype html><html lang="en"><head><meta charset="utf-8"><title>{title} · mcpyard</title>'
+        '<link rel="stylesheet" href="/static/style.css"></head><body><main id="main">'
+        f'<h1>{title}</h1><p class="notice error">{html.escape(text)}</p><p><a href="/">Back to the start</a></p>'
+        "</main></body></html>"
+    )
+    return HTMLResponse(body, status_code=status)
+
+
 def org_app(settings: OrgSettings) -> Starlette:
     """The organization service's app; its parts open when it is served."""
     state = OrgState()
@@ -121,6 +139,8 @@ def org_app(settings: OrgSettings) -> Starlette:
 
     async def not_found(request: Request, exc: Exception) -> Response:
         del exc
+        if _wants_page(request):
+            return _page(404, "Not found", "Nothing is at this address.")
         return error_response(404, "not_found", f"no such endpoint: {request.method} {request.url.path}")
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
@@ -128,9 +148,11 @@ def org_app(settings: OrgSettings) -> Starlette:
         return error_response(405, "method_not_allowed", f"{request.url.path} does not take {request.method}")
 
     async def failed(request: Request, exc: Exception) -> Response:
-        del request
         # One line, no traceback, and nothing of what the request carried (ERR-1).
-        return error_response(500, "internal_error", f"the service failed ({type(exc).__name__}); please report it")
+        message = f"the service failed ({type(exc).__name__}); please report it"
+        if _wants_page(request):
+            return _page(500, "Something went wrong", message)
+        return error_response(500, "internal_error", message)
 
     handlers: dict[Any, Any] = {404: not_found, 405: not_allowed, 500: failed, Exception: failed}
     app = Starlette(

@@ -186,3 +186,9 @@ async def test_the_console_needs_a_session_and_sends_the_visitor_to_sign_in(serv
             assert response.headers["location"] == f"/login?next={path}"
         assert (await browser.post("/servers", data={})).headers["location"] == "/login"
         assert (await browser.get("/a/no-such-assistant")).status_code == 404
+        page = await browser.get("/no/such/page", headers={"Accept": "text/html"})
+        assert page.status_code == 404
+        assert "Nothing is at this address." in page.text
+        assert page.headers["content-security-policy"].startswith("default-src 'none'")
+        api = await browser.get("/api/v1/no-such-endpoint", headers={"Accept": "text/html"})
+        assert api.json()["error"]["code"] == "not_found", "programs get JSON, whatever they accept"

@@ -26,6 +26,13 @@ async def test_org1_org2_org3_an_owner_signs_in_registers_sets_a_policy_adds_a_m
     await row.get_by_label("Policy of tools__lookup").select_option("run_freely")
     await row.get_by_role("button", name="Set").click()
     await expect(page.locator(".notice")).to_have_text("tools__lookup: Run freely.")
+    await page.get_by_role("link", name="MCP servers").click()
+    await page.get_by_role("link", name="tools", exact=True).click()
+    await page.get_by_label("Name").fill("kit")
+    await page.get_by_role("button", name="Save").click()
+    await expect(page.locator(".notice")).to_have_text("kit is saved.")
+    await expect(page.locator("tbody")).to_contain_text("kit__lookup")
+    await expect(page.locator("dl.facts")).to_contain_text("kept sealed (never shown)")
 
     await page.get_by_role("link", name="Members & tokens").click()
     await page.get_by_label("Email").fill("new@acme.test")
