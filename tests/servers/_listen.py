@@ -28,6 +28,11 @@ class _AnnouncingServer(uvicorn.Server):
 
 
 def serve(app: ASGIApp, *, host: str, port: int, **options: Any) -> None:
-    """Serve `app` on `host:port` until interrupted; `options` go to `uvicorn.Config`."""
+    """Serve `app` on `host:port` until interrupted; `options` go to `uvicorn.Config`.
+
+    Once asked to stop, it waits at most 0.2 s for open requests (a client's long-lived event
+    stream would otherwise hold it until the test runner kills it, seconds later).
+    """
+    options.setdefault("timeout_graceful_shutdown", 0.2)
     config = uvicorn.Config(app, host=host, port=port, log_level="warning", **options)
     anyio.run(_AnnouncingServer(config).serve)
