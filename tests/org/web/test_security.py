@@ -107,9 +107,11 @@ async def test_a_form_without_the_pages_csrf_token_changes_nothing(service: Serv
         api = await browser.post("/api/v1/servers", json={"name": "tools", "url": upstream})
         assert api.status_code == 403
         assert api.json()["error"]["code"] == "csrf"
-        made = await browser.post(
-            "/servers", data={"name": "tools", "url": upstream, "csrf_token": await _csrf(browser)}
-        )
+        csrf = await _csrf(browser)
+        huge = await browser.post("/servers", data={"name": "x" * 300_000, "url": upstream, "csrf_token": csrf})
+        assert huge.status_code == 303
+        assert "the form is over 262144 bytes" in (await browser.get("/servers")).text
+        made = await browser.post("/servers", data={"name": "tools", "url": upstream, "csrf_token": csrf})
         assert made.status_code == 303
         assert [server["name"] for server in await service.get("/api/v1/servers")] == ["tools"]
 

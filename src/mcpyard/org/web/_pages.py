@@ -155,7 +155,10 @@ class Pages:
     async def form(self, request: Request, visit: Visit | None, *, csrf: str | None = None) -> FormData:
         """The posted form, after its CSRF token was checked against the session's (or `csrf`, before sign-in)."""
         expected = csrf if csrf is not None else (visit.csrf if visit else "")
-        if int(request.headers.get("content-length") or 0) > MAX_FORM_BYTES:
+        length = request.headers.get("content-length", "")
+        if not length.isdigit():  # browsers always say how long a form is; a stream without end is refused
+            raise ServiceError(411, "length_required", "send the form with its Content-Length")
+        if int(length) > MAX_FORM_BYTES:
             raise ServiceError(413, "too_large", f"the form is over {MAX_FORM_BYTES} bytes")
         form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
         given = form.get("csrf_token") or request.headers.get("x-csrf-token", "")
