@@ -96,12 +96,14 @@ async def test_org4_org5_a_members_turn_waits_on_an_ask_first_call_and_an_admin_
     await pending.get_by_role("button", name="Approve").click()
     await expect(owner.locator(".notice")).to_have_text("Approved: it ran once.")
     await expect(owner.get_by_role("article", name="Approval for tools__write")).to_contain_text("wrote hello")
+    assert await owner.locator("main b").count() == 0, "arguments and results are text, never markup"
 
     # The member's page goes on by itself: the approved call ran, the model answered.
     reply = member.locator(".message.reply")
     await expect(reply).to_contain_text("Wrote it.")
     await expect(member.get_by_role("article", name="Approval for tools__write")).to_have_count(0)
     await expect(member.get_by_label("Message")).to_be_enabled()
+    assert await member.locator("main b").count() == 0
     await console.look(member, "conversation")
     await member.get_by_role("link", name="Turn trace").click()
     trace = member.locator("table.trace tbody tr")
