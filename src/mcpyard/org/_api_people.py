@@ -4,23 +4,19 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.errors import UsageError
 from mcpyard.org._api import check_text, json_body
 from mcpyard.org._auth import COOKIE, Authenticator
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
-from mcpyard.org._events import audit
-from mcpyard.org._models import ApiToken, Member
-from mcpyard.org._people import add_member, create_token, list_members, list_tokens, revoke_token, verify_login
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._membership import invite_member, make_token, revoke_member_token
+from mcpyard.org._models import Member
+from mcpyard.org._people import create_token, list_members, list_tokens, verify_login
 
 __all__ = ["people_routes"]
-
-ROLES = ("owner", "admin", "member")
 
 
 def _member_json(member: Member) -> dict[str, str]:
@@ -86,28 +82,8 @@ def people_routes(
         if request.method == "GET":  # any member may see who else is in the organization
             async with db() as session:
                 return JSONResponse(await list_members(session, caller.org_id))
-        require(caller, *ADMINS)
         body = await json_body(request)
-        email, role, password = body.get("email"), body.get("role"), body.get("password")
-        if role not in ROLES:
-            raise ServiceError(422, "invalid_role", "role must be owner, admin or member")
-        if role == "owner" and caller.role != "owner":
-            raise ServiceError(403, "forbidden", "only an owner may add another owner")
-        if not isinstance(email, str) or not isinstance(password, str):
-            raise ServiceError(422, "invalid_request", "give `email`, `role` and `password`")
-        try:
-            async with db.begin() as session:
-                member = await add_member(session, org_id=caller.org_id, email=email, role=role, password=password)
-                audit(
-                    session,
-                    caller.org_id,
-                    caller.email,
-                    "member.add",
-                    member.id,
-                    new={"email": member.email, "role": role},
-                )
-        except UsageError as exc:
-            raise ServiceError(422, "invalid_member", str(exc)) from None
+        member = await invite_member(db, caller, body.get("email"), body.get("role"), body.get("password"))
         return JSONResponse(_member_json(member), status_code=201)
 
     async def tokens(request: Request, caller: Caller) -> Response:
@@ -115,28 +91,11 @@ def people_routes(
             async with db() as session:
                 return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
         body = await json_body(request)
-        label = body.get("label", "")
-        if not isinstance(label, str):
-            raise ServiceError(422, "invalid_request", "`label` must be a string (or left out)")
-        async with db.begin() as session:
-            member = await session.scalar(select(Member).where(Member.id == caller.member_id))
-            if member is None:
-                raise ServiceError(401, "unauthorized", "your membership ended")
-            row, token = await create_token(session, member, label=label[:200])
-            audit(session, caller.org_id, caller.email, "token.create", row.id)
+        row, token = await make_token(db, caller, body.get("label", ""))
         return JSONResponse({"token": token, "id": row.id}, status_code=201)
 
     async def token(request: Request, caller: Caller) -> Response:
-        token_id = request.path_params["token_id"]
-        async with db.begin() as session:
-            row = await session.scalar(
-                select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == caller.org_id)
-            )
-            if row is None or (row.member_id != caller.member_id and not caller.is_admin):
-                raise not_found("token")
-            await revoke_token(session, token_id, org_id=caller.org_id)
-            audit(session, caller.org_id, caller.email, "token.revoke", token_id)
-            hashed = row.token_hash
+        hashed = await revoke_member_token(db, caller, request.path_params["token_id"])
         authenticate.forget_token(hashed)
         return Response(status_code=204)
 

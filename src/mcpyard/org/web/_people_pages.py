@@ -10,23 +10,19 @@ from __future__ import annotations
 
 import secrets
 
-from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.errors import UsageError
 from mcpyard.org._auth import COOKIE
-from mcpyard.org._caller import ADMINS, ServiceError, not_found, require
-from mcpyard.org._events import audit
-from mcpyard.org._models import ApiToken, Member
-from mcpyard.org._people import add_member, create_token, list_members, list_tokens, revoke_token, verify_login
+from mcpyard.org._caller import ServiceError
+from mcpyard.org._membership import invite_member, make_token, revoke_member_token
+from mcpyard.org._people import list_members, list_tokens, verify_login
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
 __all__ = ["people_pages"]
 
 LOGIN_COOKIE = "mcpyard_login"
-ROLES = ("member", "admin", "owner")
 
 
 def _next(value: str) -> str:
@@ -97,52 +93,19 @@ def people_pages(pages: Pages) -> list[Route]:
     async def members(request: Request, visit: Visit) -> Response:
         if request.method == "GET":
             return await members_page(request, visit)
-        caller = visit.caller
-        require(caller, *ADMINS)
         form = await pages.form(request, visit)
-        email, role, password = field(form, "email"), field(form, "role"), field(form, "password")
-        if role not in ROLES:
-            raise ServiceError(422, "invalid_role", "a role is owner, admin or member")
-        if role == "owner" and caller.role != "owner":
-            raise ServiceError(403, "forbidden", "only an owner may add another owner")
-        try:
-            async with svc.db.begin() as session:
-                member = await add_member(session, org_id=caller.org_id, email=email, role=role, password=password)
-                audit(
-                    session,
-                    caller.org_id,
-                    caller.email,
-                    "member.add",
-                    member.id,
-                    new={"email": member.email, "role": role},
-                )
-        except UsageError as exc:
-            raise ServiceError(422, "invalid_member", str(exc)) from None
+        role = field(form, "role")
+        member = await invite_member(svc.db, visit.caller, field(form, "email"), role, field(form, "password"))
         return pages.redirect(request, "/members", Notice("done", f"{member.email} is added, as {role}."))
 
     async def tokens(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
-        caller = visit.caller
-        async with svc.db.begin() as session:
-            member = await session.scalar(select(Member).where(Member.id == caller.member_id))
-            if member is None:
-                raise ServiceError(401, "unauthorized", "your membership ended")
-            row, token = await create_token(session, member, label=field(form, "label")[:200])
-            audit(session, caller.org_id, caller.email, "token.create", row.id)
+        _, token = await make_token(svc.db, visit.caller, field(form, "label"))
         return await members_page(request, visit, new_token=token)
 
     async def revoke(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        caller, token_id = visit.caller, request.path_params["token_id"]
-        async with svc.db.begin() as session:
-            row = await session.scalar(
-                select(ApiToken).where(ApiToken.id == token_id, ApiToken.org_id == caller.org_id)
-            )
-            if row is None or row.member_id != caller.member_id:
-                raise not_found("token")
-            await revoke_token(session, token_id, org_id=caller.org_id)
-            audit(session, caller.org_id, caller.email, "token.revoke", token_id)
-            hashed = row.token_hash
+        hashed = await revoke_member_token(svc.db, visit.caller, request.path_params["token_id"])
         pages.authenticate.forget_token(hashed)
         return pages.redirect(
             request, "/members", Notice("done", "The token is revoked; programs using it are refused.")
