@@ -194,3 +194,17 @@ async def test_the_console_needs_a_session_and_sends_the_visitor_to_sign_in(serv
         assert page.headers["content-security-policy"].startswith("default-src 'none'")
         api = await browser.get("/api/v1/no-such-endpoint", headers={"Accept": "text/html"})
         assert api.json()["error"]["code"] == "not_found", "programs get JSON, whatever they accept"
+
+
+async def test_live_updates_take_only_known_topics(service: Service) -> None:
+    async with _browser(service) as browser:
+        await _sign_in(browser, "owner@acme.test")
+        for topics in (
+            "",
+            "servers",
+            "conversation:../x",
+            ",".join(["inbox"] * 3 + [f"conversation:c{i}" for i in range(9)]),
+        ):
+            refused = await browser.get("/events", params={"topics": topics})
+            assert refused.status_code == 422, topics
+            assert "topic" in refused.text

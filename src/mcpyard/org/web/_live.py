@@ -30,6 +30,8 @@ from mcpyard.org.web._pages import Pages, Visit
 __all__ = ["Live", "live_routes"]
 
 MAX_TOPICS = 8
+MAX_STREAMS = 500
+"""Open streams a process serves at most; past that a page does without live updates (its script retries)."""
 MAX_STREAM_SECONDS = 600.0
 HEARTBEAT_SECONDS = 15.0
 _RECENT = 200
@@ -112,6 +114,8 @@ def live_routes(pages: Pages, live: Live) -> list[Route]:
     async def events(request: Request, visit: Visit) -> Response:
         topics = _topics(request.query_params.get("topics", ""))
         caller = visit.caller
+        if live.open >= MAX_STREAMS:
+            raise ServiceError(503, "busy", "too many pages are open for live updates; reload the page to see changes")
 
         async def stream() -> AsyncIterator[str]:
             with live.streaming():
