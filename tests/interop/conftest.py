@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import os
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal
 
+import anyio
 import pytest
 from mcp import Client
 from mcp.client.session import MessageHandlerFnT
@@ -55,6 +56,51 @@ def everything() -> Path:
 def time_server() -> Path:
     """PyPI's `mcp-server-time` (pinned by scripts/check)."""
     return reference_server("MCPYARD_TEST_TIME_SERVER", TOOLS / "time-venv" / "bin" / "mcp-server-time")
+
+
+@pytest.fixture
+def filesystem_server() -> Path:
+    """npm's `@modelcontextprotocol/server-filesystem` (pinned by scripts/check)."""
+    return reference_server("MCPYARD_TEST_FILESYSTEM", TOOLS / "node_modules" / ".bin" / "mcp-server-filesystem")
+
+
+@pytest.fixture
+def memory_server() -> Path:
+    """npm's `@modelcontextprotocol/server-memory` (pinned by scripts/check)."""
+    return reference_server("MCPYARD_TEST_MEMORY", TOOLS / "node_modules" / ".bin" / "mcp-server-memory")
+
+
+@pytest.fixture
+def git_server() -> Path:
+    """PyPI's `mcp-server-git` (pinned by scripts/check)."""
+    return reference_server("MCPYARD_TEST_GIT_SERVER", TOOLS / "git-venv" / "bin" / "mcp-server-git")
+
+
+@pytest.fixture
+def fetch_server() -> Path:
+    """PyPI's `mcp-server-fetch` (pinned by scripts/check)."""
+    return reference_server("MCPYARD_TEST_FETCH_SERVER", TOOLS / "fetch-venv" / "bin" / "mcp-server-fetch")
+
+
+async def list_all(client: Client) -> dict[str, dict[str, Any]]:
+    """Every tool a client is offered, all pages, by name, as wire JSON (camelCase keys, no nulls)."""
+    tools: dict[str, dict[str, Any]] = {}
+    cursor: str | None = None
+    while True:
+        page = await client.list_tools(cursor=cursor)
+        for tool in page.tools:
+            tools[tool.name] = tool.model_dump(by_alias=True, exclude_none=True, mode="json")
+        cursor = page.next_cursor
+        if not cursor:
+            return tools
+
+
+async def own_listing(entry: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
+    """The tools a stdio server lists to a plain SDK client (no mcpyard in between), run as `entry` says."""
+    server = StdioServerParameters(command=entry["command"], args=list(entry.get("args", [])), env=entry.get("env"))
+    with anyio.fail_after(STARTUP_SECONDS):
+        async with Client(server) as client:
+            return await list_all(client)
 
 
 @dataclass(frozen=True)
