@@ -10,13 +10,15 @@ from urllib.parse import urlsplit, urlunsplit
 from mcpyard.config._expand import Expander, Expansion
 from mcpyard.config._fields import FieldReader, env_label
 from mcpyard.config._model import DEFAULT_MAX_FILE_BYTES, ServerSpec, SourceKind, TransportName
-from mcpyard.config._names import describe_entry, is_credential_variable, is_http_token
+from mcpyard.config._names import describe_entry, is_credential_variable, is_http_token, looks_secret
+from mcpyard.config._oauth import read_oauth
 from mcpyard.config._read import Form, RawEntry
 
 __all__ = ["EntryContext", "build_spec"]
 
 _REMOTE: tuple[TransportName, ...] = ("streamable_http", "sse", "websocket")
 _BREAKS = ("\r", "\n", "\0")
+_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization")
 _MOVE = "move this server to your user config or a --mcp-config file"
 
 
@@ -108,7 +110,7 @@ class _Builder:
                     "remove `transport` or set it to stdio"
                 )
                 return replace(common, state="failed", problem=problem)
-            self._ignored(headers=bool(headers))
+            self._ignored(headers=bool(headers), oauth="oauth" in self._raw.fields)
             spec = self._stdio(common, command=command, args=args, env=env, cwd=cwd, inherit_env=inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
         if self._problems:
@@ -153,12 +155,28 @@ class _Builder:
     ) -> ServerSpec:
         expanded_url = self._plain("url", url)
         transport, fallback = self._check_url(expanded_url, explicit)
+        oauth = read_oauth(
+            self._raw.fields.get("oauth"), expand=self._expand, plain=self._plain, problems=self._problems
+        )
+        if oauth is not None and transport == "websocket":
+            self._problems.append(
+                "oauth: a websocket server is sent no headers, so no OAuth token reaches it; "
+                "remove oauth or connect over streamable_http"
+            )
+        carrying = [key for key, _ in headers if key.lower() in _CREDENTIAL_HEADERS or looks_secret(key)]
+        if oauth is not None and carrying:
+            label = env_label("headers", carrying[0])
+            self._problems.append(
+                f"oauth: the header {label} already carries a credential, and mcpyard never signs in to a "
+                "server whose headers do (AUTH-3); keep oauth or the header"
+            )
         return replace(
             common,
             transport=transport,
             sse_fallback=fallback,
             url=_without_userinfo(expanded_url),
             headers=tuple((key, self._header(key, value)) for key, value in headers),
+            oauth=oauth,
         )
 
     def _explicit_transport(self, read: FieldReader) -> TransportName | None:
@@ -173,7 +191,7 @@ class _Builder:
     def _ignored(self, **present: bool) -> None:
         names = [f"`{name}`" for name, there in present.items() if there]
         if names:
-            kind = "remote" if "`headers`" in names else "local (stdio)"
+            kind = "remote" if "`headers`" in names or "`oauth`" in names else "local (stdio)"
             self._warnings.append(
                 f"{self._where}: ignoring {', '.join(names)}, which only {kind} servers use; remove it"
             )

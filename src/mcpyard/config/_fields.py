@@ -14,7 +14,7 @@ from mcpyard.config._names import describe_entry, quote
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
-__all__ = ["FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label"]
+__all__ = ["FIELDS", "OAUTH_FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label"]
 
 FIELDS = (
     "command",
@@ -33,7 +33,21 @@ FIELDS = (
     "call_timeout_secs",
     "shutdown_timeout_secs",
     "enabled",
+    "oauth",
 )
+OAUTH_FIELDS = (
+    "grant",
+    "client_id",
+    "client_secret",
+    "private_key",
+    "signing_algorithm",
+    "token_endpoint_auth_method",
+    "scopes",
+    "client_metadata_url",
+    "issuer",
+    "redirect_port",
+)
+"""The keys of a server's `oauth` table (AUTH-2)."""
 TRANSPORTS: tuple[TransportName, ...] = ("stdio", "streamable_http", "sse", "websocket")
 
 TYPE_ALIASES: dict[str, TransportName] = {
@@ -88,6 +102,31 @@ def check_keys(
             close = difflib.get_close_matches(key, FIELDS, n=1)
             hint = f"; did you mean `{close[0]}`?" if close else f"; the fields are {', '.join(FIELDS)}"
         raise ConfigError(f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key)
+    oauth = fields.get("oauth")
+    if isinstance(oauth, Mapping):
+        _check_oauth_keys(oauth, where=where, server_id=server_id, form=form, path=path, warnings=warnings)
+
+
+def _check_oauth_keys(
+    oauth: Mapping[object, object], *, where: str, server_id: str, form: Form, path: Path, warnings: list[str]
+) -> None:
+    """The `oauth` table's keys, as strictly as the entry's own: an error in the own form, a warning in the shared."""
+    for key in oauth:
+        name = str(key)
+        if name in OAUTH_FIELDS:
+            continue
+        close = difflib.get_close_matches(name, OAUTH_FIELDS, n=1)
+        if form == "shared":
+            guess = f"did you mean `{close[0]}`? " if close else ""
+            warnings.append(f"{where}: ignoring the key {quote(f'oauth.{name}')}; {guess}mcpyard does not read it")
+            continue
+        hint = f"; did you mean `{close[0]}`?" if close else f"; the keys of oauth are {', '.join(OAUTH_FIELDS)}"
+        raise ConfigError(
+            f"{where}: unknown field {quote(f'oauth.{name}')}{hint}",
+            source=path,
+            entry=server_id,
+            field=f"oauth.{name}",
+        )
 
 
 def env_label(prefix: str, key: str) -> str:

@@ -15,15 +15,20 @@ __all__ = [
     "LoadedConfig",
     "Mode",
     "ModelSettings",
+    "OAuthGrant",
+    "OAuthSettings",
     "ServerSpec",
     "SourceKind",
     "SpecState",
+    "TokenEndpointAuthMethod",
     "TransportName",
 ]
 
 SourceKind = Literal["flag", "user", "project"]
 TransportName = Literal["stdio", "streamable_http", "sse", "websocket"]
 Mode = Literal["read-only", "plan", "ask", "auto"]
+OAuthGrant = Literal["authorization_code", "client_credentials"]
+TokenEndpointAuthMethod = Literal["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
 SpecState = Literal["ok", "failed", "skipped", "untrusted", "disabled"]
 """What the configuration alone says of an entry, before any connection:
 `ok` (start it), `failed` (a bad value stops it, `problem` says why), `skipped` (neither
@@ -32,6 +37,39 @@ command nor url), `untrusted` (project file of an untrusted workspace), `disable
 DEFAULT_MAX_FILE_BYTES = 33_554_432
 DEFAULT_MAX_RESULT_BYTES = 65_536
 DEFAULT_MAX_STORED_RESULT_BYTES = 16_777_216
+
+
+@dataclass(frozen=True, slots=True)
+class OAuthSettings:
+    """A remote server's `oauth` table (AUTH-2), expanded and checked; secrets are values here, never shown.
+
+    Attributes:
+        grant: `authorization_code` (a person signs in in a browser) or `client_credentials`
+            (unattended: the client authenticates itself, no browser).
+        client_id: a client registered beforehand at the authorization server; None: mcpyard
+            registers (client ID metadata document, else dynamic registration).
+        client_secret: that client's secret, from `${secret:NAME}`.
+        private_key: a PEM private key, from `${secret:NAME}`, for `private_key_jwt`.
+        signing_algorithm: the JWS algorithm of the client assertion (from the key when not set).
+        token_endpoint_auth_method: how the client authenticates at the token endpoint; None: chosen
+            from what the authorization server offers (`client_secret_basic` first).
+        scopes: asked for besides those the server names in its challenge or metadata.
+        client_metadata_url: the https URL of mcpyard's client ID metadata document, used as the
+            client id where the authorization server supports it.
+        issuer: the authorization server the credentials belong to; they are never sent to another.
+        redirect_port: the loopback port of the sign-in callback, for a client registered with one.
+    """
+
+    grant: OAuthGrant = "authorization_code"
+    client_id: str | None = None
+    client_secret: str | None = field(default=None, repr=False)
+    private_key: str | None = field(default=None, repr=False)
+    signing_algorithm: str | None = None
+    token_endpoint_auth_method: TokenEndpointAuthMethod | None = None
+    scopes: tuple[str, ...] = ()
+    client_metadata_url: str | None = None
+    issuer: str | None = None
+    redirect_port: int | None = None
 
 
 @dataclass(frozen=True, slots=True)
@@ -69,6 +107,8 @@ class ServerSpec:
     call_timeout_secs: float | None = 60.0
     shutdown_timeout_secs: float = 5.0
     enabled: bool = True
+    oauth: OAuthSettings | None = field(default=None, repr=False)
+    """How to sign in (AUTH-2), when the entry says; None: the defaults (browser sign-in, registering)."""
     secret_values: tuple[tuple[str, str], ...] = field(default=(), repr=False)
     """`(name, value)` of every `${secret:…}` expanded into this entry, for redaction."""
     references: tuple[tuple[str, str, str], ...] = ()
@@ -88,6 +128,7 @@ class ServerSpec:
             self.cwd,
             self.url,
             self.headers,
+            self.oauth,
             self.connect_timeout_secs,
             self.shutdown_timeout_secs,
             self.enabled,
