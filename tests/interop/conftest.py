@@ -103,6 +103,33 @@ async def own_listing(entry: Mapping[str, Any]) -> dict[str, dict[str, Any]]:
             return await list_all(client)
 
 
+class OwnListing:
+    """`own_listing` of a server, worked out in the background while the test starts mcpyard."""
+
+    def __init__(self) -> None:
+        self.done = anyio.Event()
+        self.listed: dict[str, dict[str, Any]] = {}
+
+    async def tools(self) -> dict[str, dict[str, Any]]:
+        with anyio.fail_after(STARTUP_SECONDS):
+            await self.done.wait()
+        return self.listed
+
+
+@asynccontextmanager
+async def own_listing_meanwhile(entry: Mapping[str, Any]) -> AsyncIterator[OwnListing]:
+    """Start `own_listing(entry)` beside the body (two servers start at once: the slow Python ones cost half)."""
+    listing = OwnListing()
+
+    async def run() -> None:
+        listing.listed = await own_listing(entry)
+        listing.done.set()
+
+    async with anyio.create_task_group() as tg:
+        tg.start_soon(run)
+        yield listing
+
+
 @dataclass(frozen=True)
 class EverythingServer:
     """server-everything reachable in one mode: the mcpyard config entry, and a direct SDK client."""

@@ -19,7 +19,7 @@ from mcp import Client
 from mcpyard import Answer, ApprovalCard, CallResult, Host
 from tests.conftest import Home, body
 from tests.gateway.test_serve import serve_params, text_of
-from tests.interop.conftest import list_all, own_listing
+from tests.interop.conftest import list_all, own_listing_meanwhile
 
 pytestmark = [pytest.mark.anyio, pytest.mark.interop]
 
@@ -78,8 +78,9 @@ async def test_conn1_cat1_filesystem_server_has_every_tool_offered_and_reads_a_f
     home: Home, filesystem_server: Path, folders: Folders
 ) -> None:
     entry = server_entry(filesystem_server, folders)
-    direct = await own_listing(entry)
-    async with open_host(home, entry) as host:  # mode "ask": reading tools are read-only, nothing asks
+    # Mode "ask": the reading tools are read-only, nothing asks.
+    async with own_listing_meanwhile(entry) as listing, open_host(home, entry) as host:
+        direct = await listing.tools()
         [status] = host.status().servers
         assert status.state == "connected", status.reason
         assert status.transport == "stdio"
@@ -146,12 +147,14 @@ async def test_gw1_gw2_filesystem_server_through_the_gateway_reads_refuses_an_un
     home: Home, filesystem_server: Path, folders: Folders
 ) -> None:
     entry = server_entry(filesystem_server, folders)
-    direct = await own_listing(entry)
     config = str(home.write_config({SERVER_ID: entry}))
     target = folders.root / "never.txt"
     with anyio.fail_after(60):
-        async with Client(serve_params(home, config, "--share-all")) as client:
-            offered = await list_all(client)
+        async with (
+            own_listing_meanwhile(entry) as listing,
+            Client(serve_params(home, config, "--share-all")) as client,
+        ):
+            offered, direct = await list_all(client), await listing.tools()
             assert sorted(offered) == sorted([*(f"{SERVER_ID}__{name}" for name in direct), "read_result"])
             for name, wire in direct.items():
                 assert offered[f"{SERVER_ID}__{name}"]["inputSchema"] == wire["inputSchema"], name
