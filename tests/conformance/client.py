@@ -4,6 +4,10 @@ The suite starts its own server (and authorization server) and runs this with th
 URL. The host connects through the whole of mcpyard; a sign-in page, when one is needed, is
 followed by a headless "browser" (the suite's authorization server approves at once), then
 every tool listed is called once with the arguments its schema makes simplest.
+
+What a scenario hands its client (`MCP_CONFORMANCE_CONTEXT`: a client id, its secret or private
+key) goes into the server's `oauth` table as a user would write it, the secret and key as
+`${secret:NAME}` references to secrets handed to the host; see `oauth_entry`.
 """
 
 from __future__ import annotations
@@ -17,8 +21,12 @@ from typing import Any
 
 import anyio
 import httpx2
+from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
 
 from mcpyard import Host
+
+CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
+"""Where the suite's authorization servers expect mcpyard's client ID metadata document (auth/basic-cimd)."""
 
 
 def _simplest(schema: dict[str, Any]) -> dict[str, Any]:
@@ -55,12 +63,57 @@ async def _settle(host: Host) -> None:
         )
 
 
+async def issuer_of(url: str) -> str:
+    """The authorization server a server's protected resource metadata names (RFC 9728).
+
+    The client-credentials scenarios name no issuer in their context, and mcpyard sends
+    unattended credentials only to the issuer it is configured with: this stands for the
+    administrator who writes it (as the SDK's own conformance client does for cross-app access).
+    """
+    async with httpx2.AsyncClient() as client:
+        for address in build_protected_resource_metadata_discovery_urls(None, url):
+            answer = await client.get(address)
+            if answer.status_code == 200:
+                return str(answer.json()["authorization_servers"][0])
+    raise RuntimeError(f"{url} publishes no protected resource metadata")
+
+
+async def oauth_entry(scenario: str, context: dict[str, Any], url: str, secrets: dict[str, str]) -> dict[str, Any]:
+    """The server's `oauth` table for a scenario's context; its secrets go into `secrets`."""
+    client_id = context.get("client_id")
+    if "client-credentials" in scenario:
+        oauth: dict[str, Any] = {"grant": "client_credentials", "client_id": client_id, "issuer": await issuer_of(url)}
+        if "private_key_pem" in context:
+            secrets["conformance-key"] = str(context["private_key_pem"])
+            oauth["private_key"] = "${secret:conformance-key}"
+            oauth["signing_algorithm"] = context.get("signing_algorithm", "ES256")
+        else:
+            secrets["conformance-secret"] = str(context["client_secret"])
+            oauth["client_secret"] = "${secret:conformance-secret}"
+        return oauth
+    if client_id is not None:  # a client registered beforehand (auth/pre-registration)
+        oauth = {"client_id": client_id}
+        if "client_secret" in context:
+            secrets["conformance-secret"] = str(context["client_secret"])
+            oauth["client_secret"] = "${secret:conformance-secret}"
+        return oauth
+    # Otherwise mcpyard describes itself with a client ID metadata document where the authorization
+    # server takes one, and registers dynamically where it does not.
+    return {"client_metadata_url": CLIENT_METADATA_URL}
+
+
 async def main(url: str) -> int:
+    scenario = os.environ.get("MCP_CONFORMANCE_SCENARIO", "")
+    context: dict[str, Any] = json.loads(os.environ.get("MCP_CONFORMANCE_CONTEXT") or "{}")
+    secrets: dict[str, str] = {}
+    entry: dict[str, Any] = {"url": url, "connect_timeout_secs": 20}
+    if scenario.startswith("auth/"):
+        entry["oauth"] = await oauth_entry(scenario, context, url, secrets)
     with tempfile.TemporaryDirectory(prefix="mcpyard-conformance-") as tmp:
         root = Path(tmp)
         (root / "ws").mkdir()
         config = root / "config.json"
-        config.write_text(json.dumps({"mcpServers": {"s": {"url": url, "connect_timeout_secs": 20}}}))
+        config.write_text(json.dumps({"mcpServers": {"s": entry}}))
         async with (
             Host.open(
                 workspace=root / "ws",
@@ -69,7 +122,7 @@ async def main(url: str) -> int:
                 environ=dict(os.environ),
                 config_home=root / "config",
                 data_home=root / "data",
-                secrets={},
+                secrets=secrets,
             ) as host,
             anyio.create_task_group() as tg,
         ):

@@ -1,13 +1,16 @@
 """Signing in to remote servers with OAuth, and keeping their tokens (AUTH-2 to AUTH-4)."""
 
-from mcpyard.auth._provider import SignInProvider, client_metadata
+from mcpyard.auth._provider import SignInProvider, client_metadata, secret_method
 from mcpyard.auth._signin import SIGN_IN_TIMEOUT, SignIn, SignInError, free_loopback_port, is_loopback, safe_page_url
 from mcpyard.auth._store import AUTH_FILE, AuthStore, ServerTokens
+from mcpyard.auth._unattended import ClientCredentialsProvider, PrivateKeyJWTProvider, server_auth
 
 __all__ = [
     "AUTH_FILE",
     "SIGN_IN_TIMEOUT",
     "AuthStore",
+    "ClientCredentialsProvider",
+    "PrivateKeyJWTProvider",
     "ServerTokens",
     "SignIn",
     "SignInError",
@@ -16,4 +19,6 @@ __all__ = [
     "free_loopback_port",
     "is_loopback",
     "safe_page_url",
+    "secret_method",
+    "server_auth",
 ]

@@ -16,13 +16,14 @@ from typing import Any, TypeVar
 
 import anyio
 import anyio.abc
+import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
 from mcp.client.session import IncomingMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
-from mcpyard.auth import AuthStore, SignIn, SignInProvider
+from mcpyard.auth import AuthStore, SignIn
 from mcpyard.catalog import clean_text
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
@@ -248,7 +249,7 @@ class Supervisor(Interruptions):
         if self._is_stdio:
             self._stdio = self._connector.stdio(process)
             return self._stdio
-        auth: SignInProvider | None = None
+        auth: httpx2.Auth | None = None
         if sign_in and self._snapshot.transport in ("streamable_http", "sse"):
             made = self._connector.sign_in(self._waiting_for_sign_in, self._sign_in_answered)
             if made is not None:

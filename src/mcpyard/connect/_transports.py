@@ -10,7 +10,7 @@ from pathlib import Path
 import httpx2
 from mcp.client._transport import Transport
 
-from mcpyard.auth import AuthStore, ServerTokens, SignIn, SignInProvider, free_loopback_port
+from mcpyard.auth import AuthStore, ServerTokens, SignIn, free_loopback_port, server_auth
 from mcpyard.config import ServerSpec
 from mcpyard.connect._egress import EgressGuard, shown_url
 from mcpyard.connect._environment import server_environment
@@ -77,7 +77,7 @@ class Connector:
             reaper=self.reaper,
         )
 
-    def remote(self, transport: str, observations: HttpObservations, auth: SignInProvider | None) -> Transport:
+    def remote(self, transport: str, observations: HttpObservations, auth: httpx2.Auth | None) -> Transport:
         """Streamable HTTP, legacy SSE or websocket (websocket gets no headers, AUTH-1).
 
         Raises:
@@ -99,8 +99,9 @@ class Connector:
 
     def sign_in(
         self, on_waiting: Callable[[str], None], on_answered: Callable[[], None]
-    ) -> tuple[SignInProvider, SignIn] | None:
-        """OAuth for a remote server, unless its headers already carry a credential (AUTH-2, AUTH-3)."""
+    ) -> tuple[httpx2.Auth, SignIn] | None:
+        """OAuth for a remote server as its `oauth` table says, unless its headers already carry a credential
+        (AUTH-2, AUTH-3)."""
         store = self.auth_store
         if store is None or any(credential_header(name) for name, _ in self.spec.headers):
             return None
@@ -109,13 +110,14 @@ class Connector:
         except McpyardError:
             stored = {}
         port = stored.get("redirect_port") if isinstance(stored.get("redirect_port"), int) else None
+        oauth = self.spec.oauth
         sign_in = SignIn(
-            port=port or free_loopback_port(),
+            port=(oauth.redirect_port if oauth is not None else None) or port or free_loopback_port(),
             open_browser=self.open_browser,
             on_waiting=on_waiting,
             on_answered=on_answered,
         )
-        return SignInProvider(self.url, ServerTokens(store, self.spec.id), sign_in), sign_in
+        return server_auth(self.url, ServerTokens(store, self.spec.id), sign_in, oauth), sign_in
 
 
 def _shown(url: str) -> str:
