@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mcpyard._status import ServerStatus, Status, ToolStatus
     from mcpyard._view import HostView
     from mcpyard.connect import InputRelay, ServerSnapshot
+    from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest, Elicitor, FormField
     from mcpyard.pipeline import CallRecord, CallRecorder, CallResult
     from mcpyard.policy import Answer, ApprovalCard, Approver, InboxApprover, MemoryPolicies, PolicySource
 
@@ -27,6 +28,10 @@ __all__ = [
     "CallRecorder",
     "CallResult",
     "ConfigError",
+    "ElicitationAnswer",
+    "ElicitationRequest",
+    "Elicitor",
+    "FormField",
     "Host",
     "HostView",
     "InboxApprover",
@@ -55,6 +60,10 @@ _LAZY = {
     "CallRecord": "mcpyard.pipeline",
     "CallRecorder": "mcpyard.pipeline",
     "InputRelay": "mcpyard.connect",
+    "ElicitationAnswer": "mcpyard.elicitation",
+    "ElicitationRequest": "mcpyard.elicitation",
+    "Elicitor": "mcpyard.elicitation",
+    "FormField": "mcpyard.elicitation",
     "ServerSnapshot": "mcpyard.connect",
     "ApprovalCard": "mcpyard.policy",
     "Answer": "mcpyard.policy",

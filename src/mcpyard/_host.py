@@ -29,6 +29,7 @@ from mcpyard._view import HostView, Publisher
 from mcpyard.catalog import Catalog
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
+from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
 from mcpyard.model import ToolFormatter
 from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
@@ -44,13 +45,19 @@ class Host(ModelOffer, ResourceReader):
     """A host session (configuration, a supervisor per server, catalog, call pipeline), opened with `Host.open`."""
 
     def __init__(
-        self, options: HostOptions, *, mode: Mode, approver: Approver | None, recorder: CallRecorder | None
+        self,
+        options: HostOptions,
+        *,
+        mode: Mode,
+        approver: Approver | None,
+        recorder: CallRecorder | None,
+        elicitor: Elicitor | None = None,
     ) -> None:
         self.workspace = options.workspace
         self._options = options
         self._history = MemoryRecorder()
         recorders = self._history if recorder is None else Recorders([self._history, recorder])
-        self.session = Session(mode=mode, approver=approver, recorder=recorders)
+        self.session = Session(mode=mode, approver=approver, recorder=recorders, elicitor=elicitor)
         identity = ClientIdentity("mcpyard", __version__, self.session.id)
         self._servers = Servers(options, identity, redactor=lambda: self._redactor, on_change=self._on_server_change)
         if self._servers.reaper.spawns:
@@ -84,6 +91,7 @@ class Host(ModelOffer, ResourceReader):
         lazy: bool = False,
         config: LoadedConfig | None = None,
         egress: EgressGuard | None = None,
+        elicitor: Elicitor | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -112,6 +120,11 @@ class Host(ModelOffer, ResourceReader):
                 own, such as the organization service); `reload(config=...)` replaces it.
             egress: send every remote server's HTTP through this outbound guard (public https addresses only,
                 pinned once checked, no redirects, bounded answers and calls; no websocket). None: no guard.
+            elicitor: `async (ElicitationRequest) -> ElicitationAnswer`: who answers a server's questions
+                during a call (elicitation, form and URL modes). Given one, mcpyard declares elicitation to
+                every server; an accepted form is completed with its defaults and checked against the form
+                before it goes back. None: elicitation is not declared, and a server that asks anyway is
+                told it is not supported.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -134,12 +147,16 @@ class Host(ModelOffer, ResourceReader):
             policies=policies,
             open_browser=open_browser,
             relay_input=relay_input,
+            elicit=elicitor is not None,
             lazy=lazy,
             config=config,
             egress=egress,
         )
+        if elicitor is not None or relay_input:
+            keep_answers_out_of_logs()  # what a person types into a form is never logged (SEC-2)
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
-        host = cls(options, mode=mode or plan.config.settings.mode or "ask", approver=approver, recorder=recorder)
+        chosen = mode or plan.config.settings.mode or "ask"
+        host = cls(options, mode=chosen, approver=approver, recorder=recorder, elicitor=elicitor)
         try:
             async with anyio.create_task_group() as tg:
                 host._tg = tg
@@ -262,6 +279,7 @@ class Host(ModelOffer, ResourceReader):
         on_input: InputRelay | None = None,
         approver: Approver | None = None,
         definition_hash: str | None = None,
+        elicitor: Elicitor | None = None,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -275,6 +293,8 @@ class Host(ModelOffer, ResourceReader):
                 (with `relay_input`; redacted before they are sent on).
             approver: answers this call's card instead of the host's approver.
             definition_hash: run only if the tool's live definition has this hash (CAT-2), else `tool_changed`.
+            elicitor: answers the server's questions during this call instead of the host's elicitor
+                (servers are told of elicitation only when the host was opened with an elicitor).
         """
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
@@ -285,7 +305,7 @@ class Host(ModelOffer, ResourceReader):
             request = CallRequest(
                 name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input
             )
-            request.definition_hash, request.approver = definition_hash, approver
+            request.definition_hash, request.approver, request.elicitor = definition_hash, approver, elicitor
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"

@@ -101,6 +101,8 @@ class HostOptions:
     """Reviewed per-tool policies; None: the pins `mcpyard pin` saved, read again on every reload (POL-5)."""
     open_browser: bool = False
     relay_input: bool = False
+    elicit: bool = False
+    """Declare elicitation (form and URL) to servers: the host has an elicitor to put questions to."""
     lazy: bool = False
     """Start each server only when something needs it (a call to one of its tools, `Host.start`)."""
     config: LoadedConfig | None = None

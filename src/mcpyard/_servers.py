@@ -191,6 +191,7 @@ class Servers:
             auth_store=self._auth_store,
             open_browser=options.open_browser,
             relay_input=options.relay_input,
+            elicit=options.elicit,
             on_resource_updated=self._resource_updated,
             on_server_log=self._server_log,
             egress=options.egress,

@@ -9,6 +9,10 @@ data, and has a message that says what went wrong and what to do::
     ├── StateError             the host cannot do that now (reload during a call, closed host)
     ├── ModelError             a model's endpoint failed: unreachable, refused the request, or
     │                          answered in a shape that cannot be read (`model_error`, MOD-3)
+    ├── ElicitationRefused     a server's question cannot be put to a person (a form that is not
+    │                          flat primitive fields, a URL mcpyard will not show) or an answer does
+    │                          not fit its form; the server is answered with this error, never
+    │                          with a value
     └── CallError              a tool call was refused or failed before a result existed
         │                      (`code` is the `CallResult.error.code` the model sees)
         ├── ServerError        the server answered the call with a protocol error; its text is
@@ -29,6 +33,7 @@ from pathlib import Path
 __all__ = [
     "CallError",
     "ConfigError",
+    "ElicitationRefused",
     "McpyardError",
     "ModelError",
     "ServerError",
@@ -90,6 +95,13 @@ class ModelError(McpyardError):
     def __init__(self, message: str, *, status: int | None = None) -> None:
         super().__init__(message)
         self.status = status
+
+
+class ElicitationRefused(McpyardError):
+    """A server's elicitation request cannot be asked, or an answer to it cannot be sent.
+
+    The message names the field or the URL's problem and the rule, never a value typed into the form.
+    """
 
 
 class CallError(McpyardError):

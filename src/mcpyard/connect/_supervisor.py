@@ -73,6 +73,7 @@ class Supervisor(Interruptions):
         auth_store: AuthStore | None = None,
         open_browser: bool = False,
         relay_input: bool = False,
+        elicit: bool = False,
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
         on_server_log: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
         egress: EgressGuard | None = None,
@@ -87,8 +88,10 @@ class Supervisor(Interruptions):
         self._redact = redact
         """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
         self._snapshot = ServerSnapshot(spec.id, transport=spec.transport)
-        self._inputs = InputRouter(spec.id) if relay_input else None
-        """Sampling and elicitation are declared only when calls can relay them (the gateway)."""
+        self._inputs = InputRouter(spec.id) if relay_input or elicit else None
+        """Sampling and elicitation are declared only when calls can relay them (the gateway); elicitation
+        also when the host has an elicitor to ask."""
+        self._sampling = relay_input
         self._calls = CallChannel(
             spec.id,
             redact=redact,
@@ -266,7 +269,7 @@ class Supervisor(Interruptions):
             # New-era servers send log messages only to requests that opt in.
             log_level="debug",
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
-            sampling_callback=self._inputs.sampling if self._inputs is not None else None,
+            sampling_callback=self._inputs.sampling if self._inputs is not None and self._sampling else None,
             elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
         )
         async with client:

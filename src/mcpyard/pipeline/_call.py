@@ -14,6 +14,7 @@ if TYPE_CHECKING:
     from mcpyard.catalog import CatalogEntry
     from mcpyard.config import ServerSpec
     from mcpyard.connect import InputRelay, LogFn, ProgressFn
+    from mcpyard.elicitation import Elicitor
     from mcpyard.files import LocalFile
     from mcpyard.pipeline._result import CallResult
     from mcpyard.policy import Answer, Approver, CallFacts, Decision
@@ -44,6 +45,8 @@ class CallRequest:
     if the live tool's hash is this one (a listing kept from an earlier run, a published selection)."""
     approver: Approver | None = None
     """Who answers this call's card, in place of the session's approver (an inbox for this member)."""
+    elicitor: Elicitor | None = None
+    """Who answers the server's questions during this call, in place of the session's elicitor."""
 
 
 @dataclass(frozen=True, slots=True)

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import clean_text
 from mcpyard.config import Mode
+from mcpyard.elicitation import Elicitor
 from mcpyard.errors import CallError
 from mcpyard.pipeline._cache import IdempotentCache
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
@@ -77,6 +78,8 @@ class Session:
     start_hooks: HookSpawn | None = None
     """How pre_call hooks are started (the host's reaper, so none of their processes outlives
     the call); None: each in a process group of its own (POL-6)."""
+    elicitor: Elicitor | None = None
+    """Who answers a server's questions during a call (elicitation); None: no one (not declared)."""
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:

@@ -16,6 +16,7 @@ import anyio
 import mcp_types as types
 
 from mcpyard.catalog import clean_json, clean_text
+from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError, ServerError
 from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
@@ -35,6 +36,7 @@ from mcpyard.policy import (
 
 if TYPE_CHECKING:
     from mcpyard._view import HostView
+    from mcpyard.connect import InputRelay
     from mcpyard.pipeline._run import Session
 
 __all__ = [
@@ -250,7 +252,7 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
             timeout_secs=spec.call_timeout_secs,
             on_progress=_redacted_progress(view, request.on_progress),
             on_log=_redacted_log(view, request.on_log),
-            on_input=_redacted_input(view, request.on_input),
+            on_input=_redacted_input(view, _input_relay(session, call)),
         )
     except ServerError as exc:
         call.server_error = exc.text
@@ -286,6 +288,22 @@ def _redacted_log(view: HostView, on_log: Any) -> Any:
         await on_log(types.LoggingMessageNotificationParams.model_validate(data))
 
     return forward
+
+
+def _input_relay(session: Session, call: Call) -> InputRelay | None:
+    """Where the server's questions during this call go: the caller's relay, else the elicitor, if any.
+
+    A relay that cannot ask (a gateway client that takes no such requests) gives way to the elicitor.
+    """
+    relay = call.request.on_input
+    elicitor = call.request.elicitor or session.elicitor
+    if elicitor is None or (relay is not None and relay.ask is not None):
+        return relay
+    from mcpyard.connect import InputRelay  # the SDK comes with it: imported only when a call needs it
+
+    entry, _ = call.target()
+    audience = relay.audience if relay is not None else "host"  # the library's own calls, as `CallChannel` names them
+    return InputRelay(audience=audience, ask=elicitor_input(elicitor, entry.server, entry.name))
 
 
 def _redacted_input(view: HostView, relay: Any) -> Any:

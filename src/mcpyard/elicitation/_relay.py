@@ -1,0 +1,36 @@
+"""A host's elicitor as the answer to a server's `elicitation/create` during a call (the call's input relay)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Any
+
+from mcpyard.elicitation._request import Elicitor, answer_for_server, request_from_params
+from mcpyard.errors import ElicitationRefused
+
+__all__ = ["ELICIT", "elicitor_input"]
+
+ELICIT = "elicitation/create"
+_INVALID_REQUEST = -32600
+_INVALID_PARAMS = -32602
+
+
+def elicitor_input(elicitor: Elicitor, server: str, tool: str | None = None) -> Any:
+    """An `InputFn` (`(method, params) -> result`, wire form) that puts a server's questions to `elicitor`.
+
+    What cannot be asked (a form that is not flat, a URL that is not https) and an answer that does not
+    fit its form go back to the server as an error saying why; a value never does.
+    """
+
+    async def ask(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
+        from mcp.shared.exceptions import MCPError
+
+        if method != ELICIT:
+            raise MCPError(_INVALID_REQUEST, f"mcpyard does not answer {method} for this call")
+        try:
+            request = request_from_params(server, params, tool=tool)
+            return answer_for_server(request, await elicitor(request))
+        except ElicitationRefused as exc:
+            raise MCPError(_INVALID_PARAMS, f"mcpyard did not ask the user: {exc.message}") from None
+
+    return ask
