@@ -3,7 +3,8 @@
 The suite starts its own server (and authorization server) and runs this with the server's
 URL. The host connects through the whole of mcpyard; a sign-in page, when one is needed, is
 followed by a headless "browser" (the suite's authorization server approves at once), then
-every tool listed is called once with the arguments its schema makes simplest.
+every tool listed is called once with the arguments its schema makes simplest. A server's
+question (elicitation) is accepted with every field left empty, so each takes its default.
 
 What a scenario hands its client (`MCP_CONFORMANCE_CONTEXT`: a client id, its secret or private
 key) goes into the server's `oauth` table as a user would write it, the secret and key as
@@ -23,7 +24,7 @@ import anyio
 import httpx2
 from mcp.client.auth.utils import build_protected_resource_metadata_discovery_urls
 
-from mcpyard import Host
+from mcpyard import ElicitationAnswer, ElicitationRequest, Host
 
 CLIENT_METADATA_URL = "https://conformance-test.local/client-metadata.json"
 """Where the suite's authorization servers expect mcpyard's client ID metadata document (auth/basic-cimd)."""
@@ -36,6 +37,12 @@ def _simplest(schema: dict[str, Any]) -> dict[str, Any]:
         kind = str((properties.get(name) or {}).get("type"))
         arguments[name] = {"number": 1, "integer": 1, "boolean": True, "array": [], "object": {}}.get(kind, "x")
     return arguments
+
+
+async def _accept_defaults(request: ElicitationRequest) -> ElicitationAnswer:
+    """A person who accepts every form as it comes: mcpyard fills in the defaults (SEP-1034)."""
+    del request
+    return ElicitationAnswer.accept()
 
 
 async def _browser(host: Host) -> None:
@@ -123,6 +130,7 @@ async def main(url: str) -> int:
                 config_home=root / "config",
                 data_home=root / "data",
                 secrets=secrets,
+                elicitor=_accept_defaults,
             ) as host,
             anyio.create_task_group() as tg,
         ):
