@@ -1,7 +1,8 @@
 """OAuth 2.1 fixture server: an MCP server over streamable HTTP that is also its own authorization server.
 
 Run as `python tests/servers/oauth_server.py --port N [--host 127.0.0.1] [--access-ttl SECONDS]
-[--no-pkce-advert] [--no-iss]` (it also takes `--transport streamable-http`, so `http_runner.serve_http`
+[--no-pkce-advert] [--no-iss] [--legacy] [--pre-registered PORT] [--client-credentials]
+[--jwt-public-key FILE]` (it also takes `--transport streamable-http`, so `http_runner.serve_http`
 can start it). Everything lives on one origin, `http://HOST:N`:
 
 - `/mcp`: the MCP endpoint (streamable HTTP); without a valid bearer token it answers 401 with
@@ -24,12 +25,25 @@ not expire and are rotated on every use (the old one, and the access token issue
 `--no-pkce-advert` leaves `code_challenge_methods_supported` out of the authorization server metadata,
 so a client that checks for S256 (as MCP requires) can refuse to authorize. The server itself still
 requires S256.
+
+`--legacy` is a 2025-03-26 server: no protected resource metadata (404, and no `resource_metadata` in
+`WWW-Authenticate`), only the authorization server metadata at the origin's root.
+
+`--pre-registered PORT` knows the confidential client `PRE_CLIENT_ID` / `PRE_CLIENT_SECRET`
+(`client_secret_basic`, redirect `http://127.0.0.1:PORT/callback` exactly), registered beforehand.
+
+`--client-credentials` takes the client-credentials grant (RFC 6749 §4.4) from `CC_CLIENT_ID` /
+`CC_CLIENT_SECRET` (Basic or in the body); with `--jwt-public-key FILE` also from `JWT_CLIENT_ID`
+authenticated by a `private_key_jwt` assertion (RFC 7523 §2.2) signed with the PEM key whose public
+half FILE holds, its `aud` the issuer. Such tokens come without a refresh token.
 """
 
 from __future__ import annotations
 
 import argparse
+import base64
 import math
+import re
 import secrets
 import sys
 import time
@@ -37,7 +51,9 @@ from collections.abc import Sequence
 from dataclasses import asdict, dataclass, field
 from pathlib import Path
 from typing import Any
+from urllib.parse import unquote
 
+import jwt
 from mcp.server.auth.handlers.metadata import MetadataHandler
 from mcp.server.auth.middleware.auth_context import get_access_token
 from mcp.server.auth.provider import (
@@ -55,10 +71,13 @@ from mcp.server.auth.settings import AuthSettings, ClientRegistrationOptions, Re
 from mcp.server.mcpserver import MCPServer
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcp_types import ToolAnnotations
+from pydantic import AnyUrl
 from starlette.applications import Starlette
+from starlette.datastructures import FormData, Headers
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import BaseRoute, Route
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 SCOPE = "mcp"
 """The one scope this server knows; registration defaults to it and `/mcp` requires it."""
@@ -74,6 +93,15 @@ STATS_PATH = "/test/stats"
 EXPIRE_PATH = "/test/expire"
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
+
+PRE_CLIENT_ID = "pre-registered-mcpyard"
+PRE_CLIENT_SECRET = "pre-registered-secret-7f3a91c2"
+CC_CLIENT_ID = "unattended-mcpyard"
+CC_CLIENT_SECRET = "client-credentials-secret-5d82e0b4"
+JWT_CLIENT_ID = "unattended-jwt-mcpyard"
+JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+TOKEN_PATH = "/token"
+PRM_PREFIX = "/.well-known/oauth-protected-resource"
 
 
 @dataclass
@@ -96,6 +124,13 @@ class Stats:
     """The RFC 8707 `resource` of every `/authorize` request, in order (None when absent)."""
     client_ids: list[str] = field(default_factory=list)
     """Registered client ids, in order."""
+    token_requests: list[str] = field(default_factory=list)
+    """How each `/token` request authenticated its client, in order: `client_secret_basic`,
+    `client_secret_post`, `private_key_jwt` or `none`."""
+    client_credentials: int = 0
+    """Tokens issued for the client-credentials grant."""
+    refused_clients: int = 0
+    """Client-credentials requests refused because the client did not authenticate."""
 
 
 def _same_resource(a: str, b: str) -> bool:
@@ -206,7 +241,15 @@ class FixtureOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, R
                 expired += 1
         return expired
 
-    def _issue(self, client_id: str, scopes: list[str], resource: str | None, subject: str | None) -> OAuthToken:
+    def _issue(
+        self,
+        client_id: str,
+        scopes: list[str],
+        resource: str | None,
+        subject: str | None,
+        *,
+        refresh_token: bool = True,
+    ) -> OAuthToken:
         access = secrets.token_urlsafe(32)
         refresh = secrets.token_urlsafe(32)
         now = time.time()
@@ -219,16 +262,30 @@ class FixtureOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, R
             subject=subject,
             claims={"iss": self.issuer},
         )
-        self.refresh_tokens[refresh] = RefreshToken(
-            token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
-        )
-        self._access_of_refresh[refresh] = access
+        if refresh_token:
+            self.refresh_tokens[refresh] = RefreshToken(
+                token=refresh, client_id=client_id, scopes=scopes, resource=resource, subject=subject
+            )
+            self._access_of_refresh[refresh] = access
         return OAuthToken(
             access_token=access,
             token_type="Bearer",
             expires_in=self.access_ttl,
             scope=" ".join(scopes),
-            refresh_token=refresh,
+            refresh_token=refresh if refresh_token else None,
+        )
+
+    def client_credentials(self, client_id: str, form: FormData) -> OAuthToken:
+        """Tokens for a client that authenticated itself (RFC 6749 §4.4), bound to the `resource` it names."""
+        resource = form.get("resource")
+        scope = form.get("scope")
+        self.stats.client_credentials += 1
+        return self._issue(
+            client_id,
+            str(scope).split() if scope else [SCOPE],
+            str(resource) if resource else self.resource,
+            client_id,
+            refresh_token=False,
         )
 
     def _drop_access_of(self, refresh: str) -> None:
@@ -292,12 +349,134 @@ def build_server(provider: FixtureOAuthProvider) -> MCPServer:
     return server
 
 
-def build_app(provider: FixtureOAuthProvider, *, pkce_advert: bool = True) -> Starlette:
+def _auth_method(headers: Headers, form: FormData) -> str:
+    if headers.get("authorization", "").startswith("Basic "):
+        return "client_secret_basic"
+    if form.get("client_assertion_type") == JWT_BEARER:
+        return "private_key_jwt"
+    return "client_secret_post" if form.get("client_secret") else "none"
+
+
+def _replay(body: bytes) -> Receive:
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+
+    return receive
+
+
+class Extras:
+    """The ASGI layer in front of the SDK's app: the 2025-03-26 shape, the client-credentials grant, and
+    a record of how every token request authenticated."""
+
+    def __init__(
+        self,
+        app: ASGIApp,
+        provider: FixtureOAuthProvider,
+        *,
+        legacy: bool = False,
+        secrets: dict[str, str] | None = None,
+        keys: dict[str, str] | None = None,
+    ) -> None:
+        self.app = app
+        self.provider = provider
+        self.legacy = legacy
+        self.secrets = secrets or {}
+        """Client-credentials clients by id and their secrets."""
+        self.keys = keys or {}
+        """`private_key_jwt` clients by id and their PEM public keys."""
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http":
+            await self.app(scope, receive, send)
+            return
+        if self.legacy and str(scope["path"]).startswith(PRM_PREFIX):
+            await JSONResponse({"error": "not_found"}, status_code=404)(scope, receive, send)
+            return
+        if scope["path"] == TOKEN_PATH and scope["method"] == "POST":
+            body = b""
+            while True:
+                message = await receive()
+                body += message.get("body", b"")
+                if not message.get("more_body"):
+                    break
+            request = Request(scope, _replay(body))
+            form = await request.form()
+            self.provider.stats.token_requests.append(_auth_method(request.headers, form))
+            if form.get("grant_type") == "client_credentials" and (self.secrets or self.keys):
+                await self._client_credentials(request.headers, form)(scope, receive, send)
+                return
+            await self.app(scope, _replay(body), send)
+            return
+        await self.app(scope, receive, self._without_resource_metadata(send) if self.legacy else send)
+
+    def _client_credentials(self, headers: Headers, form: FormData) -> Response:
+        client_id = self._authenticated(headers, form)
+        if client_id is None:
+            self.provider.stats.refused_clients += 1
+            return JSONResponse({"error": "invalid_client"}, status_code=401)
+        token = self.provider.client_credentials(client_id, form)
+        return JSONResponse(token.model_dump(mode="json", exclude_none=True))
+
+    def _authenticated(self, headers: Headers, form: FormData) -> str | None:
+        basic = headers.get("authorization", "")
+        if basic.startswith("Basic "):
+            client_id, _, secret = base64.b64decode(basic[6:]).decode().partition(":")
+            client_id, secret = unquote(client_id), unquote(secret)
+        else:
+            client_id, secret = str(form.get("client_id") or ""), str(form.get("client_secret") or "")
+        if client_id in self.secrets:
+            return client_id if secrets.compare_digest(secret, self.secrets[client_id]) else None
+        assertion = form.get("client_assertion")
+        if form.get("client_assertion_type") != JWT_BEARER or not isinstance(assertion, str):
+            return None
+        try:
+            claims = jwt.decode(assertion, options={"verify_signature": False})
+            client_id = str(claims.get("iss"))
+            key = self.keys[client_id]
+            checked = jwt.decode(
+                assertion,
+                key,
+                algorithms=["ES256", "ES384", "RS256", "PS256", "EdDSA"],
+                audience=[self.provider.issuer, self.provider.issuer + "/"],
+            )
+        except (jwt.InvalidTokenError, KeyError):
+            return None
+        return client_id if checked.get("sub") == client_id else None
+
+    def _without_resource_metadata(self, send: Send) -> Send:
+        async def sending(message: Message) -> None:
+            if message["type"] == "http.response.start":
+                message = dict(message)
+                message["headers"] = [
+                    (
+                        name,
+                        _RESOURCE_METADATA.sub("", value.decode()).encode() if name == b"www-authenticate" else value,
+                    )
+                    for name, value in message.get("headers", [])
+                ]
+            await send(message)
+
+        return sending
+
+
+_RESOURCE_METADATA = re.compile(r',?\s*resource_metadata="[^"]*"')
+
+
+def build_app(
+    provider: FixtureOAuthProvider, *, pkce_advert: bool = True, extra: dict[str, Any] | None = None
+) -> Starlette:
     """The Starlette app: the SDK's, with the authorization server metadata route replaced by ours.
 
     Ours is the SDK's metadata plus the `none` token endpoint auth method (public clients, which the
     SDK's token endpoint accepts) and `authorization_response_iss_parameter_supported` when `iss` is
-    sent, and without `code_challenge_methods_supported` when `pkce_advert` is false.
+    sent, and without `code_challenge_methods_supported` when `pkce_advert` is false; `extra` fields
+    replace the metadata's own.
     """
     server = build_server(provider)
     app = server.streamable_http_app(streamable_http_path=MCP_PATH)
@@ -313,7 +492,7 @@ def build_app(provider: FixtureOAuthProvider, *, pkce_advert: bool = True) -> St
         update["code_challenge_methods_supported"] = None
     if provider.send_iss:
         update["authorization_response_iss_parameter_supported"] = True
-    metadata = metadata.model_copy(update=update)
+    metadata = metadata.model_copy(update={**update, **(extra or {})})
     route = Route(
         AS_METADATA_PATH,
         endpoint=cors_middleware(MetadataHandler(metadata).handle, ["GET", "OPTIONS"]),
@@ -340,12 +519,43 @@ def main(argv: Sequence[str] | None = None) -> None:
         "--no-pkce-advert", action="store_true", help="leave code_challenge_methods_supported out of the AS metadata"
     )
     parser.add_argument("--no-iss", action="store_true", help="send no RFC 9207 iss in the authorization response")
+    parser.add_argument("--legacy", action="store_true", help="no protected resource metadata (2025-03-26)")
+    parser.add_argument("--pre-registered", type=int, metavar="PORT", help="know PRE_CLIENT_ID, redirected to PORT")
+    parser.add_argument("--client-credentials", action="store_true", help="take the client-credentials grant")
+    parser.add_argument("--jwt-public-key", type=Path, metavar="FILE", help="JWT_CLIENT_ID's PEM public key")
     args = parser.parse_args(argv)
     issuer = origin(args.host, args.port)
     provider = FixtureOAuthProvider(
         issuer=issuer, resource=issuer + MCP_PATH, access_ttl=args.access_ttl, send_iss=not args.no_iss
     )
-    app = build_app(provider, pkce_advert=not args.no_pkce_advert)
+    if args.pre_registered is not None:
+        provider.clients[PRE_CLIENT_ID] = OAuthClientInformationFull(
+            client_id=PRE_CLIENT_ID,
+            client_secret=PRE_CLIENT_SECRET,
+            redirect_uris=[AnyUrl(f"http://127.0.0.1:{args.pre_registered}/callback")],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="client_secret_basic",
+            scope=SCOPE,
+        )
+    secrets_by_client = {CC_CLIENT_ID: CC_CLIENT_SECRET} if args.client_credentials else {}
+    keys = {JWT_CLIENT_ID: args.jwt_public_key.read_text()} if args.jwt_public_key else {}
+    extra: dict[str, Any] = {}
+    if secrets_by_client or keys:
+        extra["grant_types_supported"] = ["authorization_code", "refresh_token", "client_credentials"]
+        extra["token_endpoint_auth_methods_supported"] = [
+            "client_secret_post",
+            "client_secret_basic",
+            "none",
+            *(["private_key_jwt"] if keys else []),
+        ]
+    app = Extras(
+        build_app(provider, pkce_advert=not args.no_pkce_advert, extra=extra),
+        provider,
+        legacy=args.legacy,
+        secrets=secrets_by_client,
+        keys=keys,
+    )
     # Run as a script: put the repository root on the path to reach the shared helper.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve

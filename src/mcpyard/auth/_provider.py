@@ -3,14 +3,15 @@ required, HTTPS (or loopback) endpoints only, the configured client and scopes (
 
 from __future__ import annotations
 
+import json
 import socket
 import time
 from collections.abc import Sequence
 from urllib.parse import urlsplit
 
 import httpx2
-from mcp.client.auth import OAuthClientProvider, OAuthFlowError
-from mcp.client.auth.utils import union_scopes
+from mcp.client.auth import OAuthClientProvider, OAuthFlowError, OAuthTokenError
+from mcp.client.auth.utils import issuers_match, union_scopes
 from mcp.shared.auth import OAuthClientInformationFull, OAuthClientMetadata
 from pydantic import AnyUrl
 
@@ -18,7 +19,7 @@ from mcpyard.auth._signin import SignIn, is_loopback
 from mcpyard.auth._store import ServerTokens
 from mcpyard.config import OAuthSettings, TokenEndpointAuthMethod
 
-__all__ = ["GuardedProvider", "SignInProvider", "client_metadata", "secret_method"]
+__all__ = ["GuardedProvider", "SignInProvider", "client_metadata", "secret_method", "token_refusal"]
 
 
 def client_metadata(redirect_uri: str) -> OAuthClientMetadata:
@@ -54,6 +55,23 @@ def _check_endpoint(name: str, url: object) -> None:
 
 def _first_line(exc: BaseException) -> str:
     return (str(exc).splitlines() or [type(exc).__name__])[0][:300]
+
+
+def token_refusal(status: int, body: bytes) -> str:
+    """Why the token endpoint refused, from its RFC 6749 §5.2 answer (`error`, `error_description`)."""
+    try:
+        answer = json.loads(body)
+    except ValueError:
+        answer = None
+    error = answer.get("error") if isinstance(answer, dict) else None
+    described = answer.get("error_description") if isinstance(answer, dict) else None
+    why = f"HTTP {status}"
+    if isinstance(error, str):
+        why += f" {error[:60]}"
+        if isinstance(described, str) and described:
+            why += f": {described[:200]}"
+    fix = "; check oauth.client_id and its secret or key" if error == "invalid_client" else ""
+    return f"the authorization server refused the token request ({why}){fix}"
 
 
 class GuardedProvider(OAuthClientProvider):
@@ -93,6 +111,13 @@ class GuardedProvider(OAuthClientProvider):
             self.sign_in.failure = _first_line(exc)
             raise
 
+    async def _handle_token_response(self, response: httpx2.Response) -> None:
+        if response.status_code not in (200, 201):
+            # The SDK would quote the whole answer; the status page says what the error means.
+            self.sign_in.failure = token_refusal(response.status_code, await response.aread())
+            raise OAuthTokenError(self.sign_in.failure)
+        await super()._handle_token_response(response)
+
     def _check_metadata(self) -> None:
         metadata = self.context.oauth_metadata
         if metadata is None:
@@ -102,19 +127,24 @@ class GuardedProvider(OAuthClientProvider):
             _check_endpoint("registration endpoint", metadata.registration_endpoint)
 
     def _check_client(self) -> None:
-        """The configured client is the one about to be used, with the secret method the server takes."""
-        oauth, info = self._oauth, self.context.client_info
-        if oauth.client_id is None or info is None:
+        """The configured client goes only to its issuer, and with the secret method the server takes."""
+        oauth, info, metadata = self._oauth, self.context.client_info, self.context.oauth_metadata
+        if oauth.client_id is None:
+            return
+        found = str(metadata.issuer) if metadata is not None else None
+        if oauth.issuer is not None and (found is None or not issuers_match(found, oauth.issuer)):
+            where = f"the authorization server {found}" if found else "an authorization server without metadata"
+            raise OAuthFlowError(
+                f"the server sends mcpyard to {where}, not to oauth.issuer ({oauth.issuer}); "
+                "mcpyard sends this client's credentials nowhere else"
+            )
+        if info is None:
             return
         if info.client_id != oauth.client_id:
-            # The SDK let go of the configured client because the server named another authorization
-            # server than `issuer`: its secret stays where it belongs, and nothing is signed in to.
             raise OAuthFlowError(
-                f"the server sends mcpyard to an authorization server other than oauth.issuer ({oauth.issuer}), "
-                "which oauth.client_id is registered with; mcpyard does not sign in there"
+                "the authorization server is not the one oauth.client_id is registered with; mcpyard does not sign in"
             )
         if oauth.client_secret is not None:
-            metadata = self.context.oauth_metadata
             supported = metadata.token_endpoint_auth_methods_supported if metadata is not None else None
             method = secret_method(oauth.token_endpoint_auth_method, supported)
             self.context.client_info = info.model_copy(update={"token_endpoint_auth_method": method})
