@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+from pathlib import Path
 from typing import Any
 
 import pytest
@@ -330,3 +331,18 @@ def test_a_changed_secret_restarts_the_server_on_reload_sec_1_cfg_7(cfg: Setup) 
     same = one(cfg, oauth)
     assert before.fingerprint() != after.fingerprint()
     assert before.fingerprint() == same.fingerprint()
+
+
+def test_the_readmes_oauth_example_loads_as_written_auth_2(cfg: Setup) -> None:
+    """AUTH-2: the "Signing in" example of README.md is a configuration mcpyard reads without a problem."""
+    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
+    example = readme.split("## Signing in", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+    loaded = cfg.load(
+        config_file=cfg.flag(example, "flag.toml"), secrets={"TRACKER_CLIENT": SECRET, "NIGHTLY_KEY": EC_KEY}
+    )
+    tracker, builds = loaded.servers
+    assert (tracker.state, builds.state) == ("ok", "ok"), (tracker.problem, builds.problem)
+    assert tracker.oauth == OAuthSettings(client_id="mcpyard-laptop", client_secret=SECRET, redirect_port=53682)
+    assert builds.oauth is not None
+    assert (builds.oauth.grant, builds.oauth.signing_algorithm) == ("client_credentials", "ES256")
+    assert loaded.warnings == ()
