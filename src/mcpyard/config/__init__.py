@@ -2,6 +2,8 @@
 
 from mcpyard.config._consent import ProjectFile, ProjectServer, read_project
 from mcpyard.config._digest import EntryDigest, ProjectTrust, entry_digest
+from mcpyard.config._foreign import import_config
+from mcpyard.config._imported import ImportedConfig, ImportedServer, ImportNote
 from mcpyard.config._load import load_config
 from mcpyard.config._model import (
     Hook,
@@ -24,6 +26,9 @@ __all__ = [
     "EntryDigest",
     "Hook",
     "HostSettings",
+    "ImportNote",
+    "ImportedConfig",
+    "ImportedServer",
     "LoadedConfig",
     "Mode",
     "ModelSettings",
@@ -38,6 +43,7 @@ __all__ = [
     "TransportName",
     "TrustStore",
     "entry_digest",
+    "import_config",
     "load_config",
     "looks_secret",
     "read_project",

@@ -11,6 +11,7 @@ from mcpyard.config._digest import ProjectTrust, entry_digest
 from mcpyard.config._entry import EntryContext, build_spec
 from mcpyard.config._expand import Expander
 from mcpyard.config._fields import check_keys
+from mcpyard.config._foreign import read_directly, reads_comments
 from mcpyard.config._model import HostSettings, LoadedConfig, ServerSpec, SourceKind
 from mcpyard.config._names import SOURCE_LABELS, describe_source, quote
 from mcpyard.config._read import Form, Format, RawEntry, read_document, split_source
@@ -81,7 +82,7 @@ def load_config(
         layers.append(_own_layer("user", user_config_file, "toml", environ=environ, secrets=secrets))
     if config_file is not None:
         fmt: Format = "toml" if config_file.suffix.lower() == ".toml" else "json"
-        layers.append(_own_layer("flag", config_file, fmt, environ=environ, secrets=secrets))
+        layers.append(_own_layer("flag", config_file, fmt, environ=environ, secrets=secrets, workspace=workspace))
 
     warnings = [warning for layer in layers for warning in layer.warnings]
     winners = _pick_winners(layers, warnings)
@@ -101,10 +102,30 @@ def load_config(
 
 
 def _own_layer(
-    kind: SourceKind, path: Path, fmt: Format, *, environ: Mapping[str, str], secrets: Mapping[str, str]
+    kind: SourceKind,
+    path: Path,
+    fmt: Format,
+    *,
+    environ: Mapping[str, str],
+    secrets: Mapping[str, str],
+    workspace: Path | None = None,
 ) -> _Layer:
-    """Check a flag file or user config completely; raises ConfigError on any source-level problem."""
-    raw = split_source(read_document(path, fmt, kind=kind, suggest=kind == "flag"), kind=kind, path=path, fmt=fmt)
+    """Check a flag file or user config completely; raises ConfigError on any source-level problem.
+
+    A flag file may be another client's (VS Code, Codex, Gemini CLI): it is read through its
+    translation into the own form, and each key that has no equivalent is one warning.
+    """
+    label = describe_source(kind, path)
+    if kind == "flag" and workspace is not None:
+        document = read_document(path, fmt, kind=kind, suggest=True, comments=reads_comments(path))
+        foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label)
+        if foreign is not None:
+            raw = split_source(foreign.document(), kind=kind, path=path, fmt="json")
+            raw.warnings.extend(note.warning(label) for note in foreign.ignored)
+        else:
+            raw = split_source(document, kind=kind, path=path, fmt=fmt)
+    else:
+        raw = split_source(read_document(path, fmt, kind=kind), kind=kind, path=path, fmt=fmt)
     form: Form = raw.form or "own"
     layer = _Layer(
         kind=kind,

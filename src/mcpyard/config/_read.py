@@ -8,11 +8,12 @@ import json
 import os
 import stat
 import tomllib
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from mcpyard.config._jsonc import strip_jsonc
 from mcpyard.config._model import SourceKind
 from mcpyard.config._names import describe_source, quote
 from mcpyard.errors import ConfigError
@@ -74,25 +75,42 @@ class _Object(dict[str, object]):
             self[key] = value
 
 
-def read_document(path: Path, fmt: Format, *, kind: SourceKind, suggest: bool = False) -> dict[str, object]:
+def read_document(
+    path: Path,
+    fmt: Format,
+    *,
+    kind: SourceKind,
+    suggest: bool = False,
+    label: str | None = None,
+    comments: Callable[[dict[str, object]], bool] | None = None,
+) -> dict[str, object]:
     """Read and parse a JSON or TOML file into its top-level object.
 
     Args:
         suggest: when parsing fails, try the other format and, if that works, say to
             rename the file (for `--mcp-config`, whose format comes from its extension).
+        label: how messages name the file (default: its source kind and path).
+        comments: for JSON that parses only without its comments and trailing commas (JSONC):
+            whether this document may have them (its client reads them); None: never.
 
     Raises:
         ConfigError: the file cannot be read, is not UTF-8, is malformed, repeats a key
             or is not an object at the top level.
     """
-    label = describe_source(kind, path)
+    label = label or describe_source(kind, path)
     text = _read_text(path, label)
     try:
         document = _parse(text, fmt)
     except ValueError as error:
+        commented = _commented(text) if fmt == "json" and comments is not None else None
+        if commented is not None and comments is not None and comments(commented):
+            _refuse_duplicates(commented, label, path)
+            return commented
         other: Format = "json" if fmt == "toml" else "toml"
         hint = ""
-        if suggest and _parses_as(text, other):
+        if commented is not None:
+            hint = "; JSON has no comments or trailing commas (only a VS Code or Gemini CLI file may): remove them"
+        elif suggest and _parses_as(text, other):
             hint = f"; it reads as {other.upper()}: rename it to end in .{other}"
         raise ConfigError(f"{label} is not valid {fmt.upper()}: {error}{hint}", source=path) from None
     except RecursionError:
@@ -150,6 +168,15 @@ def _parse(text: str, fmt: Format) -> object:
         return json.loads(text, object_pairs_hook=_Object, parse_constant=_refuse_constant)
     except json.JSONDecodeError as error:
         raise ValueError(f"{error.msg} at line {error.lineno}, column {error.colno}") from None
+
+
+def _commented(text: str) -> dict[str, object] | None:
+    """The document of JSON with comments (JSONC), or None when it does not parse that way either."""
+    try:
+        document = _parse(strip_jsonc(text), "json")
+    except (ValueError, RecursionError):
+        return None
+    return document if isinstance(document, dict) else None
 
 
 def _parses_as(text: str, fmt: Format) -> bool:
@@ -239,7 +266,8 @@ def _own_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ...]:
     if not isinstance(value, list):
         raise ConfigError(
             f"{label}: `servers` must be a list of objects, each with an `id`; "
-            "for an object keyed by id (as other MCP clients write it) use `mcpServers`",
+            "for an object keyed by id (as other MCP clients write it) use `mcpServers` "
+            "(a VS Code mcp.json is read as it is once each server has its `type`, as VS Code writes it)",
             source=path,
             field="servers",
         )

@@ -1,0 +1,398 @@
+"""One server entry of another client, key by key, in mcpyard's own form: each key maps onto a field or says why not."""
+
+from __future__ import annotations
+
+import difflib
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpyard.config._fields import FIELDS, OAUTH_FIELDS, TYPE_ALIASES
+from mcpyard.config._imported import ClientFormat, Notes
+from mcpyard.config._names import looks_secret
+from mcpyard.config._variables import rewrite
+
+__all__ = ["SHARED_FAMILY", "translate_entry"]
+
+SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-code", "cursor"})
+"""Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
+
+_TEMPLATED = ("command", "args", "env", "cwd", "url", "headers")
+_VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
+_SECRET_REFERENCE = re.compile(r"\$\{secret:[A-Za-z0-9_][A-Za-z0-9_.\-]*\}")
+_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+
+_SIGN_IN = (
+    "mcpyard signs in to a remote server by itself when the server asks for it (`mcpyard login ID`); "
+    "this client's own sign-in setting has no equivalent"
+)
+_NO_ALLOWLIST = (
+    "mcpyard has no list of the only tools to offer from a server: all of its tools are offered, and a call "
+    "still asks as your mode says; to block the others, add them to permissions.deny"
+)
+_NO_ENV_FILE = (
+    "mcpyard does not read env files; put the variables in env as ${VAR} references, or name them in inherit_env"
+)
+_NO_SANDBOX = "VS Code's sandbox for the server; mcpyard does not sandbox servers, and says so when it starts"
+_NOT_UNASKED = (
+    "mcpyard never runs a tool without asking because another client's file says so; "
+    "allow tools yourself with permissions.allow in your user config"
+)
+
+_REASONS: dict[str, dict[str, str]] = {
+    "shared": {
+        "autoApprove": _NOT_UNASKED,
+        "alwaysAllow": _NOT_UNASKED,
+        "timeout": "clients disagree on its unit (seconds or milliseconds); set call_timeout_secs, in seconds",
+        "envFile": _NO_ENV_FILE,
+        "headersHelper": (
+            "mcpyard does not run a program to make headers; write them in headers with ${VAR} references"
+        ),
+        "description": "mcpyard shows what the server says of itself",
+    },
+    "vscode": {
+        "envFile": _NO_ENV_FILE,
+        "dev": "VS Code's development mode (restart on change, debugger); mcpyard starts the server as written",
+        "sandboxEnabled": _NO_SANDBOX,
+        "sandbox": _NO_SANDBOX,
+        "gallery": "VS Code's record of where it installed the server from",
+        "version": "VS Code's record of the version it installed",
+    },
+    "gemini": {
+        "includeTools": _NO_ALLOWLIST,
+        "description": "mcpyard shows what the server says of itself",
+        "authProviderType": _SIGN_IN,
+        "targetAudience": _SIGN_IN,
+        "targetServiceAccount": _SIGN_IN,
+        "tcp": 'a websocket given as `tcp`; write url = "ws://HOST:PORT" instead',
+        "extensionName": "the Gemini CLI extension that added the server",
+        "extension": "the Gemini CLI extension that added the server",
+    },
+    "codex": {
+        "bearer_token": (
+            "a token written into the file, which Codex refuses too: it is not copied; put it in an environment "
+            "variable and name that in bearer_token_env_var, or save it with `mcpyard secrets set NAME`"
+        ),
+        "enabled_tools": _NO_ALLOWLIST,
+        "required": "mcpyard starts the other servers when one fails, and the status page says why",
+        "oauth_resource": _SIGN_IN,
+    },
+}
+
+_OAUTH_KEYS = {
+    "clientId": "client_id",
+    "CLIENT_ID": "client_id",
+    "clientSecret": "client_secret",
+    "CLIENT_SECRET": "client_secret",
+    "callbackPort": "redirect_port",
+}
+_OAUTH_REASONS = {
+    "enabled": "mcpyard signs in whenever the server asks for it",
+    "authorizationUrl": "mcpyard finds the sign-in endpoints from the server itself",
+    "tokenUrl": "mcpyard finds the sign-in endpoints from the server itself",
+    "redirectUri": (
+        "mcpyard listens for the sign-in on a loopback address of its own; set oauth.redirect_port to fix its port"
+    ),
+    "tokenParamName": "mcpyard sends a token in the Authorization header only, never in a URL",
+    "audiences": _SIGN_IN,
+}
+
+
+@dataclass(slots=True)
+class _Entry:
+    """One entry being translated."""
+
+    client: ClientFormat
+    server: str
+    written: Mapping[str, object]
+    workspace: Path
+    notes: Notes
+    out: dict[str, object] = field(default_factory=dict)
+    excluded: list[str] = field(default_factory=list)
+
+    def text(self, where: str, value: str) -> str:
+        return rewrite(
+            value, client=self.client, workspace=self.workspace, server=self.server, where=where, notes=self.notes
+        )
+
+    def ignore(self, key: str, why: str) -> None:
+        self.notes.ignore(key, self.server, why)
+
+    def said(self, key: str, why: str) -> None:
+        self.notes.said(key, self.server, why)
+
+    def headers(self) -> dict[str, object]:
+        headers = self.out.get("headers")
+        if not isinstance(headers, dict):
+            headers = {}
+            self.out["headers"] = headers
+        return headers
+
+
+Handler = Callable[[_Entry, str, object], None]
+
+
+def translate_entry(
+    client: ClientFormat,
+    server: str,
+    written: Mapping[str, object],
+    *,
+    workspace: Path,
+    notes: Notes,
+    family: ClientFormat | None = None,
+) -> dict[str, object]:
+    """The own-form fields of one entry of `client`'s file; `notes` collects what was mapped, ignored and denied.
+
+    `family`: whose keys the entry has, when not the file's client (mcpyard's own TOML `mcpServers`
+    tables are the shared form).
+    """
+    entry = _Entry(client, server, written, workspace, notes)
+    keys = family or client
+    group = "shared" if keys in SHARED_FAMILY else keys
+    handlers = _HANDLERS.get(group, {})
+    for key, value in written.items():
+        handler = handlers.get(key)
+        if handler is not None:
+            handler(entry, key, value)
+        elif key in _COPIED.get(group, ()):
+            _copy(entry, key, value)
+        else:
+            entry.ignore(key, _REASONS.get(group, {}).get(key) or _unknown(key, group))
+    _finish(entry)
+    order = {name: index for index, name in enumerate(FIELDS)}
+    return dict(sorted(entry.out.items(), key=lambda item: order.get(item[0], len(order))))
+
+
+def _unknown(key: str, group: str) -> str:
+    if group == "shared":
+        close = difflib.get_close_matches(key, FIELDS, n=1)
+        if close:
+            return f"did you mean `{close[0]}`? mcpyard does not read it"
+    return "mcpyard has no equivalent; it does not read it"
+
+
+def _copy(entry: _Entry, key: str, value: object) -> None:
+    if key not in _TEMPLATED:
+        entry.out[key] = value
+    elif isinstance(value, str):
+        entry.out[key] = entry.text(key, value)
+    elif isinstance(value, list):
+        entry.out[key] = [
+            entry.text(f"{key}[{i}]", item) if isinstance(item, str) else item for i, item in enumerate(value)
+        ]
+    elif isinstance(value, Mapping):
+        entry.out[key] = {
+            name: entry.text(f"{key}.{name}", item) if isinstance(item, str) else item for name, item in value.items()
+        }
+    else:
+        entry.out[key] = value  # a wrong type: loading says what is wrong with it
+
+
+def _type(entry: _Entry, key: str, value: object) -> None:
+    mapped = TYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
+    if mapped is None:
+        entry.ignore(
+            key, "is not a transport mcpyard knows (stdio, http, sse or ws); the transport follows from command or url"
+        )
+    elif "transport" in entry.written:
+        entry.ignore(key, "`transport` is set too, and is what mcpyard reads")
+    else:
+        entry.out["transport"] = mapped
+        if mapped != value:
+            entry.said(key, f"is transport {mapped}")
+
+
+def _disabled(entry: _Entry, key: str, value: object) -> None:
+    if not isinstance(value, bool):
+        entry.ignore(key, "must be true or false; the server is enabled")
+    elif "enabled" in entry.written:
+        entry.ignore(key, "`enabled` is set too, and is what mcpyard reads")
+    else:
+        entry.out["enabled"] = not value
+        if value:
+            entry.said(key, "is written enabled = false: the server is listed, and does not start")
+
+
+def _oauth(entry: _Entry, key: str, value: object) -> None:
+    if not isinstance(value, Mapping):
+        entry.ignore(key, "must be an object of sign-in settings; " + _SIGN_IN)
+        return
+    table: dict[str, object] = {}
+    for sub, item in value.items():
+        label = f"{key}.{sub}"
+        mapped = sub if sub in OAUTH_FIELDS else _OAUTH_KEYS.get(sub)
+        if mapped is None:
+            entry.ignore(label, _OAUTH_REASONS.get(sub, "mcpyard does not read it"))
+            continue
+        secret = mapped in ("client_secret", "private_key")
+        if secret and not (isinstance(item, str) and _SECRET_REFERENCE.fullmatch(item)):
+            entry.ignore(
+                label,
+                "mcpyard reads a client secret only from a saved secret, so it is not copied; save it with "
+                '`mcpyard secrets set NAME` and write oauth.client_secret = "${secret:NAME}"',
+            )
+            continue
+        table[mapped] = entry.text(label, item) if isinstance(item, str) else item
+        if mapped != sub:
+            entry.said(label, f"is oauth.{mapped}")
+    if table:
+        entry.out["oauth"] = table
+
+
+def _exclude(entry: _Entry, key: str, value: object) -> None:
+    if not isinstance(value, list) or not all(isinstance(tool, str) and tool for tool in value):
+        entry.ignore(key, "must be a list of tool names; no tool is denied")
+        return
+    entry.excluded.extend(str(tool) for tool in value)
+
+
+def _finish(entry: _Entry) -> None:
+    """What needs the whole entry: deny rules (they use its prefix) and oauth beside a credential header."""
+    if entry.excluded:
+        # The catalog names tools (CAT-1); it imports the config package, so it is imported here.
+        from mcpyard.catalog import server_prefix, tool_name
+
+        name = entry.out.get("name")
+        prefix = server_prefix(name if isinstance(name, str) else None, entry.server, 0)
+        rules = [tool_name(prefix, "__", tool) for tool in dict.fromkeys(entry.excluded)]
+        entry.notes.deny.extend(rule for rule in rules if rule not in entry.notes.deny)
+        key = "disabled_tools" if entry.client == "codex" else "excludeTools"
+        entry.said(
+            key,
+            f"each tool listed is denied in permissions.deny ({', '.join(rules)}): deny rules name tools as the "
+            "model sees them, with the default separator __",
+        )
+    headers = entry.out.get("headers")
+    names = [str(name) for name in headers] if isinstance(headers, Mapping) else []
+    if "oauth" in entry.out and any(name.lower() in _CREDENTIAL_HEADERS or looks_secret(name) for name in names):
+        del entry.out["oauth"]
+        entry.ignore(
+            "oauth", "its headers carry a credential already, and mcpyard never also signs in; the headers are kept"
+        )
+
+
+# Gemini CLI (settings.json): transports by key, a timeout in milliseconds, tool filters.
+
+
+def _gemini_url(entry: _Entry, key: str, value: object) -> None:
+    if key == "url" and "httpUrl" in entry.written:
+        entry.ignore(key, "httpUrl is set too, and is what Gemini CLI and mcpyard use")
+        return
+    _copy(entry, "url", value)
+    if key == "httpUrl":
+        entry.out["transport"] = "streamable_http"
+        entry.said(key, "is url, with transport streamable_http")
+
+
+def _gemini_timeout(entry: _Entry, key: str, value: object) -> None:
+    if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        entry.ignore(key, "must be a number of milliseconds greater than 0; the call timeout stays 60 s")
+        return
+    seconds = value / 1000
+    entry.out["call_timeout_secs"] = int(seconds) if float(seconds).is_integer() else seconds
+    entry.said(key, f"{value} ms is call_timeout_secs {entry.out['call_timeout_secs']}")
+
+
+def _gemini_trust(entry: _Entry, key: str, value: object) -> None:
+    if value is False:
+        return
+    from mcpyard.catalog import sanitize_name
+
+    entry.ignore(
+        key,
+        "mcpyard never skips asking because another client trusted a server; to let this server's tools run "
+        f'without asking, add permissions.allow = ["{sanitize_name(entry.server)}__*"] to your own config yourself',
+    )
+
+
+# Codex (config.toml): its own names for headers, timeouts and the environment.
+
+
+def _rename(field_name: str) -> Handler:
+    def handler(entry: _Entry, key: str, value: object) -> None:
+        entry.out[field_name] = value
+        entry.said(key, f"is {field_name}")
+
+    return handler
+
+
+def _codex_startup_ms(entry: _Entry, key: str, value: object) -> None:
+    if "startup_timeout_sec" in entry.written:
+        entry.ignore(key, "startup_timeout_sec is set too, and is what Codex and mcpyard use")
+    elif isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        entry.ignore(key, "must be a number of milliseconds greater than 0; the connect timeout stays 30 s")
+    else:
+        entry.out["connect_timeout_secs"] = value / 1000
+        entry.said(key, f"{value} ms is connect_timeout_secs {value / 1000}")
+
+
+def _codex_headers(entry: _Entry, key: str, value: object) -> None:
+    if not isinstance(value, Mapping):
+        entry.ignore(key, "must be a table of header names to values; no header is sent")
+        return
+    headers = entry.headers()
+    for name, item in value.items():
+        if key == "http_headers":
+            headers[name] = item
+        elif isinstance(item, str) and _VARIABLE.fullmatch(item):
+            headers[name] = f"${{{item}}}"
+        else:
+            entry.ignore(f"{key}.{name}", "must name an environment variable; the header is not sent")
+    entry.said(key, "is headers" if key == "http_headers" else "is headers, each read from its variable as ${VAR}")
+
+
+def _codex_bearer(entry: _Entry, key: str, value: object) -> None:
+    written = [entry.written.get("http_headers"), entry.written.get("env_http_headers")]
+    if any(
+        isinstance(table, Mapping) and any(str(name).lower() == "authorization" for name in table) for table in written
+    ):
+        entry.ignore(key, "an Authorization header is set too, and is what mcpyard sends")
+    elif isinstance(value, str) and _VARIABLE.fullmatch(value):
+        entry.headers()["Authorization"] = f"Bearer ${{{value}}}"
+        entry.said(key, f"is the header Authorization = Bearer ${{{value}}}")
+    else:
+        entry.ignore(key, "must name an environment variable; no token is sent")
+
+
+def _codex_env_vars(entry: _Entry, key: str, value: object) -> None:
+    entry.out["inherit_env"] = value
+    entry.said(key, "is inherit_env: those variables are passed on from mcpyard's environment")
+
+
+def _codex_scopes(entry: _Entry, key: str, value: object) -> None:
+    entry.out["oauth"] = {"scopes": value}
+    entry.said(key, "is oauth.scopes")
+
+
+_SHARED_HANDLERS: dict[str, Handler] = {"type": _type, "disabled": _disabled, "oauth": _oauth, "auth": _oauth}
+_HANDLERS: dict[str, dict[str, Handler]] = {
+    "shared": _SHARED_HANDLERS,
+    "vscode": {"type": _type},
+    "gemini": {
+        "type": _type,
+        "url": _gemini_url,
+        "httpUrl": _gemini_url,
+        "timeout": _gemini_timeout,
+        "trust": _gemini_trust,
+        "excludeTools": _exclude,
+        "oauth": _oauth,
+    },
+    "codex": {
+        "env_vars": _codex_env_vars,
+        "http_headers": _codex_headers,
+        "env_http_headers": _codex_headers,
+        "bearer_token_env_var": _codex_bearer,
+        "startup_timeout_sec": _rename("connect_timeout_secs"),
+        "startup_timeout_ms": _codex_startup_ms,
+        "tool_timeout_sec": _rename("call_timeout_secs"),
+        "disabled_tools": _exclude,
+        "scopes": _codex_scopes,
+    },
+}
+_COPIED: dict[str, tuple[str, ...]] = {
+    "shared": tuple(name for name in FIELDS if name != "oauth"),
+    "vscode": ("command", "args", "env", "cwd", "url", "headers"),
+    "gemini": ("command", "args", "env", "cwd", "headers"),
+    "codex": ("command", "args", "env", "cwd", "url", "enabled"),
+}

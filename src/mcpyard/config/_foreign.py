@@ -1,0 +1,298 @@
+"""Which MCP client wrote a config file, and its servers in mcpyard's own form (`mcpyard import`, `--mcp-config`)."""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Mapping
+from pathlib import Path
+
+from mcpyard.config._clients import SHARED_FAMILY, translate_entry
+from mcpyard.config._fields import FIELDS
+from mcpyard.config._imported import FORMAT_NAMES, ClientFormat, ImportedConfig, ImportedServer, ImportNote, Notes
+from mcpyard.config._literal import secret_literals
+from mcpyard.config._names import quote
+from mcpyard.config._read import SETTING_KEYS, Format, read_document
+from mcpyard.errors import ConfigError
+
+__all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
+
+READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini"})
+"""What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
+_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini"})
+"""Clients that read comments and trailing commas in their JSON (JSONC)."""
+
+_GEMINI_KEYS = frozenset(
+    {"httpUrl", "trust", "includeTools", "excludeTools", "authProviderType", "targetAudience", "targetServiceAccount"}
+)
+_GEMINI_TOP = frozenset({"selectedAuthType", "allowMCPServers", "excludeMCPServers", "mcpServerCommand"})
+_CURSOR_KEYS = frozenset({"envFile", "auth"})
+_CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspaceFolderBasename}", "${pathSeparator}")
+_VSCODE_KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
+_CLIENT_NAMES: dict[ClientFormat, str] = {"vscode": "VS Code", "codex": "Codex", "gemini": "Gemini CLI"}
+_CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers"}
+_UNKNOWN = (
+    "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table); "
+    "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Codex config.toml, "
+    "a Gemini CLI settings.json or an mcpyard config"
+)
+
+
+def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None = None) -> ClientFormat | None:
+    """Which client's file this is, by its keys and shape (and its file name where the shape alone cannot say).
+
+    `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
+    Code's; TOML `[mcp_servers.<id>]` tables are Codex's; `mcpServers` is Gemini CLI's when an entry
+    has a key only Gemini writes (`httpUrl`, `trust`, `includeTools`…), else Claude Desktop's,
+    Claude Code's or Cursor's. None: no servers in any form mcpyard knows.
+    """
+    if fmt == "toml":
+        if "mcp" in document or (any(key in SETTING_KEYS for key in document) and "mcp_servers" not in document):
+            return "mcpyard"
+        return "codex" if isinstance(document.get("mcp_servers"), Mapping) else None
+    servers, shared = document.get("servers"), document.get("mcpServers")
+    if "servers" in document and "mcpServers" in document:
+        return None
+    if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
+        return "mcpyard"
+    if isinstance(servers, Mapping):
+        return "vscode"
+    if isinstance(shared, Mapping):
+        return _shared_client(document, shared, path)
+    return None
+
+
+def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
+    entries = [entry for entry in shared.values() if isinstance(entry, Mapping)]
+    keys = {str(key) for entry in entries for key in entry}
+    gemini_mcp = document.get("mcp")
+    if keys & _GEMINI_KEYS or _GEMINI_TOP & set(document) or isinstance(gemini_mcp, Mapping):
+        return "gemini"
+    name, folder = (path.name, path.parent.name) if path is not None else ("", "")
+    by_place: dict[tuple[str, str], ClientFormat] = {
+        ("claude_desktop_config.json", ""): "claude-desktop",
+        (".mcp.json", ""): "claude-code",
+        ("", ".cursor"): "cursor",
+        ("", ".gemini"): "gemini",
+    }
+    for (file_name, folder_name), client in by_place.items():
+        if (file_name and name == file_name) or (folder_name and folder == folder_name):
+            return client
+    texts = [text for entry in entries for text in _strings(entry)]
+    remote_untyped = any("url" in entry and "type" not in entry for entry in entries)
+    if keys & _CURSOR_KEYS or remote_untyped or any(marker in text for text in texts for marker in _CURSOR_VARIABLES):
+        return "cursor"
+    if "type" in keys or "headersHelper" in keys:
+        return "claude-code"
+    return "claude-desktop"
+
+
+def _strings(value: object) -> list[str]:
+    if isinstance(value, str):
+        return [value]
+    if isinstance(value, Mapping):
+        return [text for item in value.values() for text in _strings(item)]
+    if isinstance(value, list):
+        return [text for item in value for text in _strings(item)]
+    return []
+
+
+def reads_comments(path: Path) -> Callable[[dict[str, object]], bool]:
+    """For `read_document`: whether a document that needed its comments stripped is one whose client allows them."""
+
+    def allowed(document: dict[str, object]) -> bool:
+        return detect_format(document, "json", path) in _COMMENTED
+
+    return allowed
+
+
+def _vscode_marked(document: Mapping[str, object]) -> bool:
+    """A VS Code mcp.json says so: `inputs`, or servers with a `type` (as VS Code writes them) or its other keys."""
+    servers = document.get("servers")
+    entries = (
+        [entry for entry in servers.values() if isinstance(entry, Mapping)] if isinstance(servers, Mapping) else []
+    )
+    return "inputs" in document or any(_VSCODE_KEYS & set(entry) for entry in entries)
+
+
+def read_directly(
+    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str
+) -> ImportedConfig | None:
+    """A VS Code, Codex or Gemini CLI file translated for `--mcp-config`; None for any other (read as it is).
+
+    A `servers` object without anything VS Code writes (a `type`, `inputs`…) is not read this
+    way: it is more likely the own form with a mistake, and loading says how to write it.
+
+    Raises:
+        ConfigError: the file's servers are not shaped as its client writes them.
+    """
+    client = detect_format(document, fmt, path)
+    if client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document)):
+        return None
+    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
+
+
+def import_config(path: Path, *, workspace: Path) -> ImportedConfig:
+    """Read a config file of any MCP client mcpyard knows and translate it into mcpyard's own form.
+
+    The format is read from the extension (`.toml`, else JSON), and the other one is tried when
+    that fails. Comments are allowed where the client allows them (VS Code, Gemini CLI).
+
+    Args:
+        path: the file.
+        workspace: what `${workspaceFolder}` stands for in a VS Code or Cursor file.
+
+    Raises:
+        ConfigError: the file cannot be read or parsed, or holds no servers in a form mcpyard knows.
+    """
+    label = str(path)
+    fmt: Format = "toml" if path.suffix.lower() == ".toml" else "json"
+    try:
+        document = read_document(path, fmt, kind="flag", label=label, comments=reads_comments(path))
+    except ConfigError as error:
+        other: Format = "json" if fmt == "toml" else "toml"
+        try:
+            document = read_document(path, other, kind="flag", label=label, comments=reads_comments(path))
+        except ConfigError:
+            raise error from None
+        fmt = other
+    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
+
+
+def translate(
+    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str
+) -> ImportedConfig:
+    """The servers of a parsed config file in mcpyard's own form, with what was understood and ignored (pure).
+
+    Raises:
+        ConfigError: no servers in a form mcpyard knows, or servers not shaped as the client writes them.
+    """
+    client = detect_format(document, fmt, path)
+    if client is None and "servers" in document and "mcpServers" in document:
+        raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
+    if client is None:
+        raise ConfigError(f"{label} {_UNKNOWN}", source=path)
+    notes = Notes()
+    if client == "mcpyard":
+        servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
+    else:
+        container = _CONTAINERS.get(client, "mcpServers")
+        entries = _entries(document[container], container=container, label=label, path=path)
+        servers = [
+            ImportedServer(server_id, translate_entry(client, server_id, fields, workspace=workspace, notes=notes))
+            for server_id, fields in entries
+        ]
+        _top_level(client, document, container, notes)
+        servers = _gemini_choice(document, servers, notes) if client == "gemini" else servers
+        settings = {"permissions": {"deny": list(notes.deny)}} if notes.deny else {}
+    return ImportedConfig(
+        format=client,
+        path=path,
+        servers=tuple(servers),
+        settings=settings,
+        understood=tuple(notes.understood),
+        ignored=tuple(notes.ignored),
+        literal_secrets=tuple(
+            ImportNote(where, server.id, _LITERAL) for server in servers for where in secret_literals(server.fields)
+        ),
+    )
+
+
+_LITERAL = (
+    "holds a value written into the file that looks like a secret; it is copied as written, into a file only you "
+    "may read. To keep it out of config files, save it with `mcpyard secrets set NAME` and write ${secret:NAME}"
+)
+
+
+def _entries(value: object, *, container: str, label: str, path: Path) -> list[tuple[str, Mapping[str, object]]]:
+    where = f"[{container}]" if container == "mcp_servers" else f"`{container}`"
+    if not isinstance(value, Mapping):
+        raise ConfigError(f"{label}: {where} must be an object whose keys are the server names", source=path)
+    entries: list[tuple[str, Mapping[str, object]]] = []
+    for server_id, fields in value.items():
+        if not server_id:
+            raise ConfigError(f"{label}: a server name in {where} is empty; name it", source=path)
+        if not isinstance(fields, Mapping):
+            raise ConfigError(
+                f"{label}: server {quote(str(server_id))} in {where} must be an object",
+                source=path,
+                entry=str(server_id),
+            )
+        entries.append((str(server_id), {str(key): item for key, item in fields.items()}))
+    return entries
+
+
+def _top_level(client: ClientFormat, document: Mapping[str, object], container: str, notes: Notes) -> None:
+    """Keys beside the servers: another client's own settings, ignored with a word on what they are."""
+    name = _CLIENT_NAMES.get(client, FORMAT_NAMES[client])
+    for key in document:
+        if key in (container, "$schema") or (
+            client == "gemini" and key in ("mcp", "allowMCPServers", "excludeMCPServers")
+        ):
+            continue
+        if client == "vscode" and key == "inputs":
+            notes.ignore(
+                key,
+                None,
+                "VS Code asks for these values when a server starts; mcpyard cannot ask then, so each ${input:ID} "
+                "reads the saved secret ID instead (`mcpyard secrets set ID`); no value or default is copied",
+            )
+        elif client in SHARED_FAMILY:
+            notes.ignore(key, None, "not an MCP server; mcpyard does not read it")
+        else:
+            notes.ignore(key, None, f"a setting of {name} itself, not an MCP server; mcpyard does not read it")
+
+
+def _gemini_choice(document: Mapping[str, object], servers: list[ImportedServer], notes: Notes) -> list[ImportedServer]:
+    """Gemini CLI's lists of servers allowed and excluded (`mcp.allowed`/`mcp.excluded`, formerly top-level)."""
+    table = document.get("mcp")
+    mcp = table if isinstance(table, Mapping) else {}
+    allowed, excluded = (
+        mcp.get("allowed", document.get("allowMCPServers")),
+        mcp.get("excluded", document.get("excludeMCPServers")),
+    )
+    for key in mcp:
+        if key not in ("allowed", "excluded"):
+            notes.ignore(f"mcp.{key}", None, "a setting of Gemini CLI itself; mcpyard does not read it")
+    off: dict[str, str] = {}
+    if isinstance(allowed, list) and allowed:
+        off |= {s.id: "is not in Gemini CLI's allowed servers" for s in servers if s.id not in allowed}
+    if isinstance(excluded, list):
+        off |= {s.id: "is in Gemini CLI's excluded servers" for s in servers if s.id in excluded}
+    chosen: list[ImportedServer] = []
+    for server in servers:
+        if server.id not in off:
+            chosen.append(server)
+            continue
+        notes.said("enabled", server.id, f"{off[server.id]}, so it is written enabled = false")
+        chosen.append(ImportedServer(server.id, {**server.fields, "enabled": False}))
+    return chosen
+
+
+def _own(
+    document: Mapping[str, object], *, fmt: Format, label: str, path: Path, workspace: Path, notes: Notes
+) -> tuple[list[ImportedServer], dict[str, object]]:
+    """mcpyard's own file: its servers as written (fields it does not have are ignored), its settings kept."""
+    container = document.get("mcp", {}) if fmt == "toml" else document
+    if not isinstance(container, Mapping):
+        raise ConfigError(f"{label}: `mcp` must be a table holding `servers` or `mcpServers`", source=path)
+    servers: list[ImportedServer] = []
+    listed = container.get("servers", [])
+    if not isinstance(listed, list):
+        raise ConfigError(f"{label}: `servers` must be a list of objects, each with an `id`", source=path)
+    seen: set[str] = set()
+    for index, item in enumerate(listed, start=1):
+        server_id = item.get("id") if isinstance(item, Mapping) else None
+        if not isinstance(item, Mapping) or not isinstance(server_id, str) or not server_id or server_id in seen:
+            raise ConfigError(f"{label}: entry {index} of `servers` needs an `id` of its own", source=path)
+        seen.add(server_id)
+        for key in item:
+            if key != "id" and key not in FIELDS:
+                notes.ignore(str(key), server_id, "not a field of mcpyard's own form; it is left out")
+        servers.append(ImportedServer(server_id, {k: v for k, v in item.items() if k in FIELDS}))
+    shared = container.get("mcpServers", {})
+    for server_id, fields in _entries(shared, container="mcpServers", label=label, path=path):
+        translated = translate_entry(
+            "mcpyard", server_id, fields, workspace=workspace, notes=notes, family="claude-desktop"
+        )
+        servers.append(ImportedServer(server_id, translated))
+    settings = {str(key): value for key, value in document.items() if key in SETTING_KEYS}
+    return servers, settings

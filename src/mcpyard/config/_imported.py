@@ -1,0 +1,198 @@
+"""What a config of another MCP client became: its servers in mcpyard's own form, and notes on each key."""
+
+from __future__ import annotations
+
+import shlex
+from collections.abc import Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+from typing import Literal
+from urllib.parse import urlsplit, urlunsplit
+
+from mcpyard.config._names import quote
+
+__all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes"]
+
+ClientFormat = Literal["mcpyard", "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini"]
+
+FORMAT_NAMES: dict[ClientFormat, str] = {
+    "mcpyard": "mcpyard config",
+    "claude-desktop": "Claude Desktop config",
+    "claude-code": "Claude Code .mcp.json",
+    "cursor": "Cursor mcp.json",
+    "vscode": "VS Code mcp.json",
+    "codex": "Codex config.toml",
+    "gemini": "Gemini CLI settings.json",
+}
+"""How messages name each format."""
+
+
+@dataclass(frozen=True, slots=True)
+class ImportNote:
+    """One key of the file, what became of it and why.
+
+    Attributes:
+        key: the key as the file writes it (`trust`, `env.API_KEY`, `inputs`…).
+        server: the server id it belongs to; None for a key of the whole file.
+        why: a sentence in plain words, never a value from the file.
+    """
+
+    key: str
+    server: str | None
+    why: str
+
+    def to_json(self) -> dict[str, object]:
+        return {"key": self.key, "server": self.server, "why": self.why}
+
+    def warning(self, label: str) -> str:
+        """The status page's warning: `server 'gh' in --mcp-config file F: ignoring 'trust': why`."""
+        where = f"server {quote(self.server)} in {label}" if self.server is not None else label
+        return f"{where}: ignoring {quote(self.key)}: {self.why}"
+
+    def line(self) -> str:
+        """`server 'gh': `trust`: why` (ids and keys quoted, so no escape sequence passes)."""
+        where = f"server {quote(self.server)}: " if self.server is not None else ""
+        return f"{where}{quote(self.key)}: {self.why}"
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedServer:
+    """One server as mcpyard's own form writes it: its id and its fields (keys of the own form only)."""
+
+    id: str
+    fields: Mapping[str, object]
+
+    @property
+    def transport(self) -> str:
+        """Its transport: as written, else stdio for a command, websocket for ws://, else streamable HTTP."""
+        written = self.fields.get("transport")
+        if isinstance(written, str):
+            return written
+        if "command" in self.fields:
+            return "stdio"
+        url = self.fields.get("url")
+        if isinstance(url, str) and url.lower().startswith(("ws://", "wss://")):
+            return "websocket"
+        return "streamable_http"
+
+    @property
+    def runs(self) -> str | None:
+        """The command line as written (nothing expanded), or None for a remote server."""
+        command = self.fields.get("command")
+        if not isinstance(command, str):
+            return None
+        args = self.fields.get("args")
+        words = [command, *(arg for arg in args if isinstance(arg, str))] if isinstance(args, list) else [command]
+        return shlex.join(words)
+
+    @property
+    def url(self) -> str | None:
+        """The URL as written, without a query or user name: either may carry a credential."""
+        url = self.fields.get("url")
+        return shown_url(url) if isinstance(url, str) else None
+
+    @property
+    def enabled(self) -> bool:
+        return self.fields.get("enabled") is not False
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "id": self.id,
+            "transport": self.transport,
+            "command": self.runs,
+            "url": self.url,
+            "enabled": self.enabled,
+        }
+
+
+def shown_url(url: str) -> str:
+    """A URL for people to read: scheme, host, port and path; a query or user info is cut to `…`."""
+    try:
+        parts = urlsplit(url)
+    except ValueError:
+        return "(not a valid URL)"
+    netloc = parts.netloc.rpartition("@")[2]
+    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
+    if parts.query or parts.fragment:
+        shown += "?…"
+    if "@" in parts.netloc:
+        shown = shown.replace("://", "://…@", 1)
+    return shown
+
+
+@dataclass(frozen=True, slots=True)
+class ImportedConfig:
+    """A config file of another MCP client (or mcpyard's own), translated into mcpyard's own form.
+
+    Attributes:
+        format: which client's file it is.
+        path: the file read.
+        servers: its servers in file order, as the own form writes them.
+        settings: host settings the translation sets (`permissions.deny` for tools a client excluded),
+            or, for mcpyard's own file, the settings it has.
+        understood: keys read in a way worth saying (a `type` mapped, a timeout converted…).
+        ignored: keys mcpyard has no equivalent for, each with why.
+        literal_secrets: values written into the file that look like secrets: copied as written,
+            never shown; each says how to keep it out of the file.
+    """
+
+    format: ClientFormat
+    path: Path
+    servers: tuple[ImportedServer, ...]
+    settings: Mapping[str, object] = field(default_factory=dict)
+    understood: tuple[ImportNote, ...] = ()
+    ignored: tuple[ImportNote, ...] = ()
+    literal_secrets: tuple[ImportNote, ...] = ()
+
+    @property
+    def format_name(self) -> str:
+        """The format in words: `Gemini CLI settings.json`, `VS Code mcp.json`…"""
+        return FORMAT_NAMES[self.format]
+
+    def document(self) -> dict[str, object]:
+        """mcpyard's own form as a JSON document: `servers` (a list, each with `id`) and the host settings."""
+        servers: list[object] = [{"id": server.id, **server.fields} for server in self.servers]
+        return {"servers": servers, **self.settings}
+
+    def text(self, fmt: Literal["json", "toml"]) -> str:
+        """The own form as a file's text: JSON, or TOML with `[[mcp.servers]]` tables after a comment saying its origin.
+
+        Raises:
+            ValueError: a value cannot be written in that format (a lone surrogate in a string).
+        """
+        from mcpyard.config._own_text import own_text
+
+        text = own_text(self.document(), fmt)
+        if fmt == "toml":
+            text = f"# mcpyard's own form, written by `mcpyard import` from a {FORMAT_NAMES[self.format]}\n\n{text}"
+        return text
+
+    def to_json(self) -> dict[str, object]:
+        return {
+            "format": self.format,
+            "path": str(self.path),
+            "servers": [server.to_json() for server in self.servers],
+            "understood": [note.to_json() for note in self.understood],
+            "ignored": [note.to_json() for note in self.ignored],
+            "literal_secrets": [note.to_json() for note in self.literal_secrets],
+            "settings": dict(self.settings),
+        }
+
+
+@dataclass(slots=True)
+class Notes:
+    """What a translation says as it goes: understood and ignored keys, and the deny rules it adds."""
+
+    understood: list[ImportNote] = field(default_factory=list)
+    ignored: list[ImportNote] = field(default_factory=list)
+    deny: list[str] = field(default_factory=list)
+
+    def said(self, key: str, server: str | None, why: str) -> None:
+        note = ImportNote(key, server, why)
+        if note not in self.understood:
+            self.understood.append(note)
+
+    def ignore(self, key: str, server: str | None, why: str) -> None:
+        note = ImportNote(key, server, why)
+        if note not in self.ignored:
+            self.ignored.append(note)

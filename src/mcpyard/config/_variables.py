@@ -1,0 +1,116 @@
+"""Other clients' variables in a value (`${workspaceFolder}`, `${input:id}`, `$VAR`…) as mcpyard expands them."""
+
+from __future__ import annotations
+
+import os
+import re
+from pathlib import Path
+
+from mcpyard.config._imported import ClientFormat, Notes
+from mcpyard.config._names import quote
+
+__all__ = ["SECRET_NAME", "rewrite"]
+
+SECRET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
+"""A name `${secret:NAME}` can read (CFG-5)."""
+
+_BRACED = re.compile(r"\$\{([^{}]*)\}")
+_BARE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_WORKSPACE = frozenset({"workspaceFolder", "workspaceRoot"})
+_SEPARATOR = frozenset({"pathSeparator", "/"})
+# Variables of an editor's own state (the open file, the selection, its own program): nothing outside it knows them.
+_EDITOR_ONLY = frozenset(
+    {
+        "cwd",
+        "execPath",
+        "file",
+        "fileBasename",
+        "fileBasenameNoExtension",
+        "fileDirname",
+        "fileDirnameBasename",
+        "fileExtname",
+        "fileWorkspaceFolder",
+        "relativeFile",
+        "relativeFileDirname",
+        "lineNumber",
+        "columnNumber",
+        "selectedText",
+        "defaultBuildTask",
+    }
+)
+_EDITOR_PREFIXES = ("config:", "command:", "extensionInstallFolder:")
+
+
+def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, where: str, notes: Notes) -> str:
+    """`text` with the client's variables written as mcpyard's `${VAR}`, `${env:VAR}` and `${secret:NAME}`.
+
+    VS Code and Cursor: `${workspaceFolder}` becomes the workspace's path, `${userHome}` `${HOME}`,
+    `${pathSeparator}` the separator, VS Code's prompted `${input:ID}` the saved secret
+    `${secret:ID}`; an editor-only variable (`${file}`, `${config:…}`…) is left out. Gemini CLI:
+    `$VAR` becomes `${VAR}`. Others are mcpyard's syntax already. What changed is noted.
+    """
+    if client == "gemini":
+        return _gemini(text, server=server, where=where, notes=notes)
+    if client not in ("vscode", "cursor"):
+        return text
+
+    def one(match: re.Match[str]) -> str:
+        return _editor(
+            match.group(1), match.group(0), client=client, workspace=workspace, server=server, where=where, notes=notes
+        )
+
+    return _BRACED.sub(one, text)
+
+
+def _gemini(text: str, *, server: str, where: str, notes: Notes) -> str:
+    rewritten = _BARE.sub(r"${\1}", text)
+    if rewritten != text:
+        notes.said(where, server, "Gemini CLI's $VAR is written ${VAR}, as mcpyard reads a variable")
+    return rewritten
+
+
+def _editor(
+    name: str, written: str, *, client: ClientFormat, workspace: Path, server: str, where: str, notes: Notes
+) -> str:
+    if name in _WORKSPACE:
+        notes.said(where, server, f"{written} is written as {workspace}, the workspace it was read for")
+        return str(workspace)
+    if name == "workspaceFolderBasename":
+        notes.said(
+            where, server, f"{written} is written as {workspace.name}, the name of the workspace it was read for"
+        )
+        return workspace.name
+    if name == "userHome":
+        notes.said(where, server, f"{written} is written ${{HOME}}")
+        return "${HOME}"
+    if name in _SEPARATOR:
+        return os.sep
+    if client == "vscode" and name.startswith("input:"):
+        return _input(name.removeprefix("input:"), written, server=server, where=where, notes=notes)
+    if name in _EDITOR_ONLY or name.startswith(_EDITOR_PREFIXES) or name.startswith("input:"):
+        notes.ignore(
+            where,
+            server,
+            f"{quote(written)} is the editor's own state, which mcpyard cannot know; it is left out, so the value "
+            "lacks that part: write the value itself",
+        )
+        return ""
+    return written  # ${VAR}, ${VAR:-default}, ${env:VAR}: mcpyard reads these as they are
+
+
+def _input(input_id: str, written: str, *, server: str, where: str, notes: Notes) -> str:
+    if SECRET_NAME.fullmatch(input_id):
+        notes.said(
+            where,
+            server,
+            f"{written} is a value VS Code asks for when the server starts; mcpyard cannot ask then, so it "
+            f"reads the saved secret {input_id}: save it with `mcpyard secrets set {input_id}`",
+        )
+        return f"${{secret:{input_id}}}"
+    notes.ignore(
+        where,
+        server,
+        f"{quote(written)} is a value VS Code asks for when the server starts; mcpyard cannot ask then, and its id is "
+        "not a name a saved secret can have (letters, digits, _ . -); it is left out",
+    )
+    return ""
