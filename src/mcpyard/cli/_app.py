@@ -11,6 +11,7 @@ from mcpyard.cli._call import call
 from mcpyard.cli._chat import chat
 from mcpyard.cli._demo import demo
 from mcpyard.cli._doctor import doctor
+from mcpyard.cli._import import import_file
 from mcpyard.cli._login import login, logout
 from mcpyard.cli._org import org_app
 from mcpyard.cli._pin import pin, unpin
@@ -57,6 +58,7 @@ app.command()(call)
 app.command()(reload)
 app.command()(trust)
 app.command()(doctor)
+app.command(name="import")(import_file)
 app.command()(login)
 app.command()(logout)
 app.command()(pin)

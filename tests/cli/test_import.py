@@ -1,0 +1,235 @@
+"""`mcpyard import FILE` end to end, and other clients' files connecting as given (CFG-1, CFG-2, CFG-3, CLI-2, ERR-1).
+
+The samples are the ones the translation's tables use (tests/config/_samples.py); the files
+that connect point at our fixture server `tests/servers/basic.py` over stdio.
+"""
+
+from __future__ import annotations
+
+import json
+import stat
+import subprocess
+import sys
+
+import pytest
+
+from tests.config._samples import SAMPLES, sample
+from tests.conftest import PYTHON, SERVERS, Home
+
+BASIC = str(SERVERS / "basic.py")
+
+
+def mcpyard(home: Home, *args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [sys.executable, "-m", "mcpyard", *args],
+        capture_output=True,
+        text=True,
+        env=environ or home.environ,
+        cwd=home.workspace,
+        timeout=120,
+        check=False,
+    )
+
+
+@pytest.mark.parametrize("name", SAMPLES)
+def test_import_names_the_format_each_server_and_what_was_ignored_with_why_cfg_3(home: Home, name: str) -> None:
+    """CFG-3, CLI-2: what it understood (id, transport, command or URL) and what it ignored, in plain text."""
+    done = mcpyard(home, "import", str(sample(home.root, name)))
+    assert done.returncode == 0, done.stderr
+    assert "Traceback" not in done.stderr
+    as_json = mcpyard(home, "import", str(sample(home.root, name)), "--json")
+    assert as_json.returncode == 0, as_json.stderr
+    listed = json.loads(as_json.stdout)
+    count = len(listed["servers"])
+    assert done.stdout.splitlines()[0].endswith(f" with {count} servers" if count != 1 else " with 1 server")
+    for server in listed["servers"]:
+        what = server["command"] or server["url"]
+        assert f"  {server['id']} ({server['transport']}): " in done.stdout
+        assert what.split(" ")[0] in done.stdout
+    for note in listed["ignored"]:
+        assert note["why"] in done.stdout
+    if listed["ignored"]:
+        assert "Ignored, with why:" in done.stdout
+    assert "Nothing was written" in done.stdout
+
+
+def test_import_json_is_one_object_with_the_format_servers_and_ignored_keys_cfg_3(home: Home) -> None:
+    """CFG-3, CLI-2: `--json` prints one object for scripts."""
+    done = mcpyard(home, "import", str(sample(home.root, "gemini")), "--json")
+    assert done.returncode == 0, done.stderr
+    assert len(done.stdout.splitlines()) == 1
+    result = json.loads(done.stdout)
+    assert {"format", "servers", "ignored"} <= set(result)
+    assert result["format"] == "gemini"
+    assert result["servers"][1] == {
+        "id": "github",
+        "transport": "streamable_http",
+        "command": None,
+        "url": "https://api.githubcopilot.com/mcp/",
+        "enabled": True,
+    }
+    assert {"key": "trust", "server": "pythonTools"} in [
+        {"key": n["key"], "server": n["server"]} for n in result["ignored"]
+    ]
+    assert result["settings"] == {"permissions": {"deny": ["github__delete_repository"]}}
+    assert result["written"] is None
+
+
+def test_a_secret_written_into_the_file_is_reported_and_never_printed_sec_1(home: Home) -> None:
+    """SEC-1: the value is named by where it is, never shown; the file written is the owner's alone."""
+    source = sample(home.root, "claude-desktop")
+    target = home.root / "own.json"
+    done = mcpyard(home, "import", str(source), "--write", str(target))
+    assert done.returncode == 0, done.stderr
+    assert "ghp_16C7e42F" not in done.stdout + done.stderr
+    assert "Values that look like secrets" in done.stdout
+    assert "'env.GITHUB_PERSONAL_ACCESS_TOKEN'" in done.stdout
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+    assert "ghp_16C7e42F" in target.read_text(encoding="utf-8"), "copied as written, and said so"
+    result = json.loads(mcpyard(home, "import", str(source), "--json").stdout)
+    assert [(n["server"], n["key"]) for n in result["literal_secrets"]] == [
+        ("github", "env.GITHUB_PERSONAL_ACCESS_TOKEN")
+    ]
+
+
+@pytest.mark.parametrize(("suffix", "marker"), [(".toml", "[[mcp.servers]]"), (".json", '"servers": [')])
+def test_write_puts_the_own_form_in_toml_or_json_by_the_name_cfg_2(home: Home, suffix: str, marker: str) -> None:
+    """CFG-2: `--write` picks TOML for a .toml name, else JSON; the file is read back as mcpyard's own."""
+    target = home.root / f"imported{suffix}"
+    done = mcpyard(home, "import", str(sample(home.root, "codex")), "--write", str(target), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["written"] == str(target)
+    text = target.read_text(encoding="utf-8")
+    assert marker in text
+    assert "${FIGMA_OAUTH_TOKEN}" in text
+    assert [p.name for p in target.parent.iterdir() if p.name.startswith(".imported")] == [], "no temporary file left"
+
+
+def test_write_never_replaces_a_file_without_force_err_1(home: Home) -> None:
+    """ERR-1: an existing file is left whole unless --force; then it is replaced at once."""
+    target = home.root / "config.toml"
+    target.write_text("# mine\n", encoding="utf-8")
+    source = str(sample(home.root, "vscode"))
+    refused = mcpyard(home, "import", source, "--write", str(target))
+    assert refused.returncode == 2
+    assert refused.stderr.startswith("mcpyard: error: ")
+    assert "pass --force to replace it" in refused.stderr
+    assert len(refused.stderr.splitlines()) == 1
+    assert target.read_text(encoding="utf-8") == "# mine\n"
+    forced = mcpyard(home, "import", source, "--write", str(target), "--force")
+    assert forced.returncode == 0, forced.stderr
+    assert "[[mcp.servers]]" in target.read_text(encoding="utf-8")
+    assert stat.S_IMODE(target.stat().st_mode) == 0o600
+
+
+def test_write_refuses_the_file_being_read_err_1(home: Home) -> None:
+    """ERR-1: importing a file over itself would lose the other client's config; refused even with --force."""
+    source = sample(home.root, "claude-code")
+    before = source.read_text(encoding="utf-8")
+    done = mcpyard(home, "import", str(source), "--write", str(source), "--force")
+    assert done.returncode == 2
+    assert "the file being read" in done.stderr
+    assert source.read_text(encoding="utf-8") == before
+
+
+@pytest.mark.parametrize(
+    ("text", "needle"),
+    [
+        (None, "does not exist; check the path"),
+        ("{}", "is not a config mcpyard can read"),
+        ('{"mcpServers": ', "is not valid JSON"),
+        ('{"mcpServers": {"a": {"command": "x"}} /* mine */}', "JSON has no comments"),
+    ],
+)
+def test_an_unreadable_or_unknown_file_exits_2_with_one_line_naming_the_fix_err_1(
+    home: Home, text: str | None, needle: str
+) -> None:
+    """ERR-1: one line on stderr, exit code 2, never a traceback."""
+    path = home.root / "given.json"
+    if text is not None:
+        path.write_text(text, encoding="utf-8")
+    done = mcpyard(home, "import", str(path))
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr.startswith("mcpyard: error: ")
+    assert len(done.stderr.splitlines()) == 1
+    assert needle in done.stderr
+
+
+def test_import_help_is_plain_words_and_fast_to_reach(home: Home) -> None:
+    """CLI-2: the help says what it reads and writes, without importing the SDK."""
+    done = mcpyard(home, "import", "--help")
+    assert done.returncode == 0
+    for words in ("claude_desktop_config.json", "--write", "--force", "readable by you only", "Exit codes"):
+        assert words in done.stdout
+    code = "import sys; from mcpyard.cli import main; main(['import', '--help']); print('mcp.client' in sys.modules)"
+    shown = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
+    assert shown.stdout.strip().endswith("False")
+
+
+# Each client's file, pointing at our fixture server; `${FIXTURE_PYTHON}` is the Python running the tests.
+CONNECTING: dict[str, tuple[str, str]] = {
+    "claude-code": (
+        ".mcp.json",
+        json.dumps(
+            {
+                "mcpServers": {
+                    "basic": {
+                        "type": "stdio",
+                        "command": "${FIXTURE_PYTHON:-python3}",
+                        "args": [BASIC],
+                        "env": {"GREETING": "${GREETING:-hello}"},
+                    }
+                }
+            }
+        ),
+    ),
+    "vscode": (
+        "mcp.json",
+        "{\n  // mine\n"
+        + json.dumps({"inputs": [], "servers": {"basic": {"type": "stdio", "command": PYTHON, "args": [BASIC]}}})[1:],
+    ),
+    "codex": (
+        "config.toml",
+        f'model = "o3"\n\n[mcp_servers.basic]\ncommand = {json.dumps(PYTHON)}\nargs = [{json.dumps(BASIC)}]\n',
+    ),
+    "gemini": (
+        "settings.json",
+        json.dumps(
+            {"mcpServers": {"basic": {"command": "$FIXTURE_PYTHON", "args": [BASIC], "trust": False, "timeout": 30000}}}
+        ),
+    ),
+}
+
+
+@pytest.mark.anyio
+@pytest.mark.parametrize("name", CONNECTING)
+async def test_a_clients_file_given_as_mcp_config_connects_its_server_with_its_tools_cfg_1_conn_1(
+    home: Home, name: str
+) -> None:
+    """CFG-1, CONN-1: Claude Code's `type` and `${VAR:-default}`, VS Code's comments, Codex's tables, Gemini's $VAR."""
+    file_name, text = CONNECTING[name]
+    config_file = home.root / name / file_name
+    config_file.parent.mkdir()
+    config_file.write_text(text, encoding="utf-8")
+    async with home.open(config_file, environ={**home.environ, "FIXTURE_PYTHON": PYTHON}) as host:
+        [server] = host.status().servers
+        assert (server.id, server.state, server.source) == ("basic", "connected", "flag"), server.reason
+        assert {"basic__echo", "basic__add"} <= {tool.name for tool in host.tools()}
+        result = await host.call("basic__add", {"a": 2, "b": 40})
+        assert result.ok, result.error
+
+
+def test_an_imported_file_written_and_given_back_connects_cfg_1_cli_2(home: Home) -> None:
+    """CFG-1, CLI-2: import a Claude Code .mcp.json, write mcpyard's own TOML, and `status` shows it connected."""
+    source = home.root / ".mcp.json"
+    source.write_text(CONNECTING["claude-code"][1], encoding="utf-8")
+    target = home.root / "own.toml"
+    environ = {**home.environ, "FIXTURE_PYTHON": PYTHON}
+    written = mcpyard(home, "import", str(source), "--write", str(target), environ=environ)
+    assert written.returncode == 0, written.stderr
+    status = mcpyard(home, "status", "--mcp-config", str(target), "--json", environ=environ)
+    assert status.returncode == 0, status.stderr
+    [server] = json.loads(status.stdout)["servers"]
+    assert (server["id"], server["state"], server["transport"]) == ("basic", "connected", "stdio")
+    assert "basic__echo" in {tool["name"] for tool in server["tools"]}
