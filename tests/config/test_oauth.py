@@ -166,6 +166,29 @@ def test_the_signing_algorithm_comes_from_the_key_auth_2(
     assert spec.oauth.token_endpoint_auth_method is None, "private_key_jwt is implied by the key"
 
 
+def test_cross_app_access_takes_the_identity_providers_id_token_as_a_secret_auth_2(cfg: Setup) -> None:
+    """AUTH-2 (SEP-990): the ID token is a saved secret like any other, redacted wherever it appears."""
+    oauth = {
+        "grant": "cross_app_access",
+        "client_id": "c",
+        "client_secret": "${secret:CLIENT}",
+        "issuer": ISSUER,
+        "idp_token_endpoint": "https://idp.example.com/oauth2/token",
+        "idp_client_id": "mcpyard",
+        "id_token": "${secret:ID_TOKEN}",
+    }
+    spec = one(cfg, oauth, secrets={"CLIENT": SECRET, "ID_TOKEN": "eyJ.id-token.value"})
+    assert spec.state == "ok", spec.problem
+    assert spec.oauth is not None
+    assert (spec.oauth.grant, spec.oauth.id_token, spec.oauth.idp_client_id) == (
+        "cross_app_access",
+        "eyJ.id-token.value",
+        "mcpyard",
+    )
+    assert ("ID_TOKEN", "eyJ.id-token.value") in spec.secret_values
+    assert "eyJ.id-token.value" not in shown(spec)
+
+
 def test_a_secret_written_into_the_file_is_refused_and_never_repeated_auth_2_sec_2(cfg: Setup) -> None:
     """SEC-2: a literal client_secret stops the server; the message says how to save it, not what it was."""
     spec = one(cfg, {"client_id": "c", "client_secret": SECRET})
@@ -234,7 +257,10 @@ def test_an_unknown_oauth_key_is_ignored_with_a_warning_in_the_shared_form_cfg_3
 
 BAD_TABLES: list[tuple[object, str]] = [
     ("client-id", "oauth: must be a table (TOML) or an object (JSON) of sign-in settings"),
-    ({"grant": "password"}, "oauth.grant: must be one of authorization_code, client_credentials, not 'password'"),
+    (
+        {"grant": "password"},
+        "oauth.grant: must be one of authorization_code, client_credentials, cross_app_access, not 'password'",
+    ),
     ({"scopes": "repo read"}, "oauth.scopes: must be a list of strings, not a string"),
     ({"scopes": ["repo read"]}, "oauth.scopes[0]: a scope is one word"),
     ({"redirect_port": 70000}, "oauth.redirect_port: must be a port number from 1 to 65535"),
@@ -291,6 +317,24 @@ BAD_TABLES: list[tuple[object, str]] = [
             "private_key": "${secret:KEY}",
         },
         "oauth: give client_secret or private_key, not both",
+    ),
+    ({"client_id": "c", "id_token": "${secret:CLIENT}"}, 'oauth.id_token: for grant = "cross_app_access" only'),
+    (
+        {"grant": "cross_app_access", "client_id": "c", "issuer": ISSUER, "client_secret": "${secret:CLIENT}"},
+        "oauth.idp_token_endpoint: cross-app access needs the identity provider's token endpoint; "
+        "oauth.idp_client_id: cross-app access needs mcpyard's client id at the identity provider; "
+        "oauth.id_token: cross-app access needs your ID token from the identity provider",
+    ),
+    (
+        {
+            "grant": "cross_app_access",
+            "client_id": "c",
+            "issuer": ISSUER,
+            "idp_token_endpoint": "http://idp.example.com/token",
+            "idp_client_id": "i",
+            "id_token": "${secret:CLIENT}",
+        },
+        "(a confidential client, SEP-990); oauth.idp_token_endpoint: must be https",
     ),
 ]
 

@@ -73,8 +73,8 @@ async def _settle(host: Host) -> None:
 async def issuer_of(url: str) -> str:
     """The authorization server a server's protected resource metadata names (RFC 9728).
 
-    The client-credentials scenarios name no issuer in their context, and mcpyard sends
-    unattended credentials only to the issuer it is configured with: this stands for the
+    The client-credentials and cross-app scenarios name no issuer in their context, and mcpyard
+    sends unattended credentials only to the issuer it is configured with: this stands for the
     administrator who writes it (as the SDK's own conformance client does for cross-app access).
     """
     async with httpx2.AsyncClient() as client:
@@ -88,6 +88,18 @@ async def issuer_of(url: str) -> str:
 async def oauth_entry(scenario: str, context: dict[str, Any], url: str, secrets: dict[str, str]) -> dict[str, Any]:
     """The server's `oauth` table for a scenario's context; its secrets go into `secrets`."""
     client_id = context.get("client_id")
+    if "idp_id_token" in context:  # cross-app access (auth/cross-app-access-complete-flow)
+        secrets["conformance-secret"] = str(context["client_secret"])
+        secrets["conformance-id-token"] = str(context["idp_id_token"])
+        return {
+            "grant": "cross_app_access",
+            "client_id": client_id,
+            "client_secret": "${secret:conformance-secret}",
+            "issuer": await issuer_of(url),
+            "idp_token_endpoint": context["idp_token_endpoint"],
+            "idp_client_id": context["idp_client_id"],
+            "id_token": "${secret:conformance-id-token}",
+        }
     if "client-credentials" in scenario:
         oauth: dict[str, Any] = {"grant": "client_credentials", "client_id": client_id, "issuer": await issuer_of(url)}
         if "private_key_pem" in context:

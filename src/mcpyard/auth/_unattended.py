@@ -1,4 +1,5 @@
-"""Unattended sign-in: the client-credentials grant, with a client secret or a private-key JWT (AUTH-2).
+"""Unattended sign-in: the client-credentials grant, with a client secret or a private-key JWT, and the choice
+of provider for a server's `oauth` table (AUTH-2).
 
 No browser and no person: the client authenticates itself at the authorization server named
 by `oauth.issuer`, and nowhere else (the SDK builds a token request only from metadata of that
@@ -19,6 +20,7 @@ from mcp.client.auth.extensions.client_credentials import (
     PrivateKeyJWTOAuthProvider,
 )
 
+from mcpyard.auth._cross_app import CrossAppProvider, HttpClients
 from mcpyard.auth._provider import GuardedProvider, SignInProvider, secret_method
 from mcpyard.auth._signin import SignIn
 from mcpyard.auth._store import ServerTokens
@@ -90,10 +92,23 @@ class PrivateKeyJWTProvider(GuardedProvider, PrivateKeyJWTOAuthProvider):
         self._oauth = oauth
 
 
-def server_auth(server_url: str, tokens: ServerTokens, sign_in: SignIn, oauth: OAuthSettings | None) -> httpx2.Auth:
-    """The provider a server's `oauth` table asks for: browser sign-in unless its grant is client credentials."""
+def server_auth(
+    server_url: str,
+    tokens: ServerTokens,
+    sign_in: SignIn,
+    oauth: OAuthSettings | None,
+    *,
+    http: HttpClients | None = None,
+) -> httpx2.Auth:
+    """The provider a server's `oauth` table asks for: browser sign-in, client credentials or cross-app access.
+
+    `http` makes the client that reaches an identity provider (cross-app access); by default one that
+    ignores ambient proxies and follows no redirect.
+    """
     if oauth is None or oauth.grant == "authorization_code":
         return SignInProvider(server_url, tokens, sign_in, oauth)
+    if oauth.grant == "cross_app_access":
+        return CrossAppProvider(server_url, tokens, sign_in, oauth, http)
     if oauth.private_key is not None:
         return PrivateKeyJWTProvider(server_url, tokens, sign_in, oauth)
     return ClientCredentialsProvider(server_url, tokens, sign_in, oauth)

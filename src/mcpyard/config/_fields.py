@@ -46,6 +46,9 @@ OAUTH_FIELDS = (
     "client_metadata_url",
     "issuer",
     "redirect_port",
+    "idp_token_endpoint",
+    "idp_client_id",
+    "id_token",
 )
 """The keys of a server's `oauth` table (AUTH-2)."""
 TRANSPORTS: tuple[TransportName, ...] = ("stdio", "streamable_http", "sse", "websocket")

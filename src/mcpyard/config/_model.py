@@ -27,7 +27,7 @@ __all__ = [
 SourceKind = Literal["flag", "user", "project"]
 TransportName = Literal["stdio", "streamable_http", "sse", "websocket"]
 Mode = Literal["read-only", "plan", "ask", "auto"]
-OAuthGrant = Literal["authorization_code", "client_credentials"]
+OAuthGrant = Literal["authorization_code", "client_credentials", "cross_app_access"]
 TokenEndpointAuthMethod = Literal["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
 SpecState = Literal["ok", "failed", "skipped", "untrusted", "disabled"]
 """What the configuration alone says of an entry, before any connection:
@@ -44,8 +44,10 @@ class OAuthSettings:
     """A remote server's `oauth` table (AUTH-2), expanded and checked; secrets are values here, never shown.
 
     Attributes:
-        grant: `authorization_code` (a person signs in in a browser) or `client_credentials`
-            (unattended: the client authenticates itself, no browser).
+        grant: `authorization_code` (a person signs in in a browser), `client_credentials`
+            (unattended: the client authenticates itself, no browser) or `cross_app_access`
+            (enterprise-managed, SEP-990: the enterprise identity provider's ID token is exchanged
+            there for an identity assertion grant, which the authorization server takes).
         client_id: a client registered beforehand at the authorization server; None: mcpyard
             registers (client ID metadata document, else dynamic registration).
         client_secret: that client's secret, from `${secret:NAME}`.
@@ -58,6 +60,9 @@ class OAuthSettings:
             client id where the authorization server supports it.
         issuer: the authorization server the credentials belong to; they are never sent to another.
         redirect_port: the loopback port of the sign-in callback, for a client registered with one.
+        idp_token_endpoint: cross-app access: the identity provider's token endpoint (RFC 8693 exchange).
+        idp_client_id: cross-app access: mcpyard's client id at the identity provider.
+        id_token: cross-app access: the person's ID token from the identity provider, from `${secret:NAME}`.
     """
 
     grant: OAuthGrant = "authorization_code"
@@ -70,6 +75,9 @@ class OAuthSettings:
     client_metadata_url: str | None = None
     issuer: str | None = None
     redirect_port: int | None = None
+    idp_token_endpoint: str | None = None
+    idp_client_id: str | None = None
+    id_token: str | None = field(default=None, repr=False)
 
 
 @dataclass(frozen=True, slots=True)

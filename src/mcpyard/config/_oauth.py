@@ -60,16 +60,19 @@ def read_oauth(raw: object, *, expand: Expand, plain: Plain, problems: list[str]
     port = read.whole("oauth.redirect_port", 0) or None
     if port is not None and port > 65535:
         read.problems.append(f"oauth.redirect_port: must be a port number from 1 to 65535, not {port}")
-    texts = {key: read.text(f"oauth.{key}") for key in ("client_id", "client_metadata_url", "issuer")}
-    secrets = {key: read.text(f"oauth.{key}") for key in ("client_secret", "private_key")}
+    texts = {
+        key: read.text(f"oauth.{key}")
+        for key in ("client_id", "client_metadata_url", "issuer", "idp_token_endpoint", "idp_client_id")
+    }
+    secrets = {key: read.text(f"oauth.{key}") for key in ("client_secret", "private_key", "id_token")}
     algorithm = read.text("oauth.signing_algorithm")
     problems.extend(read.problems)
     if read.problems:
         return None
-    client_id, metadata_url, issuer = (
+    client_id, metadata_url, issuer, idp_endpoint, idp_client = (
         plain(f"oauth.{key}", value) if value is not None else None for key, value in texts.items()
     )
-    secret, key = (
+    secret, key, id_token = (
         _secret(f"oauth.{name}", value, expand, problems) if value is not None else None
         for name, value in secrets.items()
     )
@@ -84,10 +87,16 @@ def read_oauth(raw: object, *, expand: Expand, plain: Plain, problems: list[str]
         client_metadata_url=metadata_url or None,
         issuer=issuer or None,
         redirect_port=port,
+        idp_token_endpoint=idp_endpoint or None,
+        idp_client_id=idp_client or None,
+        id_token=id_token,
     )
     # A secret that was written but could not be read already has its problem: judge the rest as if it were there.
     found = oauth_problems(
-        settings, secret_given=secrets["client_secret"] is not None, key_given=secrets["private_key"] is not None
+        settings,
+        secret_given=secrets["client_secret"] is not None,
+        key_given=secrets["private_key"] is not None,
+        token_given=secrets["id_token"] is not None,
     )
     if key is not None:
         chosen, problem = key_algorithm(key, algorithm)
@@ -123,7 +132,9 @@ def _secret(label: str, template: str, expand: Expand, problems: list[str]) -> s
     return result.value
 
 
-def oauth_problems(settings: OAuthSettings, *, secret_given: bool = False, key_given: bool = False) -> list[str]:
+def oauth_problems(
+    settings: OAuthSettings, *, secret_given: bool = False, key_given: bool = False, token_given: bool = False
+) -> list[str]:
     """What does not fit together in an `oauth` table, one sentence each, naming the fix (pure)."""
     found: list[str] = []
     method = settings.token_endpoint_auth_method
@@ -151,15 +162,22 @@ def oauth_problems(settings: OAuthSettings, *, secret_given: bool = False, key_g
         found.append(f"oauth.token_endpoint_auth_method: {method} does not use private_key; write private_key_jwt")
     if (has_secret or has_key) and settings.client_id is None:
         found.append("oauth.client_id: is needed with a client secret or key; give the id it was issued with")
-    if settings.grant == "client_credentials":
-        if not has_secret and not has_key:
-            found.append(
-                "oauth: the client_credentials grant needs client_id with client_secret or private_key "
-                "(each as ${secret:NAME})"
-            )
+    has_token = settings.id_token is not None or token_given
+    idp = {"idp_token_endpoint": settings.idp_token_endpoint, "idp_client_id": settings.idp_client_id}
+    if settings.grant == "cross_app_access":
+        found += _cross_app_problems(settings, has_secret=has_secret, has_key=has_key, has_token=has_token)
+    elif has_token or any(value is not None for value in idp.values()):
+        named = [f"oauth.{name}" for name, value in {**idp, "id_token": has_token or None}.items() if value]
+        found.append(f'{", ".join(named)}: for grant = "cross_app_access" only')
+    if settings.grant == "client_credentials" and not has_secret and not has_key:
+        found.append(
+            "oauth: the client_credentials grant needs client_id with client_secret or private_key "
+            "(each as ${secret:NAME})"
+        )
+    if settings.grant != "authorization_code":
         if settings.issuer is None:
             found.append(
-                "oauth.issuer: the client_credentials grant needs the authorization server's issuer, so its "
+                f"oauth.issuer: the {settings.grant} grant needs the authorization server's issuer, so its "
                 "credentials go there and nowhere else a server may point"
             )
         if settings.client_metadata_url is not None:
@@ -177,6 +195,31 @@ def oauth_problems(settings: OAuthSettings, *, secret_given: bool = False, key_g
                 "oauth: client_id names a client registered beforehand, client_metadata_url one mcpyard describes "
                 "itself; keep one of them"
             )
+    return found
+
+
+def _cross_app_problems(settings: OAuthSettings, *, has_secret: bool, has_key: bool, has_token: bool) -> list[str]:
+    found: list[str] = []
+    if not has_secret:
+        found.append(
+            "oauth.client_secret: cross-app access needs the client's secret at the authorization server "
+            "(a confidential client, SEP-990)"
+        )
+    if has_key:
+        found.append("oauth.private_key: cross-app access authenticates with client_secret")
+    if settings.token_endpoint_auth_method not in (None, "client_secret_basic", "client_secret_post"):
+        found.append("oauth.token_endpoint_auth_method: cross-app access sends client_secret_basic or _post")
+    if settings.idp_token_endpoint is None:
+        found.append("oauth.idp_token_endpoint: cross-app access needs the identity provider's token endpoint")
+    elif problem := _url_problem(settings.idp_token_endpoint, https_only=False):
+        found.append(f"oauth.idp_token_endpoint: {problem}")
+    if settings.idp_client_id is None:
+        found.append("oauth.idp_client_id: cross-app access needs mcpyard's client id at the identity provider")
+    if not has_token:
+        found.append(
+            "oauth.id_token: cross-app access needs your ID token from the identity provider, "
+            'saved as a secret (id_token = "${secret:NAME}")'
+        )
     return found
 
 

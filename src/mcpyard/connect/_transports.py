@@ -117,7 +117,9 @@ class Connector:
             on_waiting=on_waiting,
             on_answered=on_answered,
         )
-        return server_auth(self.url, ServerTokens(store, self.spec.id), sign_in, oauth), sign_in
+        # An identity provider (cross-app access) is reached like the server: through the guard, if any.
+        http = self.egress.http_client if self.egress is not None else None
+        return server_auth(self.url, ServerTokens(store, self.spec.id), sign_in, oauth, http=http), sign_in
 
 
 def _shown(url: str) -> str:
