@@ -2,7 +2,7 @@
 
 Run as `python tests/servers/oauth_server.py --port N [--host 127.0.0.1] [--access-ttl SECONDS]
 [--no-pkce-advert] [--no-iss] [--legacy] [--pre-registered PORT] [--client-credentials]
-[--jwt-public-key FILE]` (it also takes `--transport streamable-http`, so `http_runner.serve_http`
+[--jwt-public-key FILE] [--cross-app]` (it also takes `--transport streamable-http`, so `http_runner.serve_http`
 can start it). Everything lives on one origin, `http://HOST:N`:
 
 - `/mcp`: the MCP endpoint (streamable HTTP); without a valid bearer token it answers 401 with
@@ -36,6 +36,11 @@ requires S256.
 `CC_CLIENT_SECRET` (Basic or in the body); with `--jwt-public-key FILE` also from `JWT_CLIENT_ID`
 authenticated by a `private_key_jwt` assertion (RFC 7523 §2.2) signed with the PEM key whose public
 half FILE holds, its `aud` the issuer. Such tokens come without a refresh token.
+
+`--cross-app` is also an enterprise identity provider (SEP-990): `POST /idp/token` exchanges the
+person's ID token `ID_TOKEN`, for the IdP client `IDP_CLIENT_ID` (RFC 8693), for an identity assertion
+grant (ID-JAG, `typ` `oauth-id-jag+jwt`, signed by this server), which `/token` takes from the
+confidential client `XAA_CLIENT_ID` / `XAA_CLIENT_SECRET` as an RFC 7523 jwt-bearer grant.
 """
 
 from __future__ import annotations
@@ -61,6 +66,7 @@ from mcp.server.auth.provider import (
     AuthorizationCode,
     AuthorizationParams,
     AuthorizeError,
+    IdentityAssertionParams,
     OAuthAuthorizationServerProvider,
     RefreshToken,
     TokenError,
@@ -100,6 +106,14 @@ CC_CLIENT_ID = "unattended-mcpyard"
 CC_CLIENT_SECRET = "client-credentials-secret-5d82e0b4"
 JWT_CLIENT_ID = "unattended-jwt-mcpyard"
 JWT_BEARER = "urn:ietf:params:oauth:client-assertion-type:jwt-bearer"
+XAA_CLIENT_ID = "cross-app-mcpyard"
+XAA_CLIENT_SECRET = "cross-app-secret-1c9e77d0"
+IDP_CLIENT_ID = "mcpyard-at-the-idp"
+ID_TOKEN = "fixture-id-token-of-the-person-4b1d"
+IDP_PATH = "/idp/token"
+JWT_BEARER_GRANT = "urn:ietf:params:oauth:grant-type:jwt-bearer"
+TOKEN_EXCHANGE = "urn:ietf:params:oauth:grant-type:token-exchange"
+ID_JAG = "urn:ietf:params:oauth:token-type:id-jag"
 TOKEN_PATH = "/token"
 PRM_PREFIX = "/.well-known/oauth-protected-resource"
 
@@ -131,6 +145,10 @@ class Stats:
     """Tokens issued for the client-credentials grant."""
     refused_clients: int = 0
     """Client-credentials requests refused because the client did not authenticate."""
+    idp_exchanges: int = 0
+    """ID tokens exchanged for identity assertion grants at `/idp/token`."""
+    identity_assertions: int = 0
+    """Identity assertion grants taken at `/token` for access tokens."""
 
 
 def _same_resource(a: str, b: str) -> bool:
@@ -151,6 +169,8 @@ class FixtureOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, R
         self.access_tokens: dict[str, AccessToken] = {}
         self.refresh_tokens: dict[str, RefreshToken] = {}
         self._access_of_refresh: dict[str, str] = {}
+        self.jag_key: bytes | None = None
+        """Signs and checks identity assertion grants; None: the jwt-bearer grant is off."""
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
         return self.clients.get(client_id)
@@ -275,6 +295,60 @@ class FixtureOAuthProvider(OAuthAuthorizationServerProvider[AuthorizationCode, R
             refresh_token=refresh if refresh_token else None,
         )
 
+    async def exchange_identity_assertion(
+        self, client: OAuthClientInformationFull, params: IdentityAssertionParams
+    ) -> OAuthToken:
+        if self.jag_key is None:
+            raise TokenError("unsupported_grant_type", "no identity assertions here")
+        try:
+            header = jwt.get_unverified_header(params.assertion)
+            claims = jwt.decode(
+                params.assertion, self.jag_key, algorithms=["HS256"], audience=[self.issuer, self.issuer + "/"]
+            )
+        except jwt.InvalidTokenError as exc:
+            raise TokenError("invalid_grant", f"not an identity assertion of this server: {exc}") from None
+        if header.get("typ") != "oauth-id-jag+jwt" or claims.get("client_id") != client.client_id:
+            raise TokenError("invalid_grant", "the identity assertion is not for this client")
+        self.stats.identity_assertions += 1
+        resource = claims.get("resource")
+        return self._issue(
+            client.client_id or "",
+            params.scopes or [SCOPE],
+            str(resource) if resource else self.resource,
+            str(claims.get("sub")),
+            refresh_token=False,
+        )
+
+    def identity_assertion_grant(self, form: FormData) -> Response:
+        """The identity provider's RFC 8693 exchange: the person's ID token for an ID-JAG."""
+        expected = {
+            "grant_type": TOKEN_EXCHANGE,
+            "subject_token_type": "urn:ietf:params:oauth:token-type:id_token",
+            "requested_token_type": ID_JAG,
+            "client_id": IDP_CLIENT_ID,
+        }
+        wrong = [name for name, value in expected.items() if form.get(name) != value]
+        if wrong or not form.get("audience") or not form.get("resource") or self.jag_key is None:
+            return JSONResponse({"error": "invalid_request", "error_description": f"check {wrong}"}, status_code=400)
+        if form.get("subject_token") != ID_TOKEN:
+            return JSONResponse(
+                {"error": "invalid_grant", "error_description": "the ID token is not valid"}, status_code=400
+            )
+        self.stats.idp_exchanges += 1
+        now = int(time.time())
+        claims = {
+            "iss": self.issuer + "/idp",
+            "sub": "fixture-user",
+            "aud": str(form.get("audience")),
+            "resource": str(form.get("resource")),
+            "client_id": XAA_CLIENT_ID,
+            "iat": now,
+            "exp": now + 300,
+            "jti": secrets.token_urlsafe(8),
+        }
+        grant = jwt.encode(claims, self.jag_key, algorithm="HS256", headers={"typ": "oauth-id-jag+jwt"})
+        return JSONResponse({"access_token": grant, "issued_token_type": ID_JAG, "token_type": "N_A"})
+
     def client_credentials(self, client_id: str, form: FormData) -> OAuthToken:
         """Tokens for a client that authenticated itself (RFC 6749 §4.4), bound to the `resource` it names."""
         resource = form.get("resource")
@@ -316,6 +390,7 @@ def auth_settings(provider: FixtureOAuthProvider) -> AuthSettings:
             "client_registration_options": REGISTRATION,
             "required_scopes": [SCOPE],
             "validate_token_resource": True,
+            "identity_assertion_enabled": provider.jag_key is not None,
         }
     )
 
@@ -398,7 +473,7 @@ class Extras:
         if self.legacy and str(scope["path"]).startswith(PRM_PREFIX):
             await JSONResponse({"error": "not_found"}, status_code=404)(scope, receive, send)
             return
-        if scope["path"] == TOKEN_PATH and scope["method"] == "POST":
+        if scope["path"] in (TOKEN_PATH, IDP_PATH) and scope["method"] == "POST":
             body = b""
             while True:
                 message = await receive()
@@ -407,6 +482,9 @@ class Extras:
                     break
             request = Request(scope, _replay(body))
             form = await request.form()
+            if scope["path"] == IDP_PATH:
+                await self.provider.identity_assertion_grant(form)(scope, receive, send)
+                return
             self.provider.stats.token_requests.append(_auth_method(request.headers, form))
             if form.get("grant_type") == "client_credentials" and (self.secrets or self.keys):
                 await self._client_credentials(request.headers, form)(scope, receive, send)
@@ -523,6 +601,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--pre-registered", type=int, metavar="PORT", help="know PRE_CLIENT_ID, redirected to PORT")
     parser.add_argument("--client-credentials", action="store_true", help="take the client-credentials grant")
     parser.add_argument("--jwt-public-key", type=Path, metavar="FILE", help="JWT_CLIENT_ID's PEM public key")
+    parser.add_argument("--cross-app", action="store_true", help="an identity provider too, and the jwt-bearer grant")
     args = parser.parse_args(argv)
     issuer = origin(args.host, args.port)
     provider = FixtureOAuthProvider(
@@ -538,9 +617,21 @@ def main(argv: Sequence[str] | None = None) -> None:
             token_endpoint_auth_method="client_secret_basic",
             scope=SCOPE,
         )
+    if args.cross_app:
+        provider.jag_key = secrets.token_bytes(32)
+        provider.clients[XAA_CLIENT_ID] = OAuthClientInformationFull(
+            client_id=XAA_CLIENT_ID,
+            client_secret=XAA_CLIENT_SECRET,
+            redirect_uris=None,
+            grant_types=[JWT_BEARER_GRANT],
+            token_endpoint_auth_method="client_secret_basic",
+            scope=SCOPE,
+        )
     secrets_by_client = {CC_CLIENT_ID: CC_CLIENT_SECRET} if args.client_credentials else {}
     keys = {JWT_CLIENT_ID: args.jwt_public_key.read_text()} if args.jwt_public_key else {}
     extra: dict[str, Any] = {}
+    if args.cross_app:
+        extra["grant_types_supported"] = ["authorization_code", "refresh_token", JWT_BEARER_GRANT]
     if secrets_by_client or keys:
         extra["grant_types_supported"] = ["authorization_code", "refresh_token", "client_credentials"]
         extra["token_endpoint_auth_methods_supported"] = [
