@@ -12,7 +12,14 @@ from mcpyard.policy import NO_TERMINAL, Answer, ApprovalCard, Approver, Declined
 if TYPE_CHECKING:
     from rich.console import Console
 
-__all__ = ["ConsoleApprover", "NoTerminalApprover", "TerminalYesApprover", "command_approver", "has_terminal"]
+__all__ = [
+    "ConsoleApprover",
+    "NoTerminalApprover",
+    "TerminalYesApprover",
+    "ask_on_stderr",
+    "command_approver",
+    "has_terminal",
+]
 
 
 class ConsoleApprover:
@@ -83,11 +90,16 @@ def command_approver(*, yes: bool, console: Console | None) -> Approver:
     """
     if console is None:
         return YesApprover(say_why=True) if yes else NoTerminalApprover()
-    person = ConsoleApprover(console, _ask_on_stderr)
+    person = ConsoleApprover(console, ask_on_stderr)
     return TerminalYesApprover(person) if yes else person
 
 
-def _ask_on_stderr(prompt: str) -> str:
+def ask_on_stderr(prompt: str) -> str:
+    """Read a line from standard input, the prompt on standard error (where cards and forms are shown).
+
+    Raises:
+        EOFError: at the end of input.
+    """
     # The prompt goes where the card is (standard error), so standard output carries only the result.
     sys.stderr.write(prompt)
     sys.stderr.flush()

@@ -8,7 +8,7 @@ from typing import Annotated, Any
 
 import typer
 
-from mcpyard.cli._approve import command_approver, has_terminal
+from mcpyard.cli._approve import ask_on_stderr, command_approver, has_terminal
 from mcpyard.cli._common import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
@@ -79,14 +79,19 @@ def call(
     The result goes to standard output; a refusal or an error to standard error, as one line
     `code: message` (a tool's error in the server's own words). On a terminal a card is shown and
     asked there; with no terminal a call that must ask is refused, and `--yes` answers "once"
-    for every card but a destructive tool's.
+    for every card but a destructive tool's. A server's question during the call (a form, or a
+    page to open) is asked on the terminal too, field by field; with no terminal it is declined.
     """
     arguments = parse_arguments(args_json, arg or [])
-    approver = command_approver(yes=yes, console=opts.console(stderr=True) if has_terminal() else None)
+    terminal = opts.console(stderr=True) if has_terminal() else None
+    approver = command_approver(yes=yes, console=terminal)
+    from mcpyard.cli._elicit import command_elicitor  # not imported for `--help`
+
+    elicitor = command_elicitor(terminal, ask_on_stderr)
 
     async def main() -> int:
         # Only the server that owns the tool is started and waited for: another's delay is not this call's.
-        async with open_host(opts, mode=mode, approver=approver, lazy=True) as host:
+        async with open_host(opts, mode=mode, approver=approver, lazy=True, elicitor=elicitor) as host:
             result = await host.call(name, arguments)
         if opts.json:
             print_json(result.to_json())

@@ -2,8 +2,9 @@
 
 The model comes from the flags, else the user config's `model` table (`base_url`, `model`,
 `api_key = "${secret:NAME}"`, `provider`); the key is read from the saved secrets and is never
-shown. On a terminal it is a conversation with prompts and approval cards; from a pipe each line is
-one user message of one conversation, and a call that must ask is refused (the model reads why).
+shown. On a terminal it is a conversation with prompts, approval cards and servers' questions (forms, asked
+inline); from a pipe each line is one user message of one conversation, a call that must ask is
+refused (the model reads why), and a server's question is declined with a line on standard error.
 """
 
 from __future__ import annotations
@@ -24,6 +25,7 @@ if TYPE_CHECKING:
 __all__ = ["ChatModel", "chat", "chat_model"]
 
 DEFAULT_MAX_CALLS = 20
+NO_ONE_HERE = "this chat reads from a pipe or prints JSON, so no one can answer it: run `mcpyard chat` on a terminal"
 
 
 class ChatModel:
@@ -112,17 +114,24 @@ def chat(
     usage or configuration error. With --json, one JSON object per event on each line.
     """
     from mcpyard.cli._chat_face import ChatSession, NoOneToAsk, OneCardAtATime, TerminalApprover
+    from mcpyard.cli._elicit import ConsoleElicitor, NoTerminalElicitor, OnePerson, read_secret_on_stderr
 
     if max_calls < 1:
         fail("--max-calls must be at least 1")
     interactive = sys.stdin.isatty() and not opts.json
     console = opts.console()
-    approver: Any = OneCardAtATime(TerminalApprover(console)) if interactive else NoOneToAsk()
+    person = OnePerson()
+    approver: Any = OneCardAtATime(TerminalApprover(console), person) if interactive else NoOneToAsk()
+    elicitor: Any = (
+        ConsoleElicitor(console, input, read_secret_on_stderr, person=person)
+        if interactive
+        else NoTerminalElicitor(NO_ONE_HERE)
+    )
 
     async def main() -> int:
         import anyio
 
-        async with open_host(opts, mode=mode, approver=approver, lazy=True) as host:
+        async with open_host(opts, mode=mode, approver=approver, lazy=True, elicitor=elicitor) as host:
             # The model is checked before any server starts: a missing one is a usage error at once.
             chosen = chat_model(host.config.settings.model, base_url=base_url, model=model, key_secret=api_key_secret)
             try:

@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from mcpyard.cli._approve import ConsoleApprover
 from mcpyard.cli._common import EXIT_OK, EXIT_TOOL_ERROR, Globals, print_json, show_status
+from mcpyard.cli._elicit import OnePerson
 from mcpyard.cli._render import render_history, render_tools, safe
 
 if TYPE_CHECKING:
@@ -62,18 +63,17 @@ class NoOneToAsk:
 
 
 class OneCardAtATime:
-    """Calls asked together run at once, but a person answers their cards one after another."""
+    """Calls asked together run at once, but a person answers their cards one after another.
 
-    def __init__(self, inner: Approver) -> None:
+    Given the `person` a console elicitor also waits on, a card never cuts into a form either.
+    """
+
+    def __init__(self, inner: Approver, person: OnePerson | None = None) -> None:
         self._inner = inner
-        self._lock: Any = None
+        self._person = person or OnePerson()
 
     async def __call__(self, card: ApprovalCard) -> Answer:
-        import anyio
-
-        if self._lock is None:
-            self._lock = anyio.Lock()
-        async with self._lock:
+        async with self._person.lock():
             return await self._inner(card)
 
 

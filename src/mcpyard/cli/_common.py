@@ -169,6 +169,7 @@ async def open_host(
     open_browser: bool = False,
     relay_input: bool = False,
     lazy: bool = False,
+    elicitor: Any = None,
 ) -> AsyncIterator[Host]:
     """Open a host for a command, with the CLI's global options.
 
@@ -192,6 +193,7 @@ async def open_host(
             open_browser=open_browser,
             relay_input=relay_input,
             lazy=True,
+            elicitor=elicitor,
         ) as host:
             if not lazy:
                 await _start_every_server(host, spinner)

@@ -1,8 +1,9 @@
 """`mcpyard shell`: an interactive session with `/mcp`, `/tools`, tool calls and approval cards (CLI-2).
 
-On a terminal it prompts and shows cards; fed from a pipe it reads one command per line
-(with `--json`, every command prints one JSON object on one line), and a call that must
-ask is refused unless `--yes` answers the cards.
+On a terminal it prompts and shows cards and servers' questions (forms, asked inline); fed
+from a pipe it reads one command per line (with `--json`, every command prints one JSON
+object on one line), a call that must ask is refused unless `--yes` answers the cards, and a
+server's question is declined with a line on standard error.
 """
 
 from __future__ import annotations
@@ -45,6 +46,7 @@ HELP = """commands:
   /help                     this list
   /quit                     leave (end of input does too)
 Ctrl-C during a call cancels that call."""
+NO_ONE_HERE = "this shell reads from a pipe or prints JSON, so no one can answer it: run `mcpyard shell` on a terminal"
 
 
 class _Shell:
@@ -176,11 +178,17 @@ def shell(
     interactive = sys.stdin.isatty() and not opts.json
     console = opts.console()
     approver: Any = YesApprover(say_why=True) if yes else (ConsoleApprover(console, input) if interactive else None)
+    from mcpyard.cli._elicit import ConsoleElicitor, NoTerminalElicitor, read_secret_on_stderr
+
+    # `--yes` answers cards only: a server's question is still the person's to answer.
+    elicitor: Any = (
+        ConsoleElicitor(console, input, read_secret_on_stderr) if interactive else NoTerminalElicitor(NO_ONE_HERE)
+    )
 
     async def main() -> None:
         import anyio
 
-        async with open_host(opts, mode=mode, approver=approver) as host:
+        async with open_host(opts, mode=mode, approver=approver, elicitor=elicitor) as host:
             session = _Shell(host, opts, console)
             if not opts.json:
                 render_status(host.status(), console, rich=opts.rich)
