@@ -26,6 +26,7 @@ from mcpyard._status import Status, build_status
 from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
 from mcpyard._version import __version__
 from mcpyard._view import HostView, Publisher
+from mcpyard.auth import AuthStore
 from mcpyard.catalog import Catalog
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
@@ -92,6 +93,7 @@ class Host(ModelOffer, ResourceReader):
         config: LoadedConfig | None = None,
         egress: EgressGuard | None = None,
         elicitor: Elicitor | None = None,
+        auth_store: AuthStore | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -125,6 +127,8 @@ class Host(ModelOffer, ResourceReader):
                 every server; an accepted form is completed with its defaults and checked against the form
                 before it goes back. None: elicitation is not declared, and a server that asks anyway is
                 told it is not supported.
+            auth_store: where OAuth registrations and tokens are kept (`MemoryAuthStore`: in memory only,
+                never written). None: `mcp-auth.json` in the data folder (AUTH-3).
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -151,6 +155,7 @@ class Host(ModelOffer, ResourceReader):
             lazy=lazy,
             config=config,
             egress=egress,
+            auth_store=auth_store,
         )
         if elicitor is not None or relay_input:
             keep_answers_out_of_logs()  # what a person types into a form is never logged (SEC-2)

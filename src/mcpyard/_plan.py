@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from mcpyard.auth import AuthStore
 from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, TrustStore, load_config
 from mcpyard.connect import EgressGuard, split_trace_headers
@@ -109,6 +110,8 @@ class HostOptions:
     """The configuration to run, given by a program that keeps its own, in place of reading files."""
     egress: EgressGuard | None = None
     """The outbound guard every remote server's HTTP goes through (NET-1, NET-2); None: no guard."""
+    auth_store: AuthStore | None = None
+    """Where OAuth registrations and tokens are kept; None: `mcp-auth.json` in the data folder (AUTH-3)."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:

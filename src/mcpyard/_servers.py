@@ -55,7 +55,7 @@ class Servers:
         """The host's current redactor (a reload brings a new one): looked up on each use."""
         self._on_change = on_change
         self._reaper = Reaper()
-        self._auth_store = AuthStore(options.data_home / AUTH_FILE)
+        self._auth_store = options.auth_store or AuthStore(options.data_home / AUTH_FILE)
         self._supervisors: dict[str, Supervisor] = {}
         self._started: dict[str, ServerSpec] = {}
         self._finished: dict[str, anyio.Event] = {}

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import json
 import os
 import stat
@@ -16,7 +17,7 @@ from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from mcpyard._atomic import write_atomic
 from mcpyard.errors import ConfigError
 
-__all__ = ["AUTH_FILE", "AuthStore", "Clock", "ServerTokens"]
+__all__ = ["AUTH_FILE", "AuthStore", "Clock", "MemoryAuthStore", "ServerTokens"]
 
 AUTH_FILE = "mcp-auth.json"
 
@@ -74,6 +75,27 @@ class AuthStore:
             return False
         write_atomic(self.path, (json.dumps(data, indent=2, sort_keys=True) + "\n").encode(), mode=0o600)
         return True
+
+
+class MemoryAuthStore(AuthStore):
+    """Registrations and tokens kept in memory only, for a program that writes no token file (the organization
+    service: its access tokens die with the process, and the next start asks for new ones)."""
+
+    def __init__(self, *, clock: Clock = time.time) -> None:
+        super().__init__(Path("<memory>"), clock=clock)
+        self._data: dict[str, dict[str, Any]] = {}
+
+    def read(self) -> dict[str, dict[str, Any]]:
+        return copy.deepcopy(self._data)
+
+    async def update(self, server: str, **fields: Any) -> None:
+        async with self._lock:
+            entry = dict(self._data.get(server) or {})
+            entry.update(copy.deepcopy(fields))
+            self._data[server] = entry
+
+    def forget(self, server: str) -> bool:
+        return self._data.pop(server, None) is not None
 
 
 class ServerTokens:
