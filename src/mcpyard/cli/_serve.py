@@ -42,8 +42,9 @@ def serve(
 
     Their servers' resources, templates, subscriptions and prompts come along, and a server's
     sampling or elicitation request during a call goes to the client that made it. Over http
-    from a terminal, approval cards appear here and are answered here; otherwise (stdio, or no
-    terminal) a call that must ask is refused with a clear error.
+    from a terminal, approval cards appear here and are answered here, and so are the questions
+    a client cannot take; otherwise (stdio, or no terminal) a call that must ask is refused with
+    a clear error, and such a question is refused too.
     """
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}: use stdio or http")
@@ -51,11 +52,14 @@ def serve(
     if transport == "stdio" and token_secret is not None:
         fail("--token-secret protects the http transport; stdio has no requests to check")
 
-    approver = None
+    approver = elicitor = None
     if transport == "http" and sys.stdin.isatty():
         from mcpyard.cli._approve import ConsoleApprover
+        from mcpyard.cli._elicit import ConsoleElicitor, read_secret_on_stderr
 
         approver = ConsoleApprover(opts.console(stderr=True), input)
+        # A question a client cannot take (it declared no elicitation, or not that mode) is asked here.
+        elicitor = ConsoleElicitor(opts.console(stderr=True), input, read_secret_on_stderr)
 
     # A gateway's standard error is a log its user reads: the SDK's and the libraries' Python warnings
     # (deprecations of the handshake era it serves on purpose) have no place there.
@@ -64,7 +68,7 @@ def serve(
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
-        async with open_host(opts, mode=mode, approver=approver, relay_input=True) as opened:
+        async with open_host(opts, mode=mode, approver=approver, relay_input=True, elicitor=elicitor) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
             warning = _shares_nothing(gateway)
             if transport == "stdio":

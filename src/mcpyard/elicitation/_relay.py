@@ -2,20 +2,23 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from typing import Any
 
 from mcpyard.elicitation._request import Elicitor, answer_for_server, request_from_params
 from mcpyard.errors import ElicitationRefused
 
-__all__ = ["ELICIT", "elicitor_input"]
+__all__ = ["ELICIT", "AskFn", "elicitor_input"]
 
 ELICIT = "elicitation/create"
 _INVALID_REQUEST = -32600
 _INVALID_PARAMS = -32602
 
+AskFn = Callable[[str, Mapping[str, Any]], Awaitable[Mapping[str, Any]]]
+"""`(method, params) -> result`, both in wire form: the shape of `mcpyard.connect.InputFn`."""
 
-def elicitor_input(elicitor: Elicitor, server: str, tool: str | None = None) -> Any:
+
+def elicitor_input(elicitor: Elicitor, server: str, tool: str | None = None) -> AskFn:
     """An `InputFn` (`(method, params) -> result`, wire form) that puts a server's questions to `elicitor`.
 
     What cannot be asked (a form that is not flat, a URL that is not https) and an answer that does not

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Mapping
 from typing import Any
 
@@ -14,8 +15,9 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import TypeAdapter
 
 from mcpyard import ToolInfo
-from mcpyard.connect import InputRelay, ProgressFn
-from mcpyard.gateway._rounds import ANSWER_SECS
+from mcpyard.connect import InputFn, InputRelay, ProgressFn
+from mcpyard.elicitation import ELICIT
+from mcpyard.gateway._rounds import ANSWER_SECS, elicitation_modes, unanswerable
 from mcpyard.pipeline import CallResult, beside_the_fence
 
 __all__ = [
@@ -104,11 +106,13 @@ INPUT_METHODS: dict[str, tuple[types.ClientCapabilities, Any, Any]] = {
 }
 
 
-def input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
+def input_relay(ctx: ServerRequestContext[Any], fallback: InputFn | None = None) -> InputRelay:
     """A downstream server's sampling and elicitation requests go to the client whose call it is running.
 
     Handshake-era clients get them on the call's own stream. New-era clients that can answer
     take them as input-required results (`_rounds.py`); the others cannot, and the server is told so.
+    A question the client cannot take (no elicitation declared, or not in that mode) goes to
+    `fallback` when there is one (the console's elicitor, on a terminal).
     """
     session = ctx.session
     audience = f"connection-{id(connection_of(ctx))}"
@@ -117,9 +121,15 @@ def input_relay(ctx: ServerRequestContext[Any]) -> InputRelay:
     related = ServerMessageMetadata(related_request_id=ctx.request_id)
 
     async def ask(method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
-        capability, request_type, result_type = INPUT_METHODS[method]
-        if not session.check_client_capability(capability):
-            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
+        _, request_type, result_type = INPUT_METHODS[method]
+        why = unanswerable(method, params, answerable(ctx), elicitation_modes(session.client_capabilities))
+        if why is not None:
+            if fallback is not None and method == ELICIT:
+                return await fallback(method, params)
+            raise MCPError(types.INVALID_REQUEST, why)
+        if method == ELICIT and params.get("mode") == "url" and not params.get("elicitationId"):
+            # The handshake era requires an id a new-era server no longer sends: an opaque one of ours.
+            params = {**params, "elicitationId": f"mcpyard-{secrets.token_urlsafe(12)}"}
         request = request_type.model_validate({"method": method, "params": params})
         if params.get("tools") or params.get("toolChoice"):
             result_type = types.CreateMessageResultWithTools

@@ -20,7 +20,10 @@ import mcp_types as types
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter
 
-__all__ = ["ANSWER_SECS", "MAX_WAITING_CALLS", "RoundTrip"]
+from mcpyard.connect import InputFn
+from mcpyard.elicitation import ELICIT
+
+__all__ = ["ANSWER_SECS", "MAX_WAITING_CALLS", "RoundTrip", "elicitation_modes", "unanswerable"]
 
 ANSWER_SECS = 600.0
 """How long a call waits for the client to come back with answers, and a finished call for it to collect."""
@@ -37,6 +40,26 @@ _ANSWERS: dict[str, tuple[type[types.Result], ...]] = {
 """What answers each kind of question."""
 
 
+def elicitation_modes(capabilities: types.ClientCapabilities | None) -> frozenset[str]:
+    """The elicitation modes a client declared: none; `form` alone for an empty `elicitation: {}` (as the
+    protocol reads it); else those it names, `form` and `url`."""
+    if capabilities is None or capabilities.elicitation is None:
+        return frozenset()
+    declared = capabilities.elicitation
+    if declared.form is None and declared.url is None:
+        return frozenset({"form"})
+    return frozenset(mode for mode, given in (("form", declared.form), ("url", declared.url)) if given is not None)
+
+
+def unanswerable(method: str, params: Mapping[str, Any], methods: frozenset[str], modes: frozenset[str]) -> str | None:
+    """Why a client cannot be asked this (a method it did not declare, an elicitation mode it did not), or None."""
+    if method not in methods:
+        return f"the gateway's client does not support {method}"
+    if method == ELICIT and (mode := str(params.get("mode", "form"))) not in modes:
+        return f"the gateway's client does not support {method} in {mode[:20]} mode"
+    return None
+
+
 @dataclass(eq=False)
 class _Ask:
     method: str
@@ -48,12 +71,22 @@ class _Ask:
 class RoundTrip:
     """One tool call of a new-era client that may pause for its answers; `token` is its `requestState`."""
 
-    def __init__(self, name: str, methods: frozenset[str]) -> None:
+    def __init__(
+        self,
+        name: str,
+        methods: frozenset[str],
+        modes: frozenset[str] = frozenset({"form", "url"}),
+        fallback: InputFn | None = None,
+    ) -> None:
         self.token = secrets.token_urlsafe(24)
         self.name = name
         """The offered tool name: a retry must name the same tool."""
         self._methods = methods
         """What the client declared it answers (`sampling/createMessage`, `elicitation/create`)."""
+        self._modes = modes
+        """The elicitation modes it declared (`form`, `url`)."""
+        self._fallback = fallback
+        """Who answers the questions the client cannot take (the console's elicitor), if anyone."""
         self.collected = anyio.Event()
         self._asks: dict[str, _Ask] = {}
         self._asked = 0
@@ -66,8 +99,11 @@ class RoundTrip:
 
     async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """The call's `on_input`: wait for the client's answer, given on one of its next calls."""
-        if method not in self._methods:
-            raise MCPError(types.INVALID_REQUEST, f"the gateway's client does not support {method}")
+        why = unanswerable(method, params, self._methods, self._modes)
+        if why is not None:
+            if self._fallback is not None and method == ELICIT:
+                return await self._fallback(method, params)
+            raise MCPError(types.INVALID_REQUEST, why)
         self._asked += 1
         key = f"mcpyard-{self._asked}"
         ask = _Ask(method, params)

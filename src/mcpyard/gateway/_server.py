@@ -23,7 +23,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpyard import Host, ToolInfo
 from mcpyard._version import __version__
-from mcpyard.connect import InputRelay, LogFn
+from mcpyard.connect import InputFn, InputRelay, LogFn
+from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError
 from mcpyard.gateway._context import (
     answerable,
@@ -37,7 +38,7 @@ from mcpyard.gateway._context import (
     wire_tool,
 )
 from mcpyard.gateway._logs import LogLevels, send_log_message
-from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip
+from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
 from mcpyard.gateway._subscriptions import Subscriptions
 from mcpyard.pipeline import READ_RESULT
 
@@ -219,7 +220,7 @@ class Gateway:
             conversation=conversation_of(ctx),
             on_progress=progress_to(ctx),
             on_log=self._log_to(ctx),
-            on_input=input_relay(ctx),
+            on_input=input_relay(ctx, self._console_for(name)),
         )
         return wire_result(result)
 
@@ -235,7 +236,8 @@ class Gateway:
         elif self._tg is None:
             return error_result("the gateway is stopping; call again once it is back")
         else:
-            trip = RoundTrip(params.name, answerable(ctx))
+            modes = elicitation_modes(ctx.session.client_capabilities)
+            trip = RoundTrip(params.name, answerable(ctx), modes, self._console_for(name))
             self._trips[trip.token] = trip
             self._tg.start_soon(self._run_trip, trip, conversation_of(ctx), name, dict(params.arguments or {}))
         return await trip.step(ctx)
@@ -264,6 +266,15 @@ class Gateway:
             if not trip.finished:  # the client gave up on a round: whoever still asks hears so
                 trip.finish(error_result(f"{name} was cancelled: its client gave up on it"))
             self._trips.pop(trip.token, None)
+
+    def _console_for(self, name: str) -> InputFn | None:
+        """Who answers a question the client cannot take during a call of `name`: the host's elicitor
+        (the console, on a terminal), or no one."""
+        elicitor = self.host.session.elicitor
+        entry = self.host.catalog.get(name)
+        if elicitor is None or entry is None:
+            return None
+        return elicitor_input(elicitor, entry.server, name)
 
     def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
