@@ -147,7 +147,12 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         if request.method == "POST":
             body = await json_body(request)
             created = await _registry.register_server(
-                svc, caller, body.get("name"), body.get("url"), body.get("bearer_token")
+                svc,
+                caller,
+                body.get("name"),
+                body.get("url"),
+                body.get("bearer_token"),
+                body.get("client_credentials"),
             )
             return JSONResponse(created, status_code=201)
         return JSONResponse(await _registry.list_servers(svc, caller))

@@ -1,7 +1,8 @@
 """One Host per organization per process, built from the database instead of files (DESIGN "org/").
 
-Each registered server becomes a streamable HTTP `ServerSpec` whose bearer token is unsealed
-only to build it, in memory; the host is lazy (a server connects when something needs it),
+Each registered server becomes a streamable HTTP `ServerSpec` whose bearer token, or client
+credentials (an `oauth` client-credentials grant, its access tokens kept in memory only), is
+unsealed only to build it, in memory; the host is lazy (a server connects when something needs it),
 reads the organization's policies from memory (`OrgPolicies`) and writes every call's record to
 the database (`OrgRecorder`). Registering, refreshing or deleting a server reloads the host.
 """
@@ -9,6 +10,7 @@ the database (`OrgRecorder`). Registering, refreshing or deleting a server reloa
 from __future__ import annotations
 
 import contextlib
+import json
 import logging
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
@@ -22,8 +24,9 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard import Host
+from mcpyard.auth import MemoryAuthStore
 from mcpyard.catalog import server_prefix
-from mcpyard.config import HostSettings, LoadedConfig, ServerSpec
+from mcpyard.config import HostSettings, LoadedConfig, OAuthSettings, ServerSpec
 from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
 from mcpyard.org._policies import OrgPolicies
 from mcpyard.org._records import RecordWriter
@@ -42,6 +45,7 @@ __all__ = [
     "member_of",
     "model_name",
     "server_spec",
+    "unsealed_oauth",
 ]
 
 CALL_ID: ContextVar[str | None] = ContextVar("mcpyard_org_call_id", default=None)
@@ -104,12 +108,30 @@ class OrgRecorder:
         )
 
 
-def server_spec(server: RegisteredServer, position: int, token: str | None) -> ServerSpec:
-    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token redacted.
+def unsealed_oauth(secret: str) -> OAuthSettings:
+    """The client-credentials grant sealed as JSON in a credential (ORG-2): the settings that connect with it."""
+    fields = json.loads(secret)
+    return OAuthSettings(
+        grant="client_credentials",
+        client_id=str(fields["client_id"]),
+        client_secret=str(fields["client_secret"]),
+        issuer=str(fields["issuer"]),
+        scopes=tuple(str(scope) for scope in fields.get("scopes") or ()),
+    )
+
+
+def server_spec(
+    server: RegisteredServer, position: int, token: str | None, oauth: OAuthSettings | None = None
+) -> ServerSpec:
+    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token or client
+    secret redacted.
 
     The host knows it by its name (unique in the organization), so every message names it as people do.
     """
     headers = (("Authorization", f"Bearer {token}"),) if token else ()
+    secrets: tuple[tuple[str, str], ...] = ((f"token of server {server.name}", token),) if token else ()
+    if oauth is not None and oauth.client_secret:
+        secrets += ((f"client secret of server {server.name}", oauth.client_secret),)
     return ServerSpec(
         id=server.name,
         source="flag",
@@ -122,7 +144,8 @@ def server_spec(server: RegisteredServer, position: int, token: str | None) -> S
         connect_timeout_secs=CALL_DEADLINE_SECS,
         call_timeout_secs=CALL_DEADLINE_SECS,
         shutdown_timeout_secs=2.0,
-        secret_values=((f"token of server {server.name}", token),) if token else (),
+        oauth=oauth,
+        secret_values=secrets,
     )
 
 
@@ -137,6 +160,10 @@ class OrgHost:
     stop: anyio.Event = field(default_factory=anyio.Event)
     alerted: set[str] = field(default_factory=set)
     """Names of servers with an open connection alert: a call that reaches one clears it."""
+    tokens: MemoryAuthStore = field(default_factory=MemoryAuthStore)
+    """The host's OAuth tokens (client credentials), in memory only: never written to a file."""
+    fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
+    """Server name → its spec's fingerprint when last applied: a changed server's tokens are forgotten."""
 
 
 class OrgHosts:
@@ -228,12 +255,14 @@ class OrgHosts:
             opened.policies.replace_all(reviewed)
             opened.ids.clear()
             opened.ids.update(ids)
+            _forget_changed(opened, config)
             await opened.host.reload(config=config)
         return opened
 
     async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:
         config, reviewed, ids = await self._load(org_id)
         policies = OrgPolicies(reviewed)
+        tokens = MemoryAuthStore()
         home = self._data_home / "org-hosts" / org_id
         workspace = home / "workspace"  # empty, and no grants: an organization's calls never read local files
         await anyio.Path(workspace).mkdir(parents=True, exist_ok=True)
@@ -248,10 +277,18 @@ class OrgHosts:
             recorder=OrgRecorder(self.records, org_id, ids),
             lazy=True,
             config=config,
+            auth_store=tokens,
             **self._host_options(),
         ) as host:
             alerted = await self._alerted(org_id)
-            opened = OrgHost(host, policies, ids, alerted={name for name, id_ in ids.items() if id_ in alerted})
+            opened = OrgHost(
+                host,
+                policies,
+                ids,
+                alerted={name for name, id_ in ids.items() if id_ in alerted},
+                tokens=tokens,
+                fingerprints={spec.id: spec.fingerprint() for spec in config.servers},
+            )
             task_status.started(opened)
             await opened.stop.wait()
 
@@ -287,8 +324,11 @@ class OrgHosts:
         specs = []
         for position, server in enumerate(servers):
             credential = credentials.get(server.id)
-            token = self._credentials.unseal_credential(credential) if credential is not None else None
-            specs.append(server_spec(server, position, token))
+            secret = self._credentials.unseal_credential(credential) if credential is not None else None
+            if credential is not None and secret is not None and credential.kind == "client_credentials":
+                specs.append(server_spec(server, position, None, unsealed_oauth(secret)))
+            else:
+                specs.append(server_spec(server, position, secret))
         config = LoadedConfig(
             servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", _SOURCE),)
         )
@@ -297,6 +337,16 @@ class OrgHosts:
             for server, tool, policy, reviewed_hash in rows
         ]
         return config, reviewed, {server.name: server.id for server in servers}
+
+
+def _forget_changed(opened: OrgHost, config: LoadedConfig) -> None:
+    """Forget the tokens of every server whose spec changed or went: a new client or issuer never gets the old
+    client's tokens (THREATS: credentials per authorization server)."""
+    fresh = {spec.id: spec.fingerprint() for spec in config.servers}
+    for name, fingerprint in opened.fingerprints.items():
+        if fresh.get(name) != fingerprint:
+            opened.tokens.forget(name)
+    opened.fingerprints = fresh
 
 
 def model_name(server_name: str, tool: str) -> str:

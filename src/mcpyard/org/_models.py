@@ -183,7 +183,8 @@ class RegisteredServer(Base):
 
 
 class Credential(Base):
-    """A server's bearer token, sealed with AES-GCM under a key kept outside the database (ORG-2)."""
+    """A server's bearer token or client credentials, sealed with AES-GCM under a key kept outside the database
+    (ORG-2)."""
 
     __tablename__ = "credentials"
 
@@ -193,10 +194,14 @@ class Credential(Base):
         String(32), ForeignKey("servers.id", ondelete="CASCADE"), unique=True, index=True
     )
     kind: Mapped[str] = mapped_column(String(32), default="bearer")
+    """`bearer` (the token sealed) or `client_credentials` (client id, secret, issuer and scopes sealed as JSON)."""
     key_id: Mapped[str] = mapped_column(String(32))
     """Which key sealed it: rotation re-seals in place."""
     sealed: Mapped[bytes] = mapped_column(LargeBinary)
     """Nonce and ciphertext (with its tag)."""
+    details: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
+    """What may be shown of it (client credentials: client id, issuer, scopes), never the secret; connecting
+    reads the sealed value only, so an altered copy here sends nothing anywhere."""
     created_at: Mapped[datetime] = _when()
 
 

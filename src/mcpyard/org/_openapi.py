@@ -16,7 +16,7 @@ from mcpyard.org._auth import COOKIE
 from mcpyard.org._inbox import MAX_CONVERSATION, MAX_TOOL_NAME
 from mcpyard.org._openapi_turns import turn_paths
 from mcpyard.org._passwords import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
-from mcpyard.org._registry import MAX_NAME, NAME_PATTERN
+from mcpyard.org._registry import MAX_CC_FIELD, MAX_NAME, MAX_SCOPE, MAX_SCOPES, NAME_PATTERN
 
 __all__ = ["openapi_document"]
 
@@ -98,6 +98,9 @@ _SERVER = _obj(
         "last_error",
         "protocol_version",
         "has_token",
+        "has_client_credentials",
+        "client_id",
+        "issuer",
         "created_at",
         "refreshed_at",
         "tools",
@@ -109,6 +112,9 @@ _SERVER = _obj(
     last_error=_NSTR,
     protocol_version=_NSTR,
     has_token=_BOOL,
+    has_client_credentials=_BOOL,
+    client_id=_NSTR,
+    issuer=_NSTR,
     created_at=_STR,
     refreshed_at=_NSTR,
     tools={"type": "array", "items": _TOOL},
@@ -187,6 +193,23 @@ _SERVER_NAME: _S = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "
 _URL: _S = {"type": "string", "minLength": 1}
 _BEARER: _S = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]+$"}
 _CONVERSATION: _S = {"type": "string", "maxLength": MAX_CONVERSATION}
+_CC_LINE: _S = {"type": "string", "minLength": 1, "maxLength": MAX_CC_FIELD, "pattern": "^[^\\r\\n]+$"}
+_CLIENT_CREDENTIALS: _S = {
+    **_obj(
+        ["client_id", "client_secret", "issuer"],
+        client_id=_CC_LINE,
+        client_secret=_CC_LINE,
+        issuer={**_CC_LINE, "description": "the authorization server's issuer URL, checked like a server's (NET-1)"},
+        scopes={
+            "type": ["array", "null"],
+            "maxItems": MAX_SCOPES,
+            "items": {"type": "string", "minLength": 1, "maxLength": MAX_SCOPE, "pattern": "^[^\\s]+$"},
+        },
+    ),
+    "additionalProperties": False,
+    "description": "An OAuth client-credentials grant (not with bearer_token); the secret is sealed, never returned",
+}
+_NCLIENT_CREDENTIALS: _S = {"oneOf": [{"type": "null"}, _CLIENT_CREDENTIALS]}
 
 _REASONS = {
     "400": "the body is not a JSON object",
@@ -302,15 +325,26 @@ def _people() -> _S:
 
 
 def _servers() -> _S:
-    server_body = _obj(["name", "url"], name=_SERVER_NAME, url=_URL, bearer_token=_BEARER)
-    edit = {**_obj([], name=_SERVER_NAME, url=_URL, bearer_token={"oneOf": [{"type": "null"}, _BEARER]})}
+    server_body = _obj(
+        ["name", "url"], name=_SERVER_NAME, url=_URL, bearer_token=_BEARER, client_credentials=_NCLIENT_CREDENTIALS
+    )
+    edit = {
+        **_obj(
+            [],
+            name=_SERVER_NAME,
+            url=_URL,
+            bearer_token={"oneOf": [{"type": "null"}, _BEARER]},
+            client_credentials=_NCLIENT_CREDENTIALS,
+        )
+    }
     edit["additionalProperties"] = False
     return {
         "/api/v1/servers": {
             "get": _op("The registered servers", {"200": ("every server", _array(_SERVER))}, "401"),
             "post": _op(
-                "Register a server (owner, admin): URL checked (NET-1), connected, tools discovered, each off",
-                {"201": ("the server, never its token", _SERVER)},
+                "Register a server (owner, admin): URL checked (NET-1), connected, tools discovered, each off; "
+                "with a bearer token or client credentials (not both)",
+                {"201": ("the server, never its token or client secret", _SERVER)},
                 "400 401 403 409 413 422",
                 body=server_body,
             ),
@@ -319,7 +353,8 @@ def _servers() -> _S:
             "parameters": [_path("server_id")],
             "get": _op("One server", {"200": ("the server", _SERVER)}, "401 404"),
             "patch": _op(
-                "Edit a server's name, URL or token (owner, admin; `bearer_token: null` removes it)",
+                "Edit a server's name, URL, token or client credentials (owner, admin; `bearer_token: null` or "
+                "`client_credentials: null` removes it)",
                 {"200": ("the server, connected again", _SERVER)},
                 "400 401 403 404 409 413 422",
                 body=edit,

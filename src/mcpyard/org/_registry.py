@@ -1,6 +1,7 @@
 """Registered servers: register, list, edit, refresh and delete; their tools discovered and kept in step (ORG-2, ORG-3).
 
-Registering checks the URL with the outbound guard (NET-1), seals the token in a table of its
+Registering checks the URL with the outbound guard (NET-1), seals the token (or the client
+credentials: client id, secret, issuer and scopes, the issuer checked like the URL) in a table of its
 own, connects (30 s in all, NET-2) and discovers the tools: each new tool starts `off`. A
 refresh lists them again: a changed definition is suspended until it is reviewed, a tool no
 longer listed stays as `removed`. A failed connection raises one alert; the next success
@@ -9,6 +10,7 @@ clears it (ORG-8). Deleting a server stops its tools at once.
 
 from __future__ import annotations
 
+import json
 import re
 from collections.abc import Mapping, Sequence
 from typing import Any
@@ -38,6 +40,13 @@ __all__ = [
     "tool_json",
     "update_server",
 ]
+
+CLIENT_CREDENTIALS = "client_credentials"
+"""The kind of a credential that holds a client-credentials grant (sealed as JSON; `details` shows the rest)."""
+_CC_FIELDS = ("client_id", "client_secret", "issuer", "scopes")
+MAX_CC_FIELD = 2048
+MAX_SCOPES = 32
+MAX_SCOPE = 200
 
 NAME_PATTERN = r"^[A-Za-z0-9](?:(?:[A-Za-z0-9-]|_[A-Za-z0-9-])*(?:[A-Za-z0-9]|_[A-Za-z0-9]))?$"
 """A server's name: letters, digits, '-' and single '_', starting and ending with a letter or digit (the API document
@@ -114,9 +123,12 @@ def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, f
 
 
 def server_json(
-    server: RegisteredServer, tools: Sequence[Tool], has_token: bool, opened: OrgHost | None
+    server: RegisteredServer, tools: Sequence[Tool], credential: Credential | None, opened: OrgHost | None
 ) -> dict[str, Any]:
-    """A server as the API shows it: never its token, only whether it has one (ORG-2)."""
+    """A server as the API shows it: never its token or client secret, only whether it has one, and of client
+    credentials the client id and issuer (ORG-2)."""
+    client = credential is not None and credential.kind == CLIENT_CREDENTIALS
+    details = (credential.details or {}) if credential is not None and client else {}
     return {
         "id": server.id,
         "name": server.name,
@@ -124,7 +136,10 @@ def server_json(
         "state": server.state,
         "last_error": server.last_error,
         "protocol_version": server.protocol_version,
-        "has_token": has_token,
+        "has_token": credential is not None and not client,
+        "has_client_credentials": client,
+        "client_id": details.get("client_id") if client else None,
+        "issuer": details.get("issuer") if client else None,
         "created_at": server.created_at.isoformat(),
         "refreshed_at": server.refreshed_at.isoformat() if server.refreshed_at else None,
         "tools": [tool_json(tool, server, opened) for tool in tools],
@@ -152,19 +167,90 @@ async def _tools(session: AsyncSession, server_id: str) -> list[Tool]:
     return tools
 
 
-async def _has_token(session: AsyncSession, server_id: str) -> bool:
-    return await session.scalar(select(Credential.id).where(Credential.server_id == server_id)) is not None
+async def _credential(session: AsyncSession, server_id: str) -> Credential | None:
+    return await session.scalar(select(Credential).where(Credential.server_id == server_id))
 
 
 async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer) -> dict[str, Any]:
     opened = await svc.hosts.get(server.org_id)
-    return server_json(server, await _tools(session, server.id), await _has_token(session, server.id), opened)
+    return server_json(server, await _tools(session, server.id), await _credential(session, server.id), opened)
 
 
 def _check_token(token: object) -> str:
     if not isinstance(token, str) or not token or "\n" in token or "\r" in token:
         raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
     return token
+
+
+def _cc_refused(message: str) -> ServiceError:
+    return ServiceError(422, "invalid_client_credentials", f"client_credentials: {message}")
+
+
+def _cc_line(value: Mapping[str, object], name: str) -> str:
+    text = value.get(name)
+    if not isinstance(text, str) or not text or "\n" in text or "\r" in text or len(text) > MAX_CC_FIELD:
+        raise _cc_refused(f"{name} must be a non-empty string on one line, at most {MAX_CC_FIELD} characters")
+    return text
+
+
+async def _check_client_credentials(svc: OrgService, value: object) -> dict[str, Any]:
+    """`{client_id, client_secret, issuer, scopes?}` checked: one-line strings, the issuer passes the URL check
+    (NET-1, AUTH-4), scopes a short list of short scope tokens. Never quotes the secret."""
+    if not isinstance(value, Mapping):
+        raise _cc_refused("give an object {client_id, client_secret, issuer, scopes?}, or null")
+    unknown = sorted(str(key) for key in value if key not in _CC_FIELDS)
+    if unknown:
+        raise _cc_refused(f"there is no field {unknown[0]!r}; give client_id, client_secret, issuer and scopes")
+    client_id, secret, issuer = (_cc_line(value, name) for name in ("client_id", "client_secret", "issuer"))
+    try:
+        await svc.check_url(issuer)
+    except ServiceError as exc:
+        raise ServiceError(exc.status, exc.code, f"client_credentials.issuer: {exc.message}") from None
+    scopes = value.get("scopes", [])
+    if scopes is None:
+        scopes = []
+    if (
+        not isinstance(scopes, list)
+        or len(scopes) > MAX_SCOPES
+        or not all(isinstance(scope, str) and scope and len(scope) <= MAX_SCOPE for scope in scopes)
+        or any(char.isspace() or not char.isprintable() for scope in scopes for char in scope)
+    ):
+        raise _cc_refused(
+            f"scopes must be a list of at most {MAX_SCOPES} scope names, each 1 to {MAX_SCOPE} printable characters "
+            "with no spaces"
+        )
+    # The issuer is kept as given: the authorization server's metadata must name it exactly (RFC 8414).
+    return {"client_id": client_id, "client_secret": secret, "issuer": issuer, "scopes": list(scopes)}
+
+
+def _both_given() -> ServiceError:
+    return ServiceError(
+        422,
+        "conflicting_credentials",
+        "give bearer_token or client_credentials, not both: a server is reached with one credential",
+    )
+
+
+def _new_credential(
+    svc: OrgService, org_id: str, server_id: str, token: str | None, client: dict[str, Any] | None
+) -> Credential | None:
+    """The sealed row for a bearer token or client credentials (client credentials sealed whole, so what
+    connects is what was sealed; only client id, issuer and scopes are also kept to be shown)."""
+    if token is not None:
+        credential = Credential(id=new_id(), org_id=org_id, server_id=server_id, kind="bearer")
+        svc.sealer.seal_credential(credential, token)
+        return credential
+    if client is not None:
+        credential = Credential(
+            id=new_id(),
+            org_id=org_id,
+            server_id=server_id,
+            kind=CLIENT_CREDENTIALS,
+            details={"client_id": client["client_id"], "issuer": client["issuer"], "scopes": client["scopes"]},
+        )
+        svc.sealer.seal_credential(credential, json.dumps(client, separators=(",", ":")))
+        return credential
+    return None
 
 
 def _name_taken(name: str) -> ServiceError:
@@ -184,21 +270,27 @@ async def _free_name(session: AsyncSession, org_id: str, name: str) -> None:
 
 
 async def register_server(
-    svc: OrgService, caller: Caller, name: object, url: object, bearer_token: object = None
+    svc: OrgService,
+    caller: Caller,
+    name: object,
+    url: object,
+    bearer_token: object = None,
+    client_credentials: object = None,
 ) -> dict[str, Any]:
     """Register a server, connect and discover its tools (each starting `off`); 201's body."""
     require(caller, *ADMINS)
+    if bearer_token is not None and client_credentials is not None:
+        raise _both_given()
     name, url = _check_name(name), await _check_url(svc, url)
     token = _check_token(bearer_token) if bearer_token is not None else None
+    client = await _check_client_credentials(svc, client_credentials) if client_credentials is not None else None
     try:
         async with svc.db.begin() as session:
             await _free_name(session, caller.org_id, name)
             server = RegisteredServer(org_id=caller.org_id, name=name, url=url, state="connecting")
             session.add(server)
             await session.flush()
-            if token is not None:
-                credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
-                svc.sealer.seal_credential(credential, token)
+            if (credential := _new_credential(svc, caller.org_id, server.id, token, client)) is not None:
                 session.add(credential)
             audit(
                 session,
@@ -206,7 +298,12 @@ async def register_server(
                 caller.email,
                 "server.register",
                 server.id,
-                new={"name": name, "url": url, "has_token": token is not None},
+                new={
+                    "name": name,
+                    "url": url,
+                    "has_token": token is not None,
+                    "has_client_credentials": client is not None,
+                },
             )
     except IntegrityError:  # another registration took the name between our look and our write
         raise _name_taken(name) from None
@@ -231,13 +328,24 @@ async def get_server(svc: OrgService, caller: Caller, server_id: str) -> dict[st
 
 
 async def update_server(svc: OrgService, caller: Caller, server_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
-    """Edit a server's name, URL or token (`bearer_token: null` removes it); it connects again with them."""
+    """Edit a server's name, URL, token or client credentials (`bearer_token: null` or `client_credentials: null`
+    removes it; giving one replaces the other); it connects again with them."""
     require(caller, *ADMINS)
-    unknown = set(changes) - {"name", "url", "bearer_token"}
+    unknown = set(changes) - {"name", "url", "bearer_token", "client_credentials"}
     if unknown:
         raise ServiceError(
-            422, "invalid_field", f"a server has no field {sorted(unknown)[0]!r}; give name, url or bearer_token"
+            422,
+            "invalid_field",
+            f"a server has no field {sorted(unknown)[0]!r}; give name, url, bearer_token or client_credentials",
         )
+    if changes.get("bearer_token") is not None and changes.get("client_credentials") is not None:
+        raise _both_given()
+    token = _check_token(changes["bearer_token"]) if changes.get("bearer_token") is not None else None
+    client = (
+        await _check_client_credentials(svc, changes["client_credentials"])
+        if changes.get("client_credentials") is not None
+        else None
+    )
     try:
         async with svc.db.begin() as session:
             server = await _server(session, caller, server_id)
@@ -247,12 +355,14 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                 server.name = name
             if "url" in changes:
                 server.url = await _check_url(svc, changes["url"])
-            if "bearer_token" in changes:
+            if token is not None or client is not None:  # a server has one credential: the new one replaces it
                 await session.execute(delete(Credential).where(Credential.server_id == server.id))
-                if (token := changes["bearer_token"]) is not None:
-                    credential = Credential(id=new_id(), org_id=caller.org_id, server_id=server.id)
-                    svc.sealer.seal_credential(credential, _check_token(token))
-                    session.add(credential)
+                session.add(_new_credential(svc, caller.org_id, server.id, token, client))
+            for field, kind in (("bearer_token", "bearer"), ("client_credentials", CLIENT_CREDENTIALS)):
+                if field in changes and changes[field] is None:
+                    await session.execute(
+                        delete(Credential).where(Credential.server_id == server.id, Credential.kind == kind)
+                    )
             audit(
                 session,
                 caller.org_id,
@@ -260,7 +370,12 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                 "server.update",
                 server.id,
                 old=old,
-                new={"name": server.name, "url": server.url, "token_changed": "bearer_token" in changes},
+                new={
+                    "name": server.name,
+                    "url": server.url,
+                    "token_changed": "bearer_token" in changes,
+                    "client_credentials_changed": "client_credentials" in changes,
+                },
             )
     except IntegrityError:  # another edit or registration took the name between our look and our write
         raise _name_taken(str(changes["name"])) from None
