@@ -9,6 +9,8 @@ from __future__ import annotations
 from typing import Any
 
 import pytest
+from hypothesis import given
+from hypothesis import strategies as st
 
 from mcpyard.elicitation import (
     ElicitationAnswer,
@@ -168,3 +170,16 @@ async def test_a_scripted_elicitor_answers_in_order_then_its_default_and_keeps_e
     assert await elicitor(request) == ElicitationAnswer.decline()
     assert elicitor.requests == [request, request]
     assert await ScriptedElicitor.always(ElicitationAnswer.accept())(request) == ElicitationAnswer("accept", {})
+
+
+@given(url=st.text(max_size=80) | st.builds(lambda rest: "https://" + rest, st.text(max_size=60)))
+def test_any_url_is_refused_in_words_or_shown_as_https_without_controls(url: str) -> None:
+    try:
+        shown, site = check_url(url)
+    except ElicitationRefused:
+        return
+    assert shown == url
+    assert url.casefold().startswith(("https://", "http://"))
+    assert not any(ch.isspace() or not ch.isprintable() for ch in url)
+    assert site
+    assert site.isascii()
