@@ -13,8 +13,10 @@ import pytest
 from playwright.async_api import expect
 
 from mcpyard.secrets import forms_of
+from tests.auth._support import auth_server, issuer_of
 from tests.org._flows import TOKEN
 from tests.org.web._console import Console
+from tests.servers.oauth_server import CC_CLIENT_ID, CC_CLIENT_SECRET
 
 pytestmark = pytest.mark.anyio
 
@@ -87,3 +89,21 @@ async def test_org2_org3_an_owner_registers_a_server_sets_policies_reviews_a_cha
     everything = "\n".join(console.seen)
     for form in forms_of(TOKEN):
         assert form not in everything, "the server's token is never shown"
+
+
+async def test_org2_a_server_with_client_credentials_shows_its_client_and_issuer_never_its_secret(
+    console: Console,
+) -> None:
+    async with auth_server("--client-credentials") as url:
+        credentials = {"client_id": CC_CLIENT_ID, "client_secret": CC_CLIENT_SECRET, "issuer": issuer_of(url)}
+        body = {"name": "guarded", "url": url, "client_credentials": credentials}
+        server = await console.api.post("/api/v1/servers", body, expect=201)
+        assert server["state"] == "connected", server
+        page = await console.sign_in("owner@acme.test")
+        await page.goto(f"/servers/{server['id']}")
+        facts = page.locator("dl.facts")
+        await expect(facts).to_contain_text(f"client {CC_CLIENT_ID} at {issuer_of(url)}")
+        await expect(facts).to_contain_text("the secret kept sealed (never shown)")
+        await console.look(page)
+    everything = "\n".join(console.seen + console.api.responses)
+    assert all(form not in everything for form in forms_of(CC_CLIENT_SECRET))
