@@ -190,3 +190,22 @@ async def test_api1_an_elicitor_declares_elicitation_but_not_sampling(home: Home
     assert "The client does not support sampling" in sampled.text, sampled.text
     assert elicited.ok, elicited.text
     assert '"name": "John Doe"' in elicited.text
+
+
+@ERAS
+async def test_sec2_a_server_echoing_what_was_typed_into_a_secret_field_shows_the_model_a_label(
+    home: Home, era: str
+) -> None:
+    schema = {
+        "type": "object",
+        "properties": {"pin": {"type": "string", "format": "password"}, "note": {"type": "string"}},
+    }
+    elicitor = ScriptedElicitor(answers=[ElicitationAnswer.accept({"pin": PASSWORD, "note": "plain words"})])
+    async with elicits(home, era, elicitor=elicitor) as host:
+        result = await host.call("e__ask_form", {"message": "pin?", "schema": schema})
+        history = host.history()
+    assert result.ok, result.text
+    assert '"note": "plain words"' in result.text, "what was not secret reads as it was typed"
+    assert '"pin": "%typed secret%"' in result.text
+    assert PASSWORD not in json.dumps([result.text, result.content, result.structured], default=str)
+    assert all(PASSWORD not in repr(record) for record in history)

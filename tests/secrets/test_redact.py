@@ -172,3 +172,13 @@ def test_sec3_a_long_text_without_secrets_comes_back_whole(count: int) -> None:
     assert redactor.redact(text) == text
     assert not redactor.contains(text)
     assert redactor.redact(text + "secret-value-00-kept-away") == text + "%S0%"
+
+
+def test_sec3_a_redactor_with_more_secrets_redacts_both_and_leaves_the_first_unchanged() -> None:
+    first = Redactor([("%A%", "alpha-secret-1")])
+    both = first.with_secrets([("%B%", "beta-secret-22")])
+    text = "alpha-secret-1 and beta-secret-22"
+    assert both.redact(text) == "%A% and %B%"
+    assert first.redact(text) == "%A% and beta-secret-22"
+    assert first.with_secrets([("%C%", "abc")]) is first, "a value too short to be a secret changes nothing"
+    assert Redactor().with_secrets([("%B%", "beta-secret-22")]).redact(text) == "alpha-secret-1 and %B%"

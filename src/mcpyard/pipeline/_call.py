@@ -90,6 +90,9 @@ class Call:
     server_error: str | None = None
     """The server's own error text, when it answered with a protocol error."""
     result: CallResult | None = None
+    typed_secrets: list[str] = field(default_factory=list)
+    """What the user typed into secret-looking fields of a server's form during this call: redacted from its
+    result like any secret (a server that echoes a password back never shows it to the model)."""
 
     def target(self) -> tuple[CatalogEntry, ServerSpec]:
         """The tool and its server, as `resolve` found them."""

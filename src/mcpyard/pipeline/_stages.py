@@ -290,6 +290,10 @@ def _redacted_log(view: HostView, on_log: Any) -> Any:
     return forward
 
 
+TYPED_SECRET = "%typed secret%"
+"""What stands in a result for a value the user typed into a secret-looking field of the server's form."""
+
+
 def _input_relay(session: Session, call: Call) -> InputRelay | None:
     """Where the server's questions during this call go: the caller's relay, else the elicitor, if any.
 
@@ -303,7 +307,8 @@ def _input_relay(session: Session, call: Call) -> InputRelay | None:
 
     entry, _ = call.target()
     audience = relay.audience if relay is not None else "host"  # the library's own calls, as `CallChannel` names them
-    return InputRelay(audience=audience, ask=elicitor_input(elicitor, entry.server, entry.name))
+    ask = elicitor_input(elicitor, entry.server, entry.name, call.typed_secrets)
+    return InputRelay(audience=audience, ask=ask)
 
 
 def _redacted_input(view: HostView, relay: Any) -> Any:
@@ -330,7 +335,9 @@ async def shape(view: HostView, session: Session, call: Call) -> Call | Refusal:
         store=session.store,
         files=tuple(call.files.values()),
         cached=call.cached is not None,
-        redactor=view.redactor,
+        redactor=view.redactor.with_secrets((TYPED_SECRET, value) for value in call.typed_secrets)
+        if call.typed_secrets
+        else view.redactor,
     )
     if call.server_error is not None:
         # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.

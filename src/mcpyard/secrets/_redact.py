@@ -73,6 +73,18 @@ class Redactor:
     def __bool__(self) -> bool:
         return self._pattern is not None
 
+    def with_secrets(self, secrets: Iterable[tuple[str, str]]) -> Redactor:
+        """This redactor and more `(label, value)` pairs: a new one (this one does not change)."""
+        more = Redactor(secrets)
+        if not more:
+            return self
+        merged = Redactor()
+        merged._labels = {**more._labels, **self._labels}
+        merged._forms = tuple(sorted(merged._labels, key=len, reverse=True))
+        merged._pattern = _alternation(merged._forms)
+        merged._scan = len(merged._forms) <= SCANNED_FORMS
+        return merged
+
     @property
     def longest(self) -> int:
         """The longest form looked for (a streaming reader holds back one less than this)."""
