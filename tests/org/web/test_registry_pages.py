@@ -95,15 +95,25 @@ async def test_org2_a_server_with_client_credentials_shows_its_client_and_issuer
     console: Console,
 ) -> None:
     async with auth_server("--client-credentials") as url:
-        credentials = {"client_id": CC_CLIENT_ID, "client_secret": CC_CLIENT_SECRET, "issuer": issuer_of(url)}
-        body = {"name": "guarded", "url": url, "client_credentials": credentials}
-        server = await console.api.post("/api/v1/servers", body, expect=201)
-        assert server["state"] == "connected", server
         page = await console.sign_in("owner@acme.test")
-        await page.goto(f"/servers/{server['id']}")
+        await page.get_by_label("Name").fill("guarded")
+        await page.get_by_label("Streamable HTTP URL").fill(url)
+        await page.get_by_text("Or sign in with client credentials").click()
+        await page.get_by_label("Client id").fill(CC_CLIENT_ID)
+        await page.get_by_label("Client secret").fill(CC_CLIENT_SECRET)
+        await page.get_by_label("Authorization server (issuer URL)").fill(issuer_of(url))
+        await page.get_by_role("button", name="Add server").click()
+        await expect(page.locator(".notice")).to_contain_text("guarded is registered (connected")
         facts = page.locator("dl.facts")
         await expect(facts).to_contain_text(f"client {CC_CLIENT_ID} at {issuer_of(url)}")
         await expect(facts).to_contain_text("the secret kept sealed (never shown)")
+        await console.look(page)
+        # Saving the form as it stands (the client id and issuer shown, no new secret) keeps the credentials.
+        await page.get_by_label("Name").fill("guarded2")
+        await page.get_by_role("button", name="Save").click()
+        await expect(page.locator(".notice")).to_have_text("guarded2 is saved.")
+        await expect(facts).to_contain_text(f"client {CC_CLIENT_ID} at {issuer_of(url)}")
+        await expect(facts).to_contain_text("connected")
         await console.look(page)
     everything = "\n".join(console.seen + console.api.responses)
     assert all(form not in everything for form in forms_of(CC_CLIENT_SECRET))

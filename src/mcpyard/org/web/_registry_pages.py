@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
+from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
@@ -42,6 +43,18 @@ def hints(annotations: dict[str, Any]) -> list[str]:
     return shown
 
 
+def client_credentials(form: FormData) -> dict[str, Any] | None:
+    """The client credentials a server form gives (OAuth client-credentials grant), or None when it gives none."""
+    names = ("client_id", "client_secret", "issuer")
+    if not any(field(form, name) for name in names):
+        return None
+    given: dict[str, Any] = {name: field(form, name) for name in names}
+    scopes = field(form, "scopes").split()
+    if scopes:
+        given["scopes"] = scopes
+    return given
+
+
 def registry_pages(pages: Pages) -> list[Route]:
     svc = pages.svc
     common = {"policy_labels": POLICY_LABELS, "hints": hints}
@@ -50,7 +63,12 @@ def registry_pages(pages: Pages) -> list[Route]:
         if request.method == "POST":
             form = await pages.form(request, visit)
             created = await _registry.register_server(
-                svc, visit.caller, field(form, "name"), field(form, "url"), field(form, "bearer_token") or None
+                svc,
+                visit.caller,
+                field(form, "name"),
+                field(form, "url"),
+                field(form, "bearer_token") or None,
+                client_credentials=client_credentials(form),
             )
             tools = len(created["tools"])
             notice = Notice(
@@ -70,8 +88,13 @@ def registry_pages(pages: Pages) -> list[Route]:
         changes: dict[str, Any] = {"name": field(form, "name"), "url": field(form, "url")}
         if field(form, "bearer_token"):
             changes["bearer_token"] = field(form, "bearer_token")
+        # The form shows the current client id and issuer: only a new secret says they are to be replaced.
+        if field(form, "client_secret") and (given := client_credentials(form)) is not None:
+            changes["client_credentials"] = given
         if field(form, "remove_token") == "yes":
             changes["bearer_token"] = None
+        if field(form, "remove_client_credentials") == "yes":
+            changes["client_credentials"] = None
         updated = await _registry.update_server(svc, visit.caller, request.path_params["server_id"], changes)
         return pages.redirect(request, f"/servers/{updated['id']}", Notice("done", f"{updated['name']} is saved."))
 
