@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from typing import Any
 
 from sqlalchemy import func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit
@@ -179,20 +180,26 @@ async def list_conversations(svc: OrgService, caller: Caller, teammate_id: str) 
     ]
 
 
+async def _own_conversation(session: AsyncSession, caller: Caller, conversation_id: str) -> Conversation:
+    """The caller's own conversation with a teammate, or 404 (for anyone else's too: it is theirs alone)."""
+    conversation = await session.scalar(
+        select(Conversation).where(
+            Conversation.id == conversation_id,
+            Conversation.org_id == caller.org_id,
+            Conversation.member_id == caller.member_id,
+            Conversation.teammate_id.is_not(None),
+        )
+    )
+    if conversation is None:
+        raise not_found("conversation")
+    return conversation
+
+
 async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str) -> dict[str, Any]:
     """A conversation with a teammate and its turns, oldest first: its member's alone to read (404 for anyone
     else, owners and admins too, as for a conversation that does not exist)."""
     async with svc.db.begin() as session:
-        conversation = await session.scalar(
-            select(Conversation).where(
-                Conversation.id == conversation_id,
-                Conversation.org_id == caller.org_id,
-                Conversation.member_id == caller.member_id,
-                Conversation.teammate_id.is_not(None),
-            )
-        )
-        if conversation is None:
-            raise not_found("conversation")
+        conversation = await _own_conversation(session, caller, conversation_id)
         rows = await session.scalars(
             select(TurnRow)
             .where(TurnRow.conversation_id == conversation.id, TurnRow.org_id == caller.org_id)
@@ -248,16 +255,7 @@ async def take_turn(
     message = text_field(body, "message", MAX_MESSAGE, required=True)
     assert message is not None
     async with svc.db.begin() as session:
-        conversation = await session.scalar(
-            select(Conversation).where(
-                Conversation.id == conversation_id,
-                Conversation.org_id == caller.org_id,
-                Conversation.member_id == caller.member_id,
-                Conversation.teammate_id.is_not(None),
-            )
-        )
-        if conversation is None:
-            raise not_found("conversation")
+        conversation = await _own_conversation(session, caller, conversation_id)
         waiting = await session.scalar(
             select(TurnRow.id).where(
                 TurnRow.conversation_id == conversation.id, TurnRow.status.in_(("waiting_for_approval", "running"))
