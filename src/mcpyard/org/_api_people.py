@@ -23,6 +23,19 @@ def _member_json(member: Member) -> dict[str, str]:
     return {"id": member.id, "email": member.email, "role": member.role, "org_id": member.org_id}
 
 
+def _same_site_json(request: Request) -> None:
+    """Refuse a sign-in another site could send: a cross-site form cannot say `application/json` (THREATS: CSRF).
+
+    Starting a browser session sets a cookie; without this check a page elsewhere could post a `text/plain`
+    form shaped like JSON and sign the visitor's browser in to an account of its choosing.
+    """
+    kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
+    if kind != "application/json":
+        raise ServiceError(415, "unsupported_media_type", "send the sign-in as JSON (Content-Type: application/json)")
+    if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
+        raise ServiceError(403, "csrf", "a browser session starts only from this service's own pages")
+
+
 def people_routes(
     db: async_sessionmaker[AsyncSession], authenticate: Authenticator, *, secure_cookies: bool
 ) -> list[Route]:
@@ -64,6 +77,7 @@ def people_routes(
 
     async def session_start(request: Request) -> Response:
         try:
+            _same_site_json(request)
             member = await _login(request)
         except ServiceError as exc:
             return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)

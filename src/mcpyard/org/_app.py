@@ -145,6 +145,8 @@ def org_app(settings: OrgSettings) -> Starlette:
 
     async def not_allowed(request: Request, exc: Exception) -> Response:
         del exc
+        if _wants_page(request):
+            return _page(405, "Not here", "This address does not take that request; go back to the page you came from.")
         return error_response(405, "method_not_allowed", f"{request.url.path} does not take {request.method}")
 
     async def failed(request: Request, exc: Exception) -> Response:

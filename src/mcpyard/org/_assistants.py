@@ -26,7 +26,7 @@ from mcpyard.org._hosts import model_name
 from mcpyard.org._models import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow
 from mcpyard.org._review import PUBLICATION_ALERT
 from mcpyard.org._service import OrgService
-from mcpyard.org._turns import MAX_MESSAGE, Offer, drive_turn, end_failed, limits, model_for, turn_json
+from mcpyard.org._turns import MAX_MESSAGE, Offer, drive_turn, ends_if_it_fails, limits, model_for, turn_json
 
 __all__ = [
     "MAX_VISITOR_CALLS",
@@ -329,14 +329,11 @@ async def _visitor_turn_in(
             org_id=assistant.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
         )
         session.add(row)
-    try:
+    async with ends_if_it_fails(svc, row.id):
         opened = await svc.hosts.get(assistant.org_id)
         return await drive_turn(
             svc, opened, model, conversation, row, _visitor_offer(assistant, names), key=f"visitor:{conversation.id}"
         )
-    except Exception as exc:
-        await end_failed(svc, row.id, exc)
-        raise
 
 
 async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:

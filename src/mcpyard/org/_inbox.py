@@ -217,15 +217,28 @@ def approval_json(approval: Approval) -> dict[str, Any]:
     }
 
 
-async def list_approvals(svc: OrgService, caller: Caller, status: str | None) -> list[dict[str, Any]]:
-    """The inbox: a member sees the calls they asked for; owners and admins see every one."""
-    query = select(Approval).where(Approval.org_id == caller.org_id).order_by(Approval.created_at)
+async def list_approvals(
+    svc: OrgService, caller: Caller, status: str | None, *, newest: int | None = None, decided: bool = False
+) -> list[dict[str, Any]]:
+    """The inbox: a member sees the calls they asked for; owners and admins see every one.
+
+    Oldest first; with `newest`, only that many of the latest (still oldest first); with `decided`, only those
+    no longer pending.
+    """
+    query = select(Approval).where(Approval.org_id == caller.org_id)
     if status is not None:
         query = query.where(Approval.status == status)
+    if decided:
+        query = query.where(Approval.status != "pending")
     if not caller.is_admin:
         query = query.where(Approval.member_id == caller.member_id)
+    if newest is not None:
+        query = query.order_by(Approval.created_at.desc(), Approval.id.desc()).limit(newest)
+    else:
+        query = query.order_by(Approval.created_at)
     async with svc.db.begin() as session:
-        return [approval_json(approval) for approval in await session.scalars(query)]
+        rows = [approval_json(approval) for approval in await session.scalars(query)]
+    return rows[::-1] if newest is not None else rows
 
 
 async def _decidable(session: AsyncSession, caller: Caller, approval_id: str) -> Approval:

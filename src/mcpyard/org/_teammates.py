@@ -27,7 +27,7 @@ from mcpyard.org._turns import (
     TurnInbox,
     continue_after_decision,
     drive_turn,
-    end_failed,
+    ends_if_it_fails,
     limits,
     model_for,
     offered_names,
@@ -272,12 +272,9 @@ async def take_turn(
             org_id=caller.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
         )
         session.add(row)
-    try:
+    async with ends_if_it_fails(svc, row.id):
         opened = await svc.hosts.get(caller.org_id)
         row = await drive_turn(svc, opened, model, conversation, row, setting.offer(svc, row.id), key=setting.key)
-    except Exception as exc:
-        await end_failed(svc, row.id, exc)
-        raise
     return (202 if row.status == "waiting_for_approval" else 200), turn_json(row)
 
 

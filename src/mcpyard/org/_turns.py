@@ -12,10 +12,12 @@ result or the refusal. The model is the organization's (an OpenAI-compatible end
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from dataclasses import dataclass
 from typing import Any
 
+import anyio
 import httpx2
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
@@ -60,6 +62,7 @@ __all__ = [
     "continue_after_decision",
     "drive_turn",
     "end_failed",
+    "ends_if_it_fails",
     "limits",
     "model_for",
     "offered_names",
@@ -315,15 +318,31 @@ async def drive_turn(
         return fresh
 
 
-async def end_failed(svc: OrgService, turn_id: str, exc: Exception) -> None:
+async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:
     """End a turn that could not run or go on, saying why: it is never left `running` (its conversation would wait)."""
-    why = exc.message if isinstance(exc, ServiceError) else f"the turn could not go on ({type(exc).__name__})"
+    if isinstance(exc, ServiceError):
+        why = exc.message
+    elif isinstance(exc, Exception):
+        why = f"the turn could not go on ({type(exc).__name__})"
+    else:  # cancelled: the service is stopping (or the request was dropped) while the turn ran
+        why = "the service stopped while this turn ran; send the message again"
     async with svc.db.begin() as session:
         await session.execute(
             update(TurnRow)
             .where(TurnRow.id == turn_id)
             .values(status="model_error", error=why, state=None, finished_at=utcnow())
         )
+
+
+@contextlib.asynccontextmanager
+async def ends_if_it_fails(svc: OrgService, turn_id: str) -> AsyncIterator[None]:
+    """Around a turn that runs: if it fails or is stopped (cancelled), it ends saying why, never left `running`."""
+    try:
+        yield
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True):  # a stopping service still writes how the turn ended
+            await end_failed(svc, turn_id, exc)
+        raise
 
 
 def limits(max_calls: int = 20) -> TurnLimits:
@@ -391,15 +410,15 @@ async def continue_after_decision(svc: OrgService, org_id: str, turn_id: str, of
                 claimed.status = "waiting_for_approval"
                 return
         try:
-            offer, key, name = await offer_for(conversation)
-            model = await model_for(svc, org_id, name)
-            opened = await svc.hosts.get(org_id)
-            row = await drive_turn(svc, opened, model, conversation, claimed, offer, key=key, resume=(state, decided))
-        except Exception as exc:
-            # Claimed, so no one else will go on with it: it ends here, saying why, never left `running`.
-            await end_failed(svc, turn_id, exc)
-            if not isinstance(exc, ServiceError):
-                raise
+            # Claimed, so no one else will go on with it: if it fails it ends here, saying why.
+            async with ends_if_it_fails(svc, turn_id):
+                offer, key, name = await offer_for(conversation)
+                model = await model_for(svc, org_id, name)
+                opened = await svc.hosts.get(org_id)
+                row = await drive_turn(
+                    svc, opened, model, conversation, claimed, offer, key=key, resume=(state, decided)
+                )
+        except ServiceError:
             return
         if row.status != "waiting_for_approval":
             return

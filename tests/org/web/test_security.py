@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import base64
+import json
 import re
 from collections.abc import AsyncIterator
 
@@ -173,6 +175,10 @@ async def test_a_forged_notice_cookie_is_ignored_and_a_real_one_is_shown_as_text
         await _sign_in(browser, "owner@acme.test")
         browser.cookies.set("mcpyard_notice", "not base64 json!")
         assert (await browser.get("/servers")).status_code == 200
+        forged = base64.urlsafe_b64encode(json.dumps({"kind": "error", "text": "Call 555-0100 now"}).encode()).decode()
+        for value in (forged, f"{forged}.not-the-mac"):
+            browser.cookies.set("mcpyard_notice", value)
+            assert "555-0100" not in (await browser.get("/servers")).text, "only the service writes a notice"
         csrf = await _csrf(browser)
         refused = await browser.post("/servers", data={"name": "<b>x</b>", "url": "ftp://x", "csrf_token": csrf})
         assert _notice(refused)
@@ -208,3 +214,68 @@ async def test_live_updates_take_only_known_topics(service: Service) -> None:
             refused = await browser.get("/events", params={"topics": topics})
             assert refused.status_code == 422, topics
             assert "topic" in refused.text
+
+
+async def test_a_browser_session_starts_from_json_only_so_no_other_site_can_sign_a_browser_in(service: Service) -> None:
+    body = json.dumps({"email": "owner@acme.test", "password": PASSWORD})
+    async with _browser(service) as browser:
+        for headers in ({"Content-Type": "text/plain"}, {"Content-Type": "application/x-www-form-urlencoded"}, {}):
+            refused = await browser.post("/api/v1/session", content=body, headers=headers)
+            assert refused.status_code == 415, refused.text
+            assert "mcpyard_session" not in refused.cookies
+        cross = await browser.post(
+            "/api/v1/session",
+            content=body,
+            headers={"Content-Type": "application/json", "Sec-Fetch-Site": "cross-site"},
+        )
+        assert cross.status_code == 403
+        assert "mcpyard_session" not in cross.cookies
+        started = await browser.post("/api/v1/session", content=body, headers={"Content-Type": "application/json"})
+        assert started.status_code == 200, started.text
+        csrf = started.headers["x-csrf-token"]
+        assert (await browser.get("/api/v1/me")).json()["email"] == "owner@acme.test"
+        assert (await browser.post("/api/v1/tokens", json={})).status_code == 403, "the cookie needs its CSRF header"
+        made = await browser.post("/api/v1/tokens", json={}, headers={"X-CSRF-Token": csrf})
+        assert made.status_code == 201
+
+
+async def test_every_page_that_takes_an_id_answers_another_organizations_id_with_404(
+    service: Service, upstream: str
+) -> None:
+    """THREATS: an id from another organization is not found, on every page that takes one."""
+    server = await register(service, upstream)
+    tool = by_tool(server)["write"]
+    await service.request(
+        "PUT",
+        f"/api/v1/tools/{tool['id']}/policy",
+        json={"policy": "ask_first", "definition_hash": tool["definition_hash"]},
+    )
+    teammate = await service.post("/api/v1/teammates", {"name": "t", "server_ids": [server["id"]]}, expect=201)
+    conversation = await service.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+    assistant = await service.post("/api/v1/assistants", {"name": "a", "tool_ids": []}, expect=201)
+    parked = await service.post("/api/v1/calls", {"tool": "tools__write", "arguments": {"note": "n"}}, expect=202)
+    token = await service.post("/api/v1/tokens", {}, expect=201)
+    other = await service.add_org("globex", "owner@globex.test")
+    async with _browser(service) as outsider:
+        await _sign_in(outsider, other.owner_email)
+        for path in (
+            f"/servers/{server['id']}",
+            f"/servers/{server['id']}/delete",
+            f"/tools/{tool['id']}",
+            f"/teammates/{teammate['id']}",
+            f"/conversations/{conversation['id']}",
+            f"/assistants/{assistant['id']}",
+        ):
+            assert (await outsider.get(path)).status_code == 404, path
+        csrf = await _csrf(outsider)
+        for path in (
+            f"/approvals/{parked['approval']['id']}/approve",
+            f"/tokens/{token['id']}/revoke",
+            f"/servers/{server['id']}/refresh",
+            f"/assistants/{assistant['id']}/publish",
+        ):
+            answer = await outsider.post(path, data={"csrf_token": csrf})
+            assert answer.status_code == 303, path
+        [pending] = await service.get("/api/v1/approvals", params={"status": "pending"})
+        assert pending["id"] == parked["approval"]["id"], "the other organization decided nothing"
+        assert (await service.get("/api/v1/me", token=token["token"]))["email"] == "owner@acme.test", "nor revoked"

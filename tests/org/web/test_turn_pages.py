@@ -198,3 +198,24 @@ async def test_org8_deleting_a_server_names_the_selections_it_affects_and_its_as
     await console.look(owner, "alerts")
     await _streams_end(console, owner)
     assert console.errors() == []
+
+
+async def test_org7_a_turn_the_model_could_not_answer_says_so_and_the_conversation_goes_on(
+    model: ModelFixture, console: Console, upstream: str
+) -> None:
+    tools = await _tools(console, upstream, model)
+    teammate = await console.api.post(
+        "/api/v1/teammates", {"name": "helper", "server_ids": [tools["lookup"]["server_id"]]}, expect=201
+    )
+    page = await console.sign_in("owner@acme.test", javascript=False)
+    await page.goto(f"/teammates/{teammate['id']}")
+    await page.get_by_role("button", name="New conversation").click()
+    model.replies.extend([{"status": 400, "error": "the endpoint refused"}, {"text": "Back again."}])
+    await page.get_by_label("Message").fill("hello?")
+    await page.get_by_role("button", name="Send").click()
+    await expect(page.locator(".turn-ended")).to_contain_text("The model could not answer.")
+    await expect(page.locator(".working")).to_have_count(0)
+    await page.get_by_label("Message").fill("and now?")
+    await page.get_by_role("button", name="Send").click()
+    await expect(page.locator(".message.reply")).to_have_text("helper Back again.")
+    _never_shown(console, TOKEN, MODEL_KEY)

@@ -31,7 +31,8 @@ __all__ = ["Live", "live_routes"]
 
 MAX_TOPICS = 8
 MAX_STREAMS = 500
-"""Open streams a process serves at most; past that a page does without live updates (its script retries)."""
+MAX_STREAMS_A_MEMBER = 12
+"""Open streams a process serves at most, and for one member; past that a page does without live updates."""
 MAX_STREAM_SECONDS = 600.0
 HEARTBEAT_SECONDS = 15.0
 _RECENT = 200
@@ -44,16 +45,27 @@ class Live:
     def __init__(self, poll_seconds: float = 1.0) -> None:
         self.poll_seconds = poll_seconds
         self.open = 0
+        self._members: dict[str, int] = {}
         self._changed = anyio.Event()
 
+    def open_for(self, member_id: str) -> int:
+        """How many streams one member has open in this process."""
+        return self._members.get(member_id, 0)
+
     @contextlib.contextmanager
-    def streaming(self) -> Iterator[None]:
+    def streaming(self, member_id: str) -> Iterator[None]:
         self.open += 1
+        self._members[member_id] = self._members.get(member_id, 0) + 1
         self._wake()
         try:
             yield
         finally:
             self.open -= 1
+            left = self._members[member_id] - 1
+            if left:
+                self._members[member_id] = left
+            else:
+                del self._members[member_id]
             self._wake()
 
     def _wake(self) -> None:
@@ -100,7 +112,9 @@ async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
         if await session.scalar(mine) is None:
             return "none"
         turns = await session.execute(
-            select(TurnRow.id, TurnRow.status).where(TurnRow.conversation_id == conversation_id)
+            select(TurnRow.id, TurnRow.status)
+            .where(TurnRow.conversation_id == conversation_id)
+            .order_by(TurnRow.created_at, TurnRow.id)
         )
         calls = await session.scalar(
             select(func.count(CallRow.id))
@@ -114,11 +128,11 @@ def live_routes(pages: Pages, live: Live) -> list[Route]:
     async def events(request: Request, visit: Visit) -> Response:
         topics = _topics(request.query_params.get("topics", ""))
         caller = visit.caller
-        if live.open >= MAX_STREAMS:
-            raise ServiceError(503, "busy", "too many pages are open for live updates; reload the page to see changes")
+        if live.open >= MAX_STREAMS or live.open_for(caller.member_id) >= MAX_STREAMS_A_MEMBER:
+            raise ServiceError(429, "busy", "too many pages are open for live updates; reload the page to see changes")
 
         async def stream() -> AsyncIterator[str]:
-            with live.streaming():
+            with live.streaming(caller.member_id):
                 yield "retry: 3000\n\n"
                 seen = {topic: await _fingerprint(pages, caller, topic) for topic in topics}
                 started = beat = time.monotonic()

@@ -23,7 +23,7 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcpyard.org._auth import COOKIE, Authenticator
+from mcpyard.org._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
 
@@ -65,26 +65,27 @@ class Visit:
 PageHandler = Callable[[Request, Visit], Awaitable[Response]]
 
 
-def _notice_from(request: Request) -> Notice | None:
+def _notice_from(request: Request, signer: SessionSigner) -> Notice | None:
+    """The notice the last action left, when its cookie is one of ours (signed: no other site writes a page's words)."""
     raw = request.cookies.get(NOTICE_COOKIE)
-    if not raw:
+    body, _, mac = (raw or "").rpartition(".")
+    if not body or not hmac.compare_digest(mac, signer.csrf(f"notice:{body}")):
         return None
     try:
-        value = json.loads(base64.urlsafe_b64decode(raw.encode() + b"==="))
+        value = json.loads(base64.urlsafe_b64decode(body.encode() + b"==="))
     except (ValueError, binascii.Error):
         return None
-    if (
-        not isinstance(value, dict)
-        or value.get("kind") not in ("done", "error")
-        or not isinstance(value.get("text"), str)
-    ):
+    if not isinstance(value, dict) or value.get("kind") not in ("done", "error"):
+        return None
+    if not isinstance(value.get("text"), str):
         return None
     return Notice(value["kind"], value["text"][:_NOTICE_CHARS])
 
 
-def _notice_value(notice: Notice) -> str:
+def _notice_value(notice: Notice, signer: SessionSigner) -> str:
     text = json.dumps({"kind": notice.kind, "text": notice.text[:_NOTICE_CHARS]})
-    return base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    body = base64.urlsafe_b64encode(text.encode()).decode().rstrip("=")
+    return f"{body}.{signer.csrf(f'notice:{body}')}"
 
 
 class Pages:
@@ -112,7 +113,7 @@ class Pages:
         self, request: Request, template: str, context: Mapping[str, Any], *, visit: Visit | None, status: int = 200
     ) -> HTMLResponse:
         page = self.templates.get_template(template)
-        notice = _notice_from(request)
+        notice = _notice_from(request, self.authenticate.signer)
         caller = visit.caller if visit else None
         nav = [item for item in NAV if caller is not None and (not item[3] or caller.is_admin)]
         html = page.render(
@@ -135,7 +136,7 @@ class Pages:
         if notice is not None:
             response.set_cookie(
                 NOTICE_COOKIE,
-                _notice_value(notice),
+                _notice_value(notice, self.authenticate.signer),
                 max_age=120,
                 httponly=True,
                 samesite="lax",

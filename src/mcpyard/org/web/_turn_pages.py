@@ -27,6 +27,16 @@ __all__ = ["VISITOR_COOKIE", "turn_pages"]
 
 VISITOR_COOKIE = "mcpyard_visitor"
 MAX_VISITOR_TURNS_SHOWN = 50
+DECIDED_SHOWN = 50
+"""Decided calls the inbox shows, newest first."""
+RESULT_SHOWN = 2000
+"""Characters of a decided call's result the inbox shows (the rest is read in the turn, or by handle)."""
+TURN_ENDINGS = {
+    "model_error": "The model could not answer.",
+    "call_limit": "The turn asked for more tool calls than it may make.",
+    "time_limit": "The turn took longer than it may.",
+}
+"""What a page says of a turn that ended without its answer, by the turn's status."""
 
 
 def _server_ids(form: Any) -> list[str]:
@@ -88,6 +98,7 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
             "traces": traces,
             "waiting": waiting,
             "busy": busy,
+            "turn_endings": TURN_ENDINGS,
         }
         return pages.render(request, "conversation.html", context, visit=visit)
 
@@ -103,15 +114,16 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
 
     async def inbox(request: Request, visit: Visit) -> Response:
         pending = await _inbox.list_approvals(svc, visit.caller, "pending")
-        decided = [item for item in await _inbox.list_approvals(svc, visit.caller, None) if item["status"] != "pending"]
+        decided = await _inbox.list_approvals(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
         tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
         servers = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
         context = {
             "title": "Inbox",
             "pending": pending,
-            "decided": list(reversed(decided))[:50],
+            "decided": decided[::-1],
             "emails": await _emails(pages, visit.caller.org_id),
             "server_of": {key: servers.get(item["server_id"], "?") for key, item in tools.items()},
+            "result_shown": RESULT_SHOWN,
         }
         return pages.render(request, "inbox.html", context, visit=visit)
 

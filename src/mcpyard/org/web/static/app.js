@@ -88,6 +88,8 @@
       const field = document.querySelector("main textarea[name=message]:not([disabled])");
       if (field) field.focus();
     } catch (error) {
+      // No answer (the network, a closed tab elsewhere): post it the plain way, its fields enabled again.
+      for (const control of form.querySelectorAll("button, textarea")) control.disabled = false;
       form.submit();
     }
   });
