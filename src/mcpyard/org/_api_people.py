@@ -15,12 +15,20 @@ from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._models import Member
 from mcpyard.org._people import create_token, list_members, list_tokens, verify_login
+from mcpyard.org._throttle import SignInLimits, TooManySignIns
 
 __all__ = ["people_routes"]
 
 
 def _member_json(member: Member) -> dict[str, str]:
     return {"id": member.id, "email": member.email, "role": member.role, "org_id": member.org_id}
+
+
+def _refused(exc: ServiceError) -> JSONResponse:
+    response = JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+    if isinstance(exc, TooManySignIns):
+        response.headers["Retry-After"] = str(exc.retry_after)
+    return response
 
 
 def _same_site_json(request: Request) -> None:
@@ -37,9 +45,14 @@ def _same_site_json(request: Request) -> None:
 
 
 def people_routes(
-    db: async_sessionmaker[AsyncSession], authenticate: Authenticator, *, secure_cookies: bool
+    db: async_sessionmaker[AsyncSession],
+    authenticate: Authenticator,
+    *,
+    secure_cookies: bool,
+    sign_ins: SignInLimits | None = None,
 ) -> list[Route]:
     """Routes for signing in and for managing members and tokens."""
+    sign_ins = sign_ins or SignInLimits()
 
     def guarded(
         handler: Callable[[Request, Caller], Awaitable[Response]],
@@ -56,6 +69,8 @@ def people_routes(
 
     async def _login(request: Request) -> Member:
         check_text(request)
+        address = request.client.host if request.client is not None else "unknown"
+        sign_ins.check(address)
         body = await json_body(request)
         email, password = body.get("email"), body.get("password")
         if not isinstance(email, str) or not isinstance(password, str):
@@ -63,6 +78,7 @@ def people_routes(
         async with db() as session:
             member = await verify_login(session, email=email, password=password)
         if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
+            sign_ins.failed(address)
             raise ServiceError(401, "unauthorized", "that email and password do not match a member")
         return member
 
@@ -72,7 +88,7 @@ def people_routes(
             async with db() as session:
                 _, token = await create_token(session, member, label="login")
         except ServiceError as exc:
-            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+            return _refused(exc)
         return JSONResponse({"token": token})
 
     async def session_start(request: Request) -> Response:
@@ -80,7 +96,7 @@ def people_routes(
             _same_site_json(request)
             member = await _login(request)
         except ServiceError as exc:
-            return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
+            return _refused(exc)
         response = JSONResponse({"member": _member_json(member)})
         csrf = authenticate.set_cookie(response, member.id, secure=secure_cookies)
         response.headers["X-CSRF-Token"] = csrf

@@ -38,6 +38,7 @@ from mcpyard.org._migrate import check_schema
 from mcpyard.org._openapi import openapi_document
 from mcpyard.org._seal import Sealer
 from mcpyard.org._service import ModelFactory, OrgService
+from mcpyard.org._throttle import SignInLimits
 from mcpyard.org.web import Live, web_routes
 from mcpyard.org.web._security import SecurityHeaders
 
@@ -63,6 +64,8 @@ class OrgSettings:
     """Visitors' turns per minute, per visitor and per assistant."""
     live_seconds: float = 1.0
     """How often the pages' live updates look for changes."""
+    sign_ins: SignInLimits | None = None
+    """Failed sign-ins allowed per address (default: 10 in 5 minutes)."""
 
 
 @dataclass
@@ -118,14 +121,22 @@ def org_app(settings: OrgSettings) -> Starlette:
             service = OrgService(db.sessions, hosts, sealer, check_url, settings.models, guard)
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             live = Live(settings.live_seconds)
+            sign_ins = settings.sign_ins or SignInLimits()
             state.service, state.authenticate, state.live = service, authenticate, live
             app.router.routes.extend(
                 [
                     *api_routes(service, authenticate),
-                    *people_routes(db.sessions, authenticate, secure_cookies=settings.secure_cookies),
+                    *people_routes(
+                        db.sessions, authenticate, secure_cookies=settings.secure_cookies, sign_ins=sign_ins
+                    ),
                     *turn_routes(service, authenticate, settings.rate_limits),
                     *web_routes(
-                        service, authenticate, settings.rate_limits, live, secure_cookies=settings.secure_cookies
+                        service,
+                        authenticate,
+                        settings.rate_limits,
+                        live,
+                        secure_cookies=settings.secure_cookies,
+                        sign_ins=sign_ins,
                     ),
                 ]
             )

@@ -219,6 +219,7 @@ _REASONS = {
     "409": "in conflict with the object's state",
     "429": "too many requests: wait the seconds `Retry-After` says",
     "413": "the body is over 1 MiB",
+    "415": "the body is not sent as application/json",
     "422": "a field is missing or cannot be used",
 }
 
@@ -272,7 +273,7 @@ def _people() -> _S:
             "post": _op(
                 "A new API token for the member with this email and password",
                 {"200": ("the new token, shown once", _obj(["token"], token=_STR))},
-                "400 401 413 422",
+                "400 401 413 422 429",
                 body=_CREDENTIALS,
                 public=True,
             )
@@ -281,7 +282,7 @@ def _people() -> _S:
             "post": _op(
                 "Sign in for the web pages: a session cookie, and its CSRF token in the X-CSRF-Token header",
                 {"200": ("signed in", _obj(["member"], member=_MEMBER))},
-                "400 401 413 422",
+                "400 401 403 413 415 422 429",
                 body=_CREDENTIALS,
                 public=True,
             ),

@@ -10,6 +10,7 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
+from mcpyard.org._throttle import SignInLimits
 from tests.conftest import Home
 from tests.org._flows import TOKEN, by_tool, register
 from tests.org._service import PASSWORD, Service, running_service
@@ -26,10 +27,10 @@ async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
         yield running
 
 
-def _browser(service: Service, origin: str = "http://org.test") -> httpx2.AsyncClient:
-    """A client that keeps cookies and does not follow redirects, as a browser's single steps."""
+def _browser(service: Service, origin: str = "http://org.test", address: str = "127.0.0.1") -> httpx2.AsyncClient:
+    """A client that keeps cookies and does not follow redirects, as a browser's single steps (from `address`)."""
     assert service.app is not None
-    transport = httpx2.ASGITransport(app=service.app)
+    transport = httpx2.ASGITransport(app=service.app, client=(address, 50_000))
     return httpx2.AsyncClient(transport=transport, base_url=origin, follow_redirects=False)
 
 
@@ -279,3 +280,21 @@ async def test_every_page_that_takes_an_id_answers_another_organizations_id_with
         [pending] = await service.get("/api/v1/approvals", params={"status": "pending"})
         assert pending["id"] == parked["approval"]["id"], "the other organization decided nothing"
         assert (await service.get("/api/v1/me", token=token["token"]))["email"] == "owner@acme.test", "nor revoked"
+
+
+async def test_failed_sign_ins_slow_down_per_address_on_the_page_and_the_api(database_url: str, home: Home) -> None:
+    limits = SignInLimits(failures=3)
+    async with (
+        running_service(database_url, home.data_home, sign_ins=limits) as service,
+        _browser(service, address="10.1.1.1") as guesser,
+        _browser(service, address="10.2.2.2") as owner,
+    ):
+        for _ in range(3):
+            assert (await _sign_in(guesser, "owner@acme.test", "a wrong guess")).status_code == 401
+        held = await _sign_in(guesser, "owner@acme.test")
+        assert held.status_code == 429, "not even the right password is looked at from that address now"
+        assert int(held.headers["retry-after"]) > 0
+        assert "too many failed sign-ins from your address" in held.text
+        api = await guesser.post("/api/v1/login", json={"email": "owner@acme.test", "password": PASSWORD})
+        assert api.status_code == 429
+        assert (await _sign_in(owner, "owner@acme.test")).status_code == 303, "another address signs in"

@@ -26,6 +26,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from mcpyard.org._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
+from mcpyard.org._throttle import SignInLimits
 
 __all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
 
@@ -91,10 +92,19 @@ def _notice_value(notice: Notice, signer: SessionSigner) -> str:
 class Pages:
     """Renders templates and guards page routes for one running service."""
 
-    def __init__(self, svc: OrgService, authenticate: Authenticator, *, secure_cookies: bool) -> None:
+    def __init__(
+        self,
+        svc: OrgService,
+        authenticate: Authenticator,
+        *,
+        secure_cookies: bool,
+        sign_ins: SignInLimits | None = None,
+    ) -> None:
         self.svc = svc
         self.authenticate = authenticate
         self.secure_cookies = secure_cookies
+        self.sign_ins = sign_ins or SignInLimits()
+        """Failed sign-ins per address, shared with the JSON API's."""
         self.templates = Environment(
             loader=PackageLoader("mcpyard.org.web", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),

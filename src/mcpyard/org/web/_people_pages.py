@@ -18,6 +18,7 @@ from mcpyard.org._auth import COOKIE
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._people import list_members, list_tokens, verify_login
+from mcpyard.org._throttle import TooManySignIns
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
 __all__ = ["people_pages"]
@@ -58,9 +59,18 @@ def people_pages(pages: Pages) -> list[Route]:
         except ServiceError as exc:
             return pages.redirect(request, "/login", Notice("error", exc.message))
         email, password, after = field(form, "email"), field(form, "password"), _next(field(form, "next", "/"))
+        address = request.client.host if request.client is not None else "unknown"
+        try:
+            pages.sign_ins.check(address)
+        except TooManySignIns as exc:
+            context = {"title": "Sign in", "login_csrf": login_csrf(value), "next": after, "failed": exc.message}
+            refused = pages.render(request, "login.html", context, visit=None, status=429)
+            refused.headers["Retry-After"] = str(exc.retry_after)
+            return refused
         async with svc.db() as session:
             member = await verify_login(session, email=email, password=password)
         if member is None:
+            pages.sign_ins.failed(address)
             context = {
                 "title": "Sign in",
                 "login_csrf": login_csrf(value),

@@ -11,6 +11,7 @@ from starlette.routing import BaseRoute, Route
 from mcpyard.org._assistants import RateLimits
 from mcpyard.org._auth import Authenticator
 from mcpyard.org._service import OrgService
+from mcpyard.org._throttle import SignInLimits
 from mcpyard.org.web._live import Live, live_routes
 from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._people_pages import people_pages
@@ -28,10 +29,16 @@ def _static_files() -> dict[str, bytes]:
 
 
 def web_routes(
-    svc: OrgService, authenticate: Authenticator, rate_limits: RateLimits, live: Live, *, secure_cookies: bool
+    svc: OrgService,
+    authenticate: Authenticator,
+    rate_limits: RateLimits,
+    live: Live,
+    *,
+    secure_cookies: bool,
+    sign_ins: SignInLimits | None = None,
 ) -> list[BaseRoute]:
     """The pages, their live updates and their static files, for one running service."""
-    pages = Pages(svc, authenticate, secure_cookies=secure_cookies)
+    pages = Pages(svc, authenticate, secure_cookies=secure_cookies, sign_ins=sign_ins)
     content = _static_files()
 
     async def static(request: Request) -> Response:

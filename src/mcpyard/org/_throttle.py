@@ -1,0 +1,60 @@
+"""Sign-in attempts slowed down per address: after a run of failures from one address, it waits (THREATS).
+
+Each account has its own lockout (`_people.lockout_after`); this one is per client address, so that
+one address cannot try password after password across many accounts, nor keep an account locked
+for ever while costing the service a password hash each time. In this process, bounded memory.
+"""
+
+from __future__ import annotations
+
+import time
+from collections import OrderedDict, deque
+
+from mcpyard.org._caller import ServiceError
+
+__all__ = ["SignInLimits", "TooManySignIns"]
+
+
+class TooManySignIns(ServiceError):
+    """429, with how long to wait."""
+
+    def __init__(self, retry_after: int) -> None:
+        super().__init__(
+            429, "too_many_attempts", f"too many failed sign-ins from your address: try again in {retry_after} s"
+        )
+        self.retry_after = retry_after
+
+
+class SignInLimits:
+    """At most `failures` failed sign-ins an address in `window_secs`; past that, no attempt is even checked."""
+
+    def __init__(self, *, failures: int = 10, window_secs: float = 300.0, addresses: int = 10_000) -> None:
+        self._failures = failures
+        self._window = window_secs
+        self._addresses = addresses
+        self._seen: OrderedDict[str, deque[float]] = OrderedDict()
+
+    def _recent(self, address: str, now: float) -> deque[float]:
+        times = self._seen.get(address)
+        if times is None:
+            return deque()
+        while times and now - times[0] > self._window:
+            times.popleft()
+        return times
+
+    def check(self, address: str, *, now: float | None = None) -> None:
+        """Raise `TooManySignIns` when `address` failed too often lately (before any password is looked at)."""
+        moment = time.monotonic() if now is None else now
+        times = self._recent(address, moment)
+        if len(times) >= self._failures:
+            raise TooManySignIns(max(1, int(self._window - (moment - times[0])) + 1))
+
+    def failed(self, address: str, *, now: float | None = None) -> None:
+        moment = time.monotonic() if now is None else now
+        times = self._seen.setdefault(address, deque())
+        self._seen.move_to_end(address)
+        times.append(moment)
+        while len(times) > self._failures:
+            times.popleft()
+        while len(self._seen) > self._addresses:
+            self._seen.popitem(last=False)
