@@ -17,6 +17,7 @@ from pydantic import ValidationError
 from mcpyard.connect._errors import too_large
 from mcpyard.connect._guarded import refused_size
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
+from mcpyard.connect._pipe import on_asyncio
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._trace import tool_call_trace
 from mcpyard.errors import CallError, ServerError
@@ -115,7 +116,7 @@ class CallChannel:
             ServerError: the server answered with an error (its words, for the pipeline to fence).
         """
         client = self._live()
-        if not self._traced and self._inputs is None and on_input is None and self._limit is None and _on_asyncio():
+        if not self._traced and self._inputs is None and on_input is None and self._limit is None and on_asyncio():
             # Stdio and websocket outside the gateway: the common case, on a lighter clock.
             return await self._call_plain(client, tool, arguments, timeout_secs, on_progress, on_log)
         self.in_flight += 1
@@ -321,15 +322,6 @@ class _TaskClock:
             return False
         # Another cancellation arriving too (the caller gave up) still wins.
         return self._task.uncancel() == 0
-
-
-def _on_asyncio() -> bool:
-    """Whether this runs on asyncio, where `_TaskClock` works (under trio, the portable cancel scope is used)."""
-    try:
-        asyncio.get_running_loop()
-    except RuntimeError:
-        return False
-    return True
 
 
 def _timed_out(tool: str, server_id: str, timeout_secs: float | None) -> str:

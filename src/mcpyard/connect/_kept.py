@@ -48,6 +48,10 @@ class FdReceiveStream(anyio.abc.ByteReceiveStream):
         os.set_blocking(fd, False)
         self._fd = fd
 
+    def fileno(self) -> int:
+        """The pipe's descriptor (-1 once closed)."""
+        return self._fd
+
     async def receive(self, max_bytes: int = _CHUNK) -> bytes:
         await anyio.lowlevel.checkpoint_if_cancelled()
         while True:

@@ -21,11 +21,13 @@ from dataclasses import dataclass, field
 import anyio
 import anyio.abc
 import mcp_types as types
+from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStream
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcpyard.catalog import clean_text
-from mcpyard.connect._kept import KeptProcess
+from mcpyard.connect._kept import FdReceiveStream, KeptProcess
+from mcpyard.connect._pipe import PipeMessages, on_asyncio
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._reaper_program import KILL_LIMIT
 
@@ -202,14 +204,28 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             if self._kept is not None:
                 self._kept.close()
 
+    def _flooded(self) -> None:
+        self.process.problem = f"the server sent a message over {MAX_LINE_BYTES} bytes"
+        self.kill()
+
     @contextlib.asynccontextmanager
     async def _talk(self, proc: anyio.abc.Process) -> AsyncIterator[TransportStreams]:
         self.process.pid = proc.pid
-        read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
         assert proc.stdin is not None
-        write_stream = MessageWriter(proc.stdin.send, read_writer.aclose)
+        assert proc.stdout is not None
+        read_stream: PipeMessages | MemoryObjectReceiveStream[SessionMessage | Exception]
+        if isinstance(proc.stdout, FdReceiveStream) and on_asyncio():
+            # The common case (a kept process on Linux): the event loop reads the pipe itself.
+            read_stream = PipeMessages(
+                proc.stdout.fileno(), take_line=_read_line, max_line_bytes=MAX_LINE_BYTES, on_flood=self._flooded
+            )
+            read_writer = None
+            write_stream = MessageWriter(proc.stdin.send, read_stream.aclose)
+        else:
+            read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
+            write_stream = MessageWriter(proc.stdin.send, read_writer.aclose)
 
-        async def read_stdout() -> None:
+        async def read_stdout(read_writer: MemoryObjectSendStream[SessionMessage | Exception]) -> None:
             assert proc.stdout is not None
             buffer = bytearray()
             async with read_writer:
@@ -225,8 +241,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                                 await read_writer.send(message)
                             end = buffer.find(b"\n")
                         if len(buffer) > MAX_LINE_BYTES:
-                            self.process.problem = f"the server sent a message over {MAX_LINE_BYTES} bytes"
-                            self.kill()
+                            self._flooded()
                             return
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
                     return
@@ -249,7 +264,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             await self._wait_exit(proc, math.inf, poll=_IDLE_POLL)
 
         async with anyio.create_task_group() as tg:
-            tg.start_soon(read_stdout)
+            if read_writer is not None:
+                tg.start_soon(read_stdout, read_writer)
             tg.start_soon(read_stderr)
             tg.start_soon(watch_exit)
             try:

@@ -1,0 +1,159 @@
+"""A stdio server's messages read by the event loop itself: no reader task between the pipe and the session.
+
+The loop watches the pipe once for the connection's whole life (no registration per read),
+and the callback that runs when it is readable splits lines and parses messages straight
+into a small queue the SDK's session reads from: one task wake-up per message fewer than a
+reader task handing each message on through a memory stream. asyncio only (uvloop too);
+elsewhere the transport keeps its reader task.
+"""
+
+from __future__ import annotations
+
+import asyncio
+import os
+from collections import deque
+from collections.abc import Callable
+from types import TracebackType
+
+import anyio
+from mcp.shared.message import SessionMessage
+
+__all__ = ["PipeMessages", "on_asyncio"]
+
+_CHUNK = 65536
+_HIGH_WATER = 32
+"""Messages read ahead of the session at most; then the pipe is left unread until it catches up."""
+
+Message = SessionMessage | Exception
+
+
+def on_asyncio() -> bool:
+    """Whether this runs on asyncio (uvloop too), where the loop's own callbacks are used; not under trio."""
+    try:
+        asyncio.get_running_loop()
+    except RuntimeError:
+        return False
+    return True
+
+
+class PipeMessages:
+    """The read side of a session over one pipe (the SDK's `ReadStream` of messages).
+
+    `take_line(line)` turns one line into a message, a malformed one (an `Exception`, which the
+    session reports) or None for stray output; `max_line_bytes` ends the stream with
+    `on_flood()` when a line grows past it.
+    """
+
+    def __init__(
+        self,
+        fd: int,
+        *,
+        take_line: Callable[[bytes], Message | None],
+        max_line_bytes: int,
+        on_flood: Callable[[], None],
+    ) -> None:
+        self._loop = asyncio.get_running_loop()
+        self._fd = fd
+        self._take_line = take_line
+        self._max_line_bytes = max_line_bytes
+        self._on_flood = on_flood
+        self._buffer = bytearray()
+        self._ready: deque[Message] = deque()
+        self._waiter: asyncio.Future[None] | None = None
+        self._ended = False
+        """No more messages will come: end of file, a read error, a flood, or closed."""
+        self._closed = False
+        self._watching = False
+        self._watch()
+
+    def _watch(self) -> None:
+        if not self._watching and not self._ended:
+            self._loop.add_reader(self._fd, self._on_readable)
+            self._watching = True
+
+    def _unwatch(self) -> None:
+        if self._watching:
+            self._watching = False
+            self._loop.remove_reader(self._fd)
+
+    def _on_readable(self) -> None:
+        try:
+            data = os.read(self._fd, _CHUNK)
+        except (BlockingIOError, InterruptedError):
+            return
+        except OSError:
+            data = b""
+        if not data:
+            self._end()
+            return
+        buffer = self._buffer
+        start = len(buffer)
+        buffer += data
+        end = buffer.find(b"\n", start)
+        if end != -1:
+            begin = 0
+            while end != -1:
+                message = self._take_line(bytes(buffer[begin:end]))
+                if message is not None:
+                    self._ready.append(message)
+                begin = end + 1
+                end = buffer.find(b"\n", begin)
+            del buffer[:begin]
+            if len(self._ready) >= _HIGH_WATER:
+                self._unwatch()
+            self._wake()
+        if len(buffer) > self._max_line_bytes:
+            buffer.clear()
+            self._end()
+            self._on_flood()
+
+    def _end(self) -> None:
+        self._unwatch()
+        self._ended = True
+        self._wake()
+
+    def _wake(self) -> None:
+        waiter = self._waiter
+        if waiter is not None and not waiter.done():
+            waiter.set_result(None)
+
+    async def receive(self) -> Message:
+        while not self._ready:
+            if self._closed:
+                raise anyio.ClosedResourceError
+            if self._ended:
+                raise anyio.EndOfStream
+            waiter = self._waiter = self._loop.create_future()
+            try:
+                await waiter
+            finally:
+                self._waiter = None
+        message = self._ready.popleft()
+        if not self._watching and len(self._ready) < _HIGH_WATER // 2:
+            self._watch()
+        return message
+
+    def close(self) -> None:
+        """Stop watching the pipe (before its descriptor is closed: the number may be reused)."""
+        self._closed = True
+        self._end()
+
+    async def aclose(self) -> None:
+        self.close()
+
+    def __aiter__(self) -> PipeMessages:
+        return self
+
+    async def __anext__(self) -> Message:
+        try:
+            return await self.receive()
+        except (anyio.EndOfStream, anyio.ClosedResourceError):
+            raise StopAsyncIteration from None
+
+    async def __aenter__(self) -> PipeMessages:
+        return self
+
+    async def __aexit__(
+        self, exc_type: type[BaseException] | None, exc: BaseException | None, tb: TracebackType | None
+    ) -> None:
+        self.close()
