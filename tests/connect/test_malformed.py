@@ -17,6 +17,8 @@ pytestmark = pytest.mark.anyio
 
 CONNECT_TIMEOUT = 30
 PROMPTLY = 10
+MAX_LINE_BYTES = 64 * 1024 * 1024
+"""The longest message a stdio server may send: past it, it is flooding, not answering."""
 """Well under `CONNECT_TIMEOUT`: what the host takes to say a server's listing cannot be read."""
 
 
@@ -78,3 +80,19 @@ async def test_err1_conn4_an_answer_nested_too_deeply_stops_a_connected_server_a
     assert "nested too deeply" in result.error["message"], result.error
     assert state == "stopped"
     assert "nested too deeply" in reason, reason
+
+
+async def test_err1_conn4_a_message_that_never_ends_stops_the_server_naming_the_limit(home: Home) -> None:
+    entry = {**fixture_server("deep_listing", "--depth", "1", "--flood"), "call_timeout_secs": 60}
+    config = home.write_config({"flood": entry})
+    with anyio.fail_after(PROMPTLY * 3):
+        async with home.open(config, mode="auto") as host:
+            result = await host.call("flood__deep", {})
+            state, reason = states(host)["flood"]
+            assert host.server_tools() == [], "its tools left the catalog at once"
+    assert result.error is not None
+    assert result.error["code"] == "connection_lost", result.error
+    assert result.error["message"].startswith("server 'flood' stopped during the call"), result.error
+    assert f"the server sent a message over {MAX_LINE_BYTES:,} bytes" in result.error["message"], result.error
+    assert state == "stopped"
+    assert f"the server sent a message over {MAX_LINE_BYTES:,} bytes" in reason, reason

@@ -2,6 +2,7 @@
 
 `--call-depth N` makes its answer to `tools/call` nest N arrays too (else: `called`), and
 `--banner` has it print a line that is not JSON before anything else, as some servers do.
+`--flood` answers `tools/call` (over stdio) with a line that never ends: 65 MiB and no newline.
 Run as `python tests/servers/deep_listing.py [--depth N]` (stdio), or with
 `--transport streamable-http|sse --host H --port P` (JSON responses on `/mcp`; or events on
 `/sse`, messages posted to `/messages`). It speaks
@@ -58,11 +59,21 @@ def _reply(request_id: Any, result: dict[str, Any]) -> bytes:
     return json.dumps({"jsonrpc": "2.0", "id": request_id, "result": result}).encode()
 
 
-def serve_stdio(depth: int, call_depth: int) -> None:
+FLOOD_BYTES = 65 * 1024 * 1024
+
+
+def serve_stdio(depth: int, call_depth: int, *, flood: bool = False) -> None:
     for line in sys.stdin.buffer:
         if not line.strip():
             continue
-        reply = answer(json.loads(line), depth, call_depth)
+        message = json.loads(line)
+        if flood and message.get("method") == "tools/call":
+            chunk = b"x" * 1024 * 1024
+            for _ in range(FLOOD_BYTES // len(chunk)):
+                sys.stdout.buffer.write(chunk)
+            sys.stdout.buffer.flush()
+            continue
+        reply = answer(message, depth, call_depth)
         if reply is not None:
             sys.stdout.buffer.write(reply + b"\n")
             sys.stdout.buffer.flush()
@@ -108,6 +119,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--depth", type=int, default=100_000)
     parser.add_argument("--call-depth", type=int, default=0)
     parser.add_argument("--banner", action="store_true", help="print a line that is not JSON first")
+    parser.add_argument("--flood", action="store_true", help="answer tools/call with a line that never ends")
     parser.add_argument("--transport", choices=["stdio", "streamable-http", "sse"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
@@ -115,7 +127,7 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.transport == "stdio":
         if args.banner:
             print("deep-listing fixture starting (this line is not JSON)", flush=True)
-        serve_stdio(args.depth, args.call_depth)
+        serve_stdio(args.depth, args.call_depth, flood=args.flood)
         return
     # Run as a script: put the repository root on the path to reach the shared helper.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))

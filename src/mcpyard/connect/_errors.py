@@ -14,12 +14,20 @@ from mcpyard.auth import SignInError
 from mcpyard.connect._guarded import refused_size
 from mcpyard.errors import McpyardError
 
-__all__ = ["describe_failure", "leaf_exception", "public_url", "too_large", "unreadable_message"]
+__all__ = ["MessageTooLong", "describe_failure", "leaf_exception", "public_url", "too_large", "unreadable_message"]
 
 _SDK_PARSE_FAILURES = ("Failed to parse JSON response", "Failed to parse SSE message")
 """How the SDK words a response it could not parse, answered to the request in its place."""
 _INVALID_JSON = re.compile(r"Invalid JSON: [^\[\n]{0,200}")
 _PARSE_ERROR = -32700
+
+
+class MessageTooLong(ValueError):
+    """A stdio server's message grew past the most mcpyard reads as one: it is flooding, not answering."""
+
+    def __init__(self, limit: int) -> None:
+        super().__init__(f"a message over {limit:,} bytes")
+        self.limit = limit
 
 
 def public_url(url: str | None) -> str:
@@ -89,6 +97,9 @@ def too_large(limit: int, what: str = "the server") -> str:
 
 def unreadable_message(problem: BaseException | str) -> str:
     """Why a message the server sent could not be read, in words that never quote it (THREATS: Robustness)."""
+    if isinstance(problem, MessageTooLong):
+        limit_text = f"over {problem.limit:,} bytes (the limit for one message)"
+        return f"the server sent a message {limit_text}; mcpyard stopped talking to it"
     if (limit := refused_size(str(problem))) is not None:
         return f"{too_large(limit)} and stopped talking to it"
     if isinstance(problem, pydantic.ValidationError):

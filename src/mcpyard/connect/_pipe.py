@@ -18,6 +18,8 @@ from types import TracebackType
 import anyio
 from mcp.shared.message import SessionMessage
 
+from mcpyard.connect._errors import MessageTooLong
+
 __all__ = ["PipeMessages", "on_asyncio"]
 
 _CHUNK = 65536
@@ -40,23 +42,15 @@ class PipeMessages:
     """The read side of a session over one pipe (the SDK's `ReadStream` of messages).
 
     `take_line(line)` turns one line into a message, a malformed one (an `Exception`, which the
-    session reports) or None for stray output; `max_line_bytes` ends the stream with
-    `on_flood()` when a line grows past it.
+    session reports) or None for stray output. A line that grows past `max_line_bytes` ends the
+    stream with `MessageTooLong`, which the session reports like a malformed message.
     """
 
-    def __init__(
-        self,
-        fd: int,
-        *,
-        take_line: Callable[[bytes], Message | None],
-        max_line_bytes: int,
-        on_flood: Callable[[], None],
-    ) -> None:
+    def __init__(self, fd: int, *, take_line: Callable[[bytes], Message | None], max_line_bytes: int) -> None:
         self._loop = asyncio.get_running_loop()
         self._fd = fd
         self._take_line = take_line
         self._max_line_bytes = max_line_bytes
-        self._on_flood = on_flood
         self._buffer = bytearray()
         self._ready: deque[Message] = deque()
         self._waiter: asyncio.Future[None] | None = None
@@ -104,8 +98,8 @@ class PipeMessages:
             self._wake()
         if len(buffer) > self._max_line_bytes:
             buffer.clear()
+            self._ready.append(MessageTooLong(self._max_line_bytes))
             self._end()
-            self._on_flood()
 
     def _end(self) -> None:
         self._unwatch()

@@ -26,6 +26,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcpyard.catalog import clean_text
+from mcpyard.connect._errors import MessageTooLong
 from mcpyard.connect._kept import FdReceiveStream, KeptProcess
 from mcpyard.connect._pipe import PipeMessages, on_asyncio
 from mcpyard.connect._reaper import Reaper
@@ -38,6 +39,8 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
 STDERR_LINE_CHARS = 500
 TERM_GRACE = 2.0
+_QUICK_LINE_BYTES = 65536
+"""Up to this size a line is searched for the keys that tell a response from the other kinds of message."""
 _POLL = 0.02
 _IDLE_POLL = 0.5
 
@@ -204,10 +207,6 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             if self._kept is not None:
                 self._kept.close()
 
-    def _flooded(self) -> None:
-        self.process.problem = f"the server sent a message over {MAX_LINE_BYTES} bytes"
-        self.kill()
-
     @contextlib.asynccontextmanager
     async def _talk(self, proc: anyio.abc.Process) -> AsyncIterator[TransportStreams]:
         self.process.pid = proc.pid
@@ -216,9 +215,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         read_stream: PipeMessages | MemoryObjectReceiveStream[SessionMessage | Exception]
         if isinstance(proc.stdout, FdReceiveStream) and on_asyncio():
             # The common case (a kept process on Linux): the event loop reads the pipe itself.
-            read_stream = PipeMessages(
-                proc.stdout.fileno(), take_line=_read_line, max_line_bytes=MAX_LINE_BYTES, on_flood=self._flooded
-            )
+            read_stream = PipeMessages(proc.stdout.fileno(), take_line=_read_line, max_line_bytes=MAX_LINE_BYTES)
             read_writer = None
             write_stream = MessageWriter(proc.stdin.send, read_stream.aclose)
         else:
@@ -241,7 +238,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
                                 await read_writer.send(message)
                             end = buffer.find(b"\n")
                         if len(buffer) > MAX_LINE_BYTES:
-                            self._flooded()
+                            # The session ends the connection, naming the problem, as for a broken message.
+                            await read_writer.send(MessageTooLong(MAX_LINE_BYTES))
                             return
                 except (anyio.ClosedResourceError, anyio.BrokenResourceError, anyio.EndOfStream, OSError):
                     return
@@ -344,7 +342,13 @@ def _read_line(line: bytes) -> SessionMessage | Exception | None:
 
 
 def parse_message(line: bytes) -> SessionMessage | Exception:
+    """One JSON-RPC message, or why it is not one."""
     try:
+        if len(line) <= _QUICK_LINE_BYTES and b'"method"' not in line and b'"error"' not in line:
+            # Neither a request, a notification nor an error: a response, the message a client reads
+            # most, checked as one instead of against each kind in turn (half the cost).
+            with contextlib.suppress(ValueError):
+                return SessionMessage(types.JSONRPCResponse.model_validate_json(line, by_name=False))
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
     except ValueError as exc:
         return exc
