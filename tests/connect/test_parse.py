@@ -1,7 +1,8 @@
 """Reading one stdio line as a JSON-RPC message: a response takes a shorter road, to the same message (CONN-1, ERR-1).
 
 `parse_message` checks a line that can only be a response against the response model alone;
-whatever it gives must be exactly what checking it against every kind of message gives.
+whatever it gives must be exactly what checking it against every kind of message gives. A long
+line (a large result) is checked as a response first without searching it.
 """
 
 from __future__ import annotations
@@ -75,3 +76,27 @@ VALUES = st.one_of(
 def test_conn1_any_json_object_parses_to_what_every_kind_of_message_would_make_of_it(value: dict[str, Any]) -> None:
     line = json.dumps(value).encode()
     assert parsed(line) == every_kind(line)
+
+
+LONG = "x" * 70_000
+
+
+@pytest.mark.parametrize(
+    "value",
+    [
+        {"jsonrpc": "2.0", "id": 1, "result": {"content": [{"type": "text", "text": LONG}]}},
+        {"jsonrpc": "2.0", "id": 1, "error": {"code": -1, "message": LONG}},
+        {"jsonrpc": "2.0", "method": "notifications/message", "params": {"level": "info", "data": LONG}},
+        {"jsonrpc": "2.0", "id": 1, "result": LONG},
+    ],
+)
+def test_conn1_a_long_line_parses_to_what_every_kind_of_message_would_make_of_it(value: dict[str, Any]) -> None:
+    line = json.dumps(value).encode()
+    assert parsed(line) == every_kind(line)
+
+
+def test_conn1_a_long_line_with_a_result_and_a_method_is_taken_for_its_response() -> None:
+    line = json.dumps({"jsonrpc": "2.0", "id": 3, "method": "ping", "result": {"text": LONG}}).encode()
+    message = parse_message(line)
+    assert isinstance(message, SessionMessage)
+    assert message.message == types.JSONRPCResponse(jsonrpc="2.0", id=3, result={"text": LONG})

@@ -23,6 +23,8 @@ from mcpyard.connect._errors import MessageTooLong
 __all__ = ["PipeMessages", "on_asyncio"]
 
 _CHUNK = 65536
+_READS_PER_WAKE = 16
+"""At most this many full reads (1 MiB) each time the pipe is readable, then other work gets its turn."""
 _HIGH_WATER = 32
 """Messages read ahead of the session at most; then the pipe is left unread until it catches up."""
 
@@ -71,35 +73,49 @@ class PipeMessages:
             self._loop.remove_reader(self._fd)
 
     def _on_readable(self) -> None:
-        try:
-            data = os.read(self._fd, _CHUNK)
-        except (BlockingIOError, InterruptedError):
-            return
-        except OSError:
-            data = b""
-        if not data:
-            self._end()
-            return
         buffer = self._buffer
         start = len(buffer)
-        buffer += data
-        end = buffer.find(b"\n", start)
-        if end != -1:
-            begin = 0
-            while end != -1:
-                message = self._take_line(bytes(buffer[begin:end]))
-                if message is not None:
-                    self._ready.append(message)
-                begin = end + 1
-                end = buffer.find(b"\n", begin)
-            del buffer[:begin]
-            if len(self._ready) >= _HIGH_WATER:
-                self._unwatch()
-            self._wake()
+        for _ in range(_READS_PER_WAKE):
+            try:
+                data = os.read(self._fd, _CHUNK)
+            except (BlockingIOError, InterruptedError):
+                break
+            except OSError:
+                data = b""
+            if not data:
+                self._take(start)
+                self._end()
+                return
+            buffer += data
+            if len(data) < _CHUNK:
+                break  # the pipe is empty now: no read that would only say so
+        self._take(start)
         if len(buffer) > self._max_line_bytes:
             buffer.clear()
             self._ready.append(MessageTooLong(self._max_line_bytes))
             self._end()
+
+    def _take(self, start: int) -> None:
+        """Every whole line in the buffer (a line end at or after `start`) as a message."""
+        buffer = self._buffer
+        end = buffer.find(b"\n", start)
+        if end == -1:
+            return
+        begin = 0
+        view = memoryview(buffer)
+        try:
+            while end != -1:
+                message = self._take_line(bytes(view[begin:end]))  # one copy, however long the line
+                if message is not None:
+                    self._ready.append(message)
+                begin = end + 1
+                end = buffer.find(b"\n", begin)
+        finally:
+            view.release()
+        del buffer[:begin]
+        if len(self._ready) >= _HIGH_WATER:
+            self._unwatch()
+        self._wake()
 
     def _end(self) -> None:
         self._unwatch()

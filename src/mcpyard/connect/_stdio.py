@@ -11,6 +11,7 @@ from __future__ import annotations
 import contextlib
 import math
 import os
+import re
 import signal
 import subprocess
 import sys
@@ -39,8 +40,11 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
 STDERR_LINE_CHARS = 500
 TERM_GRACE = 2.0
-_QUICK_LINE_BYTES = 65536
-"""Up to this size a line is searched for the keys that tell a response from the other kinds of message."""
+_FIRST_VISIBLE = re.compile(rb"[^ \t\r\n\f\v]")
+"""The first character that is not white space (found without copying the line)."""
+_SEARCHED_LINE_BYTES = 65536
+"""Up to this size a line is searched for the keys that tell a response from the other kinds of message;
+a longer one costs more to search than to check as a response first."""
 _POLL = 0.02
 _IDLE_POLL = 0.5
 
@@ -332,21 +336,26 @@ def _read_line(line: bytes) -> SessionMessage | Exception | None:
     banner, a log line): skipped, as other MCP clients do. One that does but cannot be read
     (invalid, nested too deeply, not JSON-RPC) is a broken message.
     """
-    stripped = line.lstrip()
-    if not stripped:
+    first = _FIRST_VISIBLE.search(line)
+    if first is None:
         return None
     message = parse_message(line)
-    if isinstance(message, Exception) and stripped[:1] not in (b"{", b"["):
+    if isinstance(message, Exception) and first.group() not in (b"{", b"["):
         return None
     return message
 
 
 def parse_message(line: bytes) -> SessionMessage | Exception:
-    """One JSON-RPC message, or why it is not one."""
+    """One JSON-RPC message, or why it is not one.
+
+    A response, the message a client reads most, is checked as one instead of against each kind
+    in turn (half the cost): a short line when it names neither a method nor an error (so it can
+    be nothing else), a long one (a large result) whenever it reads as one. A long line that
+    carries a result and also a method or an error, which no kind of message does, is then taken
+    for the response it also is.
+    """
     try:
-        if len(line) <= _QUICK_LINE_BYTES and b'"method"' not in line and b'"error"' not in line:
-            # Neither a request, a notification nor an error: a response, the message a client reads
-            # most, checked as one instead of against each kind in turn (half the cost).
+        if len(line) > _SEARCHED_LINE_BYTES or (b'"method"' not in line and b'"error"' not in line):
             with contextlib.suppress(ValueError):
                 return SessionMessage(types.JSONRPCResponse.model_validate_json(line, by_name=False))
         return SessionMessage(types.jsonrpc_message_adapter.validate_json(line, by_name=False))
