@@ -23,6 +23,7 @@ import anyio
 import httpx2
 
 from _common import BENCH, PYTHON, SERVER_SCRIPT, Home
+from _http_client import KeepAliveClient
 from gateway import Spawned, free_port, stop, wait_for_port
 
 REPO = BENCH.parent
@@ -229,6 +230,32 @@ def _client(bench: Bench, base_url: str, token: str) -> httpx2.AsyncClient:
     return client
 
 
+Post = Callable[[str, Any], Awaitable[tuple[int, Any]]]
+
+
+def _poster(bench: Bench, port: int, token: str) -> Post:
+    """How the measured calls are sent: `--client lean` (a bare keep-alive HTTP/1.1 client, as a load
+    generator would) or `--client httpx` (httpx2, whose own cost per request is then counted in)."""
+    if bench.args.client == "httpx":
+        client = _client(bench, f"http://127.0.0.1:{port}", token)
+
+        async def post_httpx(path: str, payload: Any) -> tuple[int, Any]:
+            response = await client.post(path, json=payload)
+            return response.status_code, response.json() if response.content else None
+
+        return post_httpx
+    lean = KeepAliveClient("127.0.0.1", port, {"Authorization": f"Bearer {token}"})
+    bench.stack.push_async_callback(lean.aclose)
+    return lean.post
+
+
+def _expect(answer: tuple[int, Any], expect: int, what: str) -> Any:
+    status, body = answer
+    if status != expect:
+        raise RuntimeError(f"{what}: HTTP {status}: {json.dumps(body)[:500]}")
+    return body
+
+
 async def _json(response: httpx2.Response, expect: int, what: str) -> Any:
     if response.status_code != expect:
         raise RuntimeError(f"{what}: HTTP {response.status_code}: {response.text[:500]}")
@@ -319,11 +346,11 @@ async def open_org(bench: Bench, database: str) -> Side:
         200,
         f"{name}: setting {TOOL} run_freely",
     )
-    member_client = _client(bench, base, member_token)
+    post = _poster(bench, port, member_token)
 
     async def call(text: str) -> int:
-        response = await member_client.post("/api/v1/calls", json={"tool": TOOL, "arguments": {"text": text}})
-        body = await _json(response, 200, f"{name}: POST /api/v1/calls")
+        answer = await post("/api/v1/calls", {"tool": TOOL, "arguments": {"text": text}})
+        body = _expect(answer, 200, f"{name}: POST /api/v1/calls")
         if not body.get("ok"):
             raise RuntimeError(f"{name}: the call failed: {body.get('error')}")
         got = "".join(str(b.get("text", "")) for b in body["content"] if b.get("type") == "text")
@@ -445,6 +472,7 @@ async def open_contextforge(bench: Bench) -> Side:
         raise RuntimeError(f"contextforge: no single echo tool in {[t.get('name') for t in listed]}")
     [tool] = names
     ids = iter(range(1, 1 << 62))
+    post = _poster(bench, port, token)
 
     async def call(text: str) -> int:
         request = {
@@ -453,7 +481,7 @@ async def open_contextforge(bench: Bench) -> Side:
             "method": "tools/call",
             "params": {"name": tool, "arguments": {"text": text}},
         }
-        body = await _json(await client.post("/rpc", json=request), 200, "contextforge: POST /rpc")
+        body = _expect(await post("/rpc", request), 200, "contextforge: POST /rpc")
         result = body.get("result")
         if not isinstance(result, dict) or result.get("isError"):
             raise RuntimeError(f"contextforge: tools/call answered {json.dumps(body)[:500]}")

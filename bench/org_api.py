@@ -417,6 +417,12 @@ def main() -> None:
     parser.add_argument("--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
     parser.add_argument("--databases", type=_list, default=list(DATABASES), help="the org service's, e.g. sqlite")
     parser.add_argument("--text", default="hello, world", help="the text `echo` sends")
+    parser.add_argument(
+        "--client",
+        choices=("lean", "httpx"),
+        default="lean",
+        help="the HTTP client of the API sides: a bare keep-alive HTTP/1.1 client, or httpx2 (its cost counted in)",
+    )
     parser.add_argument("--contextforge-venv", type=Path, default=DEFAULT_CONTEXTFORGE_VENV, help="its virtualenv")
     parser.add_argument("--contextforge-python", type=Path, help="the Python for --install-contextforge (>= 3.12)")
     parser.add_argument("--contextforge-version", default=CONTEXTFORGE_VERSION, help="for --install-contextforge")
@@ -445,7 +451,8 @@ def main() -> None:
     if args.install_contextforge and wants_contextforge and contextforge_version(args.contextforge_venv) is None:
         install_contextforge(args)
     print(f"python {sys.version.split()[0]}, {load_line()}; {versions(args)}", flush=True)
-    print(f"sides: {', '.join([args.profile] if args.profile else side_names(args))}; c = {args.concurrency}")
+    names = ", ".join([args.profile] if args.profile else side_names(args))
+    print(f"sides: {names}; c = {args.concurrency}; API client: {args.client}")
     with temp_home() as home:
         try:
             anyio.run(run, args, home)
