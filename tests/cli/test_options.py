@@ -92,15 +92,32 @@ def test_api4_every_command_in_the_help_documents_the_four_options(capsys: pytes
     assert main(["--help"]) == 0
     commands = [[name] for name in _commands(capsys.readouterr().out)]
     assert len(commands) >= 14
-    for command in list(commands):
+    for command in commands:  # grows as groups are met: their commands are checked too
         assert main([*command, "--help"]) == 0
         shown = capsys.readouterr().out
-        if "Commands:" in shown:  # a group (`secrets`): its subcommands take them
-            commands += [[*command, sub] for sub in _commands(shown)]
-            continue
         for option in GLOBAL_OPTIONS:
             assert re.search(rf"^\s+{re.escape(option)}\b", shown, flags=re.MULTILINE), (command, option)
+        if "Commands:" in shown:  # a group (`secrets`, `org`): it takes them, and so does each of its commands
+            commands += [[*command, sub] for sub in _commands(shown)]
     assert ["secrets", "list"] in commands
+    assert ["org", "token", "create"] in commands
+
+
+@pytest.mark.parametrize("group", [["secrets"], ["org"], ["org", "token"]])
+def test_api4_a_group_accepts_the_four_options_after_its_name_and_its_command_uses_them(
+    home: Home, group: list[str]
+) -> None:
+    project = home.workspace / ".mcp.json"
+    project.write_text(json.dumps({"mcpServers": {}}))
+    options = ["--workspace", str(home.workspace), "--mcp-config", str(project), "--trust", "--json"]
+    if group == ["secrets"]:
+        done = mcpyard(home, *group, *options, "list")
+        assert json.loads(done.stdout) == {"secrets": []}, done.stderr
+    else:
+        done = mcpyard(home, *group, *options, "--help")
+        assert done.returncode == 0, done.stderr
+        assert "Usage: mcpyard " + " ".join(group) in done.stdout
+    assert "No such option" not in done.stderr
 
 
 @pytest.mark.parametrize("args", [["--help"], ["status", "--nope"], ["call"], ["secrets", "list", "--workspace"]])

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextvars
 import functools
 import importlib.util
 import inspect
@@ -31,6 +32,7 @@ __all__ = [
     "EXIT_USAGE",
     "Globals",
     "fail",
+    "group_options",
     "open_host",
     "print_json",
     "run",
@@ -107,6 +109,27 @@ _GLOBAL_OPTIONS = (
 )
 
 
+_GIVEN_TO_GROUP: contextvars.ContextVar[dict[str, Any] | None] = contextvars.ContextVar(
+    "mcpyard_group_options", default=None
+)
+"""The global options given after a group's name (`mcpyard secrets --json list`), for its command to use."""
+
+
+def group_options(help_text: str) -> Callable[..., None]:
+    """A group's callback that accepts the options every command accepts (API-4), for the command it runs.
+
+    `mcpyard secrets --json list` is `mcpyard secrets list --json`; an option given in both places counts.
+    """
+
+    def options(**kwargs: Any) -> None:
+        _GIVEN_TO_GROUP.set({p.name: kwargs.get(p.name, p.default) for p in _GLOBAL_OPTIONS})
+
+    options.__doc__ = help_text
+    options.__signature__ = inspect.Signature(list(_GLOBAL_OPTIONS))  # type: ignore[attr-defined]  # read by inspect
+    options.__annotations__ = {p.name: p.annotation for p in _GLOBAL_OPTIONS} | {"return": None}
+    return options
+
+
 def with_globals(command: Callable[Concatenate[Globals, P], T]) -> Callable[..., T]:
     """Give a command the options every command accepts (API-4), passed to it as one `Globals`.
 
@@ -127,8 +150,10 @@ def with_globals(command: Callable[Concatenate[Globals, P], T]) -> Callable[...,
 
     @functools.wraps(command)
     def with_options(*args: Any, **kwargs: Any) -> T:
-        opts = Globals(**{p.name: kwargs.pop(p.name, p.default) for p in _GLOBAL_OPTIONS})
-        return command(opts, *args, **kwargs)
+        given = {p.name: kwargs.pop(p.name, p.default) for p in _GLOBAL_OPTIONS}
+        if (outer := _GIVEN_TO_GROUP.get()) is not None:
+            given = {name: value or outer[name] for name, value in given.items()}
+        return command(Globals(**given), *args, **kwargs)
 
     parameters = [*own, *_GLOBAL_OPTIONS]
     with_options.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # read by inspect

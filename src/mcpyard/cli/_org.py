@@ -11,7 +11,7 @@ from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, print_json, run, with_globals
+from mcpyard.cli._common import Globals, group_options, print_json, run, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.org._keys import EnvKeySource, FileKeySource
@@ -24,12 +24,14 @@ org_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+org_app.callback()(group_options("The organization service: its database, its sealing key and API tokens."))
 token_app = typer.Typer(
     name="token",
     help="Create and revoke API tokens for the organization service.",
     no_args_is_help=True,
     add_completion=False,
 )
+token_app.callback()(group_options("Create and revoke API tokens for the organization service."))
 org_app.add_typer(token_app)
 
 DatabaseOption = Annotated[

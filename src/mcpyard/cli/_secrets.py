@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, print_json, with_globals
+from mcpyard.cli._common import Globals, fail, group_options, print_json, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.secrets import SecretStore
@@ -24,6 +24,7 @@ secrets_app = typer.Typer(
     no_args_is_help=True,
     add_completion=False,
 )
+secrets_app.callback()(group_options("Save, list and remove secrets used as ${secret:NAME} in the configuration."))
 
 
 def _store() -> SecretStore:
