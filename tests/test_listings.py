@@ -35,7 +35,7 @@ def spec(tmp_path: Path) -> ServerSpec:
     ],
 )
 def test_cat2_any_change_to_what_runs_makes_another_key(spec: ServerSpec, change: dict[str, object]) -> None:
-    assert listing_key(dataclasses.replace(spec, **change)) != listing_key(spec)  # type: ignore[arg-type]
+    assert listing_key(dataclasses.replace(spec, **change)) != listing_key(spec)  # type: ignore[arg-type]  # fields of the spec, by name
 
 
 def test_cat2_the_name_and_timeouts_do_not_change_the_key(spec: ServerSpec) -> None:

@@ -2,7 +2,9 @@
 
 It owns the supervisors and the session, and publishes what it knows as one immutable
 `HostView` whenever a server, the catalog or the configuration changes; the pipeline, the
-status page and the read side are functions of that view.
+status page and the read side are functions of that view. Its parts: the read side
+(`_reading.HostReading`), the model-facing side (`_offer.ModelOffer`), resources and prompts
+(`_resources.ResourceReader`), and the servers it runs (`_servers.Servers`).
 """
 
 from __future__ import annotations
@@ -22,18 +24,17 @@ from mcpyard._offer import ModelOffer
 from mcpyard._plan import HostOptions, Plan, make_plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
 from mcpyard._servers import Servers
-from mcpyard._status import Status, build_status
-from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
+from mcpyard._status import Status
+from mcpyard._tools import ToolInfo
 from mcpyard._version import __version__
-from mcpyard._view import HostView, Publisher
+from mcpyard._view import Publisher
 from mcpyard.auth import AuthStore
-from mcpyard.catalog import Catalog
 from mcpyard.config import LoadedConfig, Mode
 from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
 from mcpyard.model import ToolFormatter
-from mcpyard.pipeline import CallRecord, CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
+from mcpyard.pipeline import CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
 from mcpyard.secrets import Redactor, secrets_in_use
 
@@ -220,56 +221,6 @@ class Host(ModelOffer, ResourceReader):
         """Wait until `predicate(host)` holds, checked on every new view; bound it with `anyio.fail_after`."""
         while not predicate(self):
             await self._views.changed()
-
-    # ----------------------------------------------------------------- reading
-
-    @property
-    def view(self) -> HostView:
-        """What the host knows now, as one immutable view (replaced, never changed)."""
-        view = self._views.view
-        if view is None:
-            raise StateError("the host is not open")
-        return view
-
-    @property
-    def config(self) -> LoadedConfig:
-        return self.view.plan.config
-
-    @property
-    def catalog(self) -> Catalog:
-        return self.view.catalog
-
-    @property
-    def mode(self) -> Mode:
-        return self.session.mode
-
-    @property
-    def session_id(self) -> str:
-        return self.session.id
-
-    def tools(self) -> list[ToolInfo]:
-        """The model-facing tools of every connected server (CAT-1, CAT-3, CAT-4), then the built-in `read_result`."""
-        return [*offered_tools(self.view), READ_RESULT_INFO]
-
-    def server_tools(self) -> list[ToolInfo]:
-        """The model-facing tools of the connected servers only (a pinned `off` or changed tool is held back)."""
-        return offered_tools(self.view)
-
-    def servers(self) -> list[ServerSnapshot]:
-        """Each running server as its supervisor last saw it: state, listings, process."""
-        return list(self.view.servers.values())
-
-    def server(self, server_id: str) -> ServerSnapshot | None:
-        """One running server's last snapshot, or None when it does not run (not configured, skipped, shadowed)."""
-        return self.view.servers.get(server_id)
-
-    def history(self) -> list[CallRecord]:
-        """This session's calls, oldest first (the last 1,000): what ran, was refused or failed, and why."""
-        return self._history.records()
-
-    def status(self) -> Status:
-        """Every configured server with its state and reason (CLI-1, API-2)."""
-        return build_status(self.view, session_id=self.session_id, mode=self.mode, also=self._formats.warnings())
 
     # ----------------------------------------------------------------- calls and requests
 

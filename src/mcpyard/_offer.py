@@ -4,31 +4,21 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from mcpyard.model import ModelTools, ToolFormat, ToolFormatter, host_prompt
+from mcpyard._reading import HostReading
+from mcpyard.model import ModelTools, ToolFormat, host_prompt
 from mcpyard.policy import PinPolicies
 
 if TYPE_CHECKING:
-    from mcpyard._tools import ToolInfo
     from mcpyard._view import HostView
-    from mcpyard.pipeline import Session
     from mcpyard.policy import Approver
 
 __all__ = ["ModelOffer"]
 
 
-class ModelOffer:
+class ModelOffer(HostReading):
     """The host's model-facing side (a part of `Host`): what a model reads, and what the agent loop needs."""
 
-    _formats: ToolFormatter
-    session: Session
     _offered: dict[ToolFormat, tuple[HostView, int | None, ModelTools]]
-
-    @property
-    def view(self) -> HostView:  # the host's
-        raise NotImplementedError
-
-    def tools(self) -> list[ToolInfo]:  # the host's
-        raise NotImplementedError
 
     @property
     def approver(self) -> Approver | None:

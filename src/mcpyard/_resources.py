@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 import mcp_types as types
 
+from mcpyard._reading import HostReading
 from mcpyard._view import HostView
 from mcpyard.catalog import clean_json, clean_text, sanitize_text, tool_name
 from mcpyard.connect import ServerSnapshot
@@ -80,16 +81,12 @@ def _scrubbed(view: HostView, value: Any) -> Any:
     return view.redactor.redact_json(clean_json(value))
 
 
-class ResourceReader:
+class ResourceReader(HostReading):
     """The host's read side beyond tools: resources, templates and prompts of the connected servers.
 
     Listings are named like tools and come from the host's view; reading, getting, completing
     and watching go to the owning server with its call timeout, and come back redacted (SEC-3).
     """
-
-    @property
-    def view(self) -> HostView:
-        raise NotImplementedError
 
     def resources(self) -> list[ResourceInfo]:
         """Every connected server's resources; a URI two servers list goes to the first (the other is not offered)."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 import json
 import tomllib
 from pathlib import Path
+from typing import Literal
 
 import pytest
 from hypothesis import given
@@ -340,12 +341,11 @@ def test_which_values_look_like_written_secrets_sec_1(entry: dict[str, object], 
 @pytest.mark.parametrize("name", SAMPLES)
 @pytest.mark.parametrize("fmt", ["json", "toml"])
 def test_the_own_form_written_loads_as_the_same_servers_cfg_1_cfg_2(
-    cfg: Setup, tmp_path: Path, name: str, fmt: str
+    cfg: Setup, tmp_path: Path, name: str, fmt: Literal["json", "toml"]
 ) -> None:
     """CFG-1, CFG-2: what `mcpyard import --write` writes is a valid mcpyard config with the same servers."""
     config = imported(tmp_path, name)
-    assert fmt in ("json", "toml")
-    text = config.text("json" if fmt == "json" else "toml")
+    text = config.text(fmt)
     written = cfg.flag(text, f"own.{fmt}")
     loaded = cfg.load(config_file=written, environ=ENVIRON, secrets={"perplexity-key": "pplx"})
     assert [spec.id for spec in loaded.servers] == [server.id for server in config.servers]

@@ -12,7 +12,7 @@ import pytest
 
 from mcpyard import Host
 from tests.conftest import SERVERS, Home, body
-from tests.servers.http_runner import free_port, listening_process, serve_http
+from tests.servers.http_runner import HttpTransport, free_port, listening_process, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -78,9 +78,11 @@ async def test_conn4_a_dropped_remote_connection_keeps_its_tools_refuses_calls_a
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-async def test_call4_a_result_near_one_mebibyte_arrives_over_http_and_is_cut(home: Home, transport: str) -> None:
+async def test_call4_a_result_near_one_mebibyte_arrives_over_http_and_is_cut(
+    home: Home, transport: HttpTransport
+) -> None:
     async with (
-        serve_http("basic", transport) as url,  # type: ignore[arg-type]
+        serve_http("basic", transport) as url,
         open_host(home, {"r": {"url": url}}) as host,
     ):
         result = await host.call("r__big_text", {"chars": 1_000_000})

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from tests.conftest import Home, body
-from tests.servers.http_runner import serve_http
+from tests.servers.http_runner import HttpTransport, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -21,8 +21,10 @@ def header(text: str, name: str) -> str:
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-async def test_call3_requests_carry_the_session_and_each_call_a_fresh_trace(home: Home, transport: str) -> None:
-    async with serve_http("echo_secrets", transport) as url:  # type: ignore[arg-type]
+async def test_call3_requests_carry_the_session_and_each_call_a_fresh_trace(
+    home: Home, transport: HttpTransport
+) -> None:
+    async with serve_http("echo_secrets", transport) as url:
         entry = {"url": url, "headers": {"TraceParent": "00-forged-by-config", "mcpyard-session-id": "x", "X-Ok": "1"}}
         config = home.write_config({"e": entry})
         async with home.open(

@@ -5,6 +5,7 @@ Pure functions, as tables; properties over whole value ranges where they fit.
 
 from __future__ import annotations
 
+import math
 from typing import Any
 
 import pytest
@@ -346,12 +347,33 @@ def test_any_value_is_either_accepted_as_its_kind_or_refused_without_quoting_it(
 
 
 @given(text=st.text())
-def test_anything_typed_is_read_or_refused_with_a_value_error(text: str) -> None:
+def test_anything_typed_is_read_as_its_fields_kind_or_refused_with_a_value_error(text: str) -> None:
+    """Blank is None (the default applies); else a value of the field's kind, or a ValueError saying what to type."""
     for field in FIELDS:
         try:
-            parse_entry(field, text)
-        except ValueError:
+            value = parse_entry(field, text)
+        except ValueError as refused:
+            said = str(refused)
+            assert text.strip(), "a blank entry is never refused"
+            assert said.startswith(("answer ", "type ", "choose ")), said
             continue
+        if not text.strip():
+            assert value is None
+        elif field.kind == "string":
+            assert value == text, "text is taken as typed"
+        elif field.kind == "boolean":
+            assert isinstance(value, bool)
+        elif field.kind == "integer":
+            assert type(value) is int
+        elif field.kind == "number":
+            assert isinstance(value, int | float)
+            assert not isinstance(value, bool)
+            assert math.isfinite(value)
+        elif field.kind == "choice":
+            assert value in {choice.value for choice in field.choices}
+        else:
+            assert isinstance(value, list)
+            assert set(value) <= {choice.value for choice in field.choices}
 
 
 @given(schema=json_values)

@@ -20,7 +20,8 @@ import anyio
 import pytest
 
 from mcpyard import Host
-from mcpyard.policy import Answer, ApprovalCard, ScriptedApprover
+from mcpyard.config import Mode
+from mcpyard.policy import Answer, ApprovalCard, PinPolicy, ScriptedApprover
 from tests.conftest import Home, body, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -30,7 +31,7 @@ pytestmark = pytest.mark.anyio
 async def hostile(
     home: Home,
     *,
-    mode: str | None = None,
+    mode: Mode | None = None,
     approver: Any = None,
     entry: dict[str, Any] | None = None,
     **settings: Any,
@@ -39,7 +40,7 @@ async def hostile(
     async with Host.open(
         workspace=home.workspace,
         config_file=config,
-        mode=mode,  # type: ignore[arg-type]
+        mode=mode,
         approver=approver,
         environ=home.environ,
         config_home=home.config_home,
@@ -447,10 +448,10 @@ async def test_call5_structured_content_is_passed_through_and_validated_against_
 # ----------------------------------------------------------------- POL-5
 
 
-def pin(home: Home, tool: str, policy: str, definition_hash: str) -> None:
+def pin(home: Home, tool: str, policy: PinPolicy, definition_hash: str) -> None:
     from mcpyard.policy import Pin, PinStore
 
-    PinStore(home.data_home / "pins.json").pin(Pin("h", tool, policy, definition_hash))  # type: ignore[arg-type]
+    PinStore(home.data_home / "pins.json").pin(Pin("h", tool, policy, definition_hash))
 
 
 async def test_pol5_pinned_policies_run_ask_or_refuse_and_show_on_the_status_page(home: Home) -> None:

@@ -14,7 +14,7 @@ from mcpyard import Host
 from mcpyard.policy import ScriptedApprover
 from mcpyard.secrets import forms_of
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import serve_http
+from tests.servers.http_runner import HttpTransport, serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -30,8 +30,8 @@ def assert_clean(text: str, *secrets: str) -> None:
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-async def test_sec3_auth1_header_secrets_echoed_in_any_form_are_redacted(home: Home, transport: str) -> None:
-    async with serve_http("echo_secrets", transport) as url:  # type: ignore[arg-type]
+async def test_sec3_auth1_header_secrets_echoed_in_any_form_are_redacted(home: Home, transport: HttpTransport) -> None:
+    async with serve_http("echo_secrets", transport) as url:
         entry: dict[str, Any] = {
             "url": url,
             "headers": {"Authorization": "Bearer ${secret:API}", "X-Api-Key": "${env:MY_KEY}", "X-Plain": "hello"},
@@ -150,8 +150,10 @@ async def test_sec3_a_secret_looking_variable_under_a_plain_name_never_comes_bac
 
 
 @pytest.mark.parametrize("transport", ["streamable-http", "sse"])
-async def test_sec3_a_secret_looking_variable_in_a_plain_header_never_comes_back(home: Home, transport: str) -> None:
-    async with serve_http("echo_secrets", transport) as url:  # type: ignore[arg-type]
+async def test_sec3_a_secret_looking_variable_in_a_plain_header_never_comes_back(
+    home: Home, transport: HttpTransport
+) -> None:
+    async with serve_http("echo_secrets", transport) as url:
         config = home.write_config({"e": {"url": url, "headers": {"X-Custom-Trace": "${env:MY_API_KEY}"}}})
         async with home.open(config, mode="auto", environ={**home.environ, "MY_API_KEY": FROM_ENV}) as host:
             result = await host.call("e__headers", {})

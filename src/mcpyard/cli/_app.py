@@ -36,7 +36,7 @@ app = typer.Typer(
 
 def _version(shown: bool) -> None:
     if shown:
-        from mcpyard._version import __version__
+        from mcpyard import __version__
 
         print(f"mcpyard {__version__}")
         raise typer.Exit(0)

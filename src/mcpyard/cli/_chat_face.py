@@ -15,8 +15,7 @@ from mcpyard.cli._render import render_history, render_tools, safe
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpyard._host import Host
-    from mcpyard._status import Status
+    from mcpyard import Host, Status
     from mcpyard.cli._chat import ChatModel
     from mcpyard.model import Event, Message
     from mcpyard.policy import Answer, ApprovalCard, Approver

@@ -22,9 +22,7 @@ from mcpyard.errors import ConfigError, McpyardError, StateError, UsageError
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpyard._host import Host
-    from mcpyard._status import Status
-    from mcpyard._view import HostView
+    from mcpyard import Host, HostView, Status
 
 __all__ = [
     "EXIT_OK",
@@ -201,7 +199,7 @@ async def open_host(
     Every server is started and waited for (on a terminal, a line on stderr shows them coming
     up); with `lazy`, none is: a call starts, and waits for, only the server it needs.
     """
-    from mcpyard._host import Host
+    from mcpyard import Host
 
     # Connecting can take a while (CLI-3); the spinner lives on stderr and only on a terminal.
     spinner = opts.console(stderr=True).status("connecting to the configured MCP servers…") if opts.rich else None

@@ -65,7 +65,7 @@ def demo(opts: Globals) -> None:
     """
 
     async def main() -> None:
-        from mcpyard._host import Host
+        from mcpyard import Host
         from mcpyard.policy import Answer, ApprovalCard
 
         console = opts.console()

@@ -29,9 +29,9 @@ def doctor(
     async def main() -> bool:
         import anyio
 
+        from mcpyard import __version__
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
-        from mcpyard._version import __version__
         from mcpyard.catalog import clean_json
         from mcpyard.connect import ClientIdentity, Supervisor
         from mcpyard.secrets import Redactor, default_secret_store, secrets_in_use

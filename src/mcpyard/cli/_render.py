@@ -13,8 +13,7 @@ from mcpyard.config import source_words
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpyard._host import ToolInfo
-    from mcpyard._status import ServerStatus, Status
+    from mcpyard import ServerStatus, Status, ToolInfo
     from mcpyard.pipeline import CallRecord, CallResult
 
 __all__ = [

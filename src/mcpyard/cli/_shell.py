@@ -31,7 +31,7 @@ from mcpyard.cli._render import SANDBOX_NOTE, render_history, render_result, ren
 if TYPE_CHECKING:
     from rich.console import Console
 
-    from mcpyard._host import Host
+    from mcpyard import Host
 
 __all__ = ["shell"]
 

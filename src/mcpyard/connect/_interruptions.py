@@ -1,11 +1,12 @@
-"""What a supervisor does when its connection is interrupted: a sign-in that waits on a person, and a stdio
-server that stays silent after a cancellation (AUTH-2, CALL-2, CONN-3)."""
+"""What a supervisor does when its connection is interrupted: a sign-in that waits on a person, a stdio
+server that stays silent after a cancellation, a message that cannot be read (AUTH-2, CALL-2, CONN-3, ERR-1)."""
 
 from __future__ import annotations
 
 import contextlib
 import math
 from collections.abc import Callable
+from typing import Any
 
 import anyio
 import anyio.abc
@@ -13,14 +14,17 @@ from mcp import Client
 
 from mcpyard.auth import SignIn
 from mcpyard.config import ServerSpec
+from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioTransport
 from mcpyard.connect._transports import Connector
 
-__all__ = ["CANCEL_GRACE", "Interruptions"]
+__all__ = ["CANCEL_GRACE", "GONE", "Interruptions"]
 
 CANCEL_GRACE = 2.0
 """How long a stdio server has to show it is alive after a cancellation before it is killed (CALL-2)."""
+GONE: dict[str, Any] = {"tools": (), "resources": (), "templates": (), "prompts": (), "instructions": None}
+"""What a server that stopped no longer offers."""
 
 
 class Interruptions:
@@ -39,6 +43,8 @@ class Interruptions:
     _connect_scope: anyio.CancelScope | None
     _stdio: StdioTransport | None
     _tg: anyio.abc.TaskGroup | None
+    _broken: str | None
+    _redact: Callable[[str], str]
     _publish: Callable[..., None]
 
     def _waiting_for_sign_in(self, url: str) -> None:
@@ -93,3 +99,19 @@ class Interruptions:
                 self._end.set()
 
         self._tg.start_soon(probe)
+
+    def _unreadable(self, problem: Exception) -> None:
+        """A message from the server cannot be read: its answer never comes, so end the connection now, saying why."""
+        if self._broken is not None:
+            return
+        reason = self._broken = self._redact(unreadable_message(problem))
+        if not self._attempt_connected:
+            if self._connect_scope is not None:
+                self._connect_scope.cancel()
+        elif self._stdio is not None:
+            # Stopped at once, its tools gone (CONN-4): the call waiting on the answer learns why.
+            self._stdio.process.problem = reason
+            self._publish(state=State.STOPPED, reason=reason, **GONE)
+            self._stdio.kill()
+        else:
+            self._end.set()  # a remote server is reconnected with backoff, the reason shown meanwhile

@@ -29,10 +29,9 @@ from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
 from mcpyard.connect._egress import EgressGuard
 from mcpyard.connect._environment import minimal_environment_note
-from mcpyard.connect._errors import unreadable_message
 from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
-from mcpyard.connect._interruptions import CANCEL_GRACE, Interruptions
+from mcpyard.connect._interruptions import CANCEL_GRACE, GONE, Interruptions
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
@@ -49,8 +48,6 @@ _TEXTS = frozenset({"reason", "note", "protocol_version", "sign_in_url", "instru
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
-_GONE: dict[str, Any] = {"tools": (), "resources": (), "templates": (), "prompts": (), "instructions": None}
-"""What a server that stopped no longer offers."""
 
 
 class Supervisor(Interruptions):
@@ -245,7 +242,7 @@ class Supervisor(Interruptions):
             self._stdio = None
         connected = self._attempt_connected
         if connected and self._is_stdio and not self._stop.is_set() and not self._restart:
-            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **GONE)
         return connected
 
     def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
@@ -311,7 +308,7 @@ class Supervisor(Interruptions):
         if not self._stop.is_set() and not self._restart:
             # Its tools leave the catalog at once, before the transport is torn down (CONN-4); its
             # instructions leave the prompt from the next turn (INS-3).
-            self._publish(state=State.STOPPED, reason=process.describe_stop(), **_GONE)
+            self._publish(state=State.STOPPED, reason=process.describe_stop(), **GONE)
         self._end.set()
 
     def _fail(self, reason: str) -> None:
@@ -335,22 +332,6 @@ class Supervisor(Interruptions):
             # New-era updates come on the listen stream; one here is from a stream already closed.
             await self._watch.updated(str(message.params.uri))
         await anyio.lowlevel.checkpoint()
-
-    def _unreadable(self, problem: Exception) -> None:
-        """A message from the server cannot be read: its answer never comes, so end the connection now, saying why."""
-        if self._broken is not None:
-            return
-        reason = self._broken = self._redact(unreadable_message(problem))
-        if not self._attempt_connected:
-            if self._connect_scope is not None:
-                self._connect_scope.cancel()
-        elif self._stdio is not None:
-            # Stopped at once, its tools gone (CONN-4): the call waiting on the answer learns why.
-            self._stdio.process.problem = reason
-            self._publish(state=State.STOPPED, reason=reason, **_GONE)
-            self._stdio.kill()
-        else:
-            self._end.set()  # a remote server is reconnected with backoff, the reason shown meanwhile
 
     async def _resource_updated(self, uri: str) -> None:
         if self._on_resource_updated is not None:

@@ -1,21 +1,9 @@
 """A server's questions to the user (MCP elicitation, form and URL modes): the form, the answer, who answers."""
 
-from mcpyard.elicitation._form import (
-    FORMATS,
-    MAX_CHOICES,
-    MAX_FIELDS,
-    Choice,
-    FieldKind,
-    FieldValue,
-    FormField,
-    check_content,
-    check_value,
-    defaults_of,
-    form_fields,
-    parse_entry,
-    secret_looking,
-    shown_value,
-)
+from mcpyard.elicitation._answers import check_content, check_value, defaults_of
+from mcpyard.elicitation._entry import parse_entry, shown_value
+from mcpyard.elicitation._field import FORMATS, Choice, FieldKind, FieldValue, FormField
+from mcpyard.elicitation._form import MAX_CHOICES, MAX_FIELDS, form_fields, secret_looking
 from mcpyard.elicitation._quiet import keep_answers_out_of_logs
 from mcpyard.elicitation._relay import ELICIT, elicitor_input
 from mcpyard.elicitation._request import (

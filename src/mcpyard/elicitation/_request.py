@@ -14,7 +14,9 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcpyard.elicitation._form import FieldValue, FormField, check_content, defaults_of, form_fields
+from mcpyard.elicitation._answers import check_content, defaults_of
+from mcpyard.elicitation._field import FieldValue, FormField
+from mcpyard.elicitation._form import form_fields
 from mcpyard.errors import ElicitationRefused
 
 __all__ = [

@@ -21,8 +21,7 @@ from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
-from mcpyard import Host, ToolInfo
-from mcpyard._version import __version__
+from mcpyard import Host, ToolInfo, __version__
 from mcpyard.connect import InputFn, InputRelay, LogFn
 from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError

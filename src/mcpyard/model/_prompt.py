@@ -8,7 +8,7 @@ from typing import TYPE_CHECKING
 from mcpyard.catalog import clean_text, escape_tags
 
 if TYPE_CHECKING:
-    from mcpyard._view import HostView
+    from mcpyard import HostView
 
 __all__ = ["INSTRUCTIONS_LIMIT", "host_prompt", "instructions_section", "sanitize_instructions", "system_prompt"]
 
