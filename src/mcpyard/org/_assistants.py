@@ -26,7 +26,9 @@ from mcpyard.org._hosts import model_name
 from mcpyard.org._models import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow
 from mcpyard.org._review import PUBLICATION_ALERT
 from mcpyard.org._service import OrgService
-from mcpyard.org._turns import MAX_MESSAGE, Offer, drive_turn, ends_if_it_fails, limits, model_for, turn_json
+from mcpyard.org._turn_json import turn_json
+from mcpyard.org._turn_offer import Offer, limits, model_for
+from mcpyard.org._turns import MAX_MESSAGE, drive_turn, ends_if_it_fails
 
 __all__ = [
     "MAX_VISITOR_CALLS",

@@ -16,6 +16,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.org._discovery import CONNECTION_ALERT
 from mcpyard.org._events import clear_alert, raise_alert
 from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID, OrgHost, conversation_key
 from mcpyard.org._models import (
@@ -29,7 +30,6 @@ from mcpyard.org._models import (
     new_id,
     utcnow,
 )
-from mcpyard.org._registry import CONNECTION_ALERT
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined

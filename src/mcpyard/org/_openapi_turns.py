@@ -2,25 +2,22 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from mcpyard.org._assistants import MAX_INSTRUCTIONS as MAX_ASSISTANT_INSTRUCTIONS
 from mcpyard.org._assistants import MAX_NAME as MAX_ASSISTANT_NAME
 from mcpyard.org._assistants import MAX_TOOLS
 from mcpyard.org._model_setting import MAX_KEY, MAX_MODEL_NAME
+from mcpyard.org._openapi_parts import BOOL, NSTR, STR, S, array, enum, obj, op, path
 from mcpyard.org._teammates import MAX_INSTRUCTIONS, MAX_TEAMMATE_NAME
 from mcpyard.org._turns import MAX_MESSAGE
 
 __all__ = ["turn_paths"]
 
-_S = dict[str, Any]
 
+def turn_paths() -> S:
+    """The paths of turns, by path."""
+    text, ntext, boolean = STR, NSTR, BOOL
 
-def turn_paths(obj: Any, enum: Any, op: Any, path: Any, array: Any, strings: tuple[_S, _S, _S]) -> dict[str, Any]:
-    """The paths, built with the document's own helpers (`obj`, `enum`, `op`, `path`, `array`)."""
-    text, ntext, boolean = strings
-
-    def bounded(limit: int, *, required: bool = False) -> _S:
+    def bounded(limit: int, *, required: bool = False) -> S:
         return {"type": "string", "maxLength": limit, **({"minLength": 1} if required else {})}
 
     model = obj(["base_url", "model", "has_key"], base_url=ntext, model=ntext, has_key=boolean)

@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit
 from mcpyard.org._models import Policy, RegisteredServer, Tool, utcnow
-from mcpyard.org._registry import tool_json
+from mcpyard.org._server_json import tool_json
 from mcpyard.org._service import OrgService
 from mcpyard.policy import POLICIES, PinPolicy
 

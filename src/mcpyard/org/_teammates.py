@@ -21,19 +21,10 @@ from mcpyard.org._events import audit
 from mcpyard.org._hosts import conversation_key
 from mcpyard.org._models import Approval, Conversation, Member, RegisteredServer, Teammate, TeammateServer, TurnRow
 from mcpyard.org._service import OrgService
-from mcpyard.org._turns import (
-    MAX_MESSAGE,
-    Offer,
-    TurnInbox,
-    continue_after_decision,
-    drive_turn,
-    ends_if_it_fails,
-    limits,
-    model_for,
-    offered_names,
-    turn_json,
-    turn_trace,
-)
+from mcpyard.org._turn_json import turn_json, turn_trace
+from mcpyard.org._turn_offer import Offer, TurnInbox, limits, model_for, offered_names
+from mcpyard.org._turn_resume import continue_after_decision
+from mcpyard.org._turns import MAX_MESSAGE, drive_turn, ends_if_it_fails
 
 __all__ = [
     "after_decision",

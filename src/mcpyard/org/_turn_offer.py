@@ -1,0 +1,108 @@
+"""What a turn may use: the tools it is offered, who answers its cards, its limits, and the model it talks to."""
+
+from __future__ import annotations
+
+from collections.abc import Collection
+from dataclasses import dataclass
+
+import httpx2
+from sqlalchemy import select
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.model import Model, ToolCall, TurnLimits
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._hosts import model_name
+from mcpyard.org._inbox import Inbox
+from mcpyard.org._models import ModelSetting, Policy, RegisteredServer, Tool
+from mcpyard.org._seal import model_key_context
+from mcpyard.org._service import OrgService
+from mcpyard.policy import Answer, ApprovalCard, Approver
+
+__all__ = ["TURN_SECONDS", "Offer", "TurnInbox", "limits", "model_for", "offered_names"]
+
+TURN_SECONDS = 300.0
+"""A whole turn, model requests and calls (each call has its own 30 s too, NET-2)."""
+MODEL_REQUEST_SECS = 120.0
+"""One request to the organization's model, each phase (connect, write, read between bytes)."""
+
+
+async def model_for(svc: OrgService, org_id: str, name: str | None) -> Model:
+    """The model a turn talks to: the service's own when it has one, else the organization's endpoint."""
+    if svc.models is not None:
+        return svc.models(org_id, name)
+    async with svc.db.begin() as session:
+        setting = await session.scalar(select(ModelSetting).where(ModelSetting.org_id == org_id))
+    if setting is None:
+        raise ServiceError(
+            409, "no_model", "the organization has no model yet: an owner or admin sets it with PUT /api/v1/model"
+        )
+    await svc.check_url(setting.base_url)  # checked again at turn time: the address must still be allowed (NET-1)
+    key = None
+    if setting.sealed_key is not None and setting.key_id is not None:
+        key = svc.sealer.unseal(
+            setting.key_id, setting.sealed_key, context=model_key_context(setting), what="the model's key"
+        )
+    from mcpyard.model import OpenAIModel
+
+    # Every request goes through the outbound guard: resolved once per connection, refused for a private address,
+    # connected to the address checked, no redirects, no ambient proxy (NET-1); answers capped at 1 MiB (NET-2).
+    http = svc.guard.http_client(timeout=httpx2.Timeout(MODEL_REQUEST_SECS)) if svc.guard is not None else None
+    return OpenAIModel(
+        base_url=setting.base_url, model=name or setting.model, api_key=key, stream=False, http_client=http
+    )
+
+
+async def offered_names(
+    session: AsyncSession, org_id: str, *, server_ids: Collection[str] | None, policies: Collection[str]
+) -> dict[str, tuple[str, str, str]]:
+    """The tools that may be offered, by the name the model sees: (server id, tool, definition hash) of each active
+    tool of a live server whose policy is one of `policies` for its current definition (`server_ids`: only those)."""
+    query = (
+        select(RegisteredServer.id, RegisteredServer.name, Tool.name, Tool.definition_hash)
+        .join(Tool, Tool.server_id == RegisteredServer.id)
+        .join(Policy, Policy.tool_id == Tool.id)
+        .where(
+            RegisteredServer.org_id == org_id,
+            RegisteredServer.deleted_at.is_(None),
+            Tool.state == "active",
+            Policy.policy.in_(tuple(policies)),
+            Policy.reviewed_hash == Tool.definition_hash,
+        )
+    )
+    if server_ids is not None:
+        query = query.where(RegisteredServer.id.in_(tuple(server_ids)))
+    rows = (await session.execute(query)).all()
+    return {model_name(server, tool): (server_id, tool, digest) for server_id, server, tool, digest in rows}
+
+
+@dataclass(frozen=True, slots=True)
+class Offer:
+    """What one turn may use: the tools (model-facing names), its instructions and limits, who answers its cards."""
+
+    names: Collection[str]
+    instructions: str
+    limits: TurnLimits
+    approver: Approver | None
+    """None: a card is never answered (a visitor's turn: an ask-first tool is never offered anyway)."""
+
+
+class TurnInbox:
+    """The approver of a member's turn: each call it must ask about is parked in the inbox with its exact arguments,
+    and the turn with it (`CallApprover`)."""
+
+    def __init__(self, svc: OrgService, caller: Caller, conversation: str, turn_id: str) -> None:
+        self._svc, self._caller, self._conversation, self._turn_id = svc, caller, conversation, turn_id
+
+    def for_call(self, call: ToolCall) -> Approver:
+        return Inbox(
+            self._svc, self._caller, call.name, dict(call.arguments), self._conversation, turn=(self._turn_id, call.id)
+        )
+
+    async def __call__(self, card: ApprovalCard) -> Answer:  # only reached for a call the loop did not name
+        from mcpyard.policy import Declined
+
+        raise Declined("denied", f"{card.tool}: no one can answer this card here")
+
+
+def limits(max_calls: int = 20) -> TurnLimits:
+    return TurnLimits(max_calls=max_calls, max_seconds=TURN_SECONDS)
