@@ -48,3 +48,44 @@ def test_importing_mcpyard_does_not_import_the_sdk() -> None:
     code = "import sys, mcpyard; print(any(m == 'mcp' or m.startswith('mcp.') for m in sys.modules))"
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
     assert done.stdout.strip() == "False"
+
+
+ORG_PUBLIC = {
+    "CALL_DEADLINE_SECS",
+    "DATABASE_ENV",
+    "DemoConsole",
+    "DemoModel",
+    "EnvKeySource",
+    "FileKeySource",
+    "OrgSettings",
+    "check_new_password",
+    "check_schema",
+    "default_database_url",
+    "demo_console",
+    "demo_servers",
+    "describe_url",
+    "ensure_key",
+    "head_revision",
+    "init_organization",
+    "issue_token",
+    "key_source",
+    "open_database",
+    "org_app",
+    "resolve_database_url",
+    "rotate_key",
+    "run_demo",
+    "upgrade",
+    "withdraw_token",
+}
+"""What the organization service offers the console (`mcpyard org`): ORG-9, API-5."""
+
+
+def test_the_organization_services_public_names_are_pinned_and_importing_it_stays_lean() -> None:
+    import mcpyard.org
+
+    assert set(mcpyard.org.__all__) == ORG_PUBLIC
+    code = "import sys, mcpyard.org; print(any(m.split('.')[0] in ('sqlalchemy', 'starlette') for m in sys.modules))"
+    done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True, timeout=30)
+    assert done.stdout.strip() == "False"
+    for name in mcpyard.org.__all__:
+        assert getattr(mcpyard.org, name) is not None

@@ -14,7 +14,7 @@ import typer
 from mcpyard.cli._common import Globals, group_options, print_json, run, with_globals
 
 if TYPE_CHECKING:
-    from mcpyard.org._keys import EnvKeySource, FileKeySource
+    from mcpyard.org import EnvKeySource, FileKeySource
 
 __all__ = ["org_app"]
 
@@ -49,7 +49,7 @@ OrgOption = Annotated[str | None, typer.Option("--org", help="The organization's
 def _database_url(option: str | None) -> str:
     """The URL to use (API-5); the data folder is made (0700) when the default SQLite file goes there."""
     from mcpyard._paths import data_home
-    from mcpyard.org._db import DATABASE_ENV, default_database_url, resolve_database_url
+    from mcpyard.org import DATABASE_ENV, default_database_url, resolve_database_url
 
     url = resolve_database_url(option, os.environ)
     if not option and not os.environ.get(DATABASE_ENV, "").strip():
@@ -62,7 +62,7 @@ def _database_url(option: str | None) -> str:
 
 def _keys() -> EnvKeySource | FileKeySource:
     from mcpyard._paths import data_home
-    from mcpyard.org._keys import key_source
+    from mcpyard.org import key_source
 
     return key_source(os.environ, data_home(os.environ))
 
@@ -72,7 +72,7 @@ def _ask_password(email: str) -> str:
     from getpass import getpass
 
     from mcpyard.errors import UsageError
-    from mcpyard.org._passwords import check_new_password
+    from mcpyard.org import check_new_password
 
     if not sys.stdin.isatty():
         password = sys.stdin.readline().removesuffix("\n").removesuffix("\r")
@@ -106,9 +106,7 @@ def init(
     url = _database_url(database)
 
     async def main() -> None:
-        from mcpyard.org._admin import ensure_key, init_organization
-        from mcpyard.org._db import describe_url, open_database
-        from mcpyard.org._migrate import head_revision
+        from mcpyard.org import describe_url, ensure_key, head_revision, init_organization, open_database
 
         async with open_database(url) as db:
             key = ensure_key(_keys())
@@ -137,8 +135,7 @@ def migrate(opts: Globals, database: DatabaseOption = None) -> None:
     url = _database_url(database)
 
     async def main() -> None:
-        from mcpyard.org._db import describe_url, open_database
-        from mcpyard.org._migrate import upgrade
+        from mcpyard.org import describe_url, open_database, upgrade
 
         async with open_database(url) as db:
             revision = await upgrade(db)
@@ -158,10 +155,7 @@ def rotate_key(opts: Globals, database: DatabaseOption = None) -> None:
     url = _database_url(database)
 
     async def main() -> None:
-        from mcpyard.org._db import open_database
-        from mcpyard.org._keys import EnvKeySource
-        from mcpyard.org._migrate import check_schema
-        from mcpyard.org._rotate import rotate_key
+        from mcpyard.org import EnvKeySource, check_schema, open_database, rotate_key
 
         keys = _keys()
         async with open_database(url) as db:
@@ -203,8 +197,7 @@ def create_token(
     url = _database_url(database)
 
     async def main() -> None:
-        from mcpyard.org._admin import issue_token
-        from mcpyard.org._db import open_database
+        from mcpyard.org import issue_token, open_database
 
         async with open_database(url) as db:
             issued = await issue_token(db, org=org, email=email)
@@ -235,8 +228,7 @@ def revoke_token(
     url = _database_url(database)
 
     async def main() -> None:
-        from mcpyard.org._admin import withdraw_token
-        from mcpyard.org._db import open_database
+        from mcpyard.org import open_database, withdraw_token
 
         async with open_database(url) as db:
             await withdraw_token(db, token_id)

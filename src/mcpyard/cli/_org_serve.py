@@ -22,7 +22,7 @@ from mcpyard.cli._org import DatabaseOption, _database_url, org_app
 from mcpyard.errors import UsageError
 
 if TYPE_CHECKING:  # the service's modules load only when it runs (lean imports)
-    from mcpyard.org._demo_console import DemoConsole
+    from mcpyard.org import DemoConsole
 
 __all__ = ["demo", "serve"]
 
@@ -65,10 +65,10 @@ def serve(
 
     async def main() -> None:
         from mcpyard._paths import data_home
-        from mcpyard.org._app import OrgSettings, org_app
+        from mcpyard.org import OrgSettings, org_app
 
         if demo_servers:
-            from mcpyard.org._demo_console import DemoModel, demo_console
+            from mcpyard.org import DemoModel, demo_console
 
             model = DemoModel()
             async with demo_console() as demo:
@@ -138,7 +138,7 @@ async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) ->
     """
     import uvicorn
 
-    from mcpyard.org._hosts import CALL_DEADLINE_SECS
+    from mcpyard.org import CALL_DEADLINE_SECS
 
     signing_in: list[str] = []
 
@@ -158,7 +158,7 @@ async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) ->
         async with contextlib.AsyncExitStack() as stack:
             servers = None
             if demo is not None:
-                from mcpyard.org._demo import demo_servers as open_demo_servers
+                from mcpyard.org import demo_servers as open_demo_servers
 
                 # Entered first, so they stop last: after the service has closed its connections to them.
                 servers = await stack.enter_async_context(open_demo_servers())
@@ -195,7 +195,7 @@ def demo(opts: Globals) -> None:
     cleared. Nothing is kept."""
 
     async def main() -> None:
-        from mcpyard.org._demo import run_demo
+        from mcpyard.org import run_demo
 
         steps: list[dict[str, Any]] = []
 

@@ -39,8 +39,7 @@ from mcpyard.org._openapi import openapi_document
 from mcpyard.org._seal import Sealer
 from mcpyard.org._service import ModelFactory, OrgService
 from mcpyard.org._throttle import SignInLimits
-from mcpyard.org.web import Live, web_routes
-from mcpyard.org.web._security import SecurityHeaders
+from mcpyard.org.web import Live, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]
 

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from mcpyard._version import __version__
+from mcpyard import __version__
 from mcpyard.org._auth import COOKIE
 from mcpyard.org._openapi_calls import calls_paths
 from mcpyard.org._openapi_parts import ANY_OBJ, S, op

@@ -8,7 +8,7 @@ from mcpyard.catalog import clean_text, sanitize_name
 from mcpyard.pipeline._call import Call, Refusal
 
 if TYPE_CHECKING:
-    from mcpyard._view import HostView
+    from mcpyard import HostView
     from mcpyard.pipeline._run import Session
 
 __all__ = ["resolve"]

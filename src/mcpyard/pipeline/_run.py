@@ -32,7 +32,7 @@ from mcpyard.pipeline._store import ResultStore
 from mcpyard.policy import Approver, HookSpawn
 
 if TYPE_CHECKING:
-    from mcpyard._view import HostView
+    from mcpyard import HostView
 
 __all__ = ["READ_RESULT", "READ_RESULT_TOOL", "STAGES", "Session", "Stage", "read_result", "run"]
 

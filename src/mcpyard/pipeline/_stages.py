@@ -35,7 +35,7 @@ from mcpyard.policy import (
 )
 
 if TYPE_CHECKING:
-    from mcpyard._view import HostView
+    from mcpyard import HostView
     from mcpyard.connect import InputRelay
     from mcpyard.pipeline._run import Session
 

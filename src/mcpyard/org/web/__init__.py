@@ -5,5 +5,6 @@ live, and every core action also works without it (forms post, then redirect).
 """
 
 from mcpyard.org.web._routes import Live, web_routes
+from mcpyard.org.web._security import SecurityHeaders
 
-__all__ = ["Live", "web_routes"]
+__all__ = ["Live", "SecurityHeaders", "web_routes"]
