@@ -1,6 +1,7 @@
 """Fixture server that asks its client questions (elicitation, form and URL modes) during its tools' calls.
 
-Run as `python tests/servers/elicits.py [--transport stdio|sse|streamable-http] [--port N]`.
+Run as `python tests/servers/elicits.py [--transport stdio|sse|streamable-http] [--port N]
+[--tls-cert PEM --tls-key PEM]`.
 It asks in its client's era's way: over SSE (the handshake era) a request of its own, related
 to the call; over the new era an input-required result, answered within the call. Each tool
 says what came back: `action=<action> content=<JSON>`, or the error its client answered with.
@@ -21,6 +22,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -137,6 +139,8 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--tls-cert", help="serve https with this certificate (PEM); clients name the server freely")
+    parser.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     args = parser.parse_args(argv)
     server = build_server()
     transport: Transport = args.transport
@@ -147,8 +151,17 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
-    app = server.sse_app(host=args.host) if transport == "sse" else server.streamable_http_app(host=args.host)
-    serve(app, host=args.host, port=args.port)
+    options: dict[str, Any] = {}
+    security: TransportSecuritySettings | None = None
+    if args.tls_cert:
+        # Over https the client names the server by a public name (the outbound guard's tests).
+        options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if transport == "sse":
+        app = server.sse_app(host=args.host, transport_security=security)
+    else:
+        app = server.streamable_http_app(host=args.host, transport_security=security)
+    serve(app, host=args.host, port=args.port, **options)
 
 
 if __name__ == "__main__":
