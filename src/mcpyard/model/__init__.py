@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.model._backend import Model, Reply, TextSink
+from mcpyard.model._clock import turn_clock_paused
 from mcpyard.model._events import (
     ApprovalEvent,
     ErrorEvent,
@@ -121,6 +122,7 @@ __all__ = [
     "run_turn",
     "sanitize_instructions",
     "system_prompt",
+    "turn_clock_paused",
 ]
 
 # The loop imports the pipeline, which the host imports this package before; the backends import their clients.
