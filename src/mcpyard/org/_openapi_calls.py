@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcpyard.org._api import APPROVAL_STATES
-from mcpyard.org._inbox import MAX_CONVERSATION, MAX_TOOL_NAME
+from mcpyard.org._member_calls import MAX_CONVERSATION, MAX_TOOL_NAME
 from mcpyard.org._openapi_parts import ANY_OBJ, BOOL, NOBJ, NSTR, STR, S, array, enum, obj, op, path, query
 
 __all__ = ["CALL_RESULT", "calls_paths"]
