@@ -200,9 +200,10 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
 
     async def approve(request: Request, caller: Caller) -> Response:
         approval_id = request.path_params["approval_id"]
-        ran = await _inbox.approve(svc, caller, approval_id)
-        await after_decision(svc, caller.org_id, approval_id)
-        return JSONResponse(ran)
+        status, ran = await _inbox.approve(
+            svc, caller, approval_id, then=lambda: after_decision(svc, caller.org_id, approval_id)
+        )
+        return JSONResponse(ran, status_code=status)
 
     async def decline(request: Request, caller: Caller) -> Response:
         approval_id = request.path_params["approval_id"]

@@ -9,6 +9,7 @@ are checked again; the saved arguments then run through the whole pipeline once.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -29,6 +30,7 @@ from mcpyard.org._models import (
     new_id,
     utcnow,
 )
+from mcpyard.org._questions import Asker, OrgElicitor, until_done_or_asked
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
@@ -203,8 +205,13 @@ async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str)
     return found is not None
 
 
-async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
-    """Claim the approval and run its saved arguments once; the `CallResult` of that one run."""
+async def approve(
+    svc: OrgService, caller: Caller, approval_id: str, *, then: Callable[[], Awaitable[None]] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Claim the approval and run its saved arguments once: 200 with the `CallResult` of that one run, or 202 with
+    the question its server asked meanwhile (the run goes on once it is answered; its result is then the
+    approval's). `then` is awaited once the run ended (a parked turn goes on)."""
+    failed: dict[str, Any] | None = None
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "running")
         problem = await _still_allowed(session, approval)
@@ -215,29 +222,51 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
                 tool=approval.tool_name,
             )
             approval.status, approval.result = "failed", result_json(refused, None)
-            return approval.result
+            failed = approval.result
         saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
-        turn_id = approval.turn_id
+        turn_id, member_id = approval.turn_id, approval.member_id
+    if failed is not None:
+        if then is not None:
+            await then()
+        return 200, failed
     name, arguments, conversation, definition_hash = saved
     opened = await svc.hosts.get(caller.org_id)
     call_id = new_id()
-    token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
-    try:
-        result = await opened.host.call(
-            name, arguments, conversation=conversation, approver=_once, definition_hash=definition_hash
-        )
-    finally:
-        CALL_ID.reset(token)
-        TURN_ID.reset(turn_token)
-    body = result_json(result, call_id)
-    async with svc.db.begin() as session:
-        await session.execute(
-            update(Approval)
-            .where(Approval.id == approval_id)
-            .values(status="done" if result.ok else "failed", result=body)
-        )
-    await keep_connection_state(svc, opened, caller.org_id, result)
-    return body
+    # Its server's questions go to whoever may decide the call: the member who asked for it, owners, admins.
+    asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
+
+    async def run() -> dict[str, Any]:
+        token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
+        try:
+            result = await opened.host.call(
+                name,
+                arguments,
+                conversation=conversation,
+                approver=_once,
+                definition_hash=definition_hash,
+                on_input=asker.relay(),
+                elicitor=OrgElicitor(svc, asker),
+            )
+        finally:
+            CALL_ID.reset(token)
+            TURN_ID.reset(turn_token)
+        body = result_json(result, call_id)
+        async with svc.db.begin() as session:
+            await session.execute(
+                update(Approval)
+                .where(Approval.id == approval_id)
+                .values(status="done" if result.ok else "failed", result=body)
+            )
+        await keep_connection_state(svc, opened, caller.org_id, result)
+        if then is not None:
+            await then()
+        return body
+
+    ended, body = await until_done_or_asked(svc, asker, run, "an approved call waiting for an answer")
+    if not ended or body is None:
+        question = {"id": asker.question_ids[0], "status": "pending"} if asker.question_ids else None
+        return 202, {"approval": {"id": approval_id, "status": "running"}, "question": question}
+    return 200, body
 
 
 async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:

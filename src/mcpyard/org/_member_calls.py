@@ -8,14 +8,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from sqlalchemy import select
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._call_results import keep_connection_state, result_json
 from mcpyard.org._caller import Caller, ServiceError, not_found
-from mcpyard.org._hosts import CALL_ID, conversation_key
+from mcpyard.org._hosts import CALL_ID, OrgHost, conversation_key
 from mcpyard.org._inbox import Inbox
-from mcpyard.org._models import RegisteredServer, new_id
+from mcpyard.org._models import Question, RegisteredServer, new_id
+from mcpyard.org._questions import Asker, OrgElicitor, until_done_or_asked
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 
@@ -46,7 +47,8 @@ async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str |
 async def call_tool(
     svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
 ) -> tuple[int, dict[str, Any]]:
-    """Run a tool for a member: 200 with the `CallResult` (refusals too), or 202 with the parked approval.
+    """Run a tool for a member: 200 with the `CallResult` (refusals too), 202 with the parked approval, or 202 with
+    the question its server asked (the call goes on once it is answered; its result then comes with the question).
 
     `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
     """
@@ -61,13 +63,44 @@ async def call_tool(
     key = conversation_key(caller.member_id, conversation)
     inbox = Inbox(svc, caller, name, arguments, key)
     call_id = new_id()
-    token = CALL_ID.set(call_id)
-    try:
-        result = await opened.host.call(name, arguments, conversation=key, approver=inbox)
-    finally:
-        CALL_ID.reset(token)
+    asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
+
+    async def run() -> tuple[int, dict[str, Any]]:
+        token = CALL_ID.set(call_id)
+        try:
+            result = await opened.host.call(
+                name,
+                arguments,
+                conversation=key,
+                approver=inbox,
+                on_input=asker.relay(),
+                elicitor=OrgElicitor(svc, asker),
+            )
+        finally:
+            CALL_ID.reset(token)
+        answer = await _answer(svc, caller, opened, name, result, call_id)
+        if asker.question_ids:  # whoever answered its questions reads the result with them
+            async with svc.db.begin() as session:
+                await session.execute(update(Question).where(Question.call_id == call_id).values(result=answer[1]))
+        return answer
+
+    ended, answer = await until_done_or_asked(svc, asker, run, "a call waiting for an answer")
+    if not ended:
+        return 202, {"call_id": call_id, "question": {"id": asker.question_ids[0], "status": "pending"}}
     if inbox.approval_id is not None:
-        return 202, {"approval": {"id": inbox.approval_id, "status": "pending"}}
+        return _parked(inbox.approval_id)
+    if answer is None:
+        raise RuntimeError("the call ended without an answer")
+    return answer
+
+
+def _parked(approval_id: str) -> tuple[int, dict[str, Any]]:
+    return 202, {"approval": {"id": approval_id, "status": "pending"}}
+
+
+async def _answer(
+    svc: OrgService, caller: Caller, opened: OrgHost, name: str, result: CallResult, call_id: str
+) -> tuple[int, dict[str, Any]]:
     if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
         async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:

@@ -131,18 +131,22 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         form = await pages.form(request, visit)
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
-            ran = await _inbox.approve(svc, visit.caller, approval_id)
-            text = (
-                "Approved: it ran once."
-                if ran.get("ok")
-                else f"Approved, but it did not run: {ran['error']['message']}"
+            org_id = visit.caller.org_id
+            status, ran = await _inbox.approve(
+                svc, visit.caller, approval_id, then=lambda: _teammates.after_decision(svc, org_id, approval_id)
             )
+            if status == 202:
+                text = "Approved: it runs, and its server asks a question first (see below)."
+            elif ran.get("ok"):
+                text = "Approved: it ran once."
+            else:
+                text = f"Approved, but it did not run: {ran['error']['message']}"
         elif verb == "decline":
             await _inbox.decline(svc, visit.caller, approval_id)
+            await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
             text = "Declined: it will not run."
         else:
             raise ServiceError(404, "not_found", "an approval is approved or declined")
-        await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
         back = field(form, "back")
         return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
 
