@@ -187,7 +187,9 @@ class OrgHosts:
         """Every call's record; `records.flush()` before reading them."""
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._background = 0
+        self._background: anyio.abc.TaskGroup | None = None
+        """Where `spawn` runs work: cancelled first when the service stops."""
+        self._running = 0
         self._quiet = anyio.Event()
         """Set while no background work runs."""
         self._quiet.set()
@@ -198,7 +200,15 @@ class OrgHosts:
         async with self.records.running(), anyio.create_task_group() as tg:
             self._tg = tg
             try:
-                yield self
+                async with anyio.create_task_group() as background:
+                    self._background = background
+                    try:
+                        yield self
+                    finally:
+                        # Work still running when the service stops (a turn, a call waiting for an answer) ends
+                        # first, saying so, while the hosts and the database are still open.
+                        self._background = None
+                        background.cancel_scope.cancel()
             finally:
                 self._tg = None
                 for opened in self._hosts.values():
@@ -206,12 +216,13 @@ class OrgHosts:
                 self._hosts.clear()
 
     def spawn(self, work: Callable[[], Awaitable[None]], what: str) -> None:
-        """Run `work` in the background while the service runs (a turn going on after its approval); a failure
-        is one line on the log, never the service's end."""
-        if self._tg is None:
+        """Run `work` in the background while the service runs (a turn going on after its approval, a call waiting
+        for an answer); a failure is one line on the log, never the service's end; work still running when the
+        service stops is cancelled."""
+        if self._background is None:
             raise RuntimeError("the organization hosts are not running")
 
-        self._background += 1
+        self._running += 1
         if self._quiet.is_set():
             self._quiet = anyio.Event()
 
@@ -221,11 +232,11 @@ class OrgHosts:
             except Exception as exc:
                 _log.error("%s failed (%s)", what, type(exc).__name__)
             finally:
-                self._background -= 1
-                if not self._background:
+                self._running -= 1
+                if not self._running:
                     self._quiet.set()
 
-        self._tg.start_soon(guarded)
+        self._background.start_soon(guarded)
 
     async def settled(self) -> None:
         """Return once no background work started by `spawn` is running (what a test or a shutdown waits for)."""
