@@ -11,7 +11,7 @@ question's JSON says how it ended, never what was typed (SEC-2).
 from __future__ import annotations
 
 import json
-from collections.abc import Collection
+from collections.abc import Collection, Mapping
 from typing import Any
 
 from sqlalchemy import Select, select, update
@@ -19,12 +19,13 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import Caller, ServiceError, not_found
 from mcpyard.org._models import Question, utcnow
-from mcpyard.org._question_form import checked_answer, form_fields_of
+from mcpyard.org._question_form import checked_answer, content_from_form, form_fields_of
 from mcpyard.org._questions import answer_context
 from mcpyard.org._service import OrgService
 
 __all__ = [
     "QUESTION_STATES",
+    "answer_from_page",
     "answer_question",
     "get_question",
     "list_questions",
@@ -135,6 +136,26 @@ async def answer_question(
             raise ServiceError(409, "already_decided", "this question was answered already, or it expired")
     svc.wakeups.wake(question_id)  # the call waiting in this process hears it at once
     return await get_question(svc, caller, question_id)
+
+
+async def answer_from_page(
+    svc: OrgService, caller: Caller, question_id: str, action: str, values: Mapping[str, list[str]]
+) -> dict[str, Any]:
+    """Answer from a page's form: each field's values as text, read against the question's form first."""
+    content: dict[str, Any] | None = None
+    if action == "accept":
+        async with svc.db.begin() as session:
+            question = await _question(session, caller, question_id)
+        if question.mode == "form":
+            content, problems = content_from_form(form_fields_of(question.form), values)
+            if problems:
+                raise ServiceError(
+                    422,
+                    "invalid_answer",
+                    "the answer does not fit the question: " + "; ".join(problems[:10]),
+                    details={"problems": problems},
+                )
+    return await answer_question(svc, caller, question_id, action, content)
 
 
 async def questions_of_turns(
