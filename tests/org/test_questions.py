@@ -14,6 +14,7 @@ import anyio
 import pytest
 from sqlalchemy import select
 
+from mcpyard.connect import EgressGuard
 from mcpyard.org._db import open_database
 from mcpyard.org._models import Question
 from tests.conftest import Home
@@ -307,3 +308,19 @@ async def test_org5_a_question_not_answered_in_time_expires_and_the_server_hears
         )
         assert late.status_code == 409
         assert late.json()["error"]["code"] == "already_decided"
+
+
+async def test_net2_a_call_waiting_for_an_answer_is_not_held_to_its_deadline_while_the_question_bounds_the_wait(
+    database_url: str, home: Home, asking: str
+) -> None:
+    """NET-2: through an outbound guard whose deadline is 2 s, a question waits its full 4 s (then expires): the
+    call's deadline waited with it, and the server hears `cancel` instead of the call timing out."""
+    guard = EgressGuard(dev=True, deadline_secs=2)
+    async with running_service(database_url, home.data_home, guard=guard, question_seconds=4) as service:
+        await asks(service, asking)
+        parked = await call(service, "asks__sign_up", expect=202)
+        await settled(service)
+        done = await service.get(f"/api/v1/questions/{parked['question']['id']}")
+    assert done["status"] == "expired"
+    assert done["result"]["ok"] is True, done["result"]
+    assert said(done["result"]) == ("cancel", None)
