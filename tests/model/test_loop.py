@@ -27,10 +27,10 @@ from mcpyard.model import (
     TurnEndEvent,
     TurnLimits,
     TurnState,
+    current_turn_clock,
     reply,
     resume_turn,
     run_turn,
-    turn_clock_paused,
 )
 from mcpyard.policy import Answer, ApprovalCard, ScriptedApprover
 from tests.conftest import Home, fixture_server
@@ -231,13 +231,15 @@ async def test_mod2_the_time_limit_stops_a_turn(home: Home, endpoint: ModelFixtu
 
 
 async def test_mod2_the_time_limit_waits_while_a_person_answers_during_a_call(home: Home) -> None:
-    """A turn's limit is for the model and the calls: one waiting on a person pauses it (`turn_clock_paused`)."""
+    """A turn's limit is for the model and the calls: one waiting on a person pauses it (`current_turn_clock`)."""
 
     asked: list[str] = []
 
     async def slow_person(card: ApprovalCard) -> Answer:
         asked.append(card.tool)
-        with turn_clock_paused():
+        clock = current_turn_clock()
+        assert clock is not None, "the call runs in its turn"
+        with clock.paused():
             await anyio.sleep(2)  # a person who takes longer than the turn's whole limit: time passing is tested
         return "once"
 

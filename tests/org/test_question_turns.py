@@ -61,9 +61,15 @@ async def _conversation(service: Service, server_id: str, token: str | None = No
     return str(conversation["id"])
 
 
+@pytest.mark.parametrize("era", ["new", "handshake"])
 async def test_org5_org7_a_teammates_turn_waits_for_its_tools_question_and_goes_on_once_an_admin_answers(
-    service: Service, asking: str, model: ModelFixture
+    service: Service, model: ModelFixture, era: str
 ) -> None:
+    async with serve_http("elicits", "streamable-http", ["--handshake"] if era == "handshake" else []) as asking:
+        await _the_turn_waits_and_goes_on(service, asking, model)
+
+
+async def _the_turn_waits_and_goes_on(service: Service, asking: str, model: ModelFixture) -> None:
     tools = await _set_up(service, asking, model)
     member = await service.add_member("member@acme.test")
     admin = await service.add_member("admin@acme.test", "admin")

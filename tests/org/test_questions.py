@@ -12,6 +12,7 @@ from typing import Any
 
 import anyio
 import pytest
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from sqlalchemy import select
 
 from mcpyard.connect import EgressGuard
@@ -324,3 +325,27 @@ async def test_net2_a_call_waiting_for_an_answer_is_not_held_to_its_deadline_whi
     assert done["status"] == "expired"
     assert done["result"]["ok"] is True, done["result"]
     assert said(done["result"]) == ("cancel", None)
+
+
+async def test_org5_a_handshake_era_servers_question_reaches_the_inbox_and_its_answer_the_server(
+    service: Service,
+) -> None:
+    """A server of the handshake era asks with a request of its own, not within the call: it still reaches the
+    call's own people, and the answer goes back to it."""
+    async with serve_http("elicits", "streamable-http", ["--handshake"]) as old:
+        await asks(service, old)
+        [server] = await service.get("/api/v1/servers")
+        assert server["protocol_version"] not in MODERN_PROTOCOL_VERSIONS, server["protocol_version"]
+        parked = await call(service, "asks__sign_up", expect=202)
+        [pending] = await service.get("/api/v1/questions", params={"status": "pending"})
+        assert pending["id"] == parked["question"]["id"]
+        await service.post(
+            f"/api/v1/questions/{pending['id']}/answer",
+            {"action": "accept", "content": {"name": "Cy", "email": "cy@example.org", "age": 50, "plan": "pro"}},
+        )
+        await settled(service)
+        done = await service.get(f"/api/v1/questions/{pending['id']}")
+    assert said(done["result"]) == (
+        "accept",
+        {"age": 50, "email": "cy@example.org", "name": "Cy", "newsletter": False, "plan": "pro", "score": 2.5},
+    )

@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.model._backend import Model, Reply, TextSink
-from mcpyard.model._clock import turn_clock_paused
+from mcpyard.model._clock import TurnClock, current_turn_clock
 from mcpyard.model._events import (
     ApprovalEvent,
     ErrorEvent,
@@ -104,11 +104,13 @@ __all__ = [
     "ToolFormatter",
     "ToolResultEvent",
     "Turn",
+    "TurnClock",
     "TurnEndEvent",
     "TurnHost",
     "TurnLimits",
     "TurnState",
     "TurnStatus",
+    "current_turn_clock",
     "format_tool",
     "format_tools",
     "host_prompt",
@@ -122,7 +124,6 @@ __all__ = [
     "run_turn",
     "sanitize_instructions",
     "system_prompt",
-    "turn_clock_paused",
 ]
 
 # The loop imports the pipeline, which the host imports this package before; the backends import their clients.

@@ -1,9 +1,11 @@
 """A turn's time limit, which waits while a person answers a question a server asked during one of its calls.
 
-The loop runs a turn under its clock (`running`); whoever waits on a person during one of its calls
-(the organization's inbox, where a server's question is parked) does so inside `turn_clock_paused()`,
-from the call's own task. The limit then goes on with the time it had left: a turn's own work stays
-bounded, and how long a person may take is bounded by whoever asks them.
+The loop runs a turn under its clock (`running`). Whoever waits on a person during one of its calls
+(the organization's inbox, where a server's question is parked) takes the clock from the call's own
+task (`current_turn_clock()`, when the call starts) and waits inside `clock.paused()`, from any task
+(a handshake-era server's question comes on a task of its own). The limit then goes on with the
+time it had left: a turn's own work stays bounded, and how long a person may take is bounded by
+whoever asks them.
 """
 
 from __future__ import annotations
@@ -15,7 +17,7 @@ from contextvars import ContextVar
 
 import anyio
 
-__all__ = ["TurnClock", "running", "turn_clock_paused"]
+__all__ = ["TurnClock", "current_turn_clock", "running"]
 
 
 class TurnClock:
@@ -26,17 +28,20 @@ class TurnClock:
         self._waiting = 0
         self._left = math.inf
 
-    def pause(self) -> None:
+    @contextlib.contextmanager
+    def paused(self) -> Iterator[None]:
+        """While inside, the turn's time limit does not run; afterwards it goes on with what it had left."""
         if self._waiting == 0:
             self._left = max(0.0, self._scope.deadline - anyio.current_time())
             self._scope.deadline = math.inf
         self._waiting += 1
-
-    def resume(self) -> None:
-        self._waiting -= 1
-        if self._waiting == 0:
-            self._scope.deadline = anyio.current_time() + self._left
-            self._left = math.inf
+        try:
+            yield
+        finally:
+            self._waiting -= 1
+            if self._waiting == 0:
+                self._scope.deadline = anyio.current_time() + self._left
+                self._left = math.inf
 
 
 _CLOCK: ContextVar[TurnClock | None] = ContextVar("mcpyard_turn_clock", default=None)
@@ -44,7 +49,7 @@ _CLOCK: ContextVar[TurnClock | None] = ContextVar("mcpyard_turn_clock", default=
 
 @contextlib.contextmanager
 def running(scope: anyio.CancelScope) -> Iterator[TurnClock]:
-    """Run a turn under `scope`, its time limit: the turn's calls (started inside) can pause it."""
+    """Run a turn under `scope`, its time limit: the turn's calls (started inside) find it."""
     clock = TurnClock(scope)
     token = _CLOCK.set(clock)
     try:
@@ -53,18 +58,6 @@ def running(scope: anyio.CancelScope) -> Iterator[TurnClock]:
         _CLOCK.reset(token)
 
 
-@contextlib.contextmanager
-def turn_clock_paused() -> Iterator[None]:
-    """While inside, the time limit of the turn whose call this is does not run (outside a turn: nothing happens).
-
-    For an elicitor that waits on a person: a turn's limit is for the model and the calls, not for a person.
-    """
-    clock = _CLOCK.get()
-    if clock is None:
-        yield
-        return
-    clock.pause()
-    try:
-        yield
-    finally:
-        clock.resume()
+def current_turn_clock() -> TurnClock | None:
+    """The clock of the turn whose call this task runs (None outside a turn): take it when the call starts."""
+    return _CLOCK.get()

@@ -266,7 +266,7 @@ class _Loop:
 
     async def run(self) -> Turn:
         deadline = self.limits.max_seconds
-        # Its calls may pause it while a person answers (`turn_clock_paused`).
+        # Its calls may pause it while a person answers (`current_turn_clock`).
         with anyio.move_on_after(deadline if deadline is not None else float("inf")) as scope, running(scope):
             return await self._steps()
         self._answer_unanswered("the turn's time limit was reached before this call ended")

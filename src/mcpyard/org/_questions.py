@@ -14,6 +14,7 @@ While a person answers, neither the call's clocks nor its turn's limit run (NET-
 
 from __future__ import annotations
 
+import contextlib
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
@@ -26,7 +27,7 @@ from sqlalchemy import func, select, update
 from mcpyard.connect import InputRelay
 from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest
 from mcpyard.errors import ElicitationRefused
-from mcpyard.model import turn_clock_paused
+from mcpyard.model import TurnClock, current_turn_clock
 from mcpyard.org._models import Question, RegisteredServer, TurnRow, new_id, utcnow
 from mcpyard.org._question_form import form_json
 from mcpyard.org._service import OrgService
@@ -96,10 +97,11 @@ def answer_context(org_id: str, question_id: str) -> bytes:
 
 
 class OrgElicitor:
-    """The elicitor of one call (or a turn's calls): parks each question for its asker and waits for the answer."""
+    """The elicitor of one call: parks each question for its asker and waits for the answer (with `clock`, the call's
+    turn's, paused meanwhile)."""
 
-    def __init__(self, svc: OrgService, asker: Asker) -> None:
-        self._svc, self._asker = svc, asker
+    def __init__(self, svc: OrgService, asker: Asker, clock: TurnClock | None = None) -> None:
+        self._svc, self._asker, self._clock = svc, asker, clock
 
     async def __call__(self, request: ElicitationRequest) -> ElicitationAnswer:
         svc, asker = self._svc, self._asker
@@ -109,8 +111,8 @@ class OrgElicitor:
         asker.question_ids.append(question_id)
         asker.asked.set()
         try:
-            with turn_clock_paused():  # a turn's limit is not for the person answering
-                return await _answer_of(svc, asker.org_id, question_id)
+            with self._clock.paused() if self._clock is not None else contextlib.nullcontext():
+                return await _answer_of(svc, asker.org_id, question_id)  # a turn's limit is not for a person
         finally:
             with anyio.CancelScope(shield=True):  # a stopping service still leaves the turn right
                 await _turn_goes_on(svc, asker.turn_id)
@@ -312,7 +314,7 @@ class AskingHost:
     """A host as a turn drives it (`TurnHost`): every call carries the turn's asker, who answers its servers."""
 
     def __init__(self, host: Host, svc: OrgService, asker: Asker) -> None:
-        self._host, self._elicitor, self._asker = host, OrgElicitor(svc, asker), asker
+        self._host, self._svc, self._asker = host, svc, asker
 
     @property
     def approver(self) -> Approver | None:
@@ -335,7 +337,8 @@ class AskingHost:
             conversation=conversation,
             approver=approver,
             on_input=self._asker.relay(),
-            elicitor=self._elicitor,
+            # Taken here, in the call's own task: a handshake-era server's question comes on another one.
+            elicitor=OrgElicitor(self._svc, self._asker, current_turn_clock()),
         )
 
     def redact_json(self, value: Any) -> Any:
