@@ -349,3 +349,24 @@ async def test_org5_a_handshake_era_servers_question_reaches_the_inbox_and_its_a
         "accept",
         {"age": 50, "email": "cy@example.org", "name": "Cy", "newsletter": False, "plan": "pro", "score": 2.5},
     )
+
+
+async def test_api6_a_server_edited_while_its_call_waits_for_an_answer_changes_once_the_call_ended(
+    service: Service, asking: str
+) -> None:
+    """Its change is saved and said to wait (409 `calls_in_flight`), never a failure; a refresh applies it after."""
+    tools = await asks(service, asking)
+    server_id = tools["sign_up"]["server_id"]
+    parked = await call(service, "asks__sign_up", expect=202)
+    edited = await service.request("PATCH", f"/api/v1/servers/{server_id}", json={"name": "forms"})
+    assert edited.status_code == 409, edited.text
+    assert edited.json()["error"]["code"] == "calls_in_flight"
+    await service.post(f"/api/v1/questions/{parked['question']['id']}/answer", {"action": "decline"})
+    await settled(service)
+    refreshed = await service.post(f"/api/v1/servers/{server_id}/refresh")
+    assert refreshed["name"] == "forms"
+    assert refreshed["state"] == "connected", refreshed
+    again = await call(service, "forms__ask_url", {"message": "m", "url": "https://a.example/"}, expect=202)
+    assert again["question"]["status"] == "pending", "its tools run under the new name"
+    await service.post(f"/api/v1/questions/{again['question']['id']}/answer", {"action": "cancel"})
+    await settled(service)

@@ -27,6 +27,8 @@ from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
 from mcpyard.catalog import server_prefix
 from mcpyard.config import HostSettings, LoadedConfig, OAuthSettings, ServerSpec
+from mcpyard.errors import StateError
+from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
 from mcpyard.org._policies import OrgPolicies
 from mcpyard.org._records import RecordWriter
@@ -257,7 +259,12 @@ class OrgHosts:
             return started
 
     async def reload(self, org_id: str) -> OrgHost:
-        """Apply the organization's servers as the database has them now (a host not open yet opens with them)."""
+        """Apply the organization's servers as the database has them now (a host not open yet opens with them).
+
+        Raises:
+            ServiceError: 409 `calls_in_flight`: a server that changed has calls in flight (one may wait for an
+                answer in the inbox); what changed is saved and applies at the next reload.
+        """
         opened = self._hosts.get(org_id)
         if opened is None:
             return await self.get(org_id)
@@ -267,7 +274,15 @@ class OrgHosts:
             opened.ids.clear()
             opened.ids.update(ids)
             _forget_changed(opened, config)
-            await opened.host.reload(config=config)
+            try:
+                await opened.host.reload(config=config)
+            except StateError:
+                raise ServiceError(
+                    409,
+                    "calls_in_flight",
+                    "the change is saved, but a changed server still has calls in flight (a call may be waiting for "
+                    "an answer in the inbox): it applies once they end; refresh the server then",
+                ) from None
         return opened
 
     async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:
