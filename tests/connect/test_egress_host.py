@@ -17,7 +17,7 @@ from urllib.parse import urlsplit
 import anyio
 import pytest
 
-from mcpyard import Host
+from mcpyard import ElicitationAnswer, ElicitationRequest, Host
 from mcpyard.connect import EgressGuard, MemoryResolver
 from tests.conftest import Home, body
 from tests.connect._tls import Certificates, make_certificates
@@ -38,11 +38,11 @@ def certs() -> Certificates:
 
 @asynccontextmanager
 async def https_server(
-    certs: Certificates, folder: Path, transport: HttpTransport = "streamable-http"
+    certs: Certificates, folder: Path, transport: HttpTransport = "streamable-http", script: str = "basic"
 ) -> AsyncIterator[int]:
-    """The basic fixture server over https on 127.0.0.1; yields its port."""
+    """A fixture server (`basic` unless said) over https on 127.0.0.1; yields its port."""
     cert, key = certs.write(folder)
-    async with serve_http("basic", transport, ["--tls-cert", str(cert), "--tls-key", str(key)]) as url:
+    async with serve_http(script, transport, ["--tls-cert", str(cert), "--tls-key", str(key)]) as url:
         port = urlsplit(url).port
         assert port is not None
         yield port
@@ -149,6 +149,31 @@ async def test_net2_a_call_ends_at_the_deadline_even_while_it_reports_progress(
                 "did not finish within 3 s, the limit for one call through the outbound guard"
                 in (result.error["message"])
             )
+
+
+async def test_net2_a_person_answering_a_servers_question_is_not_held_to_the_calls_deadline(
+    home: Home, certs: Certificates, tmp_path: Path
+) -> None:
+    """NET-2, CALL-2: the guard's total deadline is paused, like the call's own clock, while a person answers."""
+    answered: list[float] = []
+
+    async def slow_person(request: ElicitationRequest) -> ElicitationAnswer:
+        del request
+        # A person who takes longer than the whole deadline: the time passing is what is tested.
+        await anyio.sleep(2.5)
+        answered.append(anyio.current_time())
+        return ElicitationAnswer.accept({"username": "ada", "password": "pw"})
+
+    async with https_server(certs, tmp_path, script="elicits") as port:
+        guard, _, _ = guard_to(certs, port, deadline_secs=2)
+        config = home.write_config({"r": {"url": f"https://{NAME}/mcp", "call_timeout_secs": 1}}, mode="auto")
+        async with home.open(config, egress=guard, elicitor=slow_person) as host:
+            assert host.status().servers[0].state == "connected", reason(host)
+            with anyio.fail_after(20):
+                result = await host.call("r__sign_in", {})
+    assert result.ok, result.text
+    assert "action=accept user=ada password_length=2" in body(result)
+    assert answered, "the person was asked"
 
 
 async def test_net2_a_connection_attempt_ends_at_the_deadline(home: Home, certs: Certificates) -> None:

@@ -19,7 +19,7 @@ def test_mod2_the_public_names_of_the_model_package_are_pinned() -> None:
             "ToolFormat", "ToolFormatter", "ToolResultEvent", "Turn", "TurnEndEvent", "TurnHost", "TurnLimits",
             "TurnState", "TurnStatus", "format_tool", "format_tools", "host_prompt", "instructions_section",
             "messages_from_json", "messages_to_json", "normalize_schema", "provider_names", "reply",
-            "resume_turn", "run_turn", "sanitize_instructions", "system_prompt",
+            "resume_turn", "run_turn", "sanitize_instructions", "system_prompt", "TurnClock", "current_turn_clock",
         ]
     )  # fmt: skip
     for name in mcpyard.model.__all__:

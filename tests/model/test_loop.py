@@ -27,6 +27,7 @@ from mcpyard.model import (
     TurnEndEvent,
     TurnLimits,
     TurnState,
+    current_turn_clock,
     reply,
     resume_turn,
     run_turn,
@@ -227,6 +228,28 @@ async def test_mod2_the_time_limit_stops_a_turn(home: Home, endpoint: ModelFixtu
     assert [e.code for e in events.of(ErrorEvent)] == ["time_limit"]
     assert turn.messages[-1].role == "tool"
     assert "time limit" in turn.messages[-1].text
+
+
+async def test_mod2_the_time_limit_waits_while_a_person_answers_during_a_call(home: Home) -> None:
+    """A turn's limit is for the model and the calls: one waiting on a person pauses it (`current_turn_clock`)."""
+
+    asked: list[str] = []
+
+    async def slow_person(card: ApprovalCard) -> Answer:
+        asked.append(card.tool)
+        clock = current_turn_clock()
+        assert clock is not None, "the call runs in its turn"
+        with clock.paused():
+            await anyio.sleep(2)  # a person who takes longer than the turn's whole limit: time passing is tested
+        return "once"
+
+    model = ScriptedModel([reply("", ("t__note", {"text": "x"})), lambda messages: reply("done")])
+    async with turns_host(home, mode="ask", approver=slow_person) as host:
+        with anyio.fail_after(30):
+            turn = await run_turn(host, model, [Message.user("note x")], limits=TurnLimits(max_seconds=1))
+    assert asked == ["t__note"]
+    assert turn.status == "done", turn.messages[-1].text
+    assert turn.reply == "done"
 
 
 async def test_mod2_an_endpoint_that_fails_ends_the_turn_with_model_error(home: Home, endpoint: ModelFixture) -> None:

@@ -24,6 +24,7 @@ from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._served import served_service
 from tests.org._service import Service, running_service
+from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -42,9 +43,9 @@ LAST = {"PATCH": 1, "DELETE": 2}
 """Operations that change or remove what the others need run after them: edits, then deletions."""
 
 
-async def _real_ids(service: Service, upstream: str) -> dict[str, dict[str, str]]:
+async def _real_ids(service: Service, upstream: str, asking: str) -> dict[str, dict[str, str]]:
     """Give the organization something behind every path: a server, its tools, calls waiting, a stored result, a
-    spare token; the ids each operation's path parameters may take (`*` for every operation)."""
+    server's question, a spare token; the ids each operation's path parameters may take (`*` for every operation)."""
     server = await register(service, upstream)
     tools = by_tool(server)
     await set_policy(service, tools["write"], "ask_first")
@@ -55,8 +56,17 @@ async def _real_ids(service: Service, upstream: str) -> dict[str, dict[str, str]
     handle = (await call(service, "tools__big", {"size": 100_000}))["handle"]
     assert handle, "a long result is kept by handle"
     spare = await service.post("/api/v1/tokens", {"label": "spare"}, expect=201)
+    sign_up = by_tool(await register(service, asking, name="asks", token=None))["sign_up"]
+    await set_policy(service, sign_up, "run_freely")
+    question = (await call(service, "asks__sign_up", expect=202))["question"]["id"]
     return {
-        "*": {"server_id": server["id"], "tool_id": tools["lookup"]["id"], "handle": handle, "token_id": spare["id"]},
+        "*": {
+            "server_id": server["id"],
+            "tool_id": tools["lookup"]["id"],
+            "handle": handle,
+            "token_id": spare["id"],
+            "question_id": question,
+        },
         "POST /api/v1/approvals/{approval_id}/approve": {"approval_id": to_approve},
         "POST /api/v1/approvals/{approval_id}/decline": {"approval_id": to_decline},
     }
@@ -113,8 +123,11 @@ def _run(origin: str, token: str, ids: dict[str, dict[str, str]]) -> list[str]:
 async def test_api6_every_operation_answers_as_the_openapi_document_says(
     database_url: str, home: Home, upstream: str
 ) -> None:
-    async with served_service(database_url, home.data_home) as service:
-        ids = await _real_ids(service, upstream)
+    async with (
+        serve_http("elicits", "streamable-http") as asking,
+        served_service(database_url, home.data_home) as service,
+    ):
+        ids = await _real_ids(service, upstream, asking)
         origin = str(service.client.base_url).rstrip("/")
         failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids)
     assert not failures, "\n\n".join(failures)

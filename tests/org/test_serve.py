@@ -1,7 +1,9 @@
 """`mcpyard org serve` as it is deployed: processes of its own on uvicorn (API-5, ORG-2, ORG-5, NET-1, ERR-1).
 
-Two processes on one database approve the same calls at the same moment and each call runs once; the bearer token
-of a registered server appears in no response and nowhere in the service's log, in any encoding the redactor knows;
+Two processes on one database approve the same calls at the same moment and each call runs once; an answer to a
+server's question given through one process reaches the call the other holds; the bearer token of a registered
+server, or a secret typed into a form, appears in no response and nowhere in the service's log, in any encoding the
+redactor knows;
 `--dev` is what lets a loopback `http` server in; a database never set up, a port in use and SIGTERM each end as
 one clear line.
 """
@@ -24,9 +26,12 @@ import httpx2
 import pytest
 
 from mcpyard.secrets import forms_of
+from tests._waiting import eventually
 from tests.conftest import Home
 from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org._service import KEY, Service, set_up
+from tests.org.test_questions import KEY_FORM, TYPED
+from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -183,6 +188,49 @@ async def test_org2_the_servers_token_is_in_no_response_and_nowhere_in_the_log(
     for secret in (TOKEN, TOKEN + "-wrong", KEY):
         for form in forms_of(secret):
             assert form not in everything, f"a form of a secret reached a response or the log: {form!r}"
+
+
+async def test_org5_sec2_an_answer_given_through_another_process_reaches_the_call_held_by_the_first(
+    home: Home, database_url: str
+) -> None:
+    """The process holding a call learns of an answer given through another one on the same database; what was
+    typed into a secret field is in no response and nowhere in either log; a process that stops with a question
+    pending leaves it expired, never pending forever."""
+    async with (
+        serve_http("elicits", "streamable-http") as asking,
+        _services(home, database_url, 2, "--dev") as [(holding, first), (other, second)],
+    ):
+        for tool in by_tool(await register(first, asking, name="asks", token=None)).values():
+            await set_policy(first, tool, "run_freely")
+        parked = await call(first, "asks__ask_form", {"message": "Your key", "schema": KEY_FORM}, expect=202)
+        question = f"/api/v1/questions/{parked['question']['id']}"
+        [pending] = await second.get("/api/v1/questions", params={"status": "pending"})
+        assert pending["id"] == parked["question"]["id"], "every process sees the question"
+        answered = await second.post(f"{question}/answer", {"action": "accept", "content": {"api_key": TYPED}})
+        assert answered["status"] == "accepted"
+        again = await first.request("POST", f"{question}/answer", json={"action": "cancel"})
+        assert again.status_code == 409
+
+        async def ended() -> bool:
+            return (await first.get(question))["result"] is not None
+
+        # The call is held by the first process, which writes its result when it ends: no event reaches this test.
+        await eventually(ended, within=30, what="the first process's call to end with the answer")
+        result = (await first.get(question))["result"]
+        assert result["ok"] is True, result
+        assert '"api_key": "%typed secret%"' in result["content"][0]["text"]
+
+        waiting = await call(first, "asks__sign_up", expect=202)
+        holding.process.send_signal(signal.SIGTERM)
+        assert holding.process.wait(30) == 0
+        left = await second.get(f"/api/v1/questions/{waiting['question']['id']}")
+        assert left["status"] == "expired", left
+        assert "its call ended" in left["why"]
+        other.process.send_signal(signal.SIGTERM)
+        assert other.process.wait(30) == 0
+    everything = "\n".join([*first.responses, holding.text(), other.text()])
+    for form in forms_of(TYPED):
+        assert form not in everything, f"a form of the typed secret reached a response or a log: {form!r}"
 
 
 async def test_net1_without_dev_a_loopback_http_server_is_refused(home: Home, database_url: str, upstream: str) -> None:

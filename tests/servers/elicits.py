@@ -1,6 +1,8 @@
 """Fixture server that asks its client questions (elicitation, form and URL modes) during its tools' calls.
 
-Run as `python tests/servers/elicits.py [--transport stdio|sse|streamable-http] [--port N]`.
+Run as `python tests/servers/elicits.py [--transport stdio|sse|streamable-http] [--port N]
+[--tls-cert PEM --tls-key PEM] [--handshake]`. With `--handshake`, streamable HTTP speaks only the
+handshake era (it answers `server/discover` as an unknown method, as servers of that era do).
 It asks in its client's era's way: over SSE (the handshake era) a request of its own, related
 to the call; over the new era an input-required result, answered within the call. Each tool
 says what came back: `action=<action> content=<JSON>`, or the error its client answered with.
@@ -21,6 +23,7 @@ from pathlib import Path
 from typing import Any, Final, Literal
 
 from mcp.server.mcpserver import Context, MCPServer
+from mcp.server.transport_security import TransportSecuritySettings
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types import (
@@ -33,6 +36,8 @@ from mcp_types import (
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.responses import JSONResponse
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -137,6 +142,9 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
+    parser.add_argument("--tls-cert", help="serve https with this certificate (PEM); clients name the server freely")
+    parser.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
+    parser.add_argument("--handshake", action="store_true", help="streamable HTTP: the handshake era only")
     args = parser.parse_args(argv)
     server = build_server()
     transport: Transport = args.transport
@@ -147,8 +155,56 @@ def main(argv: Sequence[str] | None = None) -> None:
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
-    app = server.sse_app(host=args.host) if transport == "sse" else server.streamable_http_app(host=args.host)
-    serve(app, host=args.host, port=args.port)
+    options: dict[str, Any] = {}
+    security: TransportSecuritySettings | None = None
+    if args.tls_cert:
+        # Over https the client names the server by a public name (the outbound guard's tests).
+        options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    app: ASGIApp
+    if transport == "sse":
+        app = server.sse_app(host=args.host, transport_security=security)
+    else:
+        app = server.streamable_http_app(host=args.host, transport_security=security)
+        if args.handshake:
+            app = _handshake_only(app)
+    serve(app, host=args.host, port=args.port, **options)
+
+
+def _handshake_only(app: ASGIApp) -> ASGIApp:
+    """The app, answering `server/discover` with "method not found": clients fall back to the handshake era."""
+
+    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or scope["method"] != "POST":
+            await app(scope, receive, send)
+            return
+        chunks: list[bytes] = []
+        more = True
+        while more:
+            message = await receive()
+            chunks.append(message.get("body", b""))
+            more = message.get("more_body", False)
+        body = b"".join(chunks)
+        try:
+            request = json.loads(body)
+        except ValueError:
+            request = None
+        if isinstance(request, dict) and request.get("method") == "server/discover":
+            error = {"code": -32601, "message": "Method not found"}
+            await JSONResponse({"jsonrpc": "2.0", "id": request.get("id"), "error": error})(scope, receive, send)
+            return
+        replayed = False
+
+        async def replay() -> Message:
+            nonlocal replayed
+            if not replayed:
+                replayed = True
+                return {"type": "http.request", "body": body, "more_body": False}
+            return await receive()
+
+        await app(scope, replay, send)
+
+    return wrapped
 
 
 if __name__ == "__main__":

@@ -43,7 +43,8 @@ class CallChannel:
     ends; `on_lost` tells the supervisor the connection broke under a call, and
     `on_abandoned(client)` that a call was given up on (timeout or cancel), so a stdio
     server that stays silent can be restarted. Through the outbound guard, `limit_secs` is the
-    total time any call or request may take, progress or not (NET-2), and an answer the guard
+    total time any call or request may take, progress or not (NET-2; the time a person spends
+    answering the server's question is not counted), and an answer the guard
     refused for its size (over `max_response_bytes`) is that error, not the server's.
     """
 
@@ -145,7 +146,7 @@ class CallChannel:
                 try:
                     with (
                         tool_call_trace() if self._traced else contextlib.nullcontext(),
-                        self._waiting_input(on_input, scope, timeout_secs) as waiting,
+                        self._waiting_input(on_input, scope, timeout_secs, total) as waiting,
                     ):
                         return await client.call_tool(tool, sent, progress_callback=restart_clock)
                 except MCPError as exc:
@@ -269,11 +270,13 @@ class CallChannel:
                 await sink(params)
 
     def _waiting_input(
-        self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None
+        self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None, total: anyio.CancelScope
     ) -> contextlib.AbstractContextManager[WaitingCall | None]:
         if self._inputs is None:
             return contextlib.nullcontext()
-        return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs)
+        # A person's answer may take longer than the total deadline: it is paused too (NET-2 bounds the server).
+        limited = total if self._limit is not None else None
+        return self._inputs.waiting(relay or InputRelay(audience="host", ask=None), scope, timeout_secs, limited)
 
     def _refused(self, exc: MCPError) -> None:
         """The answer the SDK gave a request whose response the outbound guard refused for its size."""

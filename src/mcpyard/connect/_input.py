@@ -42,13 +42,27 @@ class InputRelay:
 
 @dataclass(slots=True)
 class WaitingCall:
+    """A call in flight whose clocks stop while a person answers one of its server's questions.
+
+    `scope` is the call's own timeout (`call_timeout_secs`, restarted by progress); `total`, when the
+    call has one, is its total deadline (NET-2). While a person answers, neither runs: the call's own
+    clock starts again in full afterwards, and the total deadline goes on with the time it had left, so
+    the time the server itself takes stays bounded (how long a person may take is the asker's bound).
+    """
+
     relay: InputRelay
     scope: anyio.CancelScope
     timeout_secs: float | None
+    total: anyio.CancelScope | None = None
     asking: int = 0
     """Questions of this call a person is answering: its clock runs again when the last is answered."""
+    total_left: float = math.inf
+    """While paused: what was left of the total deadline when the first question came."""
 
     def pause(self) -> None:
+        if self.asking == 0 and self.total is not None:
+            self.total_left = max(0.0, self.total.deadline - anyio.current_time())
+            self.total.deadline = math.inf
         self.asking += 1
         self.scope.deadline = math.inf
 
@@ -59,8 +73,14 @@ class WaitingCall:
 
     def resume(self) -> None:
         self.asking -= 1
-        if self.asking == 0 and self.timeout_secs is not None:
-            self.scope.deadline = anyio.current_time() + self.timeout_secs
+        if self.asking:
+            return
+        now = anyio.current_time()
+        if self.timeout_secs is not None:
+            self.scope.deadline = now + self.timeout_secs
+        if self.total is not None:
+            self.total.deadline = now + self.total_left
+            self.total_left = math.inf
 
 
 _CURRENT: contextvars.ContextVar[WaitingCall | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
@@ -74,9 +94,16 @@ class InputRouter:
         self._waiting: list[WaitingCall] = []
 
     @contextlib.contextmanager
-    def waiting(self, relay: InputRelay, scope: anyio.CancelScope, timeout_secs: float | None) -> Iterator[WaitingCall]:
-        """Register a call for the time it runs; `scope` is its timeout, paused while a person answers."""
-        entry = WaitingCall(relay, scope, timeout_secs)
+    def waiting(
+        self,
+        relay: InputRelay,
+        scope: anyio.CancelScope,
+        timeout_secs: float | None,
+        total: anyio.CancelScope | None = None,
+    ) -> Iterator[WaitingCall]:
+        """Register a call for the time it runs; `scope` is its timeout and `total` its total deadline, both paused
+        while a person answers."""
+        entry = WaitingCall(relay, scope, timeout_secs, total)
         self._waiting.append(entry)
         token = _CURRENT.set(entry)
         try:

@@ -11,6 +11,7 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.model._backend import Model, Reply, TextSink
+from mcpyard.model._clock import TurnClock, current_turn_clock
 from mcpyard.model._events import (
     ApprovalEvent,
     ErrorEvent,
@@ -103,11 +104,13 @@ __all__ = [
     "ToolFormatter",
     "ToolResultEvent",
     "Turn",
+    "TurnClock",
     "TurnEndEvent",
     "TurnHost",
     "TurnLimits",
     "TurnState",
     "TurnStatus",
+    "current_turn_clock",
     "format_tool",
     "format_tools",
     "host_prompt",

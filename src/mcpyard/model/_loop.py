@@ -25,6 +25,7 @@ import anyio
 
 from mcpyard.errors import ModelError
 from mcpyard.model._backend import Model
+from mcpyard.model._clock import running
 from mcpyard.model._events import (
     ApprovalEvent,
     ErrorEvent,
@@ -265,7 +266,8 @@ class _Loop:
 
     async def run(self) -> Turn:
         deadline = self.limits.max_seconds
-        with anyio.move_on_after(deadline if deadline is not None else float("inf")):
+        # Its calls may pause it while a person answers (`current_turn_clock`).
+        with anyio.move_on_after(deadline if deadline is not None else float("inf")) as scope, running(scope):
             return await self._steps()
         self._answer_unanswered("the turn's time limit was reached before this call ended")
         message = f"the turn stopped: it took longer than its limit of {deadline:g} s"

@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.org import _inbox, _policy_service, _registry
+from mcpyard.org import _inbox, _member_calls, _policy_service, _registry
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
 from mcpyard.org._events import list_alerts, list_audit
 from mcpyard.org._service import OrgService
@@ -189,7 +189,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
 
     async def calls(request: Request, caller: Caller) -> Response:
         body = await json_body(request)
-        status, answer = await _inbox.call_tool(
+        status, answer = await _member_calls.call_tool(
             svc, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
         )
         return JSONResponse(answer, status_code=status)
@@ -200,9 +200,10 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
 
     async def approve(request: Request, caller: Caller) -> Response:
         approval_id = request.path_params["approval_id"]
-        ran = await _inbox.approve(svc, caller, approval_id)
-        await after_decision(svc, caller.org_id, approval_id)
-        return JSONResponse(ran)
+        status, ran = await _inbox.approve(
+            svc, caller, approval_id, then=lambda: after_decision(svc, caller.org_id, approval_id)
+        )
+        return JSONResponse(ran, status_code=status)
 
     async def decline(request: Request, caller: Caller) -> Response:
         approval_id = request.path_params["approval_id"]
@@ -215,8 +216,9 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         length = _int(request, "length", None)
         if length == 0:
             raise ServiceError(422, "invalid_request", "`length` must be at least 1")
-        conversation = _inbox.checked_conversation(_text(request, "conversation") or None)
-        window = await _inbox.read_result(svc, caller, request.path_params["handle"], offset, length, conversation)
+        conversation = _member_calls.checked_conversation(_text(request, "conversation") or None)
+        handle = request.path_params["handle"]
+        window = await _member_calls.read_result(svc, caller, handle, offset, length, conversation)
         return JSONResponse(window)
 
     async def audit(request: Request, caller: Caller) -> Response:

@@ -2,7 +2,8 @@
 
 `org_app(settings)` builds the app; serving it (`mcpyard org serve`, or a test's uvicorn) opens
 the database, checks its schema, reads the sealing key, and keeps one host per organization
-open until it stops. Approvals a stopped process left half-run are marked failed at start.
+open until it stops. Approvals a stopped process left half-run are marked failed at start; questions
+no process holds any more expire at start and every half minute.
 """
 
 from __future__ import annotations
@@ -11,11 +12,13 @@ import contextlib
 import hashlib
 import hmac
 import html
+import logging
 from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
 
+import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
@@ -26,6 +29,7 @@ from mcpyard.connect import EgressGuard
 from mcpyard.errors import UrlRefused
 from mcpyard.org._api import api_routes, error_response
 from mcpyard.org._api_people import people_routes
+from mcpyard.org._api_questions import question_routes
 from mcpyard.org._api_turns import turn_routes
 from mcpyard.org._assistants import RateLimits
 from mcpyard.org._auth import Authenticator, SessionSigner
@@ -36,12 +40,17 @@ from mcpyard.org._inbox import sweep
 from mcpyard.org._keys import key_source
 from mcpyard.org._migrate import check_schema
 from mcpyard.org._openapi import openapi_document
+from mcpyard.org._questions import no_one_to_ask, sweep_questions
 from mcpyard.org._seal import Sealer
-from mcpyard.org._service import ModelFactory, OrgService
+from mcpyard.org._service import QUESTION_SECONDS, ModelFactory, OrgService
 from mcpyard.org._throttle import SignInLimits
 from mcpyard.org.web import Live, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]
+
+SWEEP_SECONDS = 30.0
+"""How often each process looks for questions no process holds any more."""
+_log = logging.getLogger("mcpyard.org")
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,6 +74,8 @@ class OrgSettings:
     """How often the pages' live updates look for changes."""
     sign_ins: SignInLimits | None = None
     """Failed sign-ins allowed per address (default: 10 in 5 minutes)."""
+    question_seconds: float = QUESTION_SECONDS
+    """How long a server's question waits in the inbox before it expires and the server hears `cancel`."""
 
 
 @dataclass
@@ -100,6 +111,16 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
     return HTMLResponse(body, status_code=status)
 
 
+async def _keep_sweeping(service: OrgService) -> None:
+    """Questions whose process stopped holding them expire, on whichever replica looks first."""
+    while True:
+        await anyio.sleep(SWEEP_SECONDS)
+        try:
+            await sweep_questions(service)
+        except Exception as exc:  # the database is away for a moment: the next round tries again
+            _log.warning("sweeping questions failed (%s)", type(exc).__name__)
+
+
 def org_app(settings: OrgSettings) -> Starlette:
     """The organization service's app; its parts open when it is served."""
     state = OrgState()
@@ -116,8 +137,18 @@ def org_app(settings: OrgSettings) -> Starlette:
         async with open_database(settings.database_url) as db:
             await check_schema(db)
             sealer = Sealer(key_source(settings.environ, settings.data_home))
-            hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: {"egress": guard})
-            service = OrgService(db.sessions, hosts, sealer, check_url, settings.models, guard)
+            # Every host declares elicitation; each call brings the elicitor that asks its own people.
+            options = {"egress": guard, "elicitor": no_one_to_ask}
+            hosts = OrgHosts(db.sessions, sealer, settings.data_home, host_options=lambda: options)
+            service = OrgService(
+                db.sessions,
+                hosts,
+                sealer,
+                check_url,
+                settings.models,
+                guard,
+                question_seconds=settings.question_seconds,
+            )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             live = Live(settings.live_seconds)
             sign_ins = settings.sign_ins or SignInLimits()
@@ -125,6 +156,7 @@ def org_app(settings: OrgSettings) -> Starlette:
             app.router.routes.extend(
                 [
                     *api_routes(service, authenticate),
+                    *question_routes(service, authenticate),
                     *people_routes(
                         db.sessions, authenticate, secure_cookies=settings.secure_cookies, sign_ins=sign_ins
                     ),
@@ -139,9 +171,14 @@ def org_app(settings: OrgSettings) -> Starlette:
                     ),
                 ]
             )
-            async with hosts.running():
+            async with hosts.running(), anyio.create_task_group() as sweeping:
                 await sweep(service)
-                yield
+                await sweep_questions(service)
+                sweeping.start_soon(_keep_sweeping, service)
+                try:
+                    yield
+                finally:
+                    sweeping.cancel_scope.cancel()
 
     async def openapi(request: Request) -> Response:
         del request

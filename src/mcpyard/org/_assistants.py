@@ -6,7 +6,7 @@ deleted server's tool, naming each; a publication stores only server ids, tool n
 hashes. At turn time (a visitor's or a preview) each tool must still be `run_freely` for the same
 hash, or it is left out and an alert asks to review and publish again. Visitors, anonymous, get at
 most 5 calls a turn, never an ask-first tool (no one could answer), and a rate limit per visitor and
-per assistant.
+per assistant; a server's question during their turn (or a preview) is refused at once, saying why.
 """
 
 from __future__ import annotations
@@ -24,6 +24,7 @@ from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit, clear_alert, raise_alert
 from mcpyard.org._hosts import model_name
 from mcpyard.org._models import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow
+from mcpyard.org._questions import Asker
 from mcpyard.org._review import PUBLICATION_ALERT
 from mcpyard.org._service import OrgService
 from mcpyard.org._turn_json import turn_json
@@ -44,6 +45,8 @@ __all__ = [
 ]
 
 MAX_VISITOR_CALLS = 5
+NOT_ASKED = "a published assistant's visitors are anonymous: mcpyard does not put a server's questions to them"
+PREVIEW_NOT_ASKED = "a preview runs as visitors' turns do, and mcpyard does not put a server's questions to visitors"
 MAX_NAME = 100
 MAX_INSTRUCTIONS = 20_000
 MAX_TOOLS = 200
@@ -318,12 +321,18 @@ async def _qualified(
         return offered, left_out
 
 
-def _visitor_offer(assistant: Assistant, names: set[str]) -> Offer:
-    return Offer(names, assistant.instructions, limits(MAX_VISITOR_CALLS), approver=None)
+def _visitor_offer(assistant: Assistant, names: set[str], refusal: str) -> Offer:
+    asker = Asker.refusing(assistant.org_id, refusal)  # a server's question is refused at once, saying why
+    return Offer(names, assistant.instructions, limits(MAX_VISITOR_CALLS), approver=None, asker=asker)
 
 
 async def _visitor_turn_in(
-    svc: OrgService, assistant: Assistant, conversation: Conversation, message: str, names: set[str]
+    svc: OrgService,
+    assistant: Assistant,
+    conversation: Conversation,
+    message: str,
+    names: set[str],
+    refusal: str = NOT_ASKED,
 ) -> TurnRow:
     model = await model_for(svc, assistant.org_id, None)
     async with svc.db.begin() as session:
@@ -333,9 +342,8 @@ async def _visitor_turn_in(
         session.add(row)
     async with ends_if_it_fails(svc, row.id):
         opened = await svc.hosts.get(assistant.org_id)
-        return await drive_turn(
-            svc, opened, model, conversation, row, _visitor_offer(assistant, names), key=f"visitor:{conversation.id}"
-        )
+        offer = _visitor_offer(assistant, names, refusal)
+        return await drive_turn(svc, opened, model, conversation, row, offer, key=f"visitor:{conversation.id}")
 
 
 async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:
@@ -349,7 +357,7 @@ async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict
             org_id=assistant.org_id, assistant_id=assistant.id, member_id=caller.member_id, messages=[]
         )
         session.add(conversation)
-    row = await _visitor_turn_in(svc, assistant, conversation, message, names)
+    row = await _visitor_turn_in(svc, assistant, conversation, message, names, PREVIEW_NOT_ASKED)
     return {**turn_json(row), "left_out": left_out}
 
 

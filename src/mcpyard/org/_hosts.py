@@ -27,6 +27,8 @@ from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
 from mcpyard.catalog import server_prefix
 from mcpyard.config import HostSettings, LoadedConfig, OAuthSettings, ServerSpec
+from mcpyard.errors import StateError
+from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
 from mcpyard.org._policies import OrgPolicies
 from mcpyard.org._records import RecordWriter
@@ -187,7 +189,9 @@ class OrgHosts:
         """Every call's record; `records.flush()` before reading them."""
         self._locks: dict[str, anyio.Lock] = {}
         self._tg: anyio.abc.TaskGroup | None = None
-        self._background = 0
+        self._background: anyio.abc.TaskGroup | None = None
+        """Where `spawn` runs work: cancelled first when the service stops."""
+        self._running = 0
         self._quiet = anyio.Event()
         """Set while no background work runs."""
         self._quiet.set()
@@ -198,7 +202,15 @@ class OrgHosts:
         async with self.records.running(), anyio.create_task_group() as tg:
             self._tg = tg
             try:
-                yield self
+                async with anyio.create_task_group() as background:
+                    self._background = background
+                    try:
+                        yield self
+                    finally:
+                        # Work still running when the service stops (a turn, a call waiting for an answer) ends
+                        # first, saying so, while the hosts and the database are still open.
+                        self._background = None
+                        background.cancel_scope.cancel()
             finally:
                 self._tg = None
                 for opened in self._hosts.values():
@@ -206,12 +218,13 @@ class OrgHosts:
                 self._hosts.clear()
 
     def spawn(self, work: Callable[[], Awaitable[None]], what: str) -> None:
-        """Run `work` in the background while the service runs (a turn going on after its approval); a failure
-        is one line on the log, never the service's end."""
-        if self._tg is None:
+        """Run `work` in the background while the service runs (a turn going on after its approval, a call waiting
+        for an answer); a failure is one line on the log, never the service's end; work still running when the
+        service stops is cancelled."""
+        if self._background is None:
             raise RuntimeError("the organization hosts are not running")
 
-        self._background += 1
+        self._running += 1
         if self._quiet.is_set():
             self._quiet = anyio.Event()
 
@@ -221,11 +234,11 @@ class OrgHosts:
             except Exception as exc:
                 _log.error("%s failed (%s)", what, type(exc).__name__)
             finally:
-                self._background -= 1
-                if not self._background:
+                self._running -= 1
+                if not self._running:
                     self._quiet.set()
 
-        self._tg.start_soon(guarded)
+        self._background.start_soon(guarded)
 
     async def settled(self) -> None:
         """Return once no background work started by `spawn` is running (what a test or a shutdown waits for)."""
@@ -246,7 +259,12 @@ class OrgHosts:
             return started
 
     async def reload(self, org_id: str) -> OrgHost:
-        """Apply the organization's servers as the database has them now (a host not open yet opens with them)."""
+        """Apply the organization's servers as the database has them now (a host not open yet opens with them).
+
+        Raises:
+            ServiceError: 409 `calls_in_flight`: a server that changed has calls in flight (one may wait for an
+                answer in the inbox); what changed is saved and applies at the next reload.
+        """
         opened = self._hosts.get(org_id)
         if opened is None:
             return await self.get(org_id)
@@ -256,7 +274,15 @@ class OrgHosts:
             opened.ids.clear()
             opened.ids.update(ids)
             _forget_changed(opened, config)
-            await opened.host.reload(config=config)
+            try:
+                await opened.host.reload(config=config)
+            except StateError:
+                raise ServiceError(
+                    409,
+                    "calls_in_flight",
+                    "the change is saved, but a changed server still has calls in flight (a call may be waiting for "
+                    "an answer in the inbox): it applies once they end; refresh the server then",
+                ) from None
         return opened
 
     async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:

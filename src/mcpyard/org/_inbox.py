@@ -1,5 +1,5 @@
-"""Calls for members, and the approval inbox: an ask-first call is parked with its saved arguments and runs once,
-when the member who asked, an owner or an admin approves it (ORG-5, APR-1, APR-2, NET-2).
+"""The approval inbox: an ask-first call is parked with its saved arguments and runs once, when the member who asked,
+an owner or an admin approves it (ORG-5, APR-1, APR-2, NET-2).
 
 Approving is one conditional update in the database (`pending` → `running`): of two people
 approving at the same moment, on two processes, one claims it and the other is told it was
@@ -9,16 +9,16 @@ are checked again; the saved arguments then run through the whole pipeline once.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.org._call_results import keep_connection_state, result_json
 from mcpyard.org._caller import Caller, ServiceError, not_found
-from mcpyard.org._discovery import CONNECTION_ALERT
-from mcpyard.org._events import clear_alert, raise_alert
-from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID, OrgHost, conversation_key
+from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID
 from mcpyard.org._models import (
     Approval,
     Conversation,
@@ -30,40 +30,12 @@ from mcpyard.org._models import (
     new_id,
     utcnow,
 )
+from mcpyard.org._questions import Asker, OrgElicitor, until_done_or_asked
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
 
-__all__ = [
-    "MAX_CONVERSATION",
-    "MAX_TOOL_NAME",
-    "Inbox",
-    "Parked",
-    "approval_json",
-    "approve",
-    "call_tool",
-    "checked_conversation",
-    "decline",
-    "list_approvals",
-    "read_result",
-    "sweep",
-]
-CODES = {"off": "policy_off", "removed": "tool_removed"}
-"""The pipeline's refusal codes as the organization's API names them (API-6)."""
-CONNECTION_FAILURES = frozenset({"server_unavailable", "connection_lost", "timeout"})
-MAX_CONVERSATION = 40
-"""A conversation's name is kept with the member's id (`conversation_key`) in 64 characters."""
-MAX_TOOL_NAME = 256
-"""The longest tool name a call may give: what a call's record keeps."""
-
-
-def checked_conversation(conversation: object) -> str | None:
-    """A call's conversation as given (None: the member's default one), or 422 when it cannot be one."""
-    if conversation is not None and (not isinstance(conversation, str) or len(conversation) > MAX_CONVERSATION):
-        raise ServiceError(
-            422, "invalid_request", f"`conversation` must be a string of at most {MAX_CONVERSATION} characters"
-        )
-    return conversation
+__all__ = ["Inbox", "Parked", "approval_json", "approve", "decline", "list_approvals", "sweep"]
 
 
 class Parked(Declined):
@@ -129,75 +101,6 @@ class Inbox:
 async def _once(card: ApprovalCard) -> Answer:
     del card  # claimed and checked again already: this is the one run
     return "once"
-
-
-def _result_json(result: CallResult, call_id: str | None) -> dict[str, Any]:
-    body = result.to_json()
-    if result.error is not None:
-        body["error"] = {**result.error, "code": CODES.get(result.error["code"], result.error["code"])}
-    body["call_id"] = call_id
-    return body
-
-
-async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str | None:
-    servers = await session.scalars(
-        select(RegisteredServer).where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_not(None))
-    )
-    return next((server.name for server in servers if name.startswith(f"{server.name}__")), None)
-
-
-async def _keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, result: CallResult) -> None:
-    """A call that could not reach its server raises that server's alert; the next that does clears it (ORG-8)."""
-    name = result.server
-    server_id = opened.ids.get(name) if name is not None else None
-    if name is None or server_id is None:
-        return
-    failed = result.error is not None and result.error["code"] in CONNECTION_FAILURES
-    if failed == (name in opened.alerted):
-        return
-    async with svc.db.begin() as session:
-        if failed:
-            message = result.error["message"] if result.error else "the call could not reach the server"
-            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
-            opened.alerted.add(name)
-        else:
-            await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
-            opened.alerted.discard(name)
-
-
-async def call_tool(
-    svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
-) -> tuple[int, dict[str, Any]]:
-    """Run a tool for a member: 200 with the `CallResult` (refusals too), or 202 with the parked approval.
-
-    `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
-    """
-    if not isinstance(name, str) or not name or len(name) > MAX_TOOL_NAME:
-        raise ServiceError(
-            422, "invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})"
-        )
-    if not isinstance(arguments, dict):
-        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
-    conversation = checked_conversation(conversation)
-    opened = await svc.hosts.get(caller.org_id)
-    key = conversation_key(caller.member_id, conversation)
-    inbox = Inbox(svc, caller, name, arguments, key)
-    call_id = new_id()
-    token = CALL_ID.set(call_id)
-    try:
-        result = await opened.host.call(name, arguments, conversation=key, approver=inbox)
-    finally:
-        CALL_ID.reset(token)
-    if inbox.approval_id is not None:
-        return 202, {"approval": {"id": inbox.approval_id, "status": "pending"}}
-    if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
-        async with svc.db.begin() as session:
-            if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
-                message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
-                refused = CallResult.refusal("server_deleted", message, tool=name)
-                return 200, _result_json(refused, call_id)
-    await _keep_connection_state(svc, opened, caller.org_id, result)
-    return 200, _result_json(result, call_id)
 
 
 def approval_json(approval: Approval) -> dict[str, Any]:
@@ -302,8 +205,13 @@ async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str)
     return found is not None
 
 
-async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
-    """Claim the approval and run its saved arguments once; the `CallResult` of that one run."""
+async def approve(
+    svc: OrgService, caller: Caller, approval_id: str, *, then: Callable[[], Awaitable[None]] | None = None
+) -> tuple[int, dict[str, Any]]:
+    """Claim the approval and run its saved arguments once: 200 with the `CallResult` of that one run, or 202 with
+    the question its server asked meanwhile (the run goes on once it is answered; its result is then the
+    approval's). `then` is awaited once the run ended (a parked turn goes on)."""
+    failed: dict[str, Any] | None = None
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "running")
         problem = await _still_allowed(session, approval)
@@ -313,30 +221,52 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
                 f"{approval.tool_name} may no longer run ({problem}); nothing was sent",
                 tool=approval.tool_name,
             )
-            approval.status, approval.result = "failed", _result_json(refused, None)
-            return approval.result
+            approval.status, approval.result = "failed", result_json(refused, None)
+            failed = approval.result
         saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
-        turn_id = approval.turn_id
+        turn_id, member_id = approval.turn_id, approval.member_id
+    if failed is not None:
+        if then is not None:
+            await then()
+        return 200, failed
     name, arguments, conversation, definition_hash = saved
     opened = await svc.hosts.get(caller.org_id)
     call_id = new_id()
-    token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
-    try:
-        result = await opened.host.call(
-            name, arguments, conversation=conversation, approver=_once, definition_hash=definition_hash
-        )
-    finally:
-        CALL_ID.reset(token)
-        TURN_ID.reset(turn_token)
-    body = _result_json(result, call_id)
-    async with svc.db.begin() as session:
-        await session.execute(
-            update(Approval)
-            .where(Approval.id == approval_id)
-            .values(status="done" if result.ok else "failed", result=body)
-        )
-    await _keep_connection_state(svc, opened, caller.org_id, result)
-    return body
+    # Its server's questions go to whoever may decide the call: the member who asked for it, owners, admins.
+    asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
+
+    async def run() -> dict[str, Any]:
+        token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
+        try:
+            result = await opened.host.call(
+                name,
+                arguments,
+                conversation=conversation,
+                approver=_once,
+                definition_hash=definition_hash,
+                on_input=asker.relay(),
+                elicitor=OrgElicitor(svc, asker),
+            )
+        finally:
+            CALL_ID.reset(token)
+            TURN_ID.reset(turn_token)
+        body = result_json(result, call_id)
+        async with svc.db.begin() as session:
+            await session.execute(
+                update(Approval)
+                .where(Approval.id == approval_id)
+                .values(status="done" if result.ok else "failed", result=body)
+            )
+        await keep_connection_state(svc, opened, caller.org_id, result)
+        if then is not None:
+            await then()
+        return body
+
+    ended, body = await until_done_or_asked(svc, asker, run, "an approved call waiting for an answer")
+    if not ended or body is None:
+        question = {"id": asker.question_ids[0], "status": "pending"} if asker.question_ids else None
+        return 202, {"approval": {"id": approval_id, "status": "running"}, "question": question}
+    return 200, body
 
 
 async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
@@ -344,22 +274,6 @@ async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "declined")
         return approval_json(approval)
-
-
-async def read_result(
-    svc: OrgService, caller: Caller, handle: str, offset: int, length: int | None, conversation: str | None
-) -> dict[str, Any]:
-    """A window of a stored result, only within the member's conversation that made it (CALL-4, ORG-7)."""
-    opened = await svc.hosts.get(caller.org_id)
-    arguments: dict[str, Any] = {"handle": handle, "offset": offset}
-    if length is not None:
-        arguments["length"] = length
-    result = await opened.host.call(
-        "read_result", arguments, conversation=conversation_key(caller.member_id, conversation)
-    )
-    if result.error is not None and result.error["code"] == "unknown_handle":
-        raise not_found("stored result")
-    return _result_json(result, None)
 
 
 async def sweep(svc: OrgService) -> int:
@@ -370,6 +284,6 @@ async def sweep(svc: OrgService) -> int:
         swept = await session.execute(
             update(Approval)
             .where(Approval.status == "running", or_(Approval.decided_at.is_(None), Approval.decided_at < cutoff))
-            .values(status="failed", result=_result_json(interrupted, None))
+            .values(status="failed", result=result_json(interrupted, None))
         )
     return int(getattr(swept, "rowcount", 0) or 0)

@@ -15,6 +15,7 @@ from mcpyard.org._auth import COOKIE
 from mcpyard.org._openapi_calls import calls_paths
 from mcpyard.org._openapi_parts import ANY_OBJ, S, op
 from mcpyard.org._openapi_people import people_paths
+from mcpyard.org._openapi_questions import questions_paths
 from mcpyard.org._openapi_servers import servers_paths
 from mcpyard.org._openapi_turns import turn_paths
 
@@ -37,6 +38,7 @@ def openapi_document() -> dict[str, Any]:
         **people_paths(),
         **servers_paths(),
         **calls_paths(),
+        **questions_paths(),
         **turn_paths(),
     }
     return {

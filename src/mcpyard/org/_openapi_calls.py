@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from mcpyard.org._api import APPROVAL_STATES
-from mcpyard.org._inbox import MAX_CONVERSATION, MAX_TOOL_NAME
+from mcpyard.org._member_calls import MAX_CONVERSATION, MAX_TOOL_NAME
 from mcpyard.org._openapi_parts import ANY_OBJ, BOOL, NOBJ, NSTR, STR, S, array, enum, obj, op, path, query
 
 __all__ = ["CALL_RESULT", "calls_paths"]
@@ -22,6 +22,13 @@ CALL_RESULT = obj(
     call_id=NSTR,
 )
 _PARKED = obj(["approval"], approval=obj(["id", "status"], id=STR, status={"const": "pending"}))
+_QUESTION_ASKED = obj(["id", "status"], id=STR, status={"const": "pending"})
+_ASKING = obj(["call_id", "question"], call_id=STR, question=_QUESTION_ASKED)
+_RUNNING = obj(
+    ["approval", "question"],
+    approval=obj(["id", "status"], id=STR, status={"const": "running"}),
+    question={"oneOf": [{"type": "null"}, _QUESTION_ASKED]},
+)
 _APPROVAL = obj(
     [
         "id",
@@ -87,7 +94,11 @@ def calls_paths() -> S:
                 "Call a tool by the name the model sees: refusals are 200 with `ok: false` and the pipeline's code",
                 {
                     "200": ("the call's result", CALL_RESULT),
-                    "202": ("parked for approval: the saved arguments run once it is approved", _PARKED),
+                    "202": (
+                        "parked for approval (the saved arguments run once it is approved), or running: its server "
+                        "asked a question (the call goes on once it is answered; its result comes with the question)",
+                        {"oneOf": [_PARKED, _ASKING]},
+                    ),
                 },
                 "400 401 403 413 422",
                 body=call_body,
@@ -105,7 +116,10 @@ def calls_paths() -> S:
             "parameters": [path("approval_id")],
             "post": op(
                 "Approve: policy, definition and access checked again, then the saved call runs once",
-                {"200": ("the result of that one run", CALL_RESULT)},
+                {
+                    "200": ("the result of that one run", CALL_RESULT),
+                    "202": ("running: its server asked a question; its result becomes the approval's", _RUNNING),
+                },
                 "401 403 404 409",
             ),
         },

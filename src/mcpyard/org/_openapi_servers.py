@@ -144,7 +144,11 @@ def servers_paths() -> S:
         },
         "/api/v1/servers/{server_id}/refresh": {
             "parameters": [path("server_id")],
-            "post": op("Discover the tools again (owner, admin)", {"200": ("the server", _SERVER)}, "401 403 404"),
+            "post": op(
+                "Discover the tools again (owner, admin); 409 `calls_in_flight` while a changed server's calls end",
+                {"200": ("the server", _SERVER)},
+                "401 403 404 409",
+            ),
         },
         "/api/v1/servers/{server_id}/selections": {
             "parameters": [path("server_id")],

@@ -7,6 +7,7 @@ from mcpyard.org._assistants import MAX_NAME as MAX_ASSISTANT_NAME
 from mcpyard.org._assistants import MAX_TOOLS
 from mcpyard.org._model_setting import MAX_KEY, MAX_MODEL_NAME
 from mcpyard.org._openapi_parts import BOOL, NSTR, STR, S, array, enum, obj, op, path
+from mcpyard.org._openapi_questions import QUESTION
 from mcpyard.org._teammates import MAX_INSTRUCTIONS, MAX_TEAMMATE_NAME
 from mcpyard.org._turns import MAX_MESSAGE
 
@@ -56,13 +57,16 @@ def turn_paths() -> S:
     turn_props = {
         "id": text,
         "conversation_id": text,
-        "status": enum("running", "waiting_for_approval", "done", "call_limit", "time_limit", "model_error"),
+        "status": enum(
+            "running", "waiting_for_approval", "waiting_for_answer", "done", "call_limit", "time_limit", "model_error"
+        ),
         "message": text,
         "reply": text,
         "calls": array(call),
         "error": ntext,
         "created_at": text,
         "finished_at": ntext,
+        "questions": {**array(QUESTION), "description": "what its calls' servers asked (a teammate's turn)"},
     }
     turn = obj(turn_fields, **turn_props)
     step = obj(
@@ -182,8 +186,9 @@ def turn_paths() -> S:
         "/api/v1/conversations/{conversation_id}/turns": {
             "parameters": [path("conversation_id")],
             "post": op(
-                "A turn: 200 when it ended, 202 when it waits for an approval (it goes on once that is decided)",
-                {"200": ("the turn", turn), "202": ("the turn, waiting for approval", turn)},
+                "A turn: 200 when it ended, 202 when it waits for an approval (it goes on once that is decided) or "
+                "for the answer to a question one of its servers asked (it goes on once that is answered)",
+                {"200": ("the turn", turn), "202": ("the turn, waiting for an approval or an answer", turn)},
                 "400 401 404 409 413 422",
                 body=message_body,
             ),

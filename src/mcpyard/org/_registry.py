@@ -10,6 +10,7 @@ clears it (ORG-8). Deleting a server stops its tools at once.
 
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Mapping
 from typing import Any
 
@@ -224,7 +225,10 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
         )
     opened = await svc.hosts.get(caller.org_id)
     opened.policies.forget_server(server.name)
-    await svc.hosts.reload(caller.org_id)
+    # A call of its still in flight (waiting for an answer, say): its tools are refused already; the next reload
+    # stops the server.
+    with contextlib.suppress(ServiceError):
+        await svc.hosts.reload(caller.org_id)
 
 
 async def server_selections(svc: OrgService, caller: Caller, server_id: str) -> list[dict[str, Any]]:

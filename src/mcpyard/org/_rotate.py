@@ -14,7 +14,7 @@ from sqlalchemy.exc import SQLAlchemyError
 
 from mcpyard.org._db import Database, database_error
 from mcpyard.org._keys import Keyring, KeySource, MemoryKeySource
-from mcpyard.org._models import Credential, ModelSetting
+from mcpyard.org._models import Credential, ModelSetting, Question
 from mcpyard.org._seal import Sealer, credential_context, model_key_context
 
 __all__ = ["Rotation", "key_ids_in_use", "reseal_all", "rotate_key"]
@@ -68,12 +68,14 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
 
 
 async def key_ids_in_use(db: Database) -> set[str]:
-    """The ids of the keys some credential is sealed with."""
+    """The ids of the keys some credential (or an answer waiting for its call) is sealed with."""
     try:
         async with db.sessions.begin() as session:
             used = set(await session.scalars(select(Credential.key_id).distinct()))
             models = await session.scalars(select(ModelSetting.key_id).where(ModelSetting.key_id.is_not(None)))
-            return used | {key for key in models if key is not None}
+            # An answer waiting sealed for its call (seconds at most) keeps its key until it is taken.
+            answers = await session.scalars(select(Question.key_id).where(Question.key_id.is_not(None)))
+            return used | {key for key in [*models, *answers] if key is not None}
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
 

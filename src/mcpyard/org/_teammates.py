@@ -16,10 +16,12 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.org._answers import questions_of_turns
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit
 from mcpyard.org._hosts import conversation_key
 from mcpyard.org._models import Approval, Conversation, Member, RegisteredServer, Teammate, TeammateServer, TurnRow
+from mcpyard.org._questions import Asker, until_done_or_asked
 from mcpyard.org._service import OrgService
 from mcpyard.org._turn_json import turn_json, turn_trace
 from mcpyard.org._turn_offer import Offer, TurnInbox, limits, model_for, offered_names
@@ -42,6 +44,8 @@ MAX_TEAMMATE_NAME = 100
 MAX_INSTRUCTIONS = 20_000
 MAX_MODEL_NAME = 200
 TEAMMATE_POLICIES = ("run_freely", "ask_first")
+UNFINISHED = ("running", "waiting_for_approval", "waiting_for_answer")
+"""A turn in these states has not ended: its conversation takes no new message yet."""
 FIRST_MESSAGE_CHARS = 120
 """How much of a conversation's first message its listing shows."""
 
@@ -196,7 +200,9 @@ async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str
             .where(TurnRow.conversation_id == conversation.id, TurnRow.org_id == caller.org_id)
             .order_by(TurnRow.created_at, TurnRow.id)
         )
-        turns = [turn_json(row) for row in rows]
+        listed = list(rows)
+        questions = await questions_of_turns(session, caller.org_id, [row.id for row in listed])
+        turns = [{**turn_json(row), "questions": questions.get(row.id, [])} for row in listed]
     return {
         "id": conversation.id,
         "teammate_id": conversation.teammate_id,
@@ -215,8 +221,13 @@ class _Setting:
     key: str
     model: str | None
 
-    def offer(self, svc: OrgService, turn_id: str) -> Offer:
-        return Offer(self.names, self.instructions, limits(), TurnInbox(svc, self.member, self.key, turn_id))
+    def asker(self, turn_id: str) -> Asker:
+        """Who answers the questions of the turn's servers: the conversation's member (owners and admins too)."""
+        return Asker(self.member.org_id, self.member.member_id, turn_id=turn_id)
+
+    def offer(self, svc: OrgService, turn_id: str, asker: Asker | None = None) -> Offer:
+        inbox = TurnInbox(svc, self.member, self.key, turn_id)
+        return Offer(self.names, self.instructions, limits(), inbox, asker or self.asker(turn_id))
 
 
 async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
@@ -248,13 +259,11 @@ async def take_turn(
     async with svc.db.begin() as session:
         conversation = await _own_conversation(session, caller, conversation_id)
         waiting = await session.scalar(
-            select(TurnRow.id).where(
-                TurnRow.conversation_id == conversation.id, TurnRow.status.in_(("waiting_for_approval", "running"))
-            )
+            select(TurnRow.id).where(TurnRow.conversation_id == conversation.id, TurnRow.status.in_(UNFINISHED))
         )
         if waiting is not None:
             raise ServiceError(
-                409, "turn_waiting", "this conversation's last turn has not ended (an approval is pending)"
+                409, "turn_waiting", "this conversation's last turn has not ended (an approval or an answer is pending)"
             )
     setting = await _setting(svc, conversation)
     model = await model_for(svc, caller.org_id, setting.model)
@@ -263,10 +272,23 @@ async def take_turn(
             org_id=caller.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
         )
         session.add(row)
-    async with ends_if_it_fails(svc, row.id):
-        opened = await svc.hosts.get(caller.org_id)
-        row = await drive_turn(svc, opened, model, conversation, row, setting.offer(svc, row.id), key=setting.key)
-    return (202 if row.status == "waiting_for_approval" else 200), turn_json(row)
+    turn_id = row.id
+    asker = setting.asker(turn_id)
+    offer = setting.offer(svc, turn_id, asker)
+
+    async def run() -> TurnRow:
+        async with ends_if_it_fails(svc, turn_id):
+            opened = await svc.hosts.get(caller.org_id)
+            return await drive_turn(svc, opened, model, conversation, row, offer, key=setting.key)
+
+    ended, _ = await until_done_or_asked(svc, asker, run, "a turn waiting for an answer")
+    async with svc.db.begin() as session:
+        fresh = await session.get(TurnRow, turn_id, populate_existing=True)
+        if fresh is None:
+            raise not_found("turn")
+        questions = await questions_of_turns(session, caller.org_id, [turn_id])
+    shown = {**turn_json(fresh), "questions": questions.get(turn_id, [])}
+    return (202 if not ended or fresh.status in UNFINISHED else 200), shown
 
 
 async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> dict[str, Any]:
@@ -284,7 +306,9 @@ async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> dict[str, A
     row, conversation = found
     if not caller.is_admin and conversation.member_id != caller.member_id:
         raise not_found("turn")
-    return {**turn_json(row), "trace": await turn_trace(svc, row)}
+    async with svc.db.begin() as session:
+        questions = (await questions_of_turns(session, caller.org_id, [row.id])).get(row.id, [])
+    return {**turn_json(row), "questions": questions, "trace": await turn_trace(svc, row)}
 
 
 async def after_decision(svc: OrgService, org_id: str, approval_id: str) -> None:

@@ -14,6 +14,7 @@ from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._hosts import model_name
 from mcpyard.org._inbox import Inbox
 from mcpyard.org._models import ModelSetting, Policy, RegisteredServer, Tool
+from mcpyard.org._questions import Asker
 from mcpyard.org._seal import model_key_context
 from mcpyard.org._service import OrgService
 from mcpyard.policy import Answer, ApprovalCard, Approver
@@ -77,13 +78,16 @@ async def offered_names(
 
 @dataclass(frozen=True, slots=True)
 class Offer:
-    """What one turn may use: the tools (model-facing names), its instructions and limits, who answers its cards."""
+    """What one turn may use: the tools (model-facing names), its instructions and limits, who answers its cards
+    and its servers' questions."""
 
     names: Collection[str]
     instructions: str
     limits: TurnLimits
     approver: Approver | None
     """None: a card is never answered (a visitor's turn: an ask-first tool is never offered anyway)."""
+    asker: Asker | None = None
+    """Who answers the questions its calls' servers ask (one that refuses: visitors, previews); None: no one."""
 
 
 class TurnInbox:

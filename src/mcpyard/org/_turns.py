@@ -24,6 +24,7 @@ from mcpyard.model import (
     Event,
     Message,
     Model,
+    TurnHost,
     TurnState,
     messages_from_json,
     messages_to_json,
@@ -33,6 +34,7 @@ from mcpyard.model import (
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._hosts import TURN_ID, OrgHost
 from mcpyard.org._models import Conversation, TurnRow, utcnow
+from mcpyard.org._questions import AskingHost
 from mcpyard.org._service import OrgService
 from mcpyard.org._turn_json import merged_calls
 from mcpyard.org._turn_offer import Offer
@@ -66,6 +68,7 @@ async def drive_turn(
         if isinstance(event, ErrorEvent):
             errors.append(event.message)
 
+    host: TurnHost = opened.host if offer.asker is None else AskingHost(opened.host, svc, offer.asker)
     token = TURN_ID.set(row.id)
     try:
         if resume is None:
@@ -73,7 +76,7 @@ async def drive_turn(
             system = [Message.system(offer.instructions)] if offer.instructions.strip() else []
             messages = [*system, *history, Message.user(row.message)]
             turn = await run_turn(
-                opened.host,
+                host,
                 model,
                 messages,
                 limits=offer.limits,
@@ -85,7 +88,7 @@ async def drive_turn(
         else:
             state, decided = resume
             turn = await resume_turn(
-                opened.host,
+                host,
                 model,
                 state,
                 decided,

@@ -11,6 +11,7 @@ from mcpyard.org._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_
 from mcpyard.org._models._calls import Approval, CallRow, StoredResult
 from mcpyard.org._models._events import Alert, AuditEvent
 from mcpyard.org._models._people import ApiToken, Member, Organization
+from mcpyard.org._models._questions import Question
 from mcpyard.org._models._servers import Credential, Policy, RegisteredServer, Tool
 from mcpyard.org._models._turns import (
     Assistant,
@@ -38,6 +39,7 @@ __all__ = [
     "Organization",
     "Policy",
     "Publication",
+    "Question",
     "RegisteredServer",
     "StoredResult",
     "Teammate",

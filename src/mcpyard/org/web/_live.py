@@ -5,7 +5,8 @@ its data whenever what that topic shows changes; the page's script then fetches 
 Changes are found by reading the database every `poll_seconds` (a small fingerprint per topic),
 so a change made by any replica reaches every page. A stream ends when its page closes (the
 browser disconnects), after `MAX_STREAM_SECONDS` (the browser reconnects by itself), or when the
-service stops.
+service stops. The inbox topic covers approvals and servers' questions; a conversation's covers
+its turns, their calls and their questions.
 """
 
 from __future__ import annotations
@@ -24,7 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
 from mcpyard.org._caller import Caller, ServiceError
-from mcpyard.org._models import Alert, Approval, CallRow, Conversation, TurnRow
+from mcpyard.org._models import Alert, Approval, CallRow, Conversation, Question, TurnRow
 from mcpyard.org.web._pages import Pages, Visit
 
 __all__ = ["Live", "live_routes"]
@@ -99,9 +100,13 @@ async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
     async with pages.svc.db.begin() as session:
         if topic == "inbox":
             query = select(Approval.id, Approval.status).where(Approval.org_id == caller.org_id)
+            asked = select(Question.id, Question.status).where(Question.org_id == caller.org_id)
             if not caller.is_admin:
                 query = query.where(Approval.member_id == caller.member_id)
-            return _digest(await session.execute(query.order_by(Approval.created_at.desc()).limit(_RECENT)))
+                asked = asked.where(Question.member_id == caller.member_id)
+            approvals = await session.execute(query.order_by(Approval.created_at.desc()).limit(_RECENT))
+            questions = await session.execute(asked.order_by(Question.created_at.desc()).limit(_RECENT))
+            return _digest([*approvals, *questions])
         if topic == "alerts":
             alerts = select(Alert.id, Alert.cleared_at).where(Alert.org_id == caller.org_id)
             return _digest(await session.execute(alerts.order_by(Alert.raised_at.desc()).limit(_RECENT)))
@@ -121,7 +126,13 @@ async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
             .join(TurnRow, TurnRow.id == CallRow.turn_id)
             .where(TurnRow.conversation_id == conversation_id)
         )
-        return _digest([*turns, calls])
+        questions = await session.execute(
+            select(Question.id, Question.status)
+            .join(TurnRow, TurnRow.id == Question.turn_id)
+            .where(TurnRow.conversation_id == conversation_id)
+            .order_by(Question.created_at)
+        )
+        return _digest([*turns, calls, *questions])
 
 
 def live_routes(pages: Pages, live: Live) -> list[Route]:

@@ -15,6 +15,7 @@ from mcpyard.org._throttle import SignInLimits
 from mcpyard.org.web._live import Live, live_routes
 from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._people_pages import people_pages
+from mcpyard.org.web._question_pages import question_pages
 from mcpyard.org.web._registry_pages import registry_pages
 from mcpyard.org.web._turn_pages import turn_pages
 
@@ -52,5 +53,6 @@ def web_routes(
         *people_pages(pages),
         *registry_pages(pages),
         *turn_pages(pages, rate_limits),
+        *question_pages(pages),
         *live_routes(pages, live),
     ]

@@ -17,10 +17,11 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org import _assistants, _inbox, _policy_service, _registry, _teammates
+from mcpyard.org import _answers, _assistants, _inbox, _policy_service, _registry, _teammates
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org._people import list_members
+from mcpyard.org._teammates import UNFINISHED
 from mcpyard.org.web._pages import Notice, PageHandler, Pages, Visit, field
 
 __all__ = ["VISITOR_COOKIE", "turn_pages"]
@@ -37,6 +38,8 @@ TURN_ENDINGS = {
     "time_limit": "The turn took longer than it may.",
 }
 """What a page says of a turn that ended without its answer, by the turn's status."""
+WAITING_WORDS = {"waiting_for_approval": "Waiting for an approval…", "waiting_for_answer": "Waiting for an answer…"}
+"""What a page says of a turn that has not ended, by the turn's status (else: working)."""
 
 
 def _server_ids(form: Any) -> list[str]:
@@ -87,10 +90,10 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         teammate = await _teammates.get_teammate(svc, visit.caller, found["teammate_id"])
         traces = {}
         for turn in found["turns"]:
-            if turn["status"] in ("running", "waiting_for_approval"):
+            if turn["status"] in UNFINISHED:
                 traces[turn["id"]] = (await _teammates.get_turn(svc, visit.caller, turn["id"]))["trace"]
         waiting = {item["id"]: item for item in await _inbox.list_approvals(svc, visit.caller, "pending")}
-        busy = any(turn["status"] in ("running", "waiting_for_approval") for turn in found["turns"])
+        busy = any(turn["status"] in UNFINISHED for turn in found["turns"])
         context = {
             "title": f"{teammate['name']}: conversation",
             "conversation": found,
@@ -99,6 +102,8 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
             "waiting": waiting,
             "busy": busy,
             "turn_endings": TURN_ENDINGS,
+            "waiting_words": WAITING_WORDS,
+            "emails": await _emails(pages, visit.caller.org_id),
         }
         return pages.render(request, "conversation.html", context, visit=visit)
 
@@ -114,11 +119,14 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
 
     async def inbox(request: Request, visit: Visit) -> Response:
         pending = await _inbox.list_approvals(svc, visit.caller, "pending")
+        answered = await _answers.list_questions(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
         decided = await _inbox.list_approvals(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
         tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
         servers = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
         context = {
             "title": "Inbox",
+            "questions": await _answers.list_questions(svc, visit.caller, "pending"),
+            "answered": answered[::-1],
             "pending": pending,
             "decided": decided[::-1],
             "emails": await _emails(pages, visit.caller.org_id),
@@ -131,18 +139,22 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         form = await pages.form(request, visit)
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
-            ran = await _inbox.approve(svc, visit.caller, approval_id)
-            text = (
-                "Approved: it ran once."
-                if ran.get("ok")
-                else f"Approved, but it did not run: {ran['error']['message']}"
+            org_id = visit.caller.org_id
+            status, ran = await _inbox.approve(
+                svc, visit.caller, approval_id, then=lambda: _teammates.after_decision(svc, org_id, approval_id)
             )
+            if status == 202:
+                text = "Approved: it runs, and its server asks a question first (see below)."
+            elif ran.get("ok"):
+                text = "Approved: it ran once."
+            else:
+                text = f"Approved, but it did not run: {ran['error']['message']}"
         elif verb == "decline":
             await _inbox.decline(svc, visit.caller, approval_id)
+            await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
             text = "Declined: it will not run."
         else:
             raise ServiceError(404, "not_found", "an approval is approved or declined")
-        await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
         back = field(form, "back")
         return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
 

@@ -1,0 +1,47 @@
+"""The routes of servers' questions: the inbox's questions, one question, and its one answer (API-6).
+
+Like every route, each parses, authorizes and calls a service function (`_answers.py`): a member
+sees and answers the questions of their own calls, owners and admins every one; another
+organization's question, or another member's for a member, is 404.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.org import _answers
+from mcpyard.org._api import Authenticate, Handler, guard, json_body
+from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._service import OrgService
+
+__all__ = ["question_routes"]
+
+
+def question_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
+    def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
+        return guard(authenticate, handler)
+
+    async def questions(request: Request, caller: Caller) -> Response:
+        status = request.query_params.get("status")
+        if status is not None and status not in _answers.QUESTION_STATES:
+            raise ServiceError(422, "invalid_request", f"`status` must be one of {', '.join(_answers.QUESTION_STATES)}")
+        return JSONResponse(await _answers.list_questions(svc, caller, status))
+
+    async def question(request: Request, caller: Caller) -> Response:
+        return JSONResponse(await _answers.get_question(svc, caller, request.path_params["question_id"]))
+
+    async def answer(request: Request, caller: Caller) -> Response:
+        body = await json_body(request)
+        question_id = request.path_params["question_id"]
+        answered = await _answers.answer_question(svc, caller, question_id, body.get("action"), body.get("content"))
+        return JSONResponse(answered)
+
+    return [
+        Route("/api/v1/questions", guarded(questions), methods=["GET"]),
+        Route("/api/v1/questions/{question_id}", guarded(question), methods=["GET"]),
+        Route("/api/v1/questions/{question_id}/answer", guarded(answer), methods=["POST"]),
+    ]
