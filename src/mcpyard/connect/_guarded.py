@@ -37,6 +37,8 @@ RESPONSE_REFUSED = "mcpyard refused a response over "
 """How a refusal for size begins: the SDK quotes the error in the answer it gives the request."""
 _REFUSED = re.compile(re.escape(RESPONSE_REFUSED) + r"([0-9]{1,15}) bytes")
 _LOCATION_SHOWN = 200
+_CHECKED_URLS = 64
+"""URLs a guarded transport keeps checked (a server's endpoint and the few it names); past it, all are checked again."""
 
 
 class ResponseTooLarge(httpx2.SSEError, httpx2.StreamError):
@@ -253,6 +255,7 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
     def __init__(self, guard: EgressGuard) -> None:
         self._guard = guard
         self._pins = _Pins(guard)
+        self._checked: dict[str, tuple[RemoteUrl, str]] = {}
         self._pool = httpcore2.AsyncConnectionPool(
             ssl_context=guard.verify or httpx2.create_ssl_context(trust_env=False),
             network_backend=_CheckedNetwork(self._pins, guard.dialer),
@@ -269,7 +272,7 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
             UrlRefused: the URL or its addresses may not be reached, or the answer is a redirect.
             CallError: `response_refused`: the answer came compressed although asked for without.
         """
-        target = self._guard.parse(request.url)
+        target, shown = self._checked_url(request.url)
         await self._pins.pin(target)
         url = target.url
         if url.raw_host != request.url.raw_host:
@@ -285,7 +288,6 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
         )
         with _mapped():
             response = await self._pool.handle_async_request(core)
-        shown = shown_url(request.url)
         if 300 <= response.status < 400:
             await self._close(response)
             raise UrlRefused(shown, _redirect_words(request.url, response))
@@ -304,6 +306,17 @@ class GuardedTransport(httpx2.AsyncBaseTransport):
             stream=_CappedStream(response, limit=self._guard.max_response_bytes, events=events, shown=shown),
             extensions=response.extensions,
         )
+
+    def _checked_url(self, url: httpx2.URL) -> tuple[RemoteUrl, str]:
+        """The URL checked by the guard (no network) and as messages show it; the same few URLs every request,
+        so each is checked once (the check is a pure function of the URL and the guard's mode)."""
+        key = str(url)
+        checked = self._checked.get(key)
+        if checked is None:
+            if len(self._checked) >= _CHECKED_URLS:
+                self._checked.clear()
+            checked = self._checked[key] = (self._guard.parse(url), shown_url(url))
+        return checked
 
     @staticmethod
     async def _close(response: httpcore2.Response) -> None:

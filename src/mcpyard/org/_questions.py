@@ -72,6 +72,8 @@ class Asker:
     """Set: no one is asked; every question is refused at once with this reason (visitors, previews)."""
     asked: anyio.Event = field(default_factory=anyio.Event)
     """Set once a question is parked: the request that started the call may answer now (202)."""
+    settled: anyio.Event = field(default_factory=anyio.Event)
+    """Set once a question is parked or the work `until_done_or_asked` runs has ended, whichever comes first."""
     question_ids: list[str] = field(default_factory=list)
     audience: str = field(default_factory=lambda: f"asker:{new_id()}")
     """Its calls' audience: a handshake-era question that could belong to another asker's call goes to neither."""
@@ -110,6 +112,7 @@ class OrgElicitor:
         question_id = await _park(svc, asker, asker.member_id, request)
         asker.question_ids.append(question_id)
         asker.asked.set()
+        asker.settled.set()
         try:
             with self._clock.paused() if self._clock is not None else contextlib.nullcontext():
                 return await _answer_of(svc, asker.org_id, question_id)  # a turn's limit is not for a person
@@ -280,11 +283,15 @@ async def until_done_or_asked(
 
     An error of the work reaches the caller when it ended first; afterwards it is one line in the log.
     """
-    done = anyio.Event()
+    done = False
     outcome: list[T] = []
     failure: list[Exception] = []
+    settled = asker.settled = anyio.Event()
+    if asker.asked.is_set():
+        settled.set()
 
     async def background() -> None:
+        nonlocal done
         try:
             outcome.append(await work())
         except Exception as exc:
@@ -292,18 +299,12 @@ async def until_done_or_asked(
             if asker.asked.is_set():
                 raise  # no one may be waiting for it any more: the log says it failed
         finally:
-            done.set()
+            done = True
+            settled.set()
 
     svc.hosts.spawn(background, what)
-    async with anyio.create_task_group() as first:
-
-        async def wait(event: anyio.Event) -> None:
-            await event.wait()
-            first.cancel_scope.cancel()
-
-        first.start_soon(wait, done)
-        first.start_soon(wait, asker.asked)
-    if not done.is_set():
+    await settled.wait()
+    if not done:
         return False, None
     if failure:
         raise failure[0]
