@@ -5,8 +5,9 @@ Names are imported on first use, so `import mcpyard` and `mcpyard --help` stay f
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
 
+from mcpyard._lazy import lazy_names
 from mcpyard._version import __version__
 from mcpyard.errors import CallError, ConfigError, McpyardError, StateError, UsageError
 
@@ -74,12 +75,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcpyard' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(module), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, _LAZY)

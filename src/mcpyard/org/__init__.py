@@ -6,7 +6,9 @@ its names are imported on first use, each from its own module.
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING, Any
+from typing import TYPE_CHECKING
+
+from mcpyard._lazy import lazy_names
 
 if TYPE_CHECKING:
     from mcpyard.org._admin import ensure_key, init_organization, issue_token, withdraw_token
@@ -77,12 +79,4 @@ _LAZY = {
 }
 
 
-def __getattr__(name: str) -> Any:
-    module = _LAZY.get(name)
-    if module is None:
-        raise AttributeError(f"module 'mcpyard.org' has no attribute {name!r}")
-    import importlib
-
-    value = getattr(importlib.import_module(f"mcpyard.org.{module}"), name)
-    globals()[name] = value
-    return value
+__getattr__ = lazy_names(__name__, {name: f"mcpyard.org.{module}" for name, module in _LAZY.items()})

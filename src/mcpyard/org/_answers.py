@@ -100,6 +100,12 @@ async def get_question(svc: OrgService, caller: Caller, question_id: str) -> dic
         return question_json(await _question(session, caller, question_id))
 
 
+def _unfit(problems: list[str]) -> ServiceError:
+    """422: the answer does not fit its question, naming each field and rule (never a value)."""
+    message = "the answer does not fit the question: " + "; ".join(problems[:10])
+    return ServiceError(422, "invalid_answer", message, details={"problems": problems})
+
+
 async def answer_question(
     svc: OrgService, caller: Caller, question_id: str, action: object, content: object = None
 ) -> dict[str, Any]:
@@ -108,12 +114,7 @@ async def answer_question(
         question = await _question(session, caller, question_id)
         chosen, answer, problems = checked_answer(question.mode, form_fields_of(question.form), action, content)
         if problems:
-            raise ServiceError(
-                422,
-                "invalid_answer",
-                "the answer does not fit the question: " + "; ".join(problems[:10]),
-                details={"problems": problems},
-            )
+            raise _unfit(problems)
         values: dict[str, Any] = {"status": DONE[chosen], "answered_by": caller.member_id, "answered_at": utcnow()}
         if answer is not None:
             values["key_id"], values["sealed_answer"] = svc.sealer.seal(
@@ -149,12 +150,7 @@ async def answer_from_page(
         if question.mode == "form":
             content, problems = content_from_form(form_fields_of(question.form), values)
             if problems:
-                raise ServiceError(
-                    422,
-                    "invalid_answer",
-                    "the answer does not fit the question: " + "; ".join(problems[:10]),
-                    details={"problems": problems},
-                )
+                raise _unfit(problems)
     return await answer_question(svc, caller, question_id, action, content)
 
 
