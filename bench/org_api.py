@@ -18,7 +18,9 @@ Every side calls `echo(text)` of one `bench/server.py` served over streamable HT
 
 For each concurrency c (default 1 and 16: c tasks taking calls from a common count),
 `--rounds` rounds of `--calls` calls per side (ContextForge: `--contextforge-calls`), the
-order of the sides rotating and reversing each round. Per side: calls/s (calls over the wall
+order of the sides rotating and reversing each round; while one side runs, the other sides'
+services are stopped (SIGSTOP, then SIGCONT), so an idle service's own work (ContextForge
+checks its gateways' health) takes nothing from the side being measured. Per side: calls/s (calls over the wall
 time of its rounds), p50 and p90 latency, CPU per call of every process from /proc (this
 process: the client, and for `host` the Host too; the service; the MCP server; PostgreSQL's
 processes), and at the end the memory (RSS, and its peak) of each. Goals: every `org-*` side
@@ -47,7 +49,7 @@ import signal
 import subprocess
 import sys
 import time
-from collections.abc import AsyncIterator, Sequence
+from collections.abc import AsyncIterator, Iterator, Sequence
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -123,6 +125,23 @@ def _cpu(side: Side, bench: Bench) -> dict[str, float]:
     cpu = {kind: sum(table[pid].cpu for pid in tree(roots, table)) for kind, roots in groups.items()}
     cpu["client"] = time.process_time()
     return cpu
+
+
+@contextlib.contextmanager
+def others_paused(side: Side, sides: Sequence[Side]) -> Iterator[None]:
+    """The other sides' services stopped (SIGSTOP) while `side` runs, then continued: an idle service still
+    works (ContextForge checks its gateways' health, keeps metrics), and the CPU it takes is not `side`'s."""
+    table = proc_table()
+    paused = [pid for other in sides if other is not side for pid in tree(other.service, table)]
+    for pid in paused:
+        with contextlib.suppress(ProcessLookupError):
+            os.kill(pid, signal.SIGSTOP)
+    try:
+        yield
+    finally:
+        for pid in paused:
+            with contextlib.suppress(ProcessLookupError):
+                os.kill(pid, signal.SIGCONT)
 
 
 async def run_round(side: Side, bench: Bench, concurrency: int, calls: int) -> Round:
@@ -220,7 +239,8 @@ async def measure(bench: Bench, sides: list[Side]) -> None:
         print(f"  {side.name}: {side.about}; service pid {side.service or '-'}", flush=True)
     for side in sides:  # warm-up, every concurrency
         for concurrency in args.concurrency:
-            await run_round(side, bench, concurrency, min(args.warmup, side.calls))
+            with others_paused(side, sides):
+                await run_round(side, bench, concurrency, min(args.warmup, side.calls))
     results: dict[int, dict[str, Stats]] = {}
     for concurrency in args.concurrency:
         stats = {side.name: Stats() for side in sides}
@@ -230,7 +250,8 @@ async def measure(bench: Bench, sides: list[Side]) -> None:
             if index % 2:
                 order = order[::-1]
             for side in order:
-                stats[side.name].rounds.append(await run_round(side, bench, concurrency, side.calls))
+                with others_paused(side, sides):
+                    stats[side.name].rounds.append(await run_round(side, bench, concurrency, side.calls))
         results[concurrency] = stats
         report(concurrency, stats)
     print("\nratios of calls/s (and of p50 latency, bottom/top):")
