@@ -6,11 +6,27 @@ A process this test did not start cannot be awaited, so these poll /proc through
 
 from __future__ import annotations
 
+import sys
+from collections.abc import Sequence
 from pathlib import Path
 
 from tests._waiting import eventually
 
-__all__ = ["alive", "read_pid", "read_pids", "wait_dead", "wait_for_pid", "wait_for_pids"]
+__all__ = ["alive", "read_pid", "read_pids", "wait_dead", "wait_for_pid", "wait_for_pids", "with_ctrl_c"]
+
+_CTRL_C_AT_DEFAULT = (
+    "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+
+
+def with_ctrl_c(command: Sequence[str]) -> list[str]:
+    """`command` (an absolute program path first) started with Ctrl-C (SIGINT) at its default, as from a terminal.
+
+    A program started with SIGINT ignored keeps ignoring it, as it should; a test runner may
+    run tests that way (a background job of a script, a parallel worker), and a test of what
+    Ctrl-C does must not depend on it.
+    """
+    return [sys.executable, "-c", _CTRL_C_AT_DEFAULT, *command]
 
 
 def alive(pid: int) -> bool:

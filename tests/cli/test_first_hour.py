@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpyard._version import __version__
-from tests._processes import wait_dead, wait_for_pid
+from tests._processes import wait_dead, wait_for_pid, with_ctrl_c
 from tests.cli.test_commands import mcpyard
 from tests.conftest import Home, fixture_server
 
@@ -127,9 +127,8 @@ async def test_conn5_ctrl_c_during_a_call_ends_it_at_once_with_every_server_stop
     slow = {**fixture_server("basic"), "env": {"BASIC_SLOW_STARTED": str(started)}}
     config = home.write_config({"basic": slow, "other": fixture_server("basic")}, mode="auto")
     command = [sys.executable, "-m", "mcpyard", "call", "basic__slow", "--args", '{"seconds": 60}']
-    cli = await anyio.open_process(
-        [*command, "--mcp-config", str(config)], cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE
-    )
+    command += ["--mcp-config", str(config)]
+    cli = await anyio.open_process(with_ctrl_c(command), cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE)
     async with cli:
         server = await wait_for_pid(started)
         cli.send_signal(signal.SIGINT)

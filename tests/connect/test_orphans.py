@@ -14,7 +14,7 @@ import anyio
 import anyio.abc
 import pytest
 
-from tests._processes import alive, read_pid, read_pids, wait_dead, wait_for_pid, wait_for_pids
+from tests._processes import alive, read_pid, read_pids, wait_dead, wait_for_pid, wait_for_pids, with_ctrl_c
 from tests.conftest import SERVERS, Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -67,7 +67,7 @@ async def cli_while_connecting(
         servers["detached"] = fixture_server("detached", "--pid-file", str(detached_pid_file), "--inherit-stdio")
     config = home.write_config(servers)
     cli = await anyio.open_process(
-        [sys.executable, "-m", "mcpyard", "status", "--json", "--mcp-config", str(config)],
+        with_ctrl_c([sys.executable, "-m", "mcpyard", "status", "--json", "--mcp-config", str(config)]),
         cwd=home.workspace,
         env=home.environ,
         stdout=subprocess.PIPE,

@@ -22,6 +22,7 @@ from mcp.shared.exceptions import MCPError
 from mcpyard import Host
 from mcpyard.gateway import Gateway
 from mcpyard.secrets import FileSecretStore
+from tests._processes import with_ctrl_c
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import GATEWAY_LISTENING, free_port, serve_process
 
@@ -282,7 +283,7 @@ async def test_gw1_ctrl_c_stops_the_http_gateway_cleanly_with_a_client_connected
     port = free_port()
     command = [sys.executable, "-m", "mcpyard", "serve", "--transport", "http", "--port", str(port)]
     command += ["--share-all", "--mcp-config", config, "--workspace", str(home.workspace)]
-    process = await anyio.open_process(command, env=home.environ)
+    process = await anyio.open_process(with_ctrl_c(command), env=home.environ)
     try:
         assert process.stderr is not None
         said = b""
