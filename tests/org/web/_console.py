@@ -1,8 +1,9 @@
 """The web console for browser tests: the service served on 127.0.0.1, Debian's Chromium driven by Playwright.
 
 `Console` is the running service (its origin, an API client holding the owner's token for set-up
-steps), and every page the tests looked at, to be searched for secrets. Screenshots go to
-`docs/screenshots/` (or `MCPYARD_SCREENSHOTS`), which the README shows.
+steps), and every page the tests looked at, to be searched for secrets. Screenshots are taken only
+when `MCPYARD_SCREENSHOTS` names a folder (a test run never changes tracked files); the README's
+pictures come from `MCPYARD_SCREENSHOTS=docs/screenshots`.
 """
 
 from __future__ import annotations
@@ -31,7 +32,8 @@ CHROMIUM_FLAGS = [
     "--disable-sync",
 ]
 """What Chromium needs on a closed network (without them it keeps trying to reach its own services)."""
-SHOTS = Path(os.environ.get("MCPYARD_SCREENSHOTS", Path(__file__).resolve().parents[3] / "docs" / "screenshots"))
+SHOTS = Path(os.environ["MCPYARD_SCREENSHOTS"]) if os.environ.get("MCPYARD_SCREENSHOTS") else None
+"""Where screenshots go; None (the default) takes none."""
 WAIT_MS = 20_000
 """How long a browser step may wait for what it expects (a live update, a turn) before the test fails."""
 
@@ -65,10 +67,10 @@ class Console:
         return page
 
     async def look(self, page: Page, shot: str | None = None) -> str:
-        """Keep what `page` shows now (to search it for secrets); with `shot`, a screenshot of it too."""
+        """Keep what `page` shows now (to search it for secrets); with `shot`, a screenshot of it too when asked."""
         html = await page.content()
         self.seen.append(html)
-        if shot is not None:
+        if shot is not None and SHOTS is not None:
             await anyio.Path(SHOTS).mkdir(parents=True, exist_ok=True)
             await page.screenshot(path=str(SHOTS / f"{shot}.png"), full_page=True)
         return html
