@@ -50,7 +50,7 @@ async def stored_texts(db: Database) -> list[tuple[str, str]]:
     metadata = MetaData()
     found: list[tuple[str, str]] = []
     async with db.engine.connect() as connection:
-        await connection.run_sync(lambda sync: metadata.reflect(sync))
+        await connection.run_sync(metadata.reflect)
         for table in metadata.sorted_tables:
             for row in (await connection.execute(select(table))).mappings():
                 found += [(f"{table.name}.{column}", text) for column, value in row.items() for text in texts(value)]

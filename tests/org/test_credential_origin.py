@@ -117,9 +117,7 @@ async def test_org2_a_credential_is_sent_only_to_the_origin_it_was_entered_for_e
     """A URL changed without the edit's check (an edit racing another, a restored backup): still never sent."""
     server = await register(service, upstream)
     async with open_database(service.database_url) as db, db.sessions.begin() as session:
-        await session.execute(
-            update(RegisteredServer).where(RegisteredServer.id == server["id"]).values(url=elsewhere)
-        )
+        await session.execute(update(RegisteredServer).where(RegisteredServer.id == server["id"]).values(url=elsewhere))
     refreshed = await service.post(f"/api/v1/servers/{server['id']}/refresh")
     assert refreshed["url"] == elsewhere
     assert all(TOKEN not in header for _, header in await seen_by(elsewhere))

@@ -49,7 +49,7 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
             return
         server.refreshed_at = utcnow()
         if error is not None or snapshot is None:
-            server.state, server.last_error = "failed", redactor.redact(error)
+            server.state, server.last_error = "failed", redactor.redact(error or "it did not connect")
             message = f"server {server.name!r} failed: {server.last_error}"
             await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
             return
