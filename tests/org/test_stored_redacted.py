@@ -7,7 +7,7 @@ service)."""
 from __future__ import annotations
 
 import json
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
 import anyio
@@ -20,6 +20,7 @@ from tests.conftest import Home
 from tests.org._flows import assert_never_shown, by_tool, call, register, set_policy
 from tests.org._rows import stored_texts
 from tests.org._service import Service, running_service
+from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
@@ -32,6 +33,12 @@ WAIT_SECONDS = 30
 async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
     async with running_service(database_url, home.data_home) as running:
         yield running
+
+
+@pytest.fixture
+def model() -> Iterator[ModelFixture]:
+    with serve_model() as fixture:
+        yield fixture
 
 
 @pytest.fixture
@@ -69,16 +76,18 @@ def files_holding(folder: Path, secret: str) -> list[str]:
 
 
 async def test_sec3_org3_a_token_the_server_says_back_is_stored_nowhere_and_its_tools_keep_their_hashes(
-    service: Service, echoing: str, home: Home, tmp_path: Path
+    service: Service, echoing: str, home: Home, tmp_path: Path, model: ModelFixture
 ) -> None:
     server = await register(service, echoing, name="echo", token=ECHOED)
     assert server["state"] == "connected", server
     tools = by_tool(server)
-    for name in ("leaky", "fails", "asks"):
+    for name in ("leaky", "fails", "asks", "bulky"):
         await set_policy(service, tools[name], "run_freely")
     await set_policy(service, tools["whoami"], "ask_first")
 
     assert (await call(service, "echo__leaky", {"mode": "plain"}))["ok"] is True
+    handed = await call(service, "echo__bulky", {"size": 200_000})
+    assert handed["ok"] is True, handed
     failed = await call(service, "echo__fails")
     assert failed["ok"] is False, failed
     parked = await call(service, "echo__whoami", expect=202)
@@ -91,6 +100,22 @@ async def test_sec3_org3_a_token_the_server_says_back_is_stored_nowhere_and_its_
     await service.post(f"/api/v1/questions/{question['id']}/answer", {"action": "accept", "content": {}})
     with anyio.fail_after(WAIT_SECONDS):
         await service.settled()
+
+    setting = {"base_url": model.base_url, "model": "scripted", "api_key": "model-key-0f3e"}
+    assert (await service.request("PUT", "/api/v1/model", json=setting)).status_code == 200
+    body = {"name": "helper", "instructions": "Be brief.", "server_ids": [server["id"]]}
+    teammate = await service.post("/api/v1/teammates", body, expect=201)
+    conversation = await service.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+    model.replies.extend(
+        [
+            {"tool_calls": [{"name": "echo__leaky", "arguments": {}}, {"name": "echo__fails", "arguments": {}}]},
+            {"text": "Done."},
+        ]
+    )
+    turn = await service.post(f"/api/v1/conversations/{conversation['id']}/turns", {"message": "go"})
+    assert [item["status"] for item in turn["calls"]] == ["ran", "failed"], turn
+    await service.get(f"/api/v1/turns/{turn['id']}")
+    assert all(form not in json.dumps(model.requests) for form in forms_of(ECHOED)), "the model never saw it"
 
     refreshed = await service.post(f"/api/v1/servers/{server['id']}/refresh")
     assert {tool["tool"]: tool["state"] for tool in refreshed["tools"]} == dict.fromkeys(tools, "active"), (
@@ -105,6 +130,7 @@ async def test_sec3_org3_a_token_the_server_says_back_is_stored_nowhere_and_its_
 
     async with open_database(service.database_url) as db:
         texts = await stored_texts(db)
-    assert {where.partition(".")[0] for where, _ in texts} >= {"tools", "policies", "approvals", "questions"}
+    stored = {where.partition(".")[0] for where, _ in texts}
+    assert stored >= {"tools", "policies", "approvals", "questions", "calls", "turns", "conversations"}
     assert sorted({where for where, _ in holding(texts, ECHOED)}) == [], "no row holds the token in any form"
     assert files_holding(home.data_home, ECHOED) == [], "no file of the data folder holds it"

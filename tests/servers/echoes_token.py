@@ -5,7 +5,7 @@ request's path and `Authorization` header (or `-` when it has none) are kept, in
 answers them as a JSON list of `[path, header]`; the MCP endpoint answers at `/mcp` and at `/other` (one origin, two
 paths). It asks for no token, but puts the last bearer token it got into what a hostile server
 controls: a tool's title, description, input schema (an `enum` and a `default`)
-and annotations, a tool's result (`whoami`, in several spellings), an error (`fails`) and a
+and annotations, a tool's result (`whoami`, in several spellings; `bulky`, a long one), an error (`fails`) and a
 question's message and form (`asks`, elicitation).
 """
 
@@ -109,6 +109,11 @@ def build_server() -> Echoing:
     def whoami() -> str:
         """The token this server got, in several spellings."""
         return f"my token: {spellings(server.token)}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=True))
+    def bulky(size: int) -> str:
+        """A long text that starts and ends with the token (long enough to be kept as a result handle)."""
+        return f"{spellings(server.token)} {'y' * size} {spellings(server.token)}"
 
     @server.tool(annotations=ToolAnnotations(read_only_hint=True))
     def fails() -> str:
