@@ -17,10 +17,10 @@ from mcpyard import Host
 from mcpyard.org._db import open_database
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
+from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import assert_never_shown, by_tool, call, register, set_policy
 from tests.org._rows import stored_texts
 from tests.org._service import Service, running_service
-from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
