@@ -12,6 +12,7 @@ import pytest
 
 from mcpyard._listings import MAX_SERVERS, ListingCache, listing_key
 from mcpyard.config import ServerSpec
+from mcpyard.secrets import Redactor
 from tests.config._support import Setup
 
 TOOLS = ({"name": "ping", "inputSchema": {"type": "object"}},)
@@ -83,3 +84,19 @@ def test_err1_a_file_others_may_write_or_a_link_is_not_read(tmp_path: Path, spec
     link = tmp_path / "link.json"
     os.symlink(path, link)
     assert ListingCache(link).get(spec) is None
+
+
+@pytest.mark.parametrize("spelling", ["tok-3b9e1c7a5d", "xxtok-3b9e1c7a5dyy", "dG9rLTNiOWUxYzdhNWQ="])
+def test_sec3_a_listing_holding_a_secret_is_not_kept_and_drops_the_one_kept_before(
+    tmp_path: Path, spec: ServerSpec, spelling: str
+) -> None:
+    """What is stored is what may be shown: a server saying a secret back in its definitions is listed again next
+    start rather than kept in a file (kept redacted, its hashes would no longer be the server's)."""
+    redactor = Redactor([("token", "tok-3b9e1c7a5d")])
+    cache = ListingCache(tmp_path / "listings.json")
+    cache.put(spec, TOOLS, holds_secret=redactor.contains)
+    assert cache.get(spec) == TOOLS, "a listing holding no secret is kept"
+    leaky = ({"name": "ping", "description": f"key {spelling}", "inputSchema": {"type": "object"}},)
+    cache.put(spec, leaky, holds_secret=redactor.contains)
+    assert cache.get(spec) is None
+    assert b"3b9e1c7a5d" not in (tmp_path / "listings.json").read_bytes()

@@ -3,7 +3,9 @@
 A listing is keyed by a digest of what makes the server the server it is (transport, command,
 args, env, cwd, url): change any of them and the old listing no longer applies. It is only a
 guide to which server to start and what to offer while it starts; a call always runs against
-the live definition, whose hash must equal the one offered.
+the live definition, whose hash must equal the one offered. A listing that holds a secret mcpyard sent
+(a server saying its token back in a description) is not kept: it is dropped from the file instead
+(kept redacted, its hashes would no longer be the server's).
 """
 
 from __future__ import annotations
@@ -12,7 +14,7 @@ import contextlib
 import hashlib
 import json
 import time
-from collections.abc import Mapping, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Any
 
@@ -59,14 +61,22 @@ class ListingCache:
             return None
         return tuple(tool for tool in tools if isinstance(tool, dict) and isinstance(tool.get("name"), str))
 
-    def put(self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]]) -> None:
-        """Keep this definition's listing (a listing that did not change is not written again)."""
+    def put(
+        self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]], *, holds_secret: Callable[[str], bool] | None = None
+    ) -> None:
+        """Keep this definition's listing (a listing that did not change is not written again); one that
+        `holds_secret` says holds a secret is dropped instead."""
         listings = self._read()
         key = listing_key(spec)
         known = listings.get(key)
-        if isinstance(known, dict) and known.get("tools") == list(tools):
+        if holds_secret is not None and holds_secret(json.dumps(list(tools), ensure_ascii=False)):
+            if known is None:
+                return
+            del listings[key]
+        elif isinstance(known, dict) and known.get("tools") == list(tools):
             return
-        listings[key] = {"server": spec.id, "listed_at": time.time(), "tools": list(tools)}
+        else:
+            listings[key] = {"server": spec.id, "listed_at": time.time(), "tools": list(tools)}
         if len(listings) > MAX_SERVERS:
             oldest = sorted(listings, key=lambda k: _listed_at(listings[k]))
             for stale in oldest[: len(listings) - MAX_SERVERS]:

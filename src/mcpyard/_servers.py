@@ -152,9 +152,11 @@ class Servers:
         )
 
     def keep_listing(self, snapshot: ServerSnapshot, tg: anyio.abc.TaskGroup) -> None:
-        """Keep a connected server's new listing for the next start (its owner known before anything connects)."""
+        """Keep a connected server's new listing for the next start (its owner known before anything connects); a
+        listing holding a secret mcpyard sent is not kept (what is stored is only what may be shown)."""
         if (spec := self.spec_of(snapshot.id)) is not None:
-            tg.start_soon(anyio.to_thread.run_sync, functools.partial(self.listings.put, spec, snapshot.tools))
+            put = functools.partial(self.listings.put, spec, snapshot.tools, holds_secret=self._redactor().contains)
+            tg.start_soon(anyio.to_thread.run_sync, put)
 
     async def ready_for(self, name: str, view: HostView, tg: anyio.abc.TaskGroup | None) -> str | None:
         """For a lazy host: start, and wait for, only the server a call to `name` needs.

@@ -29,3 +29,29 @@ async def credentials(db: Database) -> list[Credential]:
 
     async with db.sessions.begin() as session:
         return list(await session.scalars(select(Credential).order_by(Credential.id)))
+
+
+async def stored_texts(db: Database) -> list[tuple[str, str]]:
+    """Every value of every row of every table the database holds (reflected, so no table is left out), as
+    `(table.column, text)`: strings as they are, JSON values as each string in them (keys too), bytes as Latin-1."""
+    from sqlalchemy import MetaData, select
+
+    def texts(value: object) -> list[str]:
+        if isinstance(value, str):
+            return [value]
+        if isinstance(value, bytes | bytearray | memoryview):
+            return [bytes(value).decode("latin-1")]
+        if isinstance(value, dict):
+            return [text for key, item in value.items() for text in (*texts(key), *texts(item))]
+        if isinstance(value, list | tuple):
+            return [text for item in value for text in texts(item)]
+        return [] if value is None else [str(value)]
+
+    metadata = MetaData()
+    found: list[tuple[str, str]] = []
+    async with db.engine.connect() as connection:
+        await connection.run_sync(metadata.reflect)
+        for table in metadata.sorted_tables:
+            for row in (await connection.execute(select(table))).mappings():
+                found += [(f"{table.name}.{column}", text) for column, value in row.items() for text in texts(value)]
+    return found

@@ -78,7 +78,8 @@ async def test_org2_auth2_client_credentials_connect_with_no_browser_and_the_sec
     async with open_database(service.database_url) as db, db.sessions.begin() as session:
         [stored] = list(await session.scalars(select(Credential)))
     assert stored.kind == "client_credentials"
-    assert stored.details == {"client_id": CC_CLIENT_ID, "issuer": issuer_of(url), "scopes": ["mcp"]}
+    origin = issuer_of(url)  # the fixture serves its MCP endpoint and its authorization server on one origin
+    assert stored.details == {"client_id": CC_CLIENT_ID, "issuer": issuer_of(url), "scopes": ["mcp"], "origin": origin}
     assert CC_CLIENT_SECRET.encode() not in stored.sealed
 
 

@@ -36,7 +36,8 @@ async def keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, r
         return
     async with svc.db.begin() as session:
         if failed:
-            message = result.error["message"] if result.error else "the call could not reach the server"
+            said = result.error["message"] if result.error else "the call could not reach the server"
+            message = opened.host.view.redactor.redact(said)  # stored, so redacted here too (THREATS: org service)
             await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
             opened.alerted.add(name)
         else:

@@ -2,6 +2,8 @@
 
 New tools start `off`, a changed definition is suspended until it is reviewed, a tool no longer
 listed stays as `removed`; a failed connection raises one alert and the next success clears it.
+What a server sent is stored redacted (its own token said back is never kept in clear), while its
+hash is the hash of what it sent: a refresh compares like with like, and pinning still sees changes.
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from mcpyard.catalog import definition_hash
 from mcpyard.org._events import clear_alert, raise_alert
 from mcpyard.org._models import Policy, RegisteredServer, Tool, utcnow
 from mcpyard.org._service import OrgService
+from mcpyard.secrets import Redactor
 
 __all__ = ["CONNECTION_ALERT", "connect_and_sync"]
 
@@ -39,20 +42,21 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
             error = f"listing the tools again failed: {exc}"
     if snapshot is None or not snapshot.connected:
         error = error or (snapshot.reason if snapshot is not None else None) or "it did not connect"
+    redactor = host.view.redactor
     async with svc.db.begin() as session:
         server = await session.get(RegisteredServer, server_id)
         if server is None:
             return
         server.refreshed_at = utcnow()
         if error is not None or snapshot is None:
-            server.state, server.last_error = "failed", error
-            await raise_alert(
-                session, org_id, CONNECTION_ALERT, f"server {server.name!r} failed: {error}", server_id=server_id
-            )
+            server.state, server.last_error = "failed", redactor.redact(error or "it did not connect")
+            message = f"server {server.name!r} failed: {server.last_error}"
+            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
             return
-        server.state, server.last_error, server.protocol_version = "connected", None, snapshot.protocol_version
+        version = redactor.redact(snapshot.protocol_version) if snapshot.protocol_version is not None else None
+        server.state, server.last_error, server.protocol_version = "connected", None, version
         await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
-        changed = await sync_tools(session, server, snapshot.tools)
+        changed = await sync_tools(session, server, snapshot.tools, redactor)
     if error is None:
         opened.alerted.discard(name)
     for tool, policy, reviewed_hash in changed:
@@ -60,26 +64,28 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
 
 
 async def sync_tools(
-    session: AsyncSession, server: RegisteredServer, listed: Sequence[Mapping[str, Any]]
+    session: AsyncSession, server: RegisteredServer, listed: Sequence[Mapping[str, Any]], redactor: Redactor
 ) -> list[tuple[str, str, str]]:
-    """Keep what the server lists; returns each new tool's `(name, "off", hash)` for the host's policies."""
+    """Keep what the server lists, redacted, each under the hash of what it sent; returns each new tool's
+    `(name, "off", hash)` for the host's policies."""
     known = {tool.name: tool for tool in await session.scalars(select(Tool).where(Tool.server_id == server.id))}
     fresh: list[tuple[str, str, str]] = []
     seen: set[str] = set()
     now = utcnow()
     for wire in listed:
         name = str(wire.get("name", ""))
-        if not name or name in seen:
-            continue
+        if not name or name in seen or redactor.contains(name):
+            continue  # a name holding a secret could be neither stored, shown nor offered without it
         seen.add(name)
         digest = definition_hash(wire)
+        kept: dict[str, Any] = redactor.redact_json(dict(wire))
         tool = known.get(name)
         if tool is None:
             tool = Tool(
                 org_id=server.org_id,
                 server_id=server.id,
                 name=name,
-                definition=dict(wire),
+                definition=kept,
                 definition_hash=digest,
                 state="active",
             )
@@ -92,13 +98,13 @@ async def sync_tools(
                     tool_id=tool.id,
                     policy="off",
                     reviewed_hash=digest,
-                    reviewed_definition=dict(wire),
+                    reviewed_definition=dict(kept),
                 )
             )
             fresh.append((name, "off", digest))
             continue
         await session.refresh(tool, ["policy"])
-        tool.definition, tool.definition_hash, tool.updated_at = dict(wire), digest, now
+        tool.definition, tool.definition_hash, tool.updated_at = kept, digest, now
         reviewed = tool.policy.reviewed_hash if tool.policy is not None else digest
         tool.state = "active" if reviewed == digest else "changed"
     for name, tool in known.items():

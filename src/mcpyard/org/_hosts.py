@@ -30,6 +30,7 @@ from mcpyard.config import HostSettings, LoadedConfig, OAuthSettings, ServerSpec
 from mcpyard.errors import StateError
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
+from mcpyard.org._origin import origin_of
 from mcpyard.org._policies import OrgPolicies
 from mcpyard.org._records import RecordWriter
 from mcpyard.pipeline import CallRecord
@@ -43,6 +44,7 @@ __all__ = [
     "OrgHost",
     "OrgHosts",
     "OrgRecorder",
+    "bound_credential",
     "conversation_key",
     "member_of",
     "model_name",
@@ -349,7 +351,7 @@ class OrgHosts:
             ).all()
         specs = []
         for position, server in enumerate(servers):
-            credential = credentials.get(server.id)
+            credential = bound_credential(server, credentials.get(server.id))
             secret = self._credentials.unseal_credential(credential) if credential is not None else None
             if credential is not None and secret is not None and credential.kind == "client_credentials":
                 specs.append(server_spec(server, position, None, unsealed_oauth(secret)))
@@ -363,6 +365,18 @@ class OrgHosts:
             for server, tool, policy, reviewed_hash in rows
         ]
         return config, reviewed, {server.name: server.id for server in servers}
+
+
+def bound_credential(server: RegisteredServer, credential: Credential | None) -> Credential | None:
+    """The server's credential if it was entered for the origin of the server's URL now; None otherwise (an edit
+    that raced with another, say): a credential never reaches a host it was not entered for. A credential stored
+    before credentials were bound has no origin: it was entered for the URL the server had then."""
+    if credential is None or "origin" not in (details := credential.details or {}):
+        return credential
+    if details["origin"] is not None and details["origin"] == origin_of(server.url):
+        return credential
+    _log.warning("the credential of server %s was entered for another address: it is not sent", server.name)
+    return None
 
 
 def _forget_changed(opened: OrgHost, config: LoadedConfig) -> None:

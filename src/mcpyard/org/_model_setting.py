@@ -2,7 +2,8 @@
 
 Owners and admins set it with `PUT /api/v1/model`. The base URL passes the outbound guard like a
 server's URL; the key is sealed like a server's token and never shown again (the answer only says
-whether there is one).
+whether there is one). A `PUT` replaces the setting whole: a key is given with the base URL it is
+for, and a `PUT` without one leaves no key, so a key never reaches an address it was not given with.
 """
 
 from __future__ import annotations

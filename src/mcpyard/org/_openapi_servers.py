@@ -80,6 +80,20 @@ _SERVER = obj(
     refreshed_at=NSTR,
     tools={"type": "array", "items": _TOOL},
 )
+_EDITED = {
+    **_SERVER,
+    "required": [*_SERVER["required"], "credentials_dropped"],
+    "properties": {
+        **_SERVER["properties"],
+        "credentials_dropped": {
+            "type": "array",
+            "items": enum("bearer_token", "client_credentials"),
+            "description": "the stored credential dropped because the URL moved to another origin (a credential is "
+            "sent only to the origin it was entered for); give it again in the same request to keep one",
+        },
+    },
+}
+"""A server as an edit answers it: which credential the edit dropped."""
 _SELECTION = obj(["kind", "id", "name"], kind=enum("assistant", "teammate"), id=STR, name=STR)
 _SERVER_NAME: S = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "maxLength": MAX_NAME}
 _URL: S = {"type": "string", "minLength": 1}
@@ -133,8 +147,9 @@ def servers_paths() -> S:
             "get": op("One server", {"200": ("the server", _SERVER)}, "401 404"),
             "patch": op(
                 "Edit a server's name, URL, token or client credentials (owner, admin; `bearer_token: null` or "
-                "`client_credentials: null` removes it)",
-                {"200": ("the server, connected again", _SERVER)},
+                "`client_credentials: null` removes it; a URL moved to another origin drops the stored credential "
+                "unless a new one is given with it)",
+                {"200": ("the server, connected again", _EDITED)},
                 "400 401 403 404 409 413 422",
                 body=edit,
             ),

@@ -22,6 +22,7 @@ from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._discovery import CONNECTION_ALERT, connect_and_sync
 from mcpyard.org._events import audit, clear_alert
 from mcpyard.org._models import Credential, RegisteredServer, Tool, utcnow
+from mcpyard.org._origin import same_origin
 from mcpyard.org._review import mark_for_review, selections_using
 from mcpyard.org._server_input import (
     both_given,
@@ -112,7 +113,7 @@ async def register_server(
             server = RegisteredServer(org_id=caller.org_id, name=name, url=url, state="connecting")
             session.add(server)
             await session.flush()
-            if (credential := new_credential(svc, caller.org_id, server.id, token, client)) is not None:
+            if (credential := new_credential(svc, caller.org_id, server.id, url, token, client)) is not None:
                 session.add(credential)
             audit(
                 session,
@@ -151,7 +152,11 @@ async def get_server(svc: OrgService, caller: Caller, server_id: str) -> dict[st
 
 async def update_server(svc: OrgService, caller: Caller, server_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
     """Edit a server's name, URL, token or client credentials (`bearer_token: null` or `client_credentials: null`
-    removes it; giving one replaces the other); it connects again with them."""
+    removes it; giving one replaces the other); it connects again with them.
+
+    A credential is bound to the origin it was entered for: a URL edited to another origin drops the stored one
+    unless a new one comes in the same request. The answer is the server with `credentials_dropped`, the fields
+    dropped so (`["bearer_token"]`, `["client_credentials"]` or `[]`)."""
     require(caller, *ADMINS)
     unknown = set(changes) - {"name", "url", "bearer_token", "client_credentials"}
     if unknown:
@@ -177,9 +182,14 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                 server.name = name
             if "url" in changes:
                 server.url = await check_url(svc, changes["url"])
+            dropped: list[str] = []
             if token is not None or client is not None:  # a server has one credential: the new one replaces it
                 await session.execute(delete(Credential).where(Credential.server_id == server.id))
-                session.add(new_credential(svc, caller.org_id, server.id, token, client))
+                session.add(new_credential(svc, caller.org_id, server.id, server.url, token, client))
+            elif not same_origin(old["url"], server.url) and (stored := await _credential(session, server.id)):
+                # Never sent to a host it was not entered for: whoever may edit the URL could read it there.
+                dropped.append("bearer_token" if stored.kind == "bearer" else "client_credentials")
+                await session.delete(stored)
             for field, kind in (("bearer_token", "bearer"), ("client_credentials", CLIENT_CREDENTIALS)):
                 if field in changes and changes[field] is None:
                     await session.execute(
@@ -197,12 +207,13 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                     "url": server.url,
                     "token_changed": "bearer_token" in changes,
                     "client_credentials_changed": "client_credentials" in changes,
+                    "credentials_dropped": dropped,
                 },
             )
     except IntegrityError:  # another edit or registration took the name between our look and our write
         raise _name_taken(str(changes["name"])) from None
     await connect_and_sync(svc, caller.org_id, server_id)
-    return await get_server(svc, caller, server_id)
+    return {**await get_server(svc, caller, server_id), "credentials_dropped": dropped}
 
 
 async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None:

@@ -13,6 +13,7 @@ from typing import Any
 
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Credential, new_id
+from mcpyard.org._origin import origin_of
 from mcpyard.org._server_json import CLIENT_CREDENTIALS
 from mcpyard.org._service import OrgService
 
@@ -117,12 +118,16 @@ def both_given() -> ServiceError:
 
 
 def new_credential(
-    svc: OrgService, org_id: str, server_id: str, token: str | None, client: dict[str, Any] | None
+    svc: OrgService, org_id: str, server_id: str, url: str, token: str | None, client: dict[str, Any] | None
 ) -> Credential | None:
-    """The sealed row for a bearer token or client credentials (client credentials sealed whole, so what
-    connects is what was sealed; only client id, issuer and scopes are also kept to be shown)."""
+    """The sealed row for a bearer token or client credentials, bound to the origin of `url`, the server's URL
+    they were entered for (client credentials sealed whole, so what connects is what was sealed; only client id,
+    issuer and scopes are also kept to be shown)."""
+    origin = origin_of(url)
     if token is not None:
-        credential = Credential(id=new_id(), org_id=org_id, server_id=server_id, kind="bearer")
+        credential = Credential(
+            id=new_id(), org_id=org_id, server_id=server_id, kind="bearer", details={"origin": origin}
+        )
         svc.sealer.seal_credential(credential, token)
         return credential
     if client is not None:
@@ -131,7 +136,12 @@ def new_credential(
             org_id=org_id,
             server_id=server_id,
             kind=CLIENT_CREDENTIALS,
-            details={"client_id": client["client_id"], "issuer": client["issuer"], "scopes": client["scopes"]},
+            details={
+                "client_id": client["client_id"],
+                "issuer": client["issuer"],
+                "scopes": client["scopes"],
+                "origin": origin,
+            },
         )
         svc.sealer.seal_credential(credential, json.dumps(client, separators=(",", ":")))
         return credential

@@ -9,13 +9,15 @@ import json
 from pathlib import Path
 
 import anyio
+import httpx2
 import pytest
 from playwright.async_api import expect
 
 from mcpyard.secrets import forms_of
 from tests.auth._support import auth_server, issuer_of
-from tests.org._flows import TOKEN
+from tests.org._flows import TOKEN, register
 from tests.org.web._console import Console
+from tests.servers.http_runner import serve_http
 from tests.servers.oauth_server import CC_CLIENT_ID, CC_CLIENT_SECRET
 
 pytestmark = pytest.mark.anyio
@@ -117,3 +119,33 @@ async def test_org2_a_server_with_client_credentials_shows_its_client_and_issuer
         await console.look(page)
     everything = "\n".join(console.seen + console.api.responses)
     assert all(form not in everything for form in forms_of(CC_CLIENT_SECRET))
+
+
+async def test_org2_a_url_edited_to_another_origin_drops_the_token_says_so_and_the_other_server_never_sees_it(
+    console: Console, upstream: str
+) -> None:
+    """The edit form: the token is never sent to the new address; entering it again with the URL sends it."""
+    server = await register(console.api, upstream)
+    async with serve_http("echoes_token") as elsewhere:
+        page = await console.sign_in("owner@acme.test")
+        await page.goto(f"/servers/{server['id']}")
+        await page.get_by_label("Streamable HTTP URL").fill(elsewhere)
+        await page.get_by_role("button", name="Save").click()
+        await expect(page.locator(".notice")).to_contain_text("Its bearer token was dropped")
+        await expect(page.locator("dl.facts")).not_to_contain_text("kept sealed")
+        await console.look(page)
+        await page.get_by_label("Streamable HTTP URL").fill(upstream)
+        await page.get_by_label("New bearer token (leave empty to keep the current one)").fill(TOKEN)
+        await page.get_by_role("button", name="Save").click()
+        await expect(page.locator(".notice")).to_have_text("tools is saved.")
+        await expect(page.locator("dl.facts")).to_contain_text("connected")
+        await console.look(page)
+        async with httpx2.AsyncClient() as client:
+            seen = (await client.get(elsewhere.replace("/mcp", "/seen"))).json()
+    assert seen, "the other server was reached"
+    assert all(TOKEN not in header for _, header in seen), seen
+    assert (await console.api.get("/api/v1/audit", params={"action": "server.update"}))[1]["new"][
+        "credentials_dropped"
+    ] == ["bearer_token"]
+    for form in forms_of(TOKEN):
+        assert not any(form in shown for shown in console.seen)

@@ -96,7 +96,14 @@ def registry_pages(pages: Pages) -> list[Route]:
         if field(form, "remove_client_credentials") == "yes":
             changes["client_credentials"] = None
         updated = await _registry.update_server(svc, visit.caller, request.path_params["server_id"], changes)
-        return pages.redirect(request, f"/servers/{updated['id']}", Notice("done", f"{updated['name']} is saved."))
+        text = f"{updated['name']} is saved."
+        if dropped := updated["credentials_dropped"]:
+            what = "bearer token" if dropped == ["bearer_token"] else "client credentials"
+            text += (
+                f" Its {what} was dropped: it was entered for another address, and is never sent to a new one. "
+                f"Enter the {what} for the new address to send one."
+            )
+        return pages.redirect(request, f"/servers/{updated['id']}", Notice("done", text))
 
     async def refresh(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
