@@ -312,9 +312,10 @@ async def verify_login(
                 if rehashed is not None:
                     values["password_hash"] = rehashed
                 await session.execute(update(Member).where(Member.id == member.id).values(**values))
-            member.failed_logins, member.locked_until = 0, None
+            set_committed_value(member, "failed_logins", 0)
+            set_committed_value(member, "locked_until", None)
             if rehashed is not None:
-                member.password_hash = rehashed
+                set_committed_value(member, "password_hash", rehashed)
             return member
     return None
 
