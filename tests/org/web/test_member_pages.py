@@ -35,7 +35,7 @@ async def test_org1_an_owner_changes_a_members_role_and_removes_a_member_after_c
     await eve.get_by_role("button", name="Remove").click()
     await expect(page.locator(".notice")).to_contain_text("eve@acme.test is removed")
     await expect(page.locator("tr", has_text="eve@acme.test")).to_have_count(0)
-    await console.look(page, "members")
+    await console.look(page)
 
     refused = await console.api.request("GET", "/api/v1/me", token=leaving)
     assert refused.status_code == 401, "her token is revoked"
