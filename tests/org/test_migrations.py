@@ -81,3 +81,33 @@ async def test_org9_a_database_never_set_up_or_migrated_by_a_newer_mcpyard_is_re
             await check_schema(db)
         with pytest.raises(ConfigError, match="a newer mcpyard migrated it"):
             await upgrade(db)
+
+
+async def test_org9_revision_0005_adds_sessions_and_soft_removal_keeping_members_and_goes_back(
+    database_url: str,
+) -> None:
+    """Up from 0004 with a member in it: the member stays, not removed, and sessions have their table; down again,
+    the table and the column go and the member is still there."""
+    async with open_database(database_url) as db:
+        assert await upgrade(db, "0004") == "0004"
+        async with db.engine.begin() as connection:
+            await connection.execute(
+                text("INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'acme', CURRENT_TIMESTAMP)")
+            )
+            await connection.execute(
+                text(
+                    "INSERT INTO members (id, org_id, email, role, password_hash, failed_logins, created_at)"
+                    " VALUES ('m1', 'o1', 'a@acme.test', 'owner', 'x', 0, CURRENT_TIMESTAMP)"
+                )
+            )
+        assert await upgrade(db) == head_revision()
+        assert "browser_sessions" in await _table_names(db)
+        async with db.engine.connect() as connection:
+            removed = await connection.scalar(text("SELECT removed_at FROM members WHERE id = 'm1'"))
+        assert removed is None
+        assert await downgrade(db, "0004") == "0004"
+        assert "browser_sessions" not in await _table_names(db)
+        async with db.engine.connect() as connection:
+            columns = await connection.run_sync(lambda sync: {c["name"] for c in inspect(sync).get_columns("members")})
+            assert await connection.scalar(text("SELECT email FROM members WHERE id = 'm1'")) == "a@acme.test"
+        assert "removed_at" not in columns

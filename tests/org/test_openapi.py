@@ -45,7 +45,8 @@ LAST = {"PATCH": 1, "DELETE": 2}
 
 async def _real_ids(service: Service, upstream: str, asking: str) -> dict[str, dict[str, str]]:
     """Give the organization something behind every path: a server, its tools, calls waiting, a stored result, a
-    server's question, a spare token; the ids each operation's path parameters may take (`*` for every operation)."""
+    server's question, a spare token, a spare member; the ids each operation's path parameters may take (`*` for
+    every operation)."""
     server = await register(service, upstream)
     tools = by_tool(server)
     await set_policy(service, tools["write"], "ask_first")
@@ -56,6 +57,8 @@ async def _real_ids(service: Service, upstream: str, asking: str) -> dict[str, d
     handle = (await call(service, "tools__big", {"size": 100_000}))["handle"]
     assert handle, "a long result is kept by handle"
     spare = await service.post("/api/v1/tokens", {"label": "spare"}, expect=201)
+    body = {"email": "spare@acme.test", "role": "member", "password": "correct horse battery staple"}
+    spare_member = await service.post("/api/v1/members", body, expect=201)
     sign_up = by_tool(await register(service, asking, name="asks", token=None))["sign_up"]
     await set_policy(service, sign_up, "run_freely")
     question = (await call(service, "asks__sign_up", expect=202))["question"]["id"]
@@ -66,6 +69,7 @@ async def _real_ids(service: Service, upstream: str, asking: str) -> dict[str, d
             "handle": handle,
             "token_id": spare["id"],
             "question_id": question,
+            "member_id": spare_member["id"],
         },
         "POST /api/v1/approvals/{approval_id}/approve": {"approval_id": to_approve},
         "POST /api/v1/approvals/{approval_id}/decline": {"approval_id": to_decline},

@@ -113,7 +113,7 @@ async def _owner_of(session: AsyncSession, organization: Organization, email: st
             raise UsageError(f"the organization {organization.name!r} has no owner left; add one through the API")
         return found[0]
     member = await find_member(session, org_id=organization.id, email=email)
-    if member is None or member.role != "owner":
+    if member is None or member.removed_at is not None or member.role != "owner":
         raise UsageError(
             f"{normalize_email(email)} is not an owner of the organization {organization.name!r}: "
             "run without --owner for its owner's token, or give another --org to set up a new organization"
@@ -137,7 +137,7 @@ async def issue_token(db: Database, *, org: str | None, email: str | None) -> Is
             member = await _owner_of(session, organization, None)
         else:
             found = await find_member(session, org_id=organization.id, email=email)
-            if found is None:
+            if found is None or found.removed_at is not None:  # a removed member's token would not work
                 raise UsageError(f"{normalize_email(email)} is not a member of the organization {organization.name!r}")
             member = found
         row, token = await create_token(session, member, label="mcpyard org token create")

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from typing import Any
 
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
@@ -12,6 +13,7 @@ from starlette.routing import Route
 from mcpyard.org._api import check_text, json_body
 from mcpyard.org._auth import COOKIE, Authenticator
 from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._member_changes import change_role, remove_member
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._models import Member
 from mcpyard.org._people import create_token, list_members, list_tokens, verify_login
@@ -29,6 +31,13 @@ def _refused(exc: ServiceError) -> JSONResponse:
     if isinstance(exc, TooManySignIns):
         response.headers["Retry-After"] = str(exc.retry_after)
     return response
+
+
+def _credentials(body: dict[str, Any]) -> tuple[str, str]:
+    email, password = body.get("email"), body.get("password")
+    if not isinstance(email, str) or not isinstance(password, str):
+        raise ServiceError(422, "invalid_request", "give `email` and `password`")
+    return email, password
 
 
 def _same_site_json(request: Request) -> None:
@@ -50,8 +59,10 @@ def people_routes(
     *,
     secure_cookies: bool,
     sign_ins: SignInLimits | None = None,
+    wake: Callable[[str], None] | None = None,
 ) -> list[Route]:
-    """Routes for signing in and for managing members and tokens."""
+    """Routes for signing in and for managing members and tokens; `wake` tells a call waiting in this process on a
+    question that the question ended (a removed member's)."""
     sign_ins = sign_ins or SignInLimits()
 
     def guarded(
@@ -70,16 +81,18 @@ def people_routes(
     async def _login(request: Request) -> Member:
         check_text(request)
         address = request.client.host if request.client is not None else "unknown"
-        sign_ins.check(address)
-        body = await json_body(request)
-        email, password = body.get("email"), body.get("password")
-        if not isinstance(email, str) or not isinstance(password, str):
-            raise ServiceError(422, "invalid_request", "give `email` and `password`")
+        # Counted before anything is awaited: attempts sent at once are each counted (see `_throttle`).
+        attempt = sign_ins.reserve(address)
+        try:
+            email, password = _credentials(await json_body(request))
+        except ServiceError:
+            sign_ins.give_back(address, attempt)  # no password was tried
+            raise
         async with db() as session:
             member = await verify_login(session, email=email, password=password)
         if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
-            sign_ins.failed(address)
             raise ServiceError(401, "unauthorized", "that email and password do not match a member")
+        sign_ins.give_back(address, attempt)
         return member
 
     async def login(request: Request) -> Response:
@@ -98,12 +111,13 @@ def people_routes(
         except ServiceError as exc:
             return _refused(exc)
         response = JSONResponse({"member": _member_json(member)})
-        csrf = authenticate.set_cookie(response, member.id, secure=secure_cookies)
+        csrf = await authenticate.start_session(request, response, member, secure=secure_cookies)
         response.headers["X-CSRF-Token"] = csrf
         return response
 
     async def session_end(request: Request, caller: Caller) -> Response:
-        del request, caller
+        del caller
+        await authenticate.end_session(request.cookies.get(COOKIE))  # every copy of the cookie, everywhere
         response = Response(status_code=204)
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -116,6 +130,18 @@ def people_routes(
         member = await invite_member(db, caller, body.get("email"), body.get("role"), body.get("password"))
         return JSONResponse(_member_json(member), status_code=201)
 
+    async def member(request: Request, caller: Caller) -> Response:
+        member_id = request.path_params["member_id"]
+        if request.method == "DELETE":
+            removal = await remove_member(db, caller, member_id)
+            for question in removal.questions:
+                if wake is not None:
+                    wake(question)
+            return Response(status_code=204)
+        body: dict[str, Any] = await json_body(request)
+        changed = await change_role(db, caller, member_id, body.get("role"))
+        return JSONResponse(_member_json(changed))
+
     async def tokens(request: Request, caller: Caller) -> Response:
         if request.method == "GET":  # the caller's own, never another member's
             async with db() as session:
@@ -125,8 +151,7 @@ def people_routes(
         return JSONResponse({"token": token, "id": row.id}, status_code=201)
 
     async def token(request: Request, caller: Caller) -> Response:
-        hashed = await revoke_member_token(db, caller, request.path_params["token_id"])
-        authenticate.forget_token(hashed)
+        await revoke_member_token(db, caller, request.path_params["token_id"])
         return Response(status_code=204)
 
     return [
@@ -134,6 +159,7 @@ def people_routes(
         Route("/api/v1/session", session_start, methods=["POST"]),
         Route("/api/v1/session", guarded(session_end), methods=["DELETE"]),
         Route("/api/v1/members", guarded(members), methods=["GET", "POST"]),
+        Route("/api/v1/members/{member_id}", guarded(member), methods=["PATCH", "DELETE"]),
         Route("/api/v1/tokens", guarded(tokens), methods=["GET", "POST"]),
         Route("/api/v1/tokens/{token_id}", guarded(token), methods=["DELETE"]),
     ]

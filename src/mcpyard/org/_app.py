@@ -158,7 +158,11 @@ def org_app(settings: OrgSettings) -> Starlette:
                     *api_routes(service, authenticate),
                     *question_routes(service, authenticate),
                     *people_routes(
-                        db.sessions, authenticate, secure_cookies=settings.secure_cookies, sign_ins=sign_ins
+                        db.sessions,
+                        authenticate,
+                        secure_cookies=settings.secure_cookies,
+                        sign_ins=sign_ins,
+                        wake=service.wakeups.wake,
                     ),
                     *turn_routes(service, authenticate, settings.rate_limits),
                     *web_routes(

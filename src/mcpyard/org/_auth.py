@@ -1,10 +1,12 @@
-"""Who sends a request: an API token (`Authorization: Bearer`) or a signed browser session cookie (ORG-1).
+"""Who sends a request: an API token (`Authorization: Bearer`) or a browser session cookie (ORG-1).
 
-Tokens are looked up by their hash and briefly remembered, so a call does not wait on the
-database to learn who asks; a revoked token is forgotten at once in this process. A session
-cookie is signed (HMAC-SHA256 with a key derived from the service's key), HttpOnly,
-SameSite=Lax, Secure over https, and expires; a state-changing request it authenticates must
-also carry its CSRF token in `X-CSRF-Token` (THREATS).
+Every request is checked against the database, in one indexed query joined to the member: a token
+revoked, a session signed out or a member removed through any process is refused at once by every
+process (replicas share one database and remember nothing). A session cookie names a random session
+id, signed (HMAC-SHA256 with a key derived from the service's key), HttpOnly, SameSite=Lax, Secure
+over https; the database keeps only the id's SHA-256, with when the session expires or ended. A
+state-changing request a session authenticates must also carry the session's CSRF token in
+`X-CSRF-Token` (THREATS).
 """
 
 from __future__ import annotations
@@ -13,32 +15,33 @@ import base64
 import hashlib
 import hmac
 import secrets
-import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from datetime import datetime, timedelta
 
-from sqlalchemy import select
+from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import Response
 
 from mcpyard.org._caller import Caller, Role, ServiceError
-from mcpyard.org._models import Member
+from mcpyard.org._models import BrowserSession, Member, utcnow
 from mcpyard.org._people import member_for_token
-from mcpyard.org._tokens import token_hash
 
-__all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner"]
+__all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]
 
 COOKIE = "mcpyard_session"
 CSRF_HEADER = "x-csrf-token"
 SESSION_SECONDS = 12 * 3600
-TOKEN_MEMORY_SECONDS = 5.0
-"""How long a token's member is remembered in this process: bounded, so a revocation elsewhere takes effect soon."""
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def _caller(member: Member) -> Caller:
     role: Role = member.role  # type: ignore[assignment]  # stored roles are the three
     return Caller(member.id, member.org_id, member.email, role)
+
+
+def _row_id(session_id: str) -> str:
+    return hashlib.sha256(session_id.encode()).hexdigest()
 
 
 class SessionSigner:
@@ -51,25 +54,30 @@ class SessionSigner:
         digest = hmac.new(self._key, text.encode(), hashlib.sha256).digest()
         return base64.urlsafe_b64encode(digest).decode().rstrip("=")
 
-    def cookie(self, member_id: str, *, now: float | None = None) -> tuple[str, str]:
-        """A new session (its cookie value, and the CSRF token that goes with it): rotated at every login."""
-        expires = int((now or time.time()) + SESSION_SECONDS)
-        body = f"{member_id}.{expires}.{secrets.token_urlsafe(16)}"
-        return f"{body}.{self._mac(body)}", self.csrf(body)
+    def cookie(self) -> tuple[str, str, str]:
+        """A new session: its random id, its cookie value and the CSRF token that goes with it."""
+        session_id = secrets.token_urlsafe(32)
+        return session_id, f"{session_id}.{self._mac(session_id)}", self.csrf(session_id)
 
     def csrf(self, body: str) -> str:
         return self._mac(f"csrf:{body}")
 
-    def check(self, cookie: str, *, now: float | None = None) -> tuple[str, str] | None:
-        """`(member id, CSRF token)` of a valid, unexpired cookie, else None."""
-        body, sep, mac = cookie.rpartition(".")
-        if not sep or not hmac.compare_digest(mac, self._mac(body)):
+    def check(self, cookie: str) -> tuple[str, str] | None:
+        """`(session id, CSRF token)` of a cookie this service signed, else None (whether it is live is the
+        database's to say)."""
+        session_id, sep, mac = cookie.rpartition(".")
+        if not sep or not session_id or not hmac.compare_digest(mac, self._mac(session_id)):
             return None
-        member_id, _, rest = body.partition(".")
-        expires, _, _ = rest.partition(".")
-        if not expires.isdigit() or int(expires) < (now or time.time()):
-            return None
-        return member_id, self.csrf(body)
+        return session_id, self.csrf(session_id)
+
+
+async def end_member_sessions(session: AsyncSession, member_id: str, *, now: datetime | None = None) -> None:
+    """End every live browser session of the member (in the caller's transaction)."""
+    await session.execute(
+        update(BrowserSession)
+        .where(BrowserSession.member_id == member_id, BrowserSession.ended_at.is_(None))
+        .values(ended_at=now or utcnow())
+    )
 
 
 @dataclass
@@ -78,17 +86,6 @@ class Authenticator:
 
     db: async_sessionmaker[AsyncSession]
     signer: SessionSigner
-    _remembered: dict[str, tuple[Caller, float]] = field(default_factory=dict)
-
-    def forget_token(self, token_or_hash: str) -> None:
-        """A revoked token: no request with it is let in again by this process."""
-        self._remembered.pop(token_or_hash, None)
-        self._remembered.pop(token_hash(token_or_hash), None)
-
-    def forget_member(self, member_id: str) -> None:
-        for key, (caller, _) in list(self._remembered.items()):
-            if caller.member_id == member_id:
-                del self._remembered[key]
 
     async def __call__(self, request: Request) -> Caller:
         header = request.headers.get("authorization", "")
@@ -101,21 +98,11 @@ class Authenticator:
         raise ServiceError(401, "unauthorized", "send `Authorization: Bearer <API token>` (or sign in)")
 
     async def _by_token(self, token: str) -> Caller:
-        key = token_hash(token)
-        remembered = self._remembered.get(key)
-        now = time.monotonic()
-        if remembered is not None and remembered[1] > now:
-            return remembered[0]
         async with self.db() as session:
             member = await member_for_token(session, token)
         if member is None:
-            self._remembered.pop(key, None)
             raise ServiceError(401, "unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
-        caller = _caller(member)
-        if len(self._remembered) > 10_000:
-            self._remembered.clear()
-        self._remembered[key] = (caller, now + TOKEN_MEMORY_SECONDS)
-        return caller
+        return _caller(member)
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
         found = await self.session_of(cookie)
@@ -127,21 +114,63 @@ class Authenticator:
         return caller
 
     async def session_of(self, cookie: str) -> tuple[Caller, str] | None:
-        """The member a session cookie signs in, and the session's CSRF token; None when it is not a live session.
+        """The member a session cookie signs in, and the session's CSRF token; None when it is not a live session
+        (unsigned, unknown, ended, expired, or its member removed).
 
         The CSRF check is the caller's: JSON requests carry the token in a header, the pages' forms in a field.
         """
         checked = self.signer.check(cookie)
         if checked is None:
             return None
-        member_id, csrf = checked
+        session_id, csrf = checked
+        query = (
+            select(Member)
+            .join(BrowserSession, BrowserSession.member_id == Member.id)
+            .where(
+                BrowserSession.id == _row_id(session_id),
+                BrowserSession.ended_at.is_(None),
+                BrowserSession.expires_at > utcnow(),
+                Member.removed_at.is_(None),
+            )
+        )
         async with self.db.begin() as session:
-            member = await session.scalar(select(Member).where(Member.id == member_id))
+            member = await session.scalar(query)
         return None if member is None else (_caller(member), csrf)
 
-    def set_cookie(self, response: Response, member_id: str, *, secure: bool) -> str:
-        """Start a browser session on `response`; returns its CSRF token."""
-        value, csrf = self.signer.cookie(member_id)
+    async def end_session(self, cookie: str | None) -> None:
+        """Sign the session out: every copy of its cookie is refused from now on, by every process."""
+        checked = self.signer.check(cookie) if cookie else None
+        if checked is None:
+            return
+        async with self.db.begin() as session:
+            await session.execute(
+                update(BrowserSession)
+                .where(BrowserSession.id == _row_id(checked[0]), BrowserSession.ended_at.is_(None))
+                .values(ended_at=utcnow())
+            )
+
+    async def start_session(self, request: Request, response: Response, member: Member, *, secure: bool) -> str:
+        """Start a browser session on `response` (a new one at every sign-in: the one the request carried, if any,
+        ends); returns its CSRF token."""
+        await self.end_session(request.cookies.get(COOKIE))
+        session_id, value, csrf = self.signer.cookie()
+        now = utcnow()
+        async with self.db.begin() as session:
+            # The member's sessions long expired go: the table holds live ones and recent history only.
+            await session.execute(
+                delete(BrowserSession).where(
+                    BrowserSession.member_id == member.id, BrowserSession.expires_at < now - timedelta(days=1)
+                )
+            )
+            session.add(
+                BrowserSession(
+                    id=_row_id(session_id),
+                    org_id=member.org_id,
+                    member_id=member.id,
+                    created_at=now,
+                    expires_at=now + timedelta(seconds=SESSION_SECONDS),
+                )
+            )
         response.set_cookie(
             COOKIE, value, max_age=SESSION_SECONDS, httponly=True, samesite="lax", secure=secure, path="/"
         )

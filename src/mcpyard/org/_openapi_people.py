@@ -35,7 +35,11 @@ def people_paths() -> S:
                 body=_CREDENTIALS,
                 public=True,
             ),
-            "delete": op("Sign out: the session cookie is cleared", {"204": ("signed out", None)}, "401 403"),
+            "delete": op(
+                "Sign out: the session ends on the server, so every copy of its cookie is refused from now on",
+                {"204": ("signed out", None)},
+                "401 403",
+            ),
         },
         "/api/v1/me": {"get": op("Who the caller is", {"200": ("the caller", _ME)}, "401")},
         "/api/v1/members": {
@@ -45,6 +49,24 @@ def people_paths() -> S:
                 {"201": ("the new member", _MEMBER)},
                 "400 401 403 413 422",
                 body=obj(["email", "role", "password"], email=STR, role=_ROLE, password=_PASSWORD),
+            ),
+        },
+        "/api/v1/members/{member_id}": {
+            "parameters": [path("member_id")],
+            "patch": op(
+                "Change a member's role (owner, admin; only an owner grants or takes the owner role; 409 `last_owner`"
+                " for the last owner's demotion); audited as `member.role_changed`",
+                {"200": ("the member as it now is", _MEMBER)},
+                "400 401 403 404 409 413 422",
+                body=obj(["role"], role=_ROLE),
+            ),
+            "delete": op(
+                "Remove a member (owner, admin; only an owner removes an owner; anyone may remove themselves, i.e."
+                " leave; 409 `last_owner` for the last owner). Its sessions end and its API tokens are revoked at"
+                " once, the approvals it started that wait are declined and its calls' pending questions cancelled;"
+                " its records stay. Audited as `member.removed`",
+                {"204": ("removed", None)},
+                "401 403 404 409",
             ),
         },
         "/api/v1/tokens": {

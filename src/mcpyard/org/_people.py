@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import select, update
+from sqlalchemy import or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -98,14 +98,16 @@ async def find_member(session: AsyncSession, *, org_id: str, email: str) -> Memb
 async def owners(session: AsyncSession, org_id: str) -> list[Member]:
     """The organization's owners, oldest first."""
     async with transaction(session):
-        query = select(Member).where(Member.org_id == org_id, Member.role == "owner")
+        query = select(Member).where(Member.org_id == org_id, Member.role == "owner", Member.removed_at.is_(None))
         return list(await session.scalars(query.order_by(Member.created_at, Member.id)))
 
 
 async def list_members(session: AsyncSession, org_id: str) -> list[dict[str, Any]]:
-    """The organization's members by email: id, email, role and since when (never a password or its hash)."""
+    """The organization's members by email: id, email, role and since when (never a password or its hash); a
+    removed member is not listed."""
     async with transaction(session):
-        rows = list(await session.scalars(select(Member).where(Member.org_id == org_id)))
+        query = select(Member).where(Member.org_id == org_id, Member.removed_at.is_(None))
+        rows = list(await session.scalars(query))
     # Sorted here: the engines' collations order text differently, and the pages should not.
     rows.sort(key=lambda member: (member.email, member.id))
     return [
@@ -165,7 +167,8 @@ async def create_organization(
 
 
 async def add_member(session: AsyncSession, *, org_id: str, email: str, role: str, password: str) -> Member:
-    """A new member of the organization `org_id`.
+    """A new member of the organization `org_id`; a removed member's email comes back as that member (the same id,
+    so the old records still point at them), with the new role and password.
 
     Raises:
         UsageError: the email is already a member there, or the email, role or password cannot be used.
@@ -173,8 +176,20 @@ async def add_member(session: AsyncSession, *, org_id: str, email: str, role: st
     cleaned, role = normalize_email(email), _role(role)
     password_hash = await hash_password(password)
     async with transaction(session):
-        if await find_member(session, org_id=org_id, email=cleaned) is not None:
+        existing = await find_member(session, org_id=org_id, email=cleaned)
+        if existing is not None and existing.removed_at is None:
             raise UsageError(f"{cleaned} is already a member of this organization")
+        if existing is not None:
+            back = await session.scalar(
+                update(Member)
+                .where(Member.id == existing.id, Member.removed_at.is_not(None))
+                .values(role=role, password_hash=password_hash, failed_logins=0, locked_until=None, removed_at=None)
+                .returning(Member)
+                .execution_options(populate_existing=True)
+            )
+            if back is None:
+                raise UsageError(f"{cleaned} is already a member of this organization")
+            return back
         member = Member(
             id=new_id(),
             org_id=org_id,
@@ -243,8 +258,10 @@ async def member_for_token(session: AsyncSession, token: str, *, now: datetime |
     presented = token_hash(token)
     now = now or utcnow()
     async with transaction(session):
+        # One query on the token's unique hash, joined to its member: a removed member's tokens fail with it.
         query = select(ApiToken, Member).join(Member, Member.id == ApiToken.member_id)
-        found = (await session.execute(query.where(ApiToken.token_hash == presented))).first()
+        query = query.where(ApiToken.token_hash == presented, Member.removed_at.is_(None))
+        found = (await session.execute(query)).first()
         if found is None:
             return None
         row, member = found
@@ -262,11 +279,14 @@ async def verify_login(
 ) -> Member | None:
     """The member whose email and password these are; None otherwise, after the same work either way.
 
-    An unknown email costs one password check against a dummy hash, like a wrong password.
-    Each wrong password counts against the account; after a few in a row it is locked for a
-    while that doubles each time (`lockout_after`), during which even the right password is
-    refused. When `org_id` is None and the email belongs to several organizations, the oldest
-    membership whose password matches is the one logged in.
+    An unknown email costs one password check against a dummy hash, like a wrong password; so does
+    a removed member's. Each attempt at an account's password is counted against it before the
+    password is checked (`_take_attempt`, one conditional update), and a right one gives it back:
+    after a few wrong ones in a row the account is locked for a while that doubles each time
+    (`lockout_after`), during which even the right password is refused. Guesses sent in parallel,
+    to one process or several, are counted one by one: none slips past the lock. When `org_id` is
+    None and the email belongs to several organizations, the oldest membership whose password
+    matches is the one logged in.
     """
     now = now or utcnow()
     try:
@@ -275,38 +295,62 @@ async def verify_login(
         await verify_password(None, password)
         return None
     async with transaction(session):
-        query = select(Member).where(Member.email == cleaned)
+        query = select(Member).where(Member.email == cleaned, Member.removed_at.is_(None))
         if org_id is not None:
             query = query.where(Member.org_id == org_id)
         candidates = list(await session.scalars(query.order_by(Member.created_at, Member.id)))
-        if not candidates:
-            await verify_password(None, password)
-            return None
-        for member in candidates:
-            if member.locked_until is not None and member.locked_until > now:
-                await verify_password(None, password)
-                continue
-            if await verify_password(member.password_hash, password):
-                member.failed_logins = 0
-                member.locked_until = None
-                if needs_rehash(member.password_hash):
-                    member.password_hash = await hash_password(password, check=False)
-                return member
-            await _count_failure(session, member, now)
+        # Taken and committed before any password is checked (no write lock is held through a password hash).
+        taken = [member for member in candidates if await _take_attempt(session, member, now)]
+    if not taken:
+        await verify_password(None, password)
         return None
+    for member in taken:
+        if await verify_password(member.password_hash, password):
+            rehashed = await hash_password(password, check=False) if needs_rehash(member.password_hash) else None
+            async with transaction(session):
+                values: dict[str, Any] = {"failed_logins": 0, "locked_until": None}
+                if rehashed is not None:
+                    values["password_hash"] = rehashed
+                await session.execute(update(Member).where(Member.id == member.id).values(**values))
+            set_committed_value(member, "failed_logins", 0)
+            set_committed_value(member, "locked_until", None)
+            if rehashed is not None:
+                set_committed_value(member, "password_hash", rehashed)
+            return member
+    return None
 
 
-async def _count_failure(session: AsyncSession, member: Member, now: datetime) -> None:
-    # Counted in the database, so that guesses sent in parallel (or to other replicas) all count.
-    counted = await session.execute(
-        update(Member)
-        .where(Member.id == member.id)
-        .values(failed_logins=Member.failed_logins + 1)
-        .returning(Member.failed_logins)
-        .execution_options(synchronize_session=False)
-    )
-    failures = int(counted.scalar_one())
-    set_committed_value(member, "failed_logins", failures)
-    lock = lockout_after(failures)
-    if lock is not None:
-        member.locked_until = now + lock
+_ATTEMPT_TRIES = 20
+"""How often taking an attempt is retried when other sign-ins to the same account took one in between."""
+
+
+async def _take_attempt(session: AsyncSession, member: Member, now: datetime) -> bool:
+    """Count one attempt at the account's password, unless it is locked: whether it may be checked.
+
+    One conditional update from the count as read (compare and set): of attempts at once, each
+    counts one after the other, and the one that reaches the lock sets it for all that follow.
+    """
+    failures, locked_until = member.failed_logins, member.locked_until
+    for _ in range(_ATTEMPT_TRIES):
+        if locked_until is not None and locked_until > now:
+            return False
+        lock = lockout_after(failures + 1)
+        taken = await session.scalar(
+            update(Member)
+            .where(
+                Member.id == member.id,
+                Member.failed_logins == failures,
+                or_(Member.locked_until.is_(None), Member.locked_until <= now),
+            )
+            .values(failed_logins=failures + 1, locked_until=None if lock is None else now + lock)
+            .returning(Member.id)
+            .execution_options(synchronize_session=False)
+        )
+        if taken is not None:
+            set_committed_value(member, "failed_logins", failures + 1)
+            return True
+        row = (
+            await session.execute(select(Member.failed_logins, Member.locked_until).where(Member.id == member.id))
+        ).one()
+        failures, locked_until = int(row[0]), row[1]
+    return False

@@ -3,6 +3,10 @@
 Each account has its own lockout (`_people.lockout_after`); this one is per client address, so that
 one address cannot try password after password across many accounts, nor keep an account locked
 for ever while costing the service a password hash each time. In this process, bounded memory.
+
+An attempt is counted before its password is checked: `reserve` takes one place synchronously,
+before the request awaits anything, so attempts sent at once are counted one by one and none
+slips through while others are being checked; a success gives its place back (`give_back`).
 """
 
 from __future__ import annotations
@@ -42,19 +46,28 @@ class SignInLimits:
             times.popleft()
         return times
 
-    def check(self, address: str, *, now: float | None = None) -> None:
-        """Raise `TooManySignIns` when `address` failed too often lately (before any password is looked at)."""
+    def reserve(self, address: str, *, now: float | None = None) -> float:
+        """Count one attempt from `address` before any password is looked at; the moment counted, to give back
+        when it succeeds.
+
+        Synchronous on purpose: the asyncio loop runs no other request between the look and the count.
+
+        Raises:
+            TooManySignIns: `address` used up its attempts lately; nothing was counted.
+        """
         moment = time.monotonic() if now is None else now
         times = self._recent(address, moment)
         if len(times) >= self._failures:
             raise TooManySignIns(max(1, int(self._window - (moment - times[0])) + 1))
-
-    def failed(self, address: str, *, now: float | None = None) -> None:
-        moment = time.monotonic() if now is None else now
-        times = self._seen.setdefault(address, deque())
+        times = self._seen.setdefault(address, times)
         self._seen.move_to_end(address)
         times.append(moment)
-        while len(times) > self._failures:
-            times.popleft()
         while len(self._seen) > self._addresses:
             self._seen.popitem(last=False)
+        return moment
+
+    def give_back(self, address: str, moment: float) -> None:
+        """The attempt counted at `moment` succeeded (or never reached a password): it does not count."""
+        times = self._seen.get(address)
+        if times is not None and moment in times:
+            times.remove(moment)

@@ -36,7 +36,7 @@ async def test_org1_org2_org3_an_owner_signs_in_registers_sets_a_policy_adds_a_m
 
     await page.get_by_role("link", name="Members & tokens").click()
     await page.get_by_label("Email").fill("new@acme.test")
-    await page.get_by_label("Role").select_option("admin")
+    await page.locator("form[action='/members']").get_by_label("Role").select_option("admin")
     await page.get_by_label("Password").fill("another long passphrase")
     await page.get_by_role("button", name="Add member").click()
     await expect(page.locator(".notice")).to_have_text("new@acme.test is added, as admin.")

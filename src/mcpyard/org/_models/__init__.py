@@ -10,7 +10,7 @@ service; this package gathers them, so `Base.metadata` holds every table.
 from mcpyard.org._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
 from mcpyard.org._models._calls import Approval, CallRow, StoredResult
 from mcpyard.org._models._events import Alert, AuditEvent
-from mcpyard.org._models._people import ApiToken, Member, Organization
+from mcpyard.org._models._people import ApiToken, BrowserSession, Member, Organization
 from mcpyard.org._models._questions import Question
 from mcpyard.org._models._servers import Credential, Policy, RegisteredServer, Tool
 from mcpyard.org._models._turns import (
@@ -31,6 +31,7 @@ __all__ = [
     "Assistant",
     "AuditEvent",
     "Base",
+    "BrowserSession",
     "CallRow",
     "Conversation",
     "Credential",

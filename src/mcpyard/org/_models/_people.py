@@ -9,7 +9,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
 
-__all__ = ["ApiToken", "Member", "Organization"]
+__all__ = ["ApiToken", "BrowserSession", "Member", "Organization"]
 
 
 class Organization(Base):
@@ -36,6 +36,8 @@ class Member(Base):
     failed_logins: Mapped[int] = mapped_column(Integer, default=0)
     locked_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     created_at: Mapped[datetime] = time_column()
+    removed_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """Set when the member was removed: the row stays, so records still show who it was; no sign-in, no token."""
 
 
 class ApiToken(Base):
@@ -51,3 +53,21 @@ class ApiToken(Base):
     created_at: Mapped[datetime] = time_column()
     last_used_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     revoked_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+
+
+class BrowserSession(Base):
+    """A signed-in browser: the cookie names it, every request checks it here, signing out ends it (ORG-1).
+
+    Only the SHA-256 of the session's random id is kept, like an API token's.
+    """
+
+    __tablename__ = "browser_sessions"
+
+    id: Mapped[str] = mapped_column(String(64), primary_key=True)
+    """SHA-256 (hex) of the random id the cookie carries."""
+    org_id: Mapped[str] = org_column()
+    member_id: Mapped[str] = mapped_column(String(32), ForeignKey("members.id", ondelete="CASCADE"), index=True)
+    created_at: Mapped[datetime] = time_column()
+    expires_at: Mapped[datetime] = mapped_column(UTCDateTime)
+    ended_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """Signed out, signed in again (rotated), or the member removed."""

@@ -16,6 +16,7 @@ from starlette.routing import Route
 
 from mcpyard.org._auth import COOKIE
 from mcpyard.org._caller import ServiceError
+from mcpyard.org._member_changes import change_role, remove_member
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._people import list_members, list_tokens, verify_login
 from mcpyard.org._throttle import TooManySignIns
@@ -61,7 +62,7 @@ def people_pages(pages: Pages) -> list[Route]:
         email, password, after = field(form, "email"), field(form, "password"), _next(field(form, "next", "/"))
         address = request.client.host if request.client is not None else "unknown"
         try:
-            pages.sign_ins.check(address)
+            attempt = pages.sign_ins.reserve(address)  # counted before anything is awaited (see `_throttle`)
         except TooManySignIns as exc:
             context = {"title": "Sign in", "login_csrf": login_csrf(value), "next": after, "failed": exc.message}
             refused = pages.render(request, "login.html", context, visit=None, status=429)
@@ -70,7 +71,6 @@ def people_pages(pages: Pages) -> list[Route]:
         async with svc.db() as session:
             member = await verify_login(session, email=email, password=password)
         if member is None:
-            pages.sign_ins.failed(address)
             context = {
                 "title": "Sign in",
                 "login_csrf": login_csrf(value),
@@ -79,13 +79,15 @@ def people_pages(pages: Pages) -> list[Route]:
                 "failed": "That email and password do not match a member (or the account is locked for a while).",
             }
             return pages.render(request, "login.html", context, visit=None, status=401)
+        pages.sign_ins.give_back(address, attempt)
         signed_in = pages.redirect(request, after)
-        pages.authenticate.set_cookie(signed_in, member.id, secure=pages.secure(request))
+        await pages.authenticate.start_session(request, signed_in, member, secure=pages.secure(request))
         signed_in.delete_cookie(LOGIN_COOKIE, path="/")
         return signed_in
 
     async def logout(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
+        await pages.authenticate.end_session(request.cookies.get(COOKIE))  # every copy of the cookie, everywhere
         response = pages.redirect(request, "/login", Notice("done", "You are signed out."))
         response.delete_cookie(COOKIE, path="/")
         return response
@@ -115,17 +117,37 @@ def people_pages(pages: Pages) -> list[Route]:
 
     async def revoke(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        hashed = await revoke_member_token(svc.db, visit.caller, request.path_params["token_id"])
-        pages.authenticate.forget_token(hashed)
+        await revoke_member_token(svc.db, visit.caller, request.path_params["token_id"])
         return pages.redirect(
             request, "/members", Notice("done", "The token is revoked; programs using it are refused.")
         )
+
+    async def role(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        changed = await change_role(svc.db, visit.caller, request.path_params["member_id"], field(form, "role"))
+        return pages.redirect(request, "/members", Notice("done", f"{changed.email} is now {changed.role}."))
+
+    async def remove(request: Request, visit: Visit) -> Response:
+        form = await pages.form(request, visit)
+        if field(form, "confirm") != "yes":
+            raise ServiceError(422, "not_confirmed", "tick the box to confirm the removal, then press Remove again")
+        removal = await remove_member(svc.db, visit.caller, request.path_params["member_id"])
+        for question in removal.questions:
+            svc.wakeups.wake(question)
+        if removal.member_id == visit.caller.member_id:
+            left = pages.redirect(request, "/login", Notice("done", "You left the organization."))
+            left.delete_cookie(COOKIE, path="/")
+            return left
+        text = f"{removal.email} is removed: signed out, tokens revoked, waiting calls declined."
+        return pages.redirect(request, "/members", Notice("done", text))
 
     return [
         Route("/", pages.page(home), methods=["GET"]),
         Route("/login", login, methods=["GET", "POST"]),
         Route("/logout", pages.page(logout, back="/"), methods=["POST"]),
         Route("/members", pages.page(members), methods=["GET", "POST"]),
+        Route("/members/{member_id}/role", pages.page(role, back="/members"), methods=["POST"]),
+        Route("/members/{member_id}/remove", pages.page(remove, back="/members"), methods=["POST"]),
         Route("/tokens", pages.page(tokens, back="/members"), methods=["POST"]),
         Route("/tokens/{token_id}/revoke", pages.page(revoke, back="/members"), methods=["POST"]),
     ]
