@@ -9,8 +9,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.org._api import check_text, json_body
 from mcpyard.org._auth import COOKIE, Authenticator
+from mcpyard.org._bodies import check_text, json_body
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._models import Member
@@ -18,6 +18,10 @@ from mcpyard.org._people import create_token, list_members, list_tokens, verify_
 from mcpyard.org._throttle import SignInLimits, TooManySignIns
 
 __all__ = ["people_routes"]
+
+LOGIN_FIELDS = ("email", "password")
+MEMBER_FIELDS = ("email", "role", "password")
+TOKEN_FIELDS = ("label",)
 
 
 def _member_json(member: Member) -> dict[str, str]:
@@ -71,7 +75,7 @@ def people_routes(
         check_text(request)
         address = request.client.host if request.client is not None else "unknown"
         sign_ins.check(address)
-        body = await json_body(request)
+        body = await json_body(request, fields=LOGIN_FIELDS)
         email, password = body.get("email"), body.get("password")
         if not isinstance(email, str) or not isinstance(password, str):
             raise ServiceError(422, "invalid_request", "give `email` and `password`")
@@ -112,7 +116,7 @@ def people_routes(
         if request.method == "GET":  # any member may see who else is in the organization
             async with db() as session:
                 return JSONResponse(await list_members(session, caller.org_id))
-        body = await json_body(request)
+        body = await json_body(request, fields=MEMBER_FIELDS)
         member = await invite_member(db, caller, body.get("email"), body.get("role"), body.get("password"))
         return JSONResponse(_member_json(member), status_code=201)
 
@@ -120,7 +124,7 @@ def people_routes(
         if request.method == "GET":  # the caller's own, never another member's
             async with db() as session:
                 return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
-        body = await json_body(request)
+        body = await json_body(request, fields=TOKEN_FIELDS)
         row, token = await make_token(db, caller, body.get("label", ""))
         return JSONResponse({"token": token, "id": row.id}, status_code=201)
 

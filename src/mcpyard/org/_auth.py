@@ -24,7 +24,7 @@ from starlette.responses import Response
 from mcpyard.org._caller import Caller, Role, ServiceError
 from mcpyard.org._models import Member
 from mcpyard.org._people import member_for_token
-from mcpyard.org._tokens import token_hash
+from mcpyard.org._tokens import same_secret, token_hash
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner"]
 
@@ -63,7 +63,7 @@ class SessionSigner:
     def check(self, cookie: str, *, now: float | None = None) -> tuple[str, str] | None:
         """`(member id, CSRF token)` of a valid, unexpired cookie, else None."""
         body, sep, mac = cookie.rpartition(".")
-        if not sep or not hmac.compare_digest(mac, self._mac(body)):
+        if not sep or not same_secret(mac, self._mac(body)):
             return None
         member_id, _, rest = body.partition(".")
         expires, _, _ = rest.partition(".")
@@ -122,7 +122,7 @@ class Authenticator:
         if found is None:
             raise ServiceError(401, "unauthorized", "your session ended; sign in again")
         caller, csrf = found
-        if request.method in _UNSAFE and not hmac.compare_digest(request.headers.get(CSRF_HEADER, ""), csrf):
+        if request.method in _UNSAFE and not same_secret(request.headers.get(CSRF_HEADER, ""), csrf):
             raise ServiceError(403, "csrf", "this request did not carry the page's CSRF token; reload the page")
         return caller
 
