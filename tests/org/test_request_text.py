@@ -162,16 +162,16 @@ async def test_non_ascii_bytes_in_secret_headers_and_cookies_are_refused_not_500
     """A CSRF token, session cookie or notice cookie of Latin-1 bytes is simply not ours (401, 403, or ignored)."""
     async with _browser(service) as browser:
         csrf = await _signed_in(browser)
-        refused = await browser.post("/api/v1/tokens", json={"label": "x"}, headers={"x-csrf-token": b"\xe9t\xe9"})
+        refused = await browser.post("/api/v1/tokens", json={"label": "x"}, headers={b"x-csrf-token": b"\xe9t\xe9"})
         assert refused.status_code == 403, refused.text
         form = await browser.post("/tokens", data={"csrf_token": "\xe9t\xe9", "label": "x"})
         assert form.status_code == 303, form.text
         assert csrf
     async with _browser(service) as stranger:
         for cookie in (b"mcpyard_session=\xe9.\xe9", b"mcpyard_notice=\xe9.\xe9", b"mcpyard_visitor=\xe9"):
-            page = await stranger.get("/servers", headers={"cookie": cookie, "accept": "text/html"})
+            page = await stranger.get("/servers", headers={b"cookie": cookie, b"accept": b"text/html"})
             assert page.status_code < 500, (cookie, page.text)
-            api = await stranger.get("/api/v1/me", headers={"cookie": cookie})
+            api = await stranger.get("/api/v1/me", headers={b"cookie": cookie})
             assert api.status_code == 401, (cookie, api.text)
-        bearer = await stranger.get("/api/v1/me", headers={"authorization": b"Bearer \xe9\xff"})
+        bearer = await stranger.get("/api/v1/me", headers={b"authorization": b"Bearer \xe9\xff"})
         assert bearer.status_code == 401, bearer.text
