@@ -18,7 +18,7 @@ from mcpyard.config._model import (
     TokenEndpointAuthMethod,
     TransportName,
 )
-from mcpyard.config._names import CREDENTIAL_VARIABLES, looks_secret, source_words
+from mcpyard.config._names import CREDENTIAL_VARIABLES, looks_secret, nearest, source_words
 from mcpyard.config._trust import TrustStore
 
 __all__ = [
@@ -46,6 +46,7 @@ __all__ = [
     "import_config",
     "load_config",
     "looks_secret",
+    "nearest",
     "read_project",
     "source_words",
 ]

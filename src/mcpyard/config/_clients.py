@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import re
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass, field
@@ -10,7 +9,7 @@ from pathlib import Path
 
 from mcpyard.config._fields import FIELDS, OAUTH_FIELDS, TYPE_ALIASES
 from mcpyard.config._imported import ClientFormat, Notes
-from mcpyard.config._names import looks_secret
+from mcpyard.config._names import looks_secret, nearest
 from mcpyard.config._variables import rewrite
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
@@ -166,9 +165,9 @@ def translate_entry(
 
 def _unknown(key: str, group: str) -> str:
     if group == "shared":
-        close = difflib.get_close_matches(key, FIELDS, n=1)
+        close = nearest(key, FIELDS)
         if close:
-            return f"did you mean `{close[0]}`? mcpyard does not read it"
+            return f"did you mean `{close}`? mcpyard does not read it"
     return "mcpyard has no equivalent; it does not read it"
 
 

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import difflib
 import math
 import re
 from collections.abc import Mapping
@@ -10,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._model import SourceKind, TransportName
-from mcpyard.config._names import describe_entry, quote
+from mcpyard.config._names import describe_entry, nearest, quote
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
@@ -94,16 +93,16 @@ def check_keys(
         if key in FIELDS or (form == "shared" and key == "type"):
             continue
         if form == "shared":
-            close = difflib.get_close_matches(key, FIELDS, n=1)
-            guess = f"did you mean `{close[0]}`? mcpyard does not read it" if close else "mcpyard does not read it"
+            close = nearest(key, FIELDS)
+            guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
             hint = _SHARED_HINTS.get(key, guess)
             warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
             continue
         if key == "type":
             hint = "; write `transport` (stdio, streamable_http, sse or websocket)"
         else:
-            close = difflib.get_close_matches(key, FIELDS, n=1)
-            hint = f"; did you mean `{close[0]}`?" if close else f"; the fields are {', '.join(FIELDS)}"
+            close = nearest(key, FIELDS)
+            hint = f"; did you mean `{close}`?" if close else f"; the fields are {', '.join(FIELDS)}"
         raise ConfigError(f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key)
     oauth = fields.get("oauth")
     if isinstance(oauth, Mapping):
@@ -118,12 +117,12 @@ def _check_oauth_keys(
         name = str(key)
         if name in OAUTH_FIELDS:
             continue
-        close = difflib.get_close_matches(name, OAUTH_FIELDS, n=1)
+        close = nearest(name, OAUTH_FIELDS)
         if form == "shared":
-            guess = f"did you mean `{close[0]}`? " if close else ""
+            guess = f"did you mean `{close}`? " if close else ""
             warnings.append(f"{where}: ignoring the key {quote(f'oauth.{name}')}; {guess}mcpyard does not read it")
             continue
-        hint = f"; did you mean `{close[0]}`?" if close else f"; the keys of oauth are {', '.join(OAUTH_FIELDS)}"
+        hint = f"; did you mean `{close}`?" if close else f"; the keys of oauth are {', '.join(OAUTH_FIELDS)}"
         raise ConfigError(
             f"{where}: unknown field {quote(f'oauth.{name}')}{hint}",
             source=path,

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import difflib
+from collections.abc import Iterable
 from pathlib import Path
 
 from mcpyard.config._model import SourceKind
@@ -14,6 +16,7 @@ __all__ = [
     "is_credential_variable",
     "is_http_token",
     "looks_secret",
+    "nearest",
     "quote",
     "source_words",
 ]
@@ -77,6 +80,12 @@ def is_credential_variable(name: str) -> bool:
 def is_http_token(name: str) -> bool:
     """Whether `name` may be an HTTP header name: one or more RFC 9110 token characters."""
     return bool(name) and all(char in _TCHAR for char in name)
+
+
+def nearest(name: str, known: Iterable[str]) -> str | None:
+    """The known name closest to a misspelt `name` (for "did you mean …?"), or None when none is close."""
+    close = difflib.get_close_matches(name, list(known), n=1)
+    return close[0] if close else None
 
 
 def quote(text: str) -> str:

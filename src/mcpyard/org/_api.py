@@ -2,15 +2,13 @@
 
 A route parses, authorizes and calls a plain service function; the rules live in the service
 modules. Errors are `{"error": {"code", "message"}}` with the status the service chose; a
-request body that is not a JSON object, or over 1 MiB, is refused before anything runs, and so
-is text holding a NUL character (PostgreSQL cannot store one; no name, id or filter needs one):
-in a path it names nothing (404), in a query parameter or a body it is refused (422). Tool
-arguments are the exception: they are JSON, sent on as they are.
+request body that is not a JSON object of the fields its route names, or that holds unusable
+text, is refused before anything runs (`_bodies.py`). A route that takes no body refuses one
+with fields, so nothing sent is ever dropped unseen.
 """
 
 from __future__ import annotations
 
-import json
 from collections.abc import Awaitable, Callable
 from typing import Any
 
@@ -19,6 +17,7 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.org import _inbox, _member_calls, _policy_service, _registry
+from mcpyard.org._bodies import MAX_BODY_BYTES, check_text, json_body, query_text
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
 from mcpyard.org._events import list_alerts, list_audit
 from mcpyard.org._service import OrgService
@@ -35,10 +34,10 @@ __all__ = [
     "json_body",
 ]
 
-MAX_BODY_BYTES = 1024 * 1024
 APPROVAL_STATES = ("pending", "running", "done", "failed", "declined")
-_NUL = "\x00"
-_NUL_MESSAGE = "text in a request must not hold a NUL character (U+0000)"
+SERVER_FIELDS = ("name", "url", "bearer_token", "client_credentials")
+POLICY_FIELDS = ("policy", "definition_hash")
+CALL_FIELDS = ("tool", "arguments", "conversation")
 Authenticate = Callable[[Request], Awaitable[Caller]]
 """Who sent the request (bearer token or session cookie), or `ServiceError` 401."""
 Handler = Callable[[Request, Caller], Awaitable[Response]]
@@ -48,59 +47,11 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     return JSONResponse({"error": {"code": code, "message": message, **(details or {})}}, status_code=status)
 
 
-def _holds_nul(value: Any) -> bool:
-    """Whether a NUL character stands in `value`, its keys or its items, at any depth (iteratively: bodies nest)."""
-    pending = [value]
-    while pending:
-        item = pending.pop()
-        if isinstance(item, str):
-            if _NUL in item:
-                return True
-        elif isinstance(item, dict):
-            pending.extend(item.keys())
-            pending.extend(item.values())
-        elif isinstance(item, list):
-            pending.extend(item)
-    return False
-
-
-def check_text(request: Request) -> None:
-    """Refuse a path holding a NUL character: it names nothing (no id has one), so 404."""
-    if any(_NUL in value for value in request.path_params.values() if isinstance(value, str)):
-        raise ServiceError(404, "not_found", "nothing in your organization has that id")
-
-
-def _text(request: Request, name: str) -> str | None:
-    """A query parameter's text as given (None when absent), or 422 when it holds a NUL character."""
-    value = request.query_params.get(name)
-    if value is not None and _NUL in value:
-        raise ServiceError(422, "invalid_request", f"`{name}`: {_NUL_MESSAGE}")
-    return value
-
-
 def _choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None:
     """A query parameter that must be one of `choices` when given (None when absent), else 422."""
-    value = _text(request, name)
+    value = query_text(request, name)
     if value is not None and value not in choices:
         raise ServiceError(422, "invalid_request", f"`{name}` must be one of {', '.join(choices)}")
-    return value
-
-
-async def json_body(request: Request) -> dict[str, Any]:
-    """The request's JSON object, or a 400/413/422 `ServiceError` saying what is wrong with it."""
-    body = await request.body()
-    if len(body) > MAX_BODY_BYTES:
-        raise ServiceError(413, "too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
-    if not body:
-        return {}
-    try:
-        value = json.loads(body)
-    except (ValueError, RecursionError):
-        raise ServiceError(400, "invalid_json", "the request body is not valid JSON") from None
-    if not isinstance(value, dict):
-        raise ServiceError(400, "invalid_json", "the request body must be a JSON object")
-    if _holds_nul({key: item for key, item in value.items() if key != "arguments"}):
-        raise ServiceError(422, "invalid_request", _NUL_MESSAGE)
     return value
 
 
@@ -145,7 +96,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
 
     async def servers(request: Request, caller: Caller) -> Response:
         if request.method == "POST":
-            body = await json_body(request)
+            body = await json_body(request, fields=SERVER_FIELDS)
             created = await _registry.register_server(
                 svc,
                 caller,
@@ -160,13 +111,15 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def server(request: Request, caller: Caller) -> Response:
         server_id = request.path_params["server_id"]
         if request.method == "PATCH":
-            return JSONResponse(await _registry.update_server(svc, caller, server_id, await json_body(request)))
+            changes = await json_body(request, fields=SERVER_FIELDS)
+            return JSONResponse(await _registry.update_server(svc, caller, server_id, changes))
         if request.method == "DELETE":
             await _registry.delete_server(svc, caller, server_id)
             return Response(status_code=204)
         return JSONResponse(await _registry.get_server(svc, caller, server_id))
 
     async def refresh(request: Request, caller: Caller) -> Response:
+        await json_body(request, fields=())
         return JSONResponse(await _registry.refresh_server(svc, caller, request.path_params["server_id"]))
 
     async def selections(request: Request, caller: Caller) -> Response:
@@ -180,7 +133,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(await _policy_service.get_tool(svc, caller, request.path_params["tool_id"]))
 
     async def policy(request: Request, caller: Caller) -> Response:
-        body = await json_body(request)
+        body = await json_body(request, fields=POLICY_FIELDS)
         tool_id = request.path_params["tool_id"]
         updated = await _policy_service.set_policy(
             svc, caller, tool_id, body.get("policy"), body.get("definition_hash")
@@ -188,7 +141,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(updated)
 
     async def calls(request: Request, caller: Caller) -> Response:
-        body = await json_body(request)
+        body = await json_body(request, fields=CALL_FIELDS, opaque=("arguments",))
         status, answer = await _member_calls.call_tool(
             svc, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
         )
@@ -199,6 +152,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(await _inbox.list_approvals(svc, caller, status))
 
     async def approve(request: Request, caller: Caller) -> Response:
+        await json_body(request, fields=())
         approval_id = request.path_params["approval_id"]
         status, ran = await _inbox.approve(
             svc, caller, approval_id, then=lambda: after_decision(svc, caller.org_id, approval_id)
@@ -206,6 +160,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(ran, status_code=status)
 
     async def decline(request: Request, caller: Caller) -> Response:
+        await json_body(request, fields=())
         approval_id = request.path_params["approval_id"]
         declined = await _inbox.decline(svc, caller, approval_id)
         await after_decision(svc, caller.org_id, approval_id)
@@ -216,14 +171,14 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         length = _int(request, "length", None)
         if length == 0:
             raise ServiceError(422, "invalid_request", "`length` must be at least 1")
-        conversation = _member_calls.checked_conversation(_text(request, "conversation") or None)
+        conversation = _member_calls.checked_conversation(query_text(request, "conversation") or None)
         handle = request.path_params["handle"]
         window = await _member_calls.read_result(svc, caller, handle, offset, length, conversation)
         return JSONResponse(window)
 
     async def audit(request: Request, caller: Caller) -> Response:
         require(caller, *ADMINS)
-        action, actor = _text(request, "action"), _text(request, "actor")
+        action, actor = query_text(request, "action"), query_text(request, "actor")
         async with svc.db.begin() as session:
             rows = await list_audit(session, caller.org_id, action=action, actor=actor)
         return JSONResponse(rows)

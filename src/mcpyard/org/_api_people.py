@@ -10,8 +10,8 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.org._api import check_text, json_body
 from mcpyard.org._auth import COOKIE, Authenticator
+from mcpyard.org._bodies import check_text, json_body
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._member_changes import change_role, remove_member
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
@@ -20,6 +20,11 @@ from mcpyard.org._people import create_token, list_members, list_tokens, verify_
 from mcpyard.org._throttle import SignInLimits, TooManySignIns
 
 __all__ = ["people_routes"]
+
+LOGIN_FIELDS = ("email", "password")
+MEMBER_FIELDS = ("email", "role", "password")
+TOKEN_FIELDS = ("label",)
+ROLE_FIELDS = ("role",)
 
 
 def _member_json(member: Member) -> dict[str, str]:
@@ -84,7 +89,7 @@ def people_routes(
         # Counted before anything is awaited: attempts sent at once are each counted (see `_throttle`).
         attempt = sign_ins.reserve(address)
         try:
-            email, password = _credentials(await json_body(request))
+            email, password = _credentials(await json_body(request, fields=LOGIN_FIELDS))
         except ServiceError:
             sign_ins.give_back(address, attempt)  # no password was tried
             raise
@@ -126,7 +131,7 @@ def people_routes(
         if request.method == "GET":  # any member may see who else is in the organization
             async with db() as session:
                 return JSONResponse(await list_members(session, caller.org_id))
-        body = await json_body(request)
+        body = await json_body(request, fields=MEMBER_FIELDS)
         member = await invite_member(db, caller, body.get("email"), body.get("role"), body.get("password"))
         return JSONResponse(_member_json(member), status_code=201)
 
@@ -138,7 +143,7 @@ def people_routes(
                 if wake is not None:
                     wake(question)
             return Response(status_code=204)
-        body: dict[str, Any] = await json_body(request)
+        body: dict[str, Any] = await json_body(request, fields=ROLE_FIELDS)
         changed = await change_role(db, caller, member_id, body.get("role"))
         return JSONResponse(_member_json(changed))
 
@@ -146,7 +151,7 @@ def people_routes(
         if request.method == "GET":  # the caller's own, never another member's
             async with db() as session:
                 return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
-        body = await json_body(request)
+        body = await json_body(request, fields=TOKEN_FIELDS)
         row, token = await make_token(db, caller, body.get("label", ""))
         return JSONResponse({"token": token, "id": row.id}, status_code=201)
 

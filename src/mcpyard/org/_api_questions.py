@@ -14,11 +14,15 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.org import _answers
-from mcpyard.org._api import Authenticate, Handler, guard, json_body
+from mcpyard.org._api import Authenticate, Handler, guard
+from mcpyard.org._bodies import json_body
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
 
 __all__ = ["question_routes"]
+
+ANSWER_FIELDS = ("action", "content")
+"""An answer's fields; its `content` is shaped by the question's own schema (checked in `_answers.py`)."""
 
 
 def question_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
@@ -35,7 +39,7 @@ def question_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         return JSONResponse(await _answers.get_question(svc, caller, request.path_params["question_id"]))
 
     async def answer(request: Request, caller: Caller) -> Response:
-        body = await json_body(request)
+        body = await json_body(request, fields=ANSWER_FIELDS)
         question_id = request.path_params["question_id"]
         answered = await _answers.answer_question(svc, caller, question_id, body.get("action"), body.get("content"))
         return JSONResponse(answered)

@@ -13,11 +13,18 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.org import _assistants, _model_setting, _teammates
-from mcpyard.org._api import Authenticate, Handler, check_text, error_response, guard, json_body
+from mcpyard.org._api import Authenticate, Handler, error_response, guard
+from mcpyard.org._bodies import check_text, json_body
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
 
 __all__ = ["turn_routes"]
+
+MODEL_FIELDS = ("base_url", "model", "api_key")
+TEAMMATE_FIELDS = ("name", "instructions", "model", "server_ids")
+ASSISTANT_FIELDS = ("name", "instructions", "tool_ids")
+MESSAGE_FIELDS = ("message",)
+VISITOR_FIELDS = ("message", "conversation")
 
 
 def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assistants.RateLimits) -> list[Route]:
@@ -26,12 +33,14 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
 
     async def model(request: Request, caller: Caller) -> Response:
         if request.method == "PUT":
-            return JSONResponse(await _model_setting.put_model(svc, caller, await json_body(request)))
+            return JSONResponse(
+                await _model_setting.put_model(svc, caller, await json_body(request, fields=MODEL_FIELDS))
+            )
         return JSONResponse(await _model_setting.get_model(svc, caller))
 
     async def teammates(request: Request, caller: Caller) -> Response:
         if request.method == "POST":
-            created = await _teammates.create_teammate(svc, caller, await json_body(request))
+            created = await _teammates.create_teammate(svc, caller, await json_body(request, fields=TEAMMATE_FIELDS))
             return JSONResponse(created, status_code=201)
         return JSONResponse(await _teammates.list_teammates(svc, caller))
 
@@ -42,6 +51,7 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         teammate_id = request.path_params["teammate_id"]
         if request.method == "GET":
             return JSONResponse(await _teammates.list_conversations(svc, caller, teammate_id))
+        await json_body(request, fields=())
         return JSONResponse(await _teammates.start_conversation(svc, caller, teammate_id), status_code=201)
 
     async def conversation(request: Request, caller: Caller) -> Response:
@@ -49,7 +59,8 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
 
     async def turns(request: Request, caller: Caller) -> Response:
         conversation_id = request.path_params["conversation_id"]
-        status, turn = await _teammates.take_turn(svc, caller, conversation_id, await json_body(request))
+        body = await json_body(request, fields=MESSAGE_FIELDS)
+        status, turn = await _teammates.take_turn(svc, caller, conversation_id, body)
         return JSONResponse(turn, status_code=status)
 
     async def turn(request: Request, caller: Caller) -> Response:
@@ -57,7 +68,7 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
 
     async def assistants(request: Request, caller: Caller) -> Response:
         if request.method == "POST":
-            created = await _assistants.create_assistant(svc, caller, await json_body(request))
+            created = await _assistants.create_assistant(svc, caller, await json_body(request, fields=ASSISTANT_FIELDS))
             return JSONResponse(created, status_code=201)
         return JSONResponse(await _assistants.list_assistants(svc, caller))
 
@@ -68,16 +79,17 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         return JSONResponse(await _assistants.list_publications(svc, caller, request.path_params["assistant_id"]))
 
     async def publish(request: Request, caller: Caller) -> Response:
+        await json_body(request, fields=())
         return JSONResponse(await _assistants.publish(svc, caller, request.path_params["assistant_id"]))
 
     async def preview(request: Request, caller: Caller) -> Response:
-        body = await json_body(request)
+        body = await json_body(request, fields=MESSAGE_FIELDS)
         return JSONResponse(await _assistants.preview(svc, caller, request.path_params["assistant_id"], body))
 
     async def visitor(request: Request) -> Response:
         try:
             check_text(request)
-            body = await json_body(request)
+            body = await json_body(request, fields=VISITOR_FIELDS)
             client = request.client.host if request.client is not None else "unknown"
             answer = await _assistants.visitor_turn(svc, request.path_params["slug"], body, client, rate_limits)
             return JSONResponse(answer)

@@ -27,12 +27,13 @@ from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import UrlRefused
-from mcpyard.org._api import api_routes, error_response
+from mcpyard.org._api import MAX_BODY_BYTES, api_routes, error_response
 from mcpyard.org._api_people import people_routes
 from mcpyard.org._api_questions import question_routes
 from mcpyard.org._api_turns import turn_routes
 from mcpyard.org._assistants import RateLimits
 from mcpyard.org._auth import Authenticator, SessionSigner
+from mcpyard.org._body_limits import BodyLimits
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._db import open_database
 from mcpyard.org._hosts import OrgHosts
@@ -76,6 +77,12 @@ class OrgSettings:
     """Failed sign-ins allowed per address (default: 10 in 5 minutes)."""
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits in the inbox before it expires and the server hears `cancel`."""
+    max_body_bytes: int = MAX_BODY_BYTES
+    """The largest request body any route reads (1 MiB); a longer one is refused with 413 as it arrives."""
+    body_idle_seconds: float = 10.0
+    """How long a request body may stop arriving before it is refused with 408."""
+    body_total_seconds: float = 30.0
+    """How long a request body may take to arrive in all before it is refused with 408."""
 
 
 @dataclass
@@ -212,7 +219,15 @@ def org_app(settings: OrgSettings) -> Starlette:
         routes=[Route("/api/v1/openapi.json", openapi, methods=["GET"])],
         lifespan=lifespan,
         exception_handlers=handlers,
-        middleware=[Middleware(SecurityHeaders)],
+        middleware=[
+            Middleware(SecurityHeaders),
+            Middleware(
+                BodyLimits,
+                max_bytes=settings.max_body_bytes,
+                idle_seconds=settings.body_idle_seconds,
+                total_seconds=settings.body_total_seconds,
+            ),
+        ],
     )
     app.state.org = state
     return app

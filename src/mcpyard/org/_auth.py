@@ -26,6 +26,7 @@ from starlette.responses import Response
 from mcpyard.org._caller import Caller, Role, ServiceError
 from mcpyard.org._models import BrowserSession, Member, utcnow
 from mcpyard.org._people import member_for_token
+from mcpyard.org._tokens import same_secret
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]
 
@@ -66,7 +67,7 @@ class SessionSigner:
         """`(session id, CSRF token)` of a cookie this service signed, else None (whether it is live is the
         database's to say)."""
         session_id, sep, mac = cookie.rpartition(".")
-        if not sep or not session_id or not hmac.compare_digest(mac, self._mac(session_id)):
+        if not sep or not session_id or not same_secret(mac, self._mac(session_id)):
             return None
         return session_id, self.csrf(session_id)
 
@@ -109,7 +110,7 @@ class Authenticator:
         if found is None:
             raise ServiceError(401, "unauthorized", "your session ended; sign in again")
         caller, csrf = found
-        if request.method in _UNSAFE and not hmac.compare_digest(request.headers.get(CSRF_HEADER, ""), csrf):
+        if request.method in _UNSAFE and not same_secret(request.headers.get(CSRF_HEADER, ""), csrf):
             raise ServiceError(403, "csrf", "this request did not carry the page's CSRF token; reload the page")
         return caller
 

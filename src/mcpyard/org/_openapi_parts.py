@@ -48,7 +48,7 @@ REASONS = {
     "429": "too many requests: wait the seconds `Retry-After` says",
     "413": "the body is over 1 MiB",
     "415": "the body is not sent as application/json",
-    "422": "a field is missing or cannot be used",
+    "422": "a field is missing, unknown or cannot be used",
 }
 
 
@@ -75,6 +75,8 @@ def op(
         responses[status] = {"description": REASONS[status], **json_body(ERROR)}
     operation: S = {"summary": summary, "responses": responses}
     if body is not None:
+        if body.get("type") == "object" and "properties" in body:
+            body = {**body, "additionalProperties": False}  # every route refuses a field it does not name
         operation["requestBody"] = {"required": body_required, **json_body(body)}
     if params:
         operation["parameters"] = params

@@ -18,6 +18,7 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.org._bodies import unknown_fields
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._discovery import CONNECTION_ALERT, connect_and_sync
 from mcpyard.org._events import audit, clear_alert
@@ -158,13 +159,9 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
     unless a new one comes in the same request. The answer is the server with `credentials_dropped`, the fields
     dropped so (`["bearer_token"]`, `["client_credentials"]` or `[]`)."""
     require(caller, *ADMINS)
-    unknown = set(changes) - {"name", "url", "bearer_token", "client_credentials"}
-    if unknown:
-        raise ServiceError(
-            422,
-            "invalid_field",
-            f"a server has no field {sorted(unknown)[0]!r}; give name, url, bearer_token or client_credentials",
-        )
+    unknown = unknown_fields(changes, ("name", "url", "bearer_token", "client_credentials"))
+    if unknown is not None:
+        raise ServiceError(422, "invalid_request", unknown)
     if changes.get("bearer_token") is not None and changes.get("client_credentials") is not None:
         raise both_given()
     token = check_token(changes["bearer_token"]) if changes.get("bearer_token") is not None else None

@@ -11,6 +11,7 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcpyard.org._bodies import unknown_fields
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Credential, new_id
 from mcpyard.org._origin import origin_of
@@ -84,9 +85,9 @@ async def check_client_credentials(svc: OrgService, value: object) -> dict[str, 
     (NET-1, AUTH-4), scopes a short list of short scope tokens. Never quotes the secret."""
     if not isinstance(value, Mapping):
         raise cc_refused("give an object {client_id, client_secret, issuer, scopes?}, or null")
-    unknown = sorted(str(key) for key in value if key not in _CC_FIELDS)
-    if unknown:
-        raise cc_refused(f"there is no field {unknown[0]!r}; give client_id, client_secret, issuer and scopes")
+    unknown = unknown_fields((str(key) for key in value), _CC_FIELDS)
+    if unknown is not None:
+        raise cc_refused(unknown)
     client_id, secret, issuer = (cc_line(value, name) for name in ("client_id", "client_secret", "issuer"))
     try:
         await svc.check_url(issuer)

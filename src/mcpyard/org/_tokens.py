@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import hashlib
+import hmac
 import re
 import secrets
 
@@ -19,7 +20,16 @@ def new_token() -> str:
 
 def token_hash(token: str) -> str:
     """What the database keeps: the token's SHA-256, in hex (a random token needs no salt or slow hash)."""
-    return hashlib.sha256(token.encode("utf-8")).hexdigest()
+    return hashlib.sha256(token.encode("utf-8", "surrogatepass")).hexdigest()
+
+
+def same_secret(given: str, expected: str) -> bool:
+    """Whether a secret a request gave (a cookie's MAC, a CSRF token) is the one expected, in constant time.
+
+    Compared as UTF-8 bytes: a header or cookie may hold any Latin-1 character, and `hmac.compare_digest`
+    refuses strings with non-ASCII characters (TypeError) rather than saying they differ.
+    """
+    return hmac.compare_digest(given.encode("utf-8", "surrogatepass"), expected.encode("utf-8", "surrogatepass"))
 
 
 def looks_like_token(text: str) -> bool:

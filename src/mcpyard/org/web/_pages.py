@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import base64
 import binascii
-import hmac
 import json
 from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
@@ -24,9 +23,11 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
 from mcpyard.org._auth import COOKIE, Authenticator, SessionSigner
+from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._service import OrgService
 from mcpyard.org._throttle import SignInLimits
+from mcpyard.org._tokens import same_secret
 
 __all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
 
@@ -70,7 +71,7 @@ def _notice_from(request: Request, signer: SessionSigner) -> Notice | None:
     """The notice the last action left, when its cookie is one of ours (signed: no other site writes a page's words)."""
     raw = request.cookies.get(NOTICE_COOKIE)
     body, _, mac = (raw or "").rpartition(".")
-    if not body or not hmac.compare_digest(mac, signer.csrf(f"notice:{body}")):
+    if not body or not same_secret(mac, signer.csrf(f"notice:{body}")):
         return None
     try:
         value = json.loads(base64.urlsafe_b64decode(body.encode() + b"==="))
@@ -173,11 +174,13 @@ class Pages:
             raise ServiceError(413, "too_large", f"the form is over {MAX_FORM_BYTES} bytes")
         form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
         given = form.get("csrf_token") or request.headers.get("x-csrf-token", "")
-        if not isinstance(given, str) or not expected or not hmac.compare_digest(given, expected):
+        if not isinstance(given, str) or not expected or not same_secret(given, expected):
             raise ServiceError(403, "csrf", "this form is out of date (its CSRF token did not match); reload the page")
-        for value in form.values():
-            if isinstance(value, str) and "\x00" in value:
-                raise ServiceError(422, "invalid_request", "a form field held a NUL character (U+0000)")
+        for key, value in form.multi_items():
+            problem = text_problem(key) or (text_problem(value) if isinstance(value, str) else None)
+            if problem is not None:  # the field's name is shown only when it is itself usable
+                where = "a form field's name" if text_problem(key) else f"the form field `{key[:80]}`"
+                raise ServiceError(422, "invalid_request", f"{where}: {problem}")
         return form
 
     def page(self, handler: PageHandler, *, back: str | None = None) -> Callable[[Request], Awaitable[Response]]:
@@ -189,7 +192,7 @@ class Pages:
                 if request.method != "GET":
                     return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
                 return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
-            if any("\x00" in str(value) for value in request.path_params.values()):
+            if any(text_problem(str(value)) for value in request.path_params.values()):
                 return self.error(request, visit, ServiceError(404, "not_found", "nothing here has that id"))
             try:
                 return await handler(request, visit)

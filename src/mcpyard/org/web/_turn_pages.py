@@ -18,6 +18,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from mcpyard.org import _answers, _assistants, _inbox, _policy_service, _registry, _teammates
+from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org._people import list_members
@@ -212,13 +213,15 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         slug = request.path_params["slug"]
         cookie = request.cookies.get(VISITOR_COOKIE) or secrets.token_urlsafe(24)
         csrf = pages.authenticate.signer.csrf(f"visitor:{cookie}")
-        async with svc.db.begin() as session:
-            found = await session.scalar(
-                select(Assistant)
-                .join(Publication, Publication.assistant_id == Assistant.id)
-                .where(Assistant.slug == slug)
-                .limit(1)
-            )
+        found = None
+        if text_problem(slug) is None:  # a slug with a NUL or a lone surrogate names no assistant
+            async with svc.db.begin() as session:
+                found = await session.scalar(
+                    select(Assistant)
+                    .join(Publication, Publication.assistant_id == Assistant.id)
+                    .where(Assistant.slug == slug)
+                    .limit(1)
+                )
         context: dict[str, Any] = {"title": "Assistant", "slug": slug, "visitor_csrf": csrf, "turns": [], "error": None}
         status = 200
         if found is None:
