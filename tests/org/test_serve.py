@@ -1,6 +1,7 @@
 """`mcpyard org serve` as it is deployed: processes of its own on uvicorn (API-5, ORG-2, ORG-5, NET-1, ERR-1).
 
-Two processes on one database approve the same calls at the same moment and each call runs once; an answer to a
+Two processes on one database approve the same calls at the same moment and each call runs once; a teammate
+changed or deleted through one is so at once on the other; an answer to a
 server's question given through one process reaches the call the other holds; the bearer token of a registered
 server, or a secret typed into a form, appears in no response and nowhere in the service's log, in any encoding the
 redactor knows;
@@ -11,6 +12,7 @@ one clear line.
 from __future__ import annotations
 
 import contextlib
+import json
 import signal
 import socket
 import subprocess
@@ -28,6 +30,7 @@ import pytest
 from mcpyard.secrets import forms_of
 from tests._waiting import eventually
 from tests.conftest import Home
+from tests.model.openai_fixture import serve_model
 from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org._service import KEY, Service, set_up
 from tests.org.test_questions import KEY_FORM, TYPED
@@ -290,3 +293,49 @@ async def test_api5_sigterm_stops_the_service_in_order_and_it_exits_zero(home: H
         assert served.process.wait(30) == 0
     assert "Traceback" not in served.text()
     assert served.log[-1] == "mcpyard organization service stopped"
+
+
+async def test_org4_org5_a_teammate_changed_or_deleted_through_one_process_is_so_at_once_on_the_other(
+    home: Home, database_url: str, upstream: str
+) -> None:
+    with serve_model() as model:
+        async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+            servers = [by_tool(await register(first, upstream)), by_tool(await register(first, upstream, "more"))]
+            for tools in servers:
+                for tool in tools.values():
+                    await set_policy(first, tool, "run_freely")
+            chosen = await first.request("PUT", "/api/v1/model", json={"base_url": model.base_url, "model": "scripted"})
+            assert chosen.status_code == 200, chosen.text
+            tools, more = (server["lookup"]["server_id"] for server in servers)
+            teammate = await first.post(
+                "/api/v1/teammates", {"name": "helper", "instructions": "Old ways.", "server_ids": [tools]}, expect=201
+            )
+            conversation = await second.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+            turns = f"/api/v1/conversations/{conversation['id']}/turns"
+            model.replies.extend([{"text": "one"}, {"text": "two"}])
+            await second.post(turns, {"message": "hi"})
+
+            changed = await first.request(
+                "PATCH", f"/api/v1/teammates/{teammate['id']}", json={"server_ids": [more], "instructions": "New ways."}
+            )
+            assert changed.status_code == 200, changed.text
+            await second.post(turns, {"message": "hi again"})
+            offered = {tool["function"]["name"] for tool in model.requests[-1]["tools"]} - {"read_result"}
+            assert offered == {f"more__{name}" for name in servers[1]}, (
+                "the other process offers the new servers' tools"
+            )
+            assert "New ways." in json.dumps(model.requests[-1]["messages"][0])
+
+            gone = await first.request("DELETE", f"/api/v1/teammates/{teammate['id']}")
+            assert gone.status_code == 204, gone.text
+            asked = len(model.requests)
+            for path, body in (
+                (turns, {"message": "still there?"}),
+                (f"/api/v1/teammates/{teammate['id']}/conversations", {}),
+            ):
+                refused = await second.request("POST", path, json=body)
+                assert refused.status_code == 409, refused.text
+                assert refused.json()["error"]["code"] == "teammate_deleted"
+            assert len(model.requests) == asked
+            assert await second.get("/api/v1/teammates") == []
+            assert len((await second.get(f"/api/v1/conversations/{conversation['id']}"))["turns"]) == 2

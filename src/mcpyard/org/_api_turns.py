@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.org import _assistants, _model_setting, _teammates
+from mcpyard.org import _assistants, _model_setting, _teammate_edits, _teammates
 from mcpyard.org._api import Authenticate, Handler, error_response, guard
 from mcpyard.org._bodies import check_text, json_body
 from mcpyard.org._caller import Caller, ServiceError
@@ -45,7 +45,15 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
         return JSONResponse(await _teammates.list_teammates(svc, caller))
 
     async def teammate(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await _teammates.get_teammate(svc, caller, request.path_params["teammate_id"]))
+        teammate_id = request.path_params["teammate_id"]
+        if request.method == "PATCH":
+            await _teammate_edits.update_teammate(
+                svc, caller, teammate_id, await json_body(request, fields=TEAMMATE_FIELDS)
+            )
+        elif request.method == "DELETE":
+            await _teammate_edits.delete_teammate(svc, caller, teammate_id)
+            return Response(status_code=204)
+        return JSONResponse(await _teammates.get_teammate(svc, caller, teammate_id))
 
     async def conversations(request: Request, caller: Caller) -> Response:
         teammate_id = request.path_params["teammate_id"]
@@ -103,7 +111,7 @@ def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: _assis
     return [
         Route("/api/v1/model", guarded(model), methods=["GET", "PUT"]),
         Route("/api/v1/teammates", guarded(teammates), methods=["GET", "POST"]),
-        Route("/api/v1/teammates/{teammate_id}", guarded(teammate), methods=["GET"]),
+        Route("/api/v1/teammates/{teammate_id}", guarded(teammate), methods=["GET", "PATCH", "DELETE"]),
         Route("/api/v1/teammates/{teammate_id}/conversations", guarded(conversations), methods=["GET", "POST"]),
         Route("/api/v1/conversations/{conversation_id}", guarded(conversation), methods=["GET"]),
         Route("/api/v1/conversations/{conversation_id}/turns", guarded(turns), methods=["POST"]),

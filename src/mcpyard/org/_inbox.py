@@ -24,6 +24,7 @@ from mcpyard.org._models import (
     Conversation,
     Policy,
     RegisteredServer,
+    Teammate,
     TeammateServer,
     Tool,
     TurnRow,
@@ -195,12 +196,14 @@ async def _still_allowed(session: AsyncSession, approval: Approval) -> str | Non
 
 
 async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str) -> bool:
-    """Whether the teammate whose turn asked for the call may still use the server (ORG-5: access checked again)."""
+    """Whether the teammate whose turn asked for the call may still use the server (ORG-5: access checked again):
+    it is not deleted, and the server is still one of its own."""
     found = await session.scalar(
         select(TeammateServer.id)
         .join(Conversation, Conversation.teammate_id == TeammateServer.teammate_id)
+        .join(Teammate, Teammate.id == TeammateServer.teammate_id)
         .join(TurnRow, TurnRow.conversation_id == Conversation.id)
-        .where(TurnRow.id == turn_id, TeammateServer.server_id == server_id)
+        .where(TurnRow.id == turn_id, TeammateServer.server_id == server_id, Teammate.deleted_at.is_(None))
     )
     return found is not None
 

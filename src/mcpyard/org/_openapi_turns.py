@@ -8,7 +8,7 @@ from mcpyard.org._assistants import MAX_TOOLS
 from mcpyard.org._model_setting import MAX_KEY, MAX_MODEL_NAME
 from mcpyard.org._openapi_parts import BOOL, NSTR, STR, S, array, enum, obj, op, path
 from mcpyard.org._openapi_questions import QUESTION
-from mcpyard.org._teammates import MAX_INSTRUCTIONS, MAX_TEAMMATE_NAME
+from mcpyard.org._teammate_edits import MAX_INSTRUCTIONS, MAX_TEAMMATE_NAME
 from mcpyard.org._turns import MAX_MESSAGE
 
 __all__ = ["turn_paths"]
@@ -29,7 +29,7 @@ def turn_paths() -> S:
         api_key={"type": "string", "minLength": 1, "maxLength": MAX_KEY, "pattern": "^[^\\r\\n]+$"},
     )
     teammate = obj(
-        ["id", "name", "instructions", "model", "server_ids", "tools", "created_at"],
+        ["id", "name", "instructions", "model", "server_ids", "tools", "created_at", "deleted_at"],
         id=text,
         name=text,
         instructions=text,
@@ -37,6 +37,7 @@ def turn_paths() -> S:
         server_ids=array(text),
         tools=array(text),
         created_at=text,
+        deleted_at={**ntext, "description": "when it was deleted (null: in use); a deleted one is never listed"},
     )
     teammate_body = obj(
         ["name"],
@@ -45,6 +46,20 @@ def turn_paths() -> S:
         model={"type": ["string", "null"], "maxLength": MAX_MODEL_NAME},
         server_ids=array(text),
     )
+    teammate_change = {
+        **obj(
+            [],
+            name=bounded(MAX_TEAMMATE_NAME, required=True),
+            instructions=bounded(MAX_INSTRUCTIONS),
+            model={
+                "type": ["string", "null"],
+                "maxLength": MAX_MODEL_NAME,
+                "description": "null or empty: the organization's model",
+            },
+            server_ids={**array(text), "description": "the whole new list of servers it may use"},
+        ),
+        "minProperties": 1,
+    }
     call = obj(
         ["tool", "status"],
         tool=text,
@@ -160,7 +175,24 @@ def turn_paths() -> S:
         },
         "/api/v1/teammates/{teammate_id}": {
             "parameters": [path("teammate_id")],
-            "get": op("One teammate", {"200": ("the teammate", teammate)}, "401 404"),
+            "get": op(
+                "One teammate (a deleted one too, with `deleted_at`)", {"200": ("the teammate", teammate)}, "401 404"
+            ),
+            "patch": op(
+                "Change a teammate (owner, admin): any of its name, instructions, servers and model; its next call "
+                "uses what it has now. 409 `teammate_deleted` for a deleted one; 422 `unknown_server` names each "
+                "server id that is not a live server of the organization",
+                {"200": ("the teammate, with the tools it is offered now", teammate)},
+                "400 401 403 404 409 413 422",
+                body=teammate_change,
+            ),
+            "delete": op(
+                "Delete a teammate (owner, admin), keeping its conversations, turns and traces readable: it leaves "
+                "the list, takes no new conversation or turn (409 `teammate_deleted`), its turns waiting for an "
+                "approval end and their pending approvals are declined",
+                {"204": ("deleted", None)},
+                "401 403 404 409",
+            ),
         },
         "/api/v1/teammates/{teammate_id}/conversations": {
             "parameters": [path("teammate_id")],
@@ -172,7 +204,7 @@ def turn_paths() -> S:
             "post": op(
                 "Start a conversation with a teammate (the caller's own)",
                 {"201": ("the conversation", obj(["id", "teammate_id"], id=text, teammate_id=text))},
-                "401 404",
+                "401 404 409",
             ),
         },
         "/api/v1/conversations/{conversation_id}": {

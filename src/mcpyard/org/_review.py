@@ -38,7 +38,7 @@ async def selections_using(session: AsyncSession, org_id: str, server_id: str) -
     teammates = await session.scalars(
         select(Teammate)
         .join(TeammateServer, TeammateServer.teammate_id == Teammate.id)
-        .where(Teammate.org_id == org_id, TeammateServer.server_id == server_id)
+        .where(Teammate.org_id == org_id, TeammateServer.server_id == server_id, Teammate.deleted_at.is_(None))
     )
     found = [
         *(

@@ -10,6 +10,7 @@ again) or declined.
 
 from __future__ import annotations
 
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 from typing import Any
 
@@ -20,9 +21,19 @@ from mcpyard.org._answers import questions_of_turns
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit
 from mcpyard.org._hosts import conversation_key
-from mcpyard.org._models import Approval, Conversation, Member, RegisteredServer, Teammate, TeammateServer, TurnRow
+from mcpyard.org._models import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
 from mcpyard.org._questions import Asker, until_done_or_asked
 from mcpyard.org._service import OrgService
+from mcpyard.org._teammate_edits import (
+    MAX_INSTRUCTIONS,
+    MAX_MODEL_NAME,
+    MAX_TEAMMATE_NAME,
+    TEAMMATE_POLICIES,
+    deleted,
+    live_servers,
+    server_ids_field,
+    still_offered,
+)
 from mcpyard.org._turn_json import turn_json, turn_trace
 from mcpyard.org._turn_offer import Offer, TurnInbox, limits, model_for, offered_names
 from mcpyard.org._turn_resume import continue_after_decision
@@ -40,10 +51,6 @@ __all__ = [
     "take_turn",
 ]
 
-MAX_TEAMMATE_NAME = 100
-MAX_INSTRUCTIONS = 20_000
-MAX_MODEL_NAME = 200
-TEAMMATE_POLICIES = ("run_freely", "ask_first")
 UNFINISHED = ("running", "waiting_for_approval", "waiting_for_answer")
 """A turn in these states has not ended: its conversation takes no new message yet."""
 FIRST_MESSAGE_CHARS = 120
@@ -64,6 +71,7 @@ async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
         "server_ids": sorted(servers),
         "tools": sorted(offered),
         "created_at": teammate.created_at.isoformat(),
+        "deleted_at": teammate.deleted_at.isoformat() if teammate.deleted_at else None,
     }
 
 
@@ -72,30 +80,17 @@ async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any])
     name = text_field(body, "name", MAX_TEAMMATE_NAME, required=True)
     instructions = text_field(body, "instructions", MAX_INSTRUCTIONS) or ""
     model = text_field(body, "model", MAX_MODEL_NAME)
-    server_ids = body.get("server_ids", [])
-    if not isinstance(server_ids, list) or not all(isinstance(item, str) for item in server_ids):
-        raise ServiceError(422, "invalid_request", "`server_ids` must be a list of server ids")
+    server_ids = server_ids_field(body)
     assert name is not None
     async with svc.db.begin() as session:
-        live = set(
-            await session.scalars(
-                select(RegisteredServer.id).where(
-                    RegisteredServer.org_id == caller.org_id,
-                    RegisteredServer.deleted_at.is_(None),
-                    RegisteredServer.id.in_(server_ids),
-                )
-            )
-        )
-        unknown = [item for item in server_ids if item not in live]
-        if unknown:
-            raise ServiceError(422, "unknown_server", f"no server with id {unknown[0]!r} in your organization")
+        live = await live_servers(session, caller.org_id, server_ids)
         taken = await session.scalar(select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name))
         if taken is not None:
             raise ServiceError(409, "name_taken", f"a teammate named {name!r} exists already; choose another name")
         teammate = Teammate(org_id=caller.org_id, name=name, instructions=instructions, model=model)
         session.add(teammate)
         await session.flush()
-        for server_id in dict.fromkeys(server_ids):
+        for server_id in live:
             session.add(TeammateServer(org_id=caller.org_id, teammate_id=teammate.id, server_id=server_id))
         audit(
             session,
@@ -108,20 +103,27 @@ async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any])
     return await _teammate_json(svc, teammate)
 
 
-async def _teammate(svc: OrgService, caller: Caller, teammate_id: str) -> Teammate:
+async def _teammate(svc: OrgService, caller: Caller, teammate_id: str, *, in_use: bool = False) -> Teammate:
+    """The organization's teammate (404 otherwise); with `in_use`, 409 `teammate_deleted` for a deleted one."""
     async with svc.db.begin() as session:
         teammate = await session.scalar(
             select(Teammate).where(Teammate.id == teammate_id, Teammate.org_id == caller.org_id)
         )
     if teammate is None:
         raise not_found("teammate")
+    if in_use and teammate.deleted_at is not None:
+        raise deleted()
     return teammate
 
 
 async def list_teammates(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
     async with svc.db.begin() as session:
         teammates = list(
-            await session.scalars(select(Teammate).where(Teammate.org_id == caller.org_id).order_by(Teammate.name))
+            await session.scalars(
+                select(Teammate)
+                .where(Teammate.org_id == caller.org_id, Teammate.deleted_at.is_(None))
+                .order_by(Teammate.name)
+            )
         )
     return [await _teammate_json(svc, teammate) for teammate in teammates]
 
@@ -131,7 +133,7 @@ async def get_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> dic
 
 
 async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) -> dict[str, Any]:
-    teammate = await _teammate(svc, caller, teammate_id)
+    teammate = await _teammate(svc, caller, teammate_id, in_use=True)
     async with svc.db.begin() as session:
         conversation = Conversation(
             org_id=caller.org_id, teammate_id=teammate.id, member_id=caller.member_id, messages=[]
@@ -216,6 +218,7 @@ class _Setting:
     """A conversation's turns: what they may use, whose they are, where their results live, which model."""
 
     names: frozenset[str]
+    teammate_id: str
     instructions: str
     member: Caller
     key: str
@@ -227,7 +230,19 @@ class _Setting:
 
     def offer(self, svc: OrgService, turn_id: str, asker: Asker | None = None) -> Offer:
         inbox = TurnInbox(svc, self.member, self.key, turn_id)
-        return Offer(self.names, self.instructions, limits(), inbox, asker or self.asker(turn_id))
+        return Offer(
+            self.names, self.instructions, limits(), inbox, asker or self.asker(turn_id), self.still_offered(svc)
+        )
+
+    def still_offered(self, svc: OrgService) -> Callable[[], Awaitable[Collection[str]]]:
+        """The tools the teammate may use now, read again before each call of its turns (ORG-5)."""
+        teammate_id = self.teammate_id
+
+        async def now() -> Collection[str]:
+            async with svc.db.begin() as session:
+                return await still_offered(session, teammate_id)
+
+        return now
 
 
 async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
@@ -236,6 +251,8 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
         member = await session.get(Member, conversation.member_id) if conversation.member_id else None
         if teammate is None or member is None:
             raise not_found("conversation")
+        if teammate.deleted_at is not None:
+            raise deleted()
         servers = list(
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
         )
@@ -243,6 +260,7 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
     role: Any = member.role
     return _Setting(
         names=frozenset(names),
+        teammate_id=teammate.id,
         instructions=teammate.instructions,
         member=Caller(member.id, member.org_id, member.email, role),
         key=conversation_key(member.id, conversation.id),

@@ -2,7 +2,7 @@
 
 from __future__ import annotations
 
-from collections.abc import Collection
+from collections.abc import Awaitable, Callable, Collection
 from dataclasses import dataclass
 
 import httpx2
@@ -88,6 +88,9 @@ class Offer:
     """None: a card is never answered (a visitor's turn: an ask-first tool is never offered anyway)."""
     asker: Asker | None = None
     """Who answers the questions its calls' servers ask (one that refuses: visitors, previews); None: no one."""
+    still_offered: Callable[[], Awaitable[Collection[str]]] | None = None
+    """The tools it may use at this moment, read again before each call (a teammate edited or deleted while its
+    turn runs, on any process: from its next call on); None: `names` for the whole turn."""
 
 
 class TurnInbox:

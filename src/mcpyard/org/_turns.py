@@ -13,7 +13,7 @@ result or the refusal. The model is the organization's (an OpenAI-compatible end
 from __future__ import annotations
 
 import contextlib
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
 from typing import Any
 
 import anyio
@@ -24,6 +24,8 @@ from mcpyard.model import (
     Event,
     Message,
     Model,
+    ModelTools,
+    ToolFormat,
     TurnHost,
     TurnState,
     messages_from_json,
@@ -39,6 +41,7 @@ from mcpyard.org._service import OrgService
 from mcpyard.org._turn_json import merged_calls
 from mcpyard.org._turn_offer import Offer
 from mcpyard.pipeline import READ_RESULT_TOOL, CallResult
+from mcpyard.policy import Approver
 
 __all__ = ["MAX_MESSAGE", "drive_turn", "end_failed", "ends_if_it_fails"]
 
@@ -69,6 +72,8 @@ async def drive_turn(
             errors.append(event.message)
 
     host: TurnHost = opened.host if offer.asker is None else AskingHost(opened.host, svc, offer.asker)
+    if offer.still_offered is not None:
+        host = _StillOffered(host, offer.still_offered)
     token = TURN_ID.set(row.id)
     try:
         if resume is None:
@@ -121,6 +126,38 @@ async def drive_turn(
         fresh = await session.get(TurnRow, row.id, populate_existing=True)
         assert fresh is not None
         return fresh
+
+
+class _StillOffered:
+    """A turn's host that refuses a call to a tool its teammate may no longer use (checked again before each call,
+    ORG-5): nothing is sent; `read_result` reads only what this conversation's calls returned already."""
+
+    def __init__(self, host: TurnHost, offered: Callable[[], Awaitable[Collection[str]]]) -> None:
+        self._host, self._offered = host, offered
+
+    @property
+    def approver(self) -> Approver | None:
+        return self._host.approver
+
+    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
+        return self._host.tools_for_model(format)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        conversation: str | None = None,
+        approver: Approver | None = None,
+    ) -> CallResult:
+        if name != READ_RESULT_TOOL["name"] and name not in await self._offered():
+            why = f"{name}: this teammate may no longer use this tool (its servers changed or it was deleted)"
+            why += "; nothing was sent"
+            return CallResult.refusal("no_access", why, tool=name)
+        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+
+    def redact_json(self, value: Any) -> Any:
+        return self._host.redact_json(value)
 
 
 async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:

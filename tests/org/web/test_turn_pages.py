@@ -3,11 +3,13 @@
 Three people at once, each in a browser context of their own: a member whose teammate's turn waits
 on an ask-first call, an admin who approves it from the inbox, and an anonymous visitor of a
 published assistant. The inbox and the turn update without a reload, and their event streams end
-when the pages close.
+when the pages close. An owner changes and deletes a teammate from its page (a member sees no such form, and
+their posts change nothing); the deleted teammate's conversations stay readable.
 """
 
 from __future__ import annotations
 
+import re
 from typing import Any
 
 import anyio
@@ -219,3 +221,63 @@ async def test_org7_a_turn_the_model_could_not_answer_says_so_and_the_conversati
     await page.get_by_role("button", name="Send").click()
     await expect(page.locator(".message.reply")).to_have_text("helper Back again.")
     _never_shown(console, TOKEN, MODEL_KEY)
+
+
+async def test_org4_an_owner_changes_and_deletes_a_teammate_from_its_page_and_a_members_post_changes_nothing(
+    model: ModelFixture, console: Console, upstream: str
+) -> None:
+    tools = await _tools(console, upstream, model)
+    more = by_tool(await register(console.api, upstream, "more"))
+    await set_policy(console.api, more["lookup"], "run_freely")
+    teammate = await console.api.post(
+        "/api/v1/teammates", {"name": "helper", "server_ids": [tools["lookup"]["server_id"]]}, expect=201
+    )
+    page = f"/teammates/{teammate['id']}"
+    await console.api.add_member("member@acme.test")
+
+    member = await console.sign_in("member@acme.test")
+    await member.goto(page)
+    await member.get_by_role("button", name="New conversation").click()
+    await member.wait_for_url(re.compile(r"/conversations/"))
+    conversation = member.url
+    await member.goto(page)
+    await expect(member.locator("#edit-teammate")).to_have_count(0)
+    await expect(member.get_by_role("link", name=re.compile("Delete"))).to_have_count(0)
+    csrf = await member.locator("input[name=csrf_token]").first.get_attribute("value")
+    assert csrf
+    for path, form in (
+        (f"{page}/edit", {"name": "mine", "server_ids": more["lookup"]["server_id"]}),
+        (f"{page}/delete", {}),
+    ):
+        await member.request.post(path, form={**form, "csrf_token": csrf})
+    assert await console.api.get(f"/api/v1/teammates/{teammate['id']}") == teammate, "a member's posts changed nothing"
+
+    owner = await console.sign_in("owner@acme.test")
+    await owner.goto(page)
+    editing = owner.locator("#edit-teammate")
+    await editing.get_by_label("Name").fill("writer")
+    await editing.get_by_label("Instructions").fill("Be thorough.")
+    await editing.get_by_label("tools", exact=True).uncheck()
+    await editing.get_by_label("more", exact=True).check()
+    await editing.get_by_role("button", name="Save changes").click()
+    await expect(owner.locator(".notice")).to_have_text("writer is saved.")
+    await expect(owner.locator("dl.facts")).to_contain_text("more__lookup")
+    await expect(owner.locator("dl.facts")).not_to_contain_text("tools__lookup")
+    changed = await console.api.get(f"/api/v1/teammates/{teammate['id']}")
+    assert (changed["name"], changed["instructions"]) == ("writer", "Be thorough.")
+    assert changed["server_ids"] == [more["lookup"]["server_id"]]
+
+    await owner.get_by_role("link", name="Delete writer…").click()
+    await expect(owner.locator("main")).to_contain_text("pending approvals are declined")
+    await owner.get_by_role("button", name="Delete writer").click()
+    await expect(owner.locator(".notice")).to_have_text("writer is deleted; its conversations stay readable.")
+    await expect(owner.get_by_role("link", name="writer")).to_have_count(0)
+    assert await console.api.get("/api/v1/teammates") == []
+
+    await member.goto(conversation)
+    await expect(member.locator("main")).to_contain_text("writer was deleted")
+    await expect(member.get_by_role("button", name="Send")).to_have_count(0)
+    await member.goto(page)
+    await expect(member.locator("#teammate-deleted")).to_be_visible()
+    await expect(member.locator("main")).to_contain_text("(no message yet)")
+    assert console.errors() == []

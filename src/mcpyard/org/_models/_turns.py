@@ -43,6 +43,8 @@ class Teammate(Base):
     model: Mapped[str | None] = mapped_column(String(200), nullable=True)
     """A model name at the organization's endpoint (None: the organization's)."""
     created_at: Mapped[datetime] = time_column()
+    deleted_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """When it was deleted (None: in use); a deleted teammate keeps its conversations, turns and name."""
 
 
 class TeammateServer(Base):

@@ -17,7 +17,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org import _answers, _assistants, _inbox, _policy_service, _registry, _teammates
+from mcpyard.org import _answers, _assistants, _inbox, _policy_service, _registry, _teammate_edits, _teammates
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Assistant, Conversation, Publication, TurnRow
@@ -77,9 +77,41 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         teammate_id = request.path_params["teammate_id"]
         found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
         conversations = await _teammates.list_conversations(svc, visit.caller, teammate_id)
-        names = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
-        context = {"title": found["name"], "teammate": found, "conversations": conversations, "server_names": names}
+        servers = await _registry.list_servers(svc, visit.caller)
+        names = {item["id"]: item["name"] for item in servers}
+        context = {
+            "title": found["name"] + (" (deleted)" if found["deleted_at"] else ""),
+            "teammate": found,
+            "conversations": conversations,
+            "server_names": names,
+            "servers": servers if visit.caller.is_admin else [],
+        }
         return pages.render(request, "teammate.html", context, visit=visit)
+
+    async def edit(request: Request, visit: Visit) -> Response:
+        """The edit form's post: the service checks the role (a member's post changes nothing, 403)."""
+        form = await pages.form(request, visit)
+        body = {
+            "name": field(form, "name"),
+            "instructions": field(form, "instructions"),
+            "server_ids": _server_ids(form),
+            "model": field(form, "model") or None,
+        }
+        teammate_id = request.path_params["teammate_id"]
+        await _teammate_edits.update_teammate(svc, visit.caller, teammate_id, body)
+        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
+        return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
+
+    async def delete(request: Request, visit: Visit) -> Response:
+        teammate_id = request.path_params["teammate_id"]
+        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
+        if request.method == "GET":
+            context = {"title": f"Delete {found['name']}", "teammate": found}
+            return pages.render(request, "teammate_delete.html", context, visit=visit)
+        await pages.form(request, visit)
+        await _teammate_edits.delete_teammate(svc, visit.caller, teammate_id)
+        text = f"{found['name']} is deleted; its conversations stay readable."
+        return pages.redirect(request, "/teammates", Notice("done", text))
 
     async def start(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
@@ -258,6 +290,8 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
     return [
         Route("/teammates", pages.page(teammates), methods=["GET", "POST"]),
         Route("/teammates/{teammate_id}", pages.page(teammate), methods=["GET"]),
+        Route("/teammates/{teammate_id}/edit", back_to(edit, "/teammates/{teammate_id}"), methods=["POST"]),
+        Route("/teammates/{teammate_id}/delete", back_to(delete, "/teammates/{teammate_id}"), methods=["GET", "POST"]),
         Route(
             "/teammates/{teammate_id}/conversations",
             back_to(start, "/teammates/{teammate_id}"),
