@@ -163,7 +163,7 @@ def _kind(value: Any) -> str:
 
 
 def _path(path: tuple[str | int, ...]) -> str:
-    """A JSON path as a person reads it: `arguments.note[2]`, `arguments["two words"]`; always ASCII."""
+    """A JSON path as a person reads it: `arguments.note[2]`, `arguments["two words"]`; always sendable."""
     parts = ["arguments"]
     for step in path:
         if isinstance(step, int):
@@ -172,7 +172,8 @@ def _path(path: tuple[str | int, ...]) -> str:
             parts.append(f".{step}")
         else:
             shown = step if len(step) <= _KEY_SHOWN else f"{step[:_KEY_SHOWN]}…"
-            parts.append(f"[{json.dumps(shown)}]")  # escaped: a key that cannot be sent is shown as its code points
+            # A key that cannot be sent is shown escaped (`"\\udc00"`), so the message itself can be.
+            parts.append(f"[{json.dumps(shown, ensure_ascii=_text_problem(shown) is not None)}]")
     text = "".join(parts)
     return text if len(text) <= _PATH_SHOWN else f"{text[: _PATH_SHOWN // 2]}…{text[-_PATH_SHOWN // 2 :]}"
 
