@@ -32,15 +32,17 @@ _BIG_INT_BITS = 13_000
 """Below this size an integer always has fewer digits than Python will write (4,300 by default)."""
 
 
-def sendable_problem(arguments: Mapping[str, Any]) -> str | None:
+def sendable_problem(arguments: Mapping[str, Any], *, root: str = "arguments") -> str | None:
     """Why `arguments` cannot be sent as a JSON object in UTF-8, naming where (`arguments.note[2]: …`); None if it can.
 
     Refused: a lone surrogate in a value or a key, a key that is not a string, NaN or an infinity, any
     value JSON has no form for (only dict, list, tuple, str, int, float, bool and None have one), nesting
-    deeper than `MAX_ARGUMENTS_DEPTH`, and more than `MAX_ARGUMENTS_BYTES` of JSON.
+    deeper than `MAX_ARGUMENTS_DEPTH`, and more than `MAX_ARGUMENTS_BYTES` of JSON. `root` names the object
+    in the paths (an answer to a server's question is `content`).
     """
     if not isinstance(arguments, dict):
-        return f"arguments: must be a JSON object, not {_kind(arguments)}"
+        return f"{root}: must be a JSON object, not {_kind(arguments)}"
+    them = "arguments nest" if root == "arguments" else f"{root} nests"
     size = 0
     stack: list[tuple[Any, int, tuple[str | int, ...]]] = [(arguments, 1, ())]
     while stack:
@@ -54,38 +56,40 @@ def sendable_problem(arguments: Mapping[str, Any]) -> str | None:
             size += 1
             if isinstance(container, dict):
                 if not isinstance(key, str):
-                    return f"{_path(path)}: holds a key that is {_kind(key)}; JSON keys are strings"
+                    return f"{_path(root, path)}: holds a key that is {_kind(key)}; JSON keys are strings"
                 if not key.isascii() and (problem := _text_problem(key)) is not None:
-                    return f"{_path((*path, key))}: its key {problem}"
+                    return f"{_path(root, (*path, key))}: its key {problem}"
                 size += len(key) + 3 if key.isascii() else len(key.encode("utf-8")) + 3
             kind = type(value)
             if kind is str:
                 if value.isascii():
                     size += len(value) + 2
                 elif (problem := _text_problem(value)) is not None:
-                    return f"{_path((*path, key))}: {problem}"
+                    return f"{_path(root, (*path, key))}: {problem}"
                 else:
                     size += len(value.encode("utf-8")) + 2
             elif kind is bool or value is None:
                 size += 4
             elif kind is int:
                 if value.bit_length() > _BIG_INT_BITS and not _writable(value):
-                    return f"{_path((*path, key))}: holds an integer too long to write as JSON"
+                    return f"{_path(root, (*path, key))}: holds an integer too long to write as JSON"
                 size += 1
             elif kind is float:
                 if not math.isfinite(value):
-                    return f"{_path((*path, key))}: holds {_float_name(value)}, which JSON has no number for"
+                    return f"{_path(root, (*path, key))}: holds {_float_name(value)}, which JSON has no number for"
                 size += 1
             elif kind is dict or kind is list or kind is tuple:
                 if depth >= MAX_ARGUMENTS_DEPTH:
-                    return f"arguments nest deeper than {MAX_ARGUMENTS_DEPTH} levels (at {_path((*path, key))})"
+                    return f"{them} deeper than {MAX_ARGUMENTS_DEPTH} levels (at {_path(root, (*path, key))})"
                 stack.append((value, depth + 1, (*path, key)))
             elif (problem := _other_problem(value)) is not None:
-                return f"{_path((*path, key))}: {problem}"
+                return f"{_path(root, (*path, key))}: {problem}"
             else:
                 size += 1
             if size > MAX_ARGUMENTS_BYTES:
-                return f"arguments are larger than {MAX_ARGUMENTS_BYTES} bytes as JSON"
+                return (
+                    f"{root} {'are' if root == 'arguments' else 'is'} larger than {MAX_ARGUMENTS_BYTES} bytes as JSON"
+                )
     return None
 
 
@@ -162,9 +166,9 @@ def _kind(value: Any) -> str:
     return f"{'an' if name[:1].lower() in 'aeiou' else 'a'} {name} value" if value is not None else "null"
 
 
-def _path(path: tuple[str | int, ...]) -> str:
+def _path(root: str, path: tuple[str | int, ...]) -> str:
     """A JSON path as a person reads it: `arguments.note[2]`, `arguments["two words"]`; always sendable."""
-    parts = ["arguments"]
+    parts = [root]
     for step in path:
         if isinstance(step, int):
             parts.append(f"[{step}]")
