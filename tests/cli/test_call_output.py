@@ -66,7 +66,8 @@ def test_api3_call1_arguments_that_cannot_be_sent_are_refused_naming_where_and_n
     assert done.returncode == 2, done.stderr
     result = json.loads(done.stdout)
     assert result["error"]["code"] == "invalid_arguments"
-    assert "arguments.text: holds a lone surrogate (U+DFFF), which cannot be sent as UTF-8" in result["error"]["message"]
+    message = result["error"]["message"]
+    assert "arguments.text: holds a lone surrogate (U+DFFF), which cannot be sent as UTF-8" in message
 
 
 def test_pol1_with_no_terminal_a_call_that_must_ask_says_where_it_could_be_answered(home: Home, config: str) -> None:

@@ -1,4 +1,6 @@
-"""Arguments that cannot be sent are refused before they reach the server's connection, which stays healthy (CALL-1, ERR-1).
+"""Arguments that cannot be sent are refused before they reach the server's connection, which stays healthy.
+
+CALL-1, ERR-1.
 
 `sendable_problem` is a pure function, tested as a table and with hypothesis over the whole range of code
 points (lone surrogates included); then through `Host.call` against a real server over stdio and over
