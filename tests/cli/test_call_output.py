@@ -42,6 +42,9 @@ def test_api3_raw_prints_the_fenced_text_the_model_reads(home: Home, config: str
     [
         (["basic__nope"], "unknown_tool", 2),
         (["basic__add", "--args", '{"a": "x"}'], "invalid_arguments", 2),
+        # JSON text may hold a lone surrogate, and NaN is read as a number: neither can be sent (CALL-1).
+        (["basic__echo", "--args", '{"text": "\\ud800"}'], "invalid_arguments", 2),
+        (["basic__slow", "--args", '{"seconds": NaN}'], "invalid_arguments", 2),
         (["h__bump"], "approval_required", 2),
     ],
 )
@@ -54,6 +57,17 @@ def test_api3_err1_a_refusal_is_one_line_on_stderr_code_first(
     lines = [line for line in done.stderr.splitlines() if not line.startswith("note:")]
     assert len(lines) == 1, done.stderr
     assert lines[0].startswith(f"{code}: ")
+
+
+def test_api3_call1_arguments_that_cannot_be_sent_are_refused_naming_where_and_nothing_is_sent(
+    home: Home, config: str
+) -> None:
+    done = mcpyard(home, "call", "basic__echo", "--args", '{"text": "\\udfff"}', "--json", "--mcp-config", config)
+    assert done.returncode == 2, done.stderr
+    result = json.loads(done.stdout)
+    assert result["error"]["code"] == "invalid_arguments"
+    message = result["error"]["message"]
+    assert "arguments.text: holds a lone surrogate (U+DFFF), which cannot be sent as UTF-8" in message
 
 
 def test_pol1_with_no_terminal_a_call_that_must_ask_says_where_it_could_be_answered(home: Home, config: str) -> None:

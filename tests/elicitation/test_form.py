@@ -195,6 +195,8 @@ TOPICS = FormField("f", "choices", "Topics", choices=(Choice("a", "A"), Choice("
         (STRING, "a", None, "must have at least 2 characters"),
         (STRING, "abcde", None, "must have at most 4 characters"),
         (STRING, 12, None, "must be text"),
+        (STRING, "a\ud800", None, "must be text that can be sent as UTF-8 (it holds a lone surrogate)"),
+        (STRING, "\u00e9\U0001f600", "\u00e9\U0001f600", None),
         (EMAIL, "ada@example.org", "ada@example.org", None),
         (EMAIL, "ada@example", None, "must be an email address, like name@example.org"),
         (URI, "https://example.org/a", "https://example.org/a", None),

@@ -120,3 +120,30 @@ async def test_gw2_without_a_console_the_server_hears_the_client_cannot_answer(h
     text = text_of(result)
     assert "action=" not in text
     assert "does not support elicitation/create" in text or "does not take such requests" in text, text
+
+
+class Typist(Person):
+    """Answers its first form with a lone surrogate in a field (what a broken terminal or client can produce)."""
+
+    async def __call__(self, context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
+        answer = await super().__call__(context, params)
+        if len(self.asked) == 1 and answer.content is not None:
+            return answer.model_copy(update={"content": {**answer.content, "name": "Ada\ud800"}})
+        return answer
+
+
+@pytest.mark.parametrize("era", ["legacy", "auto"])
+async def test_gw1_an_answer_that_cannot_be_sent_is_refused_and_the_servers_connection_goes_on(
+    home: Home, era: str
+) -> None:
+    """CALL-1, ERR-1: the answer is refused before the server's shared connection, which stays healthy."""
+    person = Typist()
+    async with gateway(home) as (host, served), Client(served.server, mode=era, elicitation_callback=person) as client:
+        with anyio.fail_after(30):
+            refused = await client.call_tool("e__sign_up", {})
+            again = await client.call_tool("e__sign_up", {})
+        state = host.status().servers[0].state
+    text = text_of(refused)
+    assert "the answer cannot be sent: answer.content.name: holds a lone surrogate (U+D800)" in text, text
+    assert '"plan": "pro"' in text_of(again), text_of(again)
+    assert state == "connected"

@@ -30,6 +30,11 @@ from starlette.routing import Route
 __all__ = ["ModelFixture", "serve_model"]
 
 
+def _ascii_json(content: Any) -> Response:
+    """JSON escaped as ASCII, as most endpoints write it: a lone surrogate the model wrote arrives as `\\ud800`."""
+    return Response(json.dumps(content), media_type="application/json")
+
+
 class ModelFixture:
     """The endpoint's script and what it was asked."""
 
@@ -82,7 +87,7 @@ class ModelFixture:
             message: dict[str, Any] = {"role": "assistant", "content": text}
             if calls:
                 message["tool_calls"] = calls
-            return JSONResponse(
+            return _ascii_json(
                 {
                     "id": f"chatcmpl-{len(self.requests)}",
                     "object": "chat.completion",

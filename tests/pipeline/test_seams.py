@@ -40,6 +40,7 @@ class ListRecorder:
 def test_call1_the_stages_run_in_the_order_the_spec_lists() -> None:
     names = [stage.__name__ for stage in STAGES]
     assert names == [
+        "check_sendable",
         "resolve",
         "validate",
         "decide_call",

@@ -165,7 +165,7 @@ class InputRouter:
         for target in targets:
             target.pause()
         try:
-            return await ask(method, params.model_dump(by_alias=True, exclude_none=True, mode="json"))
+            answer = await ask(method, params.model_dump(by_alias=True, exclude_none=True, mode="json"))
         except MCPError as exc:
             return exc.error
         except Exception as exc:  # the client left, or answered with something else: the server hears why
@@ -174,3 +174,13 @@ class InputRouter:
         finally:
             for target in targets:
                 target.resume()
+        from mcpyard.pipeline import sendable_problem  # the pipeline's own check; imported where it is needed
+
+        # The answer is encoded inside the server's connection, which every caller shares: what cannot be
+        # encoded (a lone surrogate someone typed) is refused here, so the connection never fails on it.
+        if (problem := sendable_problem(dict(answer), root="answer")) is not None:
+            return types.ErrorData(
+                code=types.INVALID_PARAMS,
+                message=f"mcpyard could not relay {method}: the answer cannot be sent: {problem}",
+            )
+        return answer

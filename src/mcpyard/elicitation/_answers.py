@@ -17,6 +17,7 @@ __all__ = ["check_content", "check_value", "defaults_of"]
 
 _EMAIL = re.compile(r"[^@\s]+@[^@\s]+\.[^@\s]+")
 _URI = re.compile(r"[A-Za-z][A-Za-z0-9+.\-]*:\S+")
+_SURROGATE = re.compile("[\ud800-\udfff]")
 
 
 def check_value(field: FormField, value: Any) -> tuple[FieldValue | None, str | None]:
@@ -60,6 +61,8 @@ def check_value(field: FormField, value: Any) -> tuple[FieldValue | None, str | 
 
 
 def _string_problem(field: FormField, value: str) -> str | None:
+    if not value.isascii() and _SURROGATE.search(value):
+        return "must be text that can be sent as UTF-8 (it holds a lone surrogate)"
     if field.min_length is not None and len(value) < field.min_length:
         return f"must have at least {field.min_length} characters"
     if field.max_length is not None and len(value) > field.max_length:

@@ -17,6 +17,7 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import fcntl
+import json
 import os
 import stat
 import sys
@@ -24,11 +25,13 @@ from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
+import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcpyard.connect import MessageWriter, parse_message
+from mcpyard.pipeline import sendable_problem
 
-__all__ = ["MAX_LINE_BYTES", "stdio_streams"]
+__all__ = ["MAX_LINE_BYTES", "client_message", "stdio_streams"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A client message longer than this ends the connection."""
@@ -49,6 +52,32 @@ async def _read_lines(reader: asyncio.StreamReader) -> AsyncIterator[bytes]:
             yield line
 
 
+def client_message(line: bytes) -> SessionMessage | Exception:
+    """One client message, as the SDK parses it; or a tool call whose arguments only Python's JSON reader reads.
+
+    JSON text may hold a lone surrogate (`"\\ud800"`) or NaN; the SDK's parser refuses such a line, so the
+    client would never hear about its call. A `tools/call` whose arguments alone hold them is read, and the
+    pipeline refuses it with an error result the client can match to its request (CALL-1); any other such
+    line stays refused, since what it carries would be sent on (a prompt's arguments, an answer).
+    """
+    parsed = parse_message(line)
+    if not isinstance(parsed, Exception) or b'"tools/call"' not in line:
+        return parsed
+    try:
+        value = json.loads(line)
+    except (ValueError, RecursionError):
+        return parsed
+    if not isinstance(value, dict) or value.get("method") != "tools/call" or not isinstance(value.get("params"), dict):
+        return parsed
+    rest = {**value, "params": {k: v for k, v in value["params"].items() if k != "arguments"}}
+    if sendable_problem(rest) is not None:
+        return parsed
+    try:
+        return SessionMessage(types.JSONRPCRequest.model_validate(value, by_name=False))
+    except ValueError:
+        return parsed
+
+
 @contextlib.asynccontextmanager
 async def _session_streams(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> AsyncIterator[Any]:
     """Messages parsed and serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`)."""
@@ -57,7 +86,7 @@ async def _session_streams(reader: asyncio.StreamReader, writer: asyncio.StreamW
     async def read() -> None:
         async with read_writer:
             async for line in _read_lines(reader):
-                await read_writer.send(parse_message(line))
+                await read_writer.send(client_message(line))
 
     async def write(data: bytes) -> None:
         writer.write(data)

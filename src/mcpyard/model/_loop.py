@@ -38,7 +38,14 @@ from mcpyard.model._events import (
     TurnEndEvent,
 )
 from mcpyard.model._formats import ModelTools, ToolFormat
-from mcpyard.model._messages import Message, ToolCall, messages_from_json, messages_to_json
+from mcpyard.model._messages import (
+    Message,
+    ToolCall,
+    messages_from_json,
+    messages_to_json,
+    sendable_call,
+    sendable_text,
+)
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
 
@@ -280,12 +287,13 @@ class _Loop:
                 reply = await self.model.complete(self.state.messages, tools, on_text=self._text)
             except ModelError as exc:
                 return await self.end("model_error", ErrorEvent("model_error", str(exc)))
+            text = sendable_text(reply.text)  # a lone surrogate would fail every later request, page and row
             if not reply.tool_calls:
-                self.reply = reply.text
-                self.state.messages.append(Message.assistant(reply.text))
+                self.reply = text
+                self.state.messages.append(Message.assistant(text))
                 return await self.end("done")
-            calls = tuple(self._catalog_call(call, tools) for call in reply.tool_calls)
-            self.state.messages.append(Message.assistant(reply.text, calls))
+            calls = tuple(self._catalog_call(sendable_call(call), tools) for call in reply.tool_calls)
+            self.state.messages.append(Message.assistant(text, calls))
             room = max(0, self.limits.max_calls - self.state.calls)
             allowed, beyond = calls[:room], calls[room:]
             self.state.calls += len(allowed)
@@ -304,7 +312,7 @@ class _Loop:
                 return await self.end("call_limit", ErrorEvent("call_limit", message))
 
     async def _text(self, text: str) -> None:
-        await self.emit(TextEvent(text))
+        await self.emit(TextEvent(sendable_text(text)))
 
     def _catalog_call(self, call: ToolCall, tools: ModelTools) -> ToolCall:
         """The call with its catalog name, when the model called a tool it was offered under another name."""

@@ -12,7 +12,9 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-__all__ = ["Message", "Role", "ToolCall", "messages_from_json", "messages_to_json"]
+from mcpyard.pipeline import sendable_copy, sendable_problem, unsendable_text
+
+__all__ = ["Message", "Role", "ToolCall", "messages_from_json", "messages_to_json", "sendable_call", "sendable_text"]
 
 Role = Literal["system", "user", "assistant", "tool"]
 _ROLES: tuple[Role, ...] = ("system", "user", "assistant", "tool")
@@ -26,8 +28,9 @@ class ToolCall:
         id: the model's id for the call (its result answers this id).
         name: the tool's catalog name (`Host.call`'s); the model may have seen another (`ModelTools.names`).
         arguments: the arguments as a JSON object.
-        problem: why the model's arguments could not be read as a JSON object (then `arguments` is empty and
-            the call is refused with `invalid_arguments`, so the model reads why).
+        problem: why the model's arguments could not be read as a JSON object (then `arguments` is empty), or
+            cannot be sent (`sendable_call`); the call is then refused with `invalid_arguments`, so the model
+            reads why.
         given: the name the model called it by, when that is not the catalog name (a provider's name limits);
             sent back to the model as such (`model_name`).
     """
@@ -153,3 +156,30 @@ def messages_from_json(values: Sequence[Mapping[str, Any]]) -> list[Message]:
         TypeError: one of them has tool calls that are not a list.
     """
     return [Message.from_json(value) for value in values]
+
+
+def sendable_text(text: str) -> str:
+    """`text` with each lone surrogate made U+FFFD: what a model wrote, made fit to show, keep and send back."""
+    return text if unsendable_text(text) is None else str(sendable_copy(text))
+
+
+def sendable_call(call: ToolCall) -> ToolCall:
+    """A tool call the model asked for, fit to show, keep and send back to the model.
+
+    Arguments that cannot be sent (`sendable_problem`: a lone surrogate, too deep…) become the call's
+    `problem`, so it is refused with `invalid_arguments` and the model reads why; what is kept of them is
+    a sendable copy. Lone surrogates in its id and names become U+FFFD.
+    """
+    problem, arguments = call.problem, call.arguments
+    if problem is None and (why := sendable_problem(dict(arguments))) is not None:
+        problem, arguments = f"its arguments cannot be sent: {why}; nothing was sent", sendable_copy(dict(arguments))
+    texts = (call.id, call.name, problem, call.given)
+    if arguments is call.arguments and all(text is None or unsendable_text(text) is None for text in texts):
+        return call
+    return ToolCall(
+        sendable_text(call.id),
+        sendable_text(call.name),
+        arguments,
+        sendable_text(problem) if problem is not None else None,
+        sendable_text(call.given) if call.given is not None else None,
+    )

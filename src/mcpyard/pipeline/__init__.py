@@ -1,4 +1,4 @@
-"""The call pipeline: resolve, validate, decide, read files, cache, ask, recheck, dispatch, shape, record (CALL).
+"""The call pipeline: sendable, resolve, validate, decide, read files, cache, ask, recheck, dispatch, shape, record.
 
 `run(view, session, request)` takes one call through every stage over a host's view
 (`mcpyard.HostView`) and session; each stage is a function of its own in `_stages.py`.
@@ -10,6 +10,13 @@ from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileR
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
 from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
+from mcpyard.pipeline._sendable import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_ARGUMENTS_DEPTH,
+    sendable_copy,
+    sendable_problem,
+    unsendable_text,
+)
 from mcpyard.pipeline._shape import (
     CACHED_LINE,
     IN_THE_FENCE,
@@ -22,6 +29,7 @@ from mcpyard.pipeline._shape import (
 )
 from mcpyard.pipeline._stages import (
     ask,
+    check_sendable,
     decide_call,
     dispatch,
     look_up_cache,
@@ -36,6 +44,8 @@ from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, 
 __all__ = [
     "CACHED_LINE",
     "IN_THE_FENCE",
+    "MAX_ARGUMENTS_BYTES",
+    "MAX_ARGUMENTS_DEPTH",
     "MAX_STORED_RESULT_BYTES",
     "READ_RESULT",
     "READ_RESULT_TOOL",
@@ -61,6 +71,7 @@ __all__ = [
     "beside_the_fence",
     "cache_key",
     "check_arguments",
+    "check_sendable",
     "cut_to_bytes",
     "decide_call",
     "dispatch",
@@ -73,8 +84,11 @@ __all__ = [
     "recheck",
     "resolve",
     "run",
+    "sendable_copy",
+    "sendable_problem",
     "shape",
     "shape_result",
+    "unsendable_text",
     "validate",
     "validate_arguments",
 ]

@@ -63,7 +63,8 @@ class Refusal:
 class Call:
     """A call on its way: each stage fills in what it found and hands the call on.
 
-    Stages fill these in order: `entry`, `spec` and `connection` (resolve); `facts` and `decision` (decide);
+    Stages fill these in order: `unsendable` (check_sendable); `entry`, `spec` and `connection` (resolve);
+    `facts` and `decision` (decide);
     `sent` and `files` (read files); `cache_key`, `cached` and `generation` (cache lookup);
     `answer` (ask); `raw` or `server_error` (dispatch); `result` (shape).
     """
@@ -90,6 +91,8 @@ class Call:
     server_error: str | None = None
     """The server's own error text, when it answered with a protocol error."""
     result: CallResult | None = None
+    unsendable: bool = False
+    """The arguments cannot be sent (`sendable_problem`): what is kept of them is a sendable copy."""
     typed_secrets: list[str] = field(default_factory=list)
     """What the user typed into secret-looking fields of a server's form during this call: redacted from its
     result like any secret (a server that echoes a password back never shows it to the model)."""

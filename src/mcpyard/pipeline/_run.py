@@ -17,9 +17,11 @@ from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
+from mcpyard.pipeline._sendable import sendable_copy
 from mcpyard.pipeline._shape import cut_to_bytes, fence
 from mcpyard.pipeline._stages import (
     ask,
+    check_sendable,
     decide_call,
     dispatch,
     look_up_cache,
@@ -58,7 +60,18 @@ READ_RESULT_TOOL: Mapping[str, Any] = {
 SUMMARY_CHARS = 200
 
 Stage = Callable[["HostView", "Session", Call], Awaitable[Call | Refusal]]
-STAGES: tuple[Stage, ...] = (resolve, validate, decide_call, read_files, look_up_cache, ask, recheck, dispatch, shape)
+STAGES: tuple[Stage, ...] = (
+    check_sendable,
+    resolve,
+    validate,
+    decide_call,
+    read_files,
+    look_up_cache,
+    ask,
+    recheck,
+    dispatch,
+    shape,
+)
 """Every call passes these, in this order, until one refuses it (CALL)."""
 
 
@@ -86,7 +99,9 @@ async def run(view: HostView, session: Session, request: CallRequest) -> CallRes
     """One call through every stage until one refuses it, then its record; never raises for a call that failed."""
     call = Call(request, started=time.time())
     if request.name == READ_RESULT:
-        return await _finish(view, session, call, read_result(view, session, request))
+        checked = await check_sendable(view, session, call)
+        found = checked if isinstance(checked, Refusal) else read_result(view, session, request)
+        return await _finish(view, session, call, found)
     outcome: Call | Refusal = call
     for stage in STAGES:
         try:
@@ -137,7 +152,10 @@ def _record(
         server=server,
         tool=call.request.name,
         server_tool=entry.tool if entry is not None else None,
-        arguments=view.redactor.redact_json(call.request.arguments),
+        # Arguments that cannot be sent cannot be stored either: the record keeps a copy that can.
+        arguments=view.redactor.redact_json(
+            sendable_copy(call.request.arguments) if call.unsendable else call.request.arguments
+        ),
         files=tuple(FileRecord(f.path, f.size, f.sha256) for f in call.files.values()) if call.files else (),
         decision=decision.verdict if decision is not None else None,
         why=decision.reason if decision is not None and not isinstance(outcome, Refusal) else _why(result),

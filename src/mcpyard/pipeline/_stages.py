@@ -1,6 +1,7 @@
 """The stages of a call, in order; each takes the call and returns it, enriched, or a refusal (CALL-1 to CALL-7).
 
-resolve (in `_resolve.py`) → validate → decide → read files → cache lookup → ask → recheck → dispatch → shape.
+check_sendable → resolve (in `_resolve.py`) → validate → decide → read files → cache lookup → ask → recheck →
+dispatch → shape.
 `record` (in `_run.py`) ends every call, whatever happened.
 """
 
@@ -21,6 +22,7 @@ from mcpyard.errors import CallError, ServerError
 from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
+from mcpyard.pipeline._sendable import sendable_problem, unsendable_text
 from mcpyard.pipeline._shape import ShapeContext, shape_result
 from mcpyard.pipeline._validate import check_arguments
 from mcpyard.policy import (
@@ -41,6 +43,7 @@ if TYPE_CHECKING:
 
 __all__ = [
     "ask",
+    "check_sendable",
     "decide_call",
     "dispatch",
     "look_up_cache",
@@ -49,6 +52,20 @@ __all__ = [
     "shape",
     "validate",
 ]
+
+
+async def check_sendable(view: HostView, session: Session, call: Call) -> Call | Refusal:
+    """Arguments that cannot be sent (a lone surrogate, NaN, too deep, too large) are refused before anything else.
+
+    Encoding happens inside the server's connection, which every caller shares: it must never fail there.
+    """
+    del view, session
+    if (problem := sendable_problem(call.request.arguments)) is None:
+        return call
+    call.unsendable = True
+    name = call.request.name
+    shown = name if unsendable_text(name) is None else ascii(name)
+    return Refusal("invalid_arguments", f"{shown}: arguments cannot be sent: {problem}; nothing was sent")
 
 
 async def validate(view: HostView, session: Session, call: Call) -> Call | Refusal:
