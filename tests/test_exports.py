@@ -58,6 +58,8 @@ ORG_PUBLIC = {
     "EnvKeySource",
     "FileKeySource",
     "OrgSettings",
+    "PRODUCTION_HASHING",
+    "PasswordHashing",
     "check_new_password",
     "check_schema",
     "default_database_url",

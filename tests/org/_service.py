@@ -16,12 +16,16 @@ from starlette.applications import Starlette
 from mcpyard.org._app import OrgSettings, org_app
 from mcpyard.org._db import open_database
 from mcpyard.org._migrate import upgrade
+from mcpyard.org._passwords import PasswordHashing
 from mcpyard.org._people import add_member, create_organization, create_token
 
-__all__ = ["KEY", "PASSWORD", "Org", "Service", "running_service", "service_app", "set_up"]
+__all__ = ["FAST_HASHING", "KEY", "PASSWORD", "Org", "Service", "running_service", "service_app", "set_up"]
 
 KEY = base64.b64encode(os.urandom(32)).decode()
 PASSWORD = "correct horse battery staple"
+FAST_HASHING = PasswordHashing(time_cost=1, memory_kib=64, parallelism=1)
+"""Passwords hashed at argon2id's smallest cost: the tests are about who signs in, not about the hash's strength
+(the production parameters are tested in test_passwords.py)."""
 
 
 @dataclass
@@ -73,14 +77,18 @@ class Service:
 
     async def add_org(self, name: str, email: str) -> Org:
         async with open_database(self.database_url) as db, db.sessions() as session:
-            org, owner = await create_organization(session, name=name, owner_email=email, owner_password=PASSWORD)
+            org, owner = await create_organization(
+                session, name=name, owner_email=email, owner_password=PASSWORD, hashing=FAST_HASHING
+            )
             _, token = await create_token(session, owner)
         return Org(org.id, email, token)
 
     async def add_member(self, email: str, role: str = "member") -> str:
         """A member of the first organization; their token."""
         async with open_database(self.database_url) as db, db.sessions() as session:
-            member = await add_member(session, org_id=self.org.org_id, email=email, role=role, password=PASSWORD)
+            member = await add_member(
+                session, org_id=self.org.org_id, email=email, role=role, password=PASSWORD, hashing=FAST_HASHING
+            )
             _, token = await create_token(session, member)
         return token
 
@@ -91,7 +99,7 @@ async def set_up(database_url: str) -> Org:
         await upgrade(db)
         async with db.sessions() as session:
             org, owner = await create_organization(
-                session, name="acme", owner_email="owner@acme.test", owner_password=PASSWORD
+                session, name="acme", owner_email="owner@acme.test", owner_password=PASSWORD, hashing=FAST_HASHING
             )
             _, token = await create_token(session, owner)
     return Org(org.id, "owner@acme.test", token)
@@ -99,7 +107,13 @@ async def set_up(database_url: str) -> Org:
 
 def service_app(database_url: str, data_home: Path, **settings: Any) -> Starlette:
     """The service's app as tests run it: development mode (loopback http), the key given in its environment."""
-    options = {"dev": True, "secure_cookies": False, "environ": {"MCPYARD_ORG_KEY": KEY}, **settings}
+    options = {
+        "dev": True,
+        "secure_cookies": False,
+        "environ": {"MCPYARD_ORG_KEY": KEY},
+        "password_hashing": FAST_HASHING,
+        **settings,
+    }
     return org_app(OrgSettings(database_url=database_url, data_home=data_home, **options))
 
 

@@ -2,11 +2,15 @@
 
 from __future__ import annotations
 
+from pathlib import Path
+
 import pytest
 from argon2 import PasswordHasher
 
 from mcpyard.errors import UsageError
+from mcpyard.org import PRODUCTION_HASHING, OrgSettings, PasswordHashing
 from mcpyard.org._passwords import check_new_password, hash_password, needs_rehash, verify_password
+from tests.org._service import FAST_HASHING
 
 pytestmark = pytest.mark.anyio
 
@@ -46,3 +50,23 @@ async def test_org1_an_overlong_password_is_refused_without_hashing_a_megabyte()
 def test_org1_a_hash_made_with_weaker_parameters_is_replaced_at_the_next_login() -> None:
     assert needs_rehash(PasswordHasher(time_cost=1, memory_cost=8192).hash("eight888"))
     assert needs_rehash("not a hash")
+
+
+async def test_org1_new_passwords_are_hashed_at_the_production_cost_unless_the_service_is_told_otherwise() -> None:
+    """The production parameters are RFC 9106's low-memory profile, and they are every default: the service's
+    settings, and a hash made without saying (the tests elsewhere hash at the smallest cost, by `hashing=`)."""
+    assert PasswordHashing(time_cost=3, memory_kib=65536, parallelism=4) == PRODUCTION_HASHING
+    assert OrgSettings(database_url="sqlite://", data_home=Path("/nonexistent")).password_hashing == PRODUCTION_HASHING
+    assert (await hash_password("correct horse battery")).startswith("$argon2id$v=19$m=65536,t=3,p=4$")
+    assert (await hash_password("correct horse battery", hashing=FAST_HASHING)).startswith(
+        "$argon2id$v=19$m=64,t=1,p=1$"
+    )
+
+
+async def test_org1_a_hash_made_at_another_cost_still_verifies_and_is_made_again_at_todays() -> None:
+    cheap = await hash_password("correct horse battery", hashing=FAST_HASHING)
+    assert await verify_password(cheap, "correct horse battery")
+    assert not await verify_password(cheap, "correct horse batterY", hashing=FAST_HASHING)
+    assert needs_rehash(cheap)
+    assert not needs_rehash(cheap, hashing=FAST_HASHING)
+    assert not await verify_password(None, "anything at all", hashing=FAST_HASHING)

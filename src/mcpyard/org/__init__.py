@@ -19,17 +19,19 @@ if TYPE_CHECKING:
     from mcpyard.org._hosts import CALL_DEADLINE_SECS
     from mcpyard.org._keys import EnvKeySource, FileKeySource, key_source
     from mcpyard.org._migrate import check_schema, head_revision, upgrade
-    from mcpyard.org._passwords import check_new_password
+    from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing, check_new_password
     from mcpyard.org._rotate import rotate_key
 
 __all__ = [
     "CALL_DEADLINE_SECS",
     "DATABASE_ENV",
+    "PRODUCTION_HASHING",
     "DemoConsole",
     "DemoModel",
     "EnvKeySource",
     "FileKeySource",
     "OrgSettings",
+    "PasswordHashing",
     "check_new_password",
     "check_schema",
     "default_database_url",
@@ -74,6 +76,8 @@ _LAZY = {
     "check_schema": "_migrate",
     "head_revision": "_migrate",
     "upgrade": "_migrate",
+    "PRODUCTION_HASHING": "_passwords",
+    "PasswordHashing": "_passwords",
     "check_new_password": "_passwords",
     "rotate_key": "_rotate",
 }

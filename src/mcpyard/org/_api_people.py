@@ -16,6 +16,7 @@ from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._member_changes import change_role, remove_member
 from mcpyard.org._membership import invite_member, make_token, revoke_member_token
 from mcpyard.org._models import Member
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org._people import create_token, list_members, list_tokens, verify_login
 from mcpyard.org._throttle import SignInLimits, TooManySignIns
 
@@ -65,6 +66,7 @@ def people_routes(
     secure_cookies: bool,
     sign_ins: SignInLimits | None = None,
     wake: Callable[[str], None] | None = None,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
 ) -> list[Route]:
     """Routes for signing in and for managing members and tokens; `wake` tells a call waiting in this process on a
     question that the question ended (a removed member's)."""
@@ -94,7 +96,7 @@ def people_routes(
             sign_ins.give_back(address, attempt)  # no password was tried
             raise
         async with db() as session:
-            member = await verify_login(session, email=email, password=password)
+            member = await verify_login(session, email=email, password=password, hashing=hashing)
         if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
             raise ServiceError(401, "unauthorized", "that email and password do not match a member")
         sign_ins.give_back(address, attempt)
@@ -132,7 +134,9 @@ def people_routes(
             async with db() as session:
                 return JSONResponse(await list_members(session, caller.org_id))
         body = await json_body(request, fields=MEMBER_FIELDS)
-        member = await invite_member(db, caller, body.get("email"), body.get("role"), body.get("password"))
+        member = await invite_member(
+            db, caller, body.get("email"), body.get("role"), body.get("password"), hashing=hashing
+        )
         return JSONResponse(_member_json(member), status_code=201)
 
     async def member(request: Request, caller: Caller) -> Response:

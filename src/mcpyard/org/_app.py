@@ -41,6 +41,7 @@ from mcpyard.org._inbox import sweep
 from mcpyard.org._keys import key_source
 from mcpyard.org._migrate import check_schema
 from mcpyard.org._openapi import openapi_document
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org._questions import no_one_to_ask, sweep_questions
 from mcpyard.org._seal import Sealer
 from mcpyard.org._service import QUESTION_SECONDS, ModelFactory, OrgService
@@ -75,6 +76,8 @@ class OrgSettings:
     """How often the pages' live updates look for changes."""
     sign_ins: SignInLimits | None = None
     """Failed sign-ins allowed per address (default: 10 in 5 minutes)."""
+    password_hashing: PasswordHashing = PRODUCTION_HASHING
+    """argon2id's cost for new passwords (the production parameters; tests give cheaper ones)."""
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits in the inbox before it expires and the server hears `cancel`."""
     max_body_bytes: int = MAX_BODY_BYTES
@@ -170,6 +173,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                         secure_cookies=settings.secure_cookies,
                         sign_ins=sign_ins,
                         wake=service.wakeups.wake,
+                        hashing=settings.password_hashing,
                     ),
                     *turn_routes(service, authenticate, settings.rate_limits),
                     *web_routes(
@@ -179,6 +183,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                         live,
                         secure_cookies=settings.secure_cookies,
                         sign_ins=sign_ins,
+                        hashing=settings.password_hashing,
                     ),
                 ]
             )

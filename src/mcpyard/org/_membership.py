@@ -13,6 +13,7 @@ from mcpyard.errors import UsageError
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit
 from mcpyard.org._models import ApiToken, Member
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org._people import ROLES, add_member, create_token, revoke_token
 
 __all__ = ["invite_member", "make_token", "revoke_member_token"]
@@ -20,7 +21,15 @@ __all__ = ["invite_member", "make_token", "revoke_member_token"]
 Sessions = async_sessionmaker[AsyncSession]
 
 
-async def invite_member(db: Sessions, caller: Caller, email: object, role: object, password: object) -> Member:
+async def invite_member(
+    db: Sessions,
+    caller: Caller,
+    email: object,
+    role: object,
+    password: object,
+    *,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
+) -> Member:
     """Add a member to the caller's organization (owners and admins; only an owner adds an owner)."""
     require(caller, *ADMINS)
     if role not in ROLES:
@@ -32,7 +41,9 @@ async def invite_member(db: Sessions, caller: Caller, email: object, role: objec
     chosen = str(role)  # one of ROLES, checked above
     try:
         async with db.begin() as session:
-            member = await add_member(session, org_id=caller.org_id, email=email, role=chosen, password=password)
+            member = await add_member(
+                session, org_id=caller.org_id, email=email, role=chosen, password=password, hashing=hashing
+            )
             new = {"email": member.email, "role": chosen}
             audit(session, caller.org_id, caller.email, "member.add", member.id, new=new)
     except UsageError as exc:

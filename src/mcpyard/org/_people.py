@@ -20,7 +20,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 from mcpyard.errors import UsageError
 from mcpyard.org._db import transaction
 from mcpyard.org._models import ApiToken, Member, Organization, new_id, utcnow
-from mcpyard.org._passwords import hash_password, needs_rehash, verify_password
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing, hash_password, needs_rehash, verify_password
 from mcpyard.org._tokens import looks_like_token, new_token, token_hash
 
 __all__ = [
@@ -136,7 +136,12 @@ async def list_tokens(session: AsyncSession, org_id: str, member_id: str) -> lis
 
 
 async def create_organization(
-    session: AsyncSession, *, name: str, owner_email: str, owner_password: str
+    session: AsyncSession,
+    *,
+    name: str,
+    owner_email: str,
+    owner_password: str,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
 ) -> tuple[Organization, Member]:
     """A new organization and its first owner.
 
@@ -145,7 +150,7 @@ async def create_organization(
     """
     cleaned = _organization_name(name)
     email = normalize_email(owner_email)
-    password_hash = await hash_password(owner_password)
+    password_hash = await hash_password(owner_password, hashing=hashing)
     async with transaction(session):
         if await find_organization(session, cleaned) is not None:
             raise UsageError(f"an organization named {cleaned!r} exists already")
@@ -166,7 +171,15 @@ async def create_organization(
         return organization, owner
 
 
-async def add_member(session: AsyncSession, *, org_id: str, email: str, role: str, password: str) -> Member:
+async def add_member(
+    session: AsyncSession,
+    *,
+    org_id: str,
+    email: str,
+    role: str,
+    password: str,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
+) -> Member:
     """A new member of the organization `org_id`; a removed member's email comes back as that member (the same id,
     so the old records still point at them), with the new role and password.
 
@@ -174,7 +187,7 @@ async def add_member(session: AsyncSession, *, org_id: str, email: str, role: st
         UsageError: the email is already a member there, or the email, role or password cannot be used.
     """
     cleaned, role = normalize_email(email), _role(role)
-    password_hash = await hash_password(password)
+    password_hash = await hash_password(password, hashing=hashing)
     async with transaction(session):
         existing = await find_member(session, org_id=org_id, email=cleaned)
         if existing is not None and existing.removed_at is None:
@@ -275,7 +288,13 @@ async def member_for_token(session: AsyncSession, token: str, *, now: datetime |
 
 
 async def verify_login(
-    session: AsyncSession, *, email: str, password: str, org_id: str | None = None, now: datetime | None = None
+    session: AsyncSession,
+    *,
+    email: str,
+    password: str,
+    org_id: str | None = None,
+    now: datetime | None = None,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
 ) -> Member | None:
     """The member whose email and password these are; None otherwise, after the same work either way.
 
@@ -292,7 +311,7 @@ async def verify_login(
     try:
         cleaned = normalize_email(email)
     except UsageError:
-        await verify_password(None, password)
+        await verify_password(None, password, hashing=hashing)
         return None
     async with transaction(session):
         query = select(Member).where(Member.email == cleaned, Member.removed_at.is_(None))
@@ -302,11 +321,15 @@ async def verify_login(
         # Taken and committed before any password is checked (no write lock is held through a password hash).
         taken = [member for member in candidates if await _take_attempt(session, member, now)]
     if not taken:
-        await verify_password(None, password)
+        await verify_password(None, password, hashing=hashing)
         return None
     for member in taken:
         if await verify_password(member.password_hash, password):
-            rehashed = await hash_password(password, check=False) if needs_rehash(member.password_hash) else None
+            rehashed = (
+                await hash_password(password, check=False, hashing=hashing)
+                if needs_rehash(member.password_hash, hashing=hashing)
+                else None
+            )
             async with transaction(session):
                 values: dict[str, Any] = {"failed_logins": 0, "locked_until": None}
                 if rehashed is not None:

@@ -25,6 +25,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from mcpyard.org._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org._service import OrgService
 from mcpyard.org._throttle import SignInLimits
 from mcpyard.org._tokens import same_secret
@@ -100,8 +101,11 @@ class Pages:
         *,
         secure_cookies: bool,
         sign_ins: SignInLimits | None = None,
+        hashing: PasswordHashing = PRODUCTION_HASHING,
     ) -> None:
         self.svc = svc
+        self.hashing = hashing
+        """How new passwords are hashed (and the cost of checking an unknown account's)."""
         self.authenticate = authenticate
         self.secure_cookies = secure_cookies
         self.sign_ins = sign_ins or SignInLimits()

@@ -69,7 +69,7 @@ def people_pages(pages: Pages) -> list[Route]:
             refused.headers["Retry-After"] = str(exc.retry_after)
             return refused
         async with svc.db() as session:
-            member = await verify_login(session, email=email, password=password)
+            member = await verify_login(session, email=email, password=password, hashing=pages.hashing)
         if member is None:
             context = {
                 "title": "Sign in",
@@ -107,7 +107,9 @@ def people_pages(pages: Pages) -> list[Route]:
             return await members_page(request, visit)
         form = await pages.form(request, visit)
         role = field(form, "role")
-        member = await invite_member(svc.db, visit.caller, field(form, "email"), role, field(form, "password"))
+        member = await invite_member(
+            svc.db, visit.caller, field(form, "email"), role, field(form, "password"), hashing=pages.hashing
+        )
         return pages.redirect(request, "/members", Notice("done", f"{member.email} is added, as {role}."))
 
     async def tokens(request: Request, visit: Visit) -> Response:

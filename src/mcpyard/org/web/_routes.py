@@ -10,6 +10,7 @@ from starlette.routing import BaseRoute, Route
 
 from mcpyard.org._assistants import RateLimits
 from mcpyard.org._auth import Authenticator
+from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org._service import OrgService
 from mcpyard.org._throttle import SignInLimits
 from mcpyard.org.web._live import Live, live_routes
@@ -37,9 +38,10 @@ def web_routes(
     *,
     secure_cookies: bool,
     sign_ins: SignInLimits | None = None,
+    hashing: PasswordHashing = PRODUCTION_HASHING,
 ) -> list[BaseRoute]:
     """The pages, their live updates and their static files, for one running service."""
-    pages = Pages(svc, authenticate, secure_cookies=secure_cookies, sign_ins=sign_ins)
+    pages = Pages(svc, authenticate, secure_cookies=secure_cookies, sign_ins=sign_ins, hashing=hashing)
     content = _static_files()
 
     async def static(request: Request) -> Response:
