@@ -3,13 +3,20 @@
 Every storage test takes `database_url` and so runs twice, each time on a database of its own:
 a new SQLite file, or a new database created on the session's cluster. PostgreSQL is never
 skipped: without its binaries the tests fail and say to run scripts/check.
+
+The database comes migrated to the newest revision: each engine's migrations run once a session,
+into a template that every test's database is copied from (SQLite: the file; PostgreSQL:
+`CREATE DATABASE … TEMPLATE`). A test about migrating, or about what a command does to a database
+never set up, asks for an empty one with `@pytest.mark.empty_database`.
 """
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
+import anyio
 import pytest
 
 from mcpyard.org._db import Database, open_database
@@ -34,11 +41,39 @@ def postgres_cluster() -> Iterator[TemporaryCluster]:
         cluster.remove()
 
 
-def _fresh_postgres_database(cluster: TemporaryCluster, name: str) -> Iterator[str]:
+TEMPLATE = "mcpyard_migrated"
+"""The PostgreSQL database every test's database is copied from (migrated once a session, then never opened)."""
+
+
+async def _migrate(url: str) -> None:
+    async with open_database(url) as db:
+        await upgrade(db)
+
+
+@pytest.fixture(scope="session")
+def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
+    """A SQLite file migrated to the newest revision, made once a session."""
+    path = tmp_path_factory.mktemp("template") / "org.db"
+    anyio.run(_migrate, f"sqlite:///{path}")
+    return path
+
+
+@pytest.fixture(scope="session")
+def postgres_template(postgres_cluster: TemporaryCluster) -> str:
+    """The name of a database on the session's cluster migrated to the newest revision, made once a session."""
+    import psycopg
+
+    with psycopg.connect(postgres_cluster.dsn(), autocommit=True) as admin:
+        admin.execute(f'CREATE DATABASE "{TEMPLATE}"')
+    anyio.run(_migrate, postgres_cluster.url(TEMPLATE))
+    return TEMPLATE
+
+
+def _fresh_postgres_database(cluster: TemporaryCluster, name: str, template: str | None = None) -> Iterator[str]:
     import psycopg
 
     with psycopg.connect(cluster.dsn(), autocommit=True) as admin:
-        admin.execute(f'CREATE DATABASE "{name}"')
+        admin.execute(f'CREATE DATABASE "{name}"' + (f' TEMPLATE "{template}"' if template else ""))
     try:
         yield cluster.url(name)
     finally:
@@ -51,17 +86,23 @@ _counter = iter(range(1, 1_000_000))
 
 @pytest.fixture(params=["sqlite", "postgresql"])
 def database_url(request: pytest.FixtureRequest, tmp_path: Path) -> Iterator[str]:
-    """A URL to an empty database of its own, on SQLite and then on PostgreSQL."""
+    """A URL to a database of its own, on SQLite and then on PostgreSQL: migrated, or empty for a test marked
+    `empty_database`."""
+    empty = request.node.get_closest_marker("empty_database") is not None
     if request.param == "sqlite":
-        yield f"sqlite:///{tmp_path / 'org.db'}"
+        path = tmp_path / "org.db"
+        if not empty:
+            shutil.copyfile(request.getfixturevalue("sqlite_template"), path)
+        yield f"sqlite:///{path}"
         return
     cluster: TemporaryCluster = request.getfixturevalue("postgres_cluster")
-    yield from _fresh_postgres_database(cluster, f"test_{next(_counter)}")
+    template = None if empty else request.getfixturevalue("postgres_template")
+    yield from _fresh_postgres_database(cluster, f"test_{next(_counter)}", template)
 
 
 @pytest.fixture
 async def database(database_url: str) -> AsyncIterator[Database]:
-    """An open database, migrated to the newest revision."""
+    """An open database, migrated to the newest revision (`database_url`'s, unless the test wants it empty)."""
     async with open_database(database_url) as db:
         await upgrade(db)
         yield db

@@ -22,6 +22,9 @@ from mcpyard.org._seal import Sealer
 from tests.conftest import Home
 from tests.org._rows import credentials, server_with_token
 
+pytestmark = pytest.mark.empty_database
+"""`org init` and `org migrate` are what set a database up: each test starts from an empty one."""
+
 PASSWORD = "the owner's password"
 
 

@@ -15,7 +15,8 @@ from mcpyard.org._db import Database, open_database
 from mcpyard.org._migrate import check_schema, downgrade, head_revision, migrate, schema_revision, upgrade
 from mcpyard.org._models import Base
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.empty_database]
+"""Migrations from zero: every test here starts from an empty database."""
 
 
 def _tables(connection: Connection) -> set[str]:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import shutil
 from collections.abc import AsyncIterator, Iterator
 from pathlib import Path
 
@@ -19,8 +20,9 @@ expect.set_options(timeout=WAIT_MS)
 
 
 @pytest.fixture
-def database_url(tmp_path: Path) -> str:
-    """Browser tests run on SQLite: the storage itself is tested on both databases elsewhere."""
+def database_url(tmp_path: Path, sqlite_template: Path) -> str:
+    """Browser tests run on SQLite, migrated: the storage itself is tested on both databases elsewhere."""
+    shutil.copyfile(sqlite_template, tmp_path / "org.db")
     return f"sqlite:///{tmp_path / 'org.db'}"
 
 
