@@ -39,16 +39,18 @@ class _Announcing(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serving(app: ASGIApp) -> AsyncIterator[str]:
+async def serving(app: ASGIApp, *, stop_seconds: int = STOP_SECONDS) -> AsyncIterator[str]:
     """Serve `app` (its lifespan on) on a free 127.0.0.1 port until the block ends; yields its origin.
 
     The socket is bound here and handed to uvicorn, so no other process can take the port in between.
+    At the end, open requests get `stop_seconds` to finish (a client's long-lived event stream would
+    otherwise hold the server that long).
     """
     listener = socket.socket(socket.AF_INET, socket.SOCK_STREAM)
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port = listener.getsockname()[1]
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", timeout_graceful_shutdown=STOP_SECONDS)
+    config = uvicorn.Config(app, log_level="warning", lifespan="on", ws="none", timeout_graceful_shutdown=stop_seconds)
     server = _Announcing(config)
     ended = anyio.Event()
 
@@ -76,7 +78,7 @@ async def serving(app: ASGIApp) -> AsyncIterator[str]:
                 yield f"http://127.0.0.1:{port}"
             finally:
                 server.should_exit = True
-                with anyio.fail_after(STOP_SECONDS + 5):
+                with anyio.fail_after(stop_seconds + 5):
                     await ended.wait()
 
 

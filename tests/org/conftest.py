@@ -24,7 +24,8 @@ from mcpyard.org._migrate import upgrade
 from tests.conftest import Home
 from tests.org._flows import TOKEN
 from tests.org._postgres import NotAvailable, TemporaryCluster
-from tests.servers.http_runner import serve_http
+from tests.org._served import serving
+from tests.servers import org_tools
 
 
 @pytest.fixture(scope="session")
@@ -115,7 +116,11 @@ def definitions(home: Home) -> Path:
 
 @pytest.fixture
 async def upstream(definitions: Path) -> AsyncIterator[str]:
-    """The fixture server `org_tools` over streamable HTTP, asking for `TOKEN`, its definitions read from a file."""
-    args = ["--token", TOKEN, "--definitions", str(definitions)]
-    async with serve_http("org_tools", "streamable-http", args) as url:
-        yield url
+    """The fixture server `org_tools` over streamable HTTP, asking for `TOKEN`, its definitions read from a file.
+
+    Served by uvicorn in this process, on a real 127.0.0.1 port: these tests are about the service, which
+    reaches it over real HTTP, not about the server's process (tests/connect/ and tests/interop/ are).
+    """
+    app = org_tools.RequireToken(org_tools.build_server(definitions).streamable_http_app(host="127.0.0.1"), TOKEN)
+    async with serving(app, stop_seconds=1) as origin:
+        yield f"{origin}/mcp"
