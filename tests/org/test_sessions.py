@@ -7,10 +7,12 @@ from __future__ import annotations
 import json
 import re
 
+import anyio
 import httpx2
 import pytest
 
 from tests.conftest import Home
+from tests.org._served import served_service
 from tests.org._service import PASSWORD, Service, running_service
 from tests.org.test_serve import _services
 
@@ -124,3 +126,23 @@ async def test_org1_two_processes_a_token_revoked_on_one_is_refused_by_the_other
         revoked = await first.request("DELETE", f"/api/v1/tokens/{made['id']}")
         assert revoked.status_code == 204
         assert (await second.request("GET", "/api/v1/me", token=made["token"])).status_code == 401
+
+
+async def test_org1_a_live_update_stream_ends_when_its_session_is_signed_out(database_url: str, home: Home) -> None:
+    """A page's open event stream is a copy of the session too: signing out (here through another request) ends
+    it within a round of its polling, instead of it going on for its ten minutes."""
+    async with (
+        served_service(database_url, home.data_home, live_seconds=0.05) as service,
+        httpx2.AsyncClient(base_url=str(service.client.base_url), timeout=30, trust_env=False) as client,
+    ):
+        cookie, csrf = await _session(client)
+        headers = {"Cookie": f"mcpyard_session={cookie}"}
+        async with client.stream("GET", "/events", params={"topics": "inbox"}, headers=headers) as stream:
+            assert stream.status_code == 200
+            chunks = stream.aiter_text()
+            assert (await anext(chunks)).startswith("retry:")
+            ended = await _as(client, "DELETE", "/api/v1/session", cookie, csrf)
+            assert ended.status_code == 204
+            with anyio.fail_after(10):
+                rest = [chunk async for chunk in chunks]
+        assert "event: change" not in "".join(rest)

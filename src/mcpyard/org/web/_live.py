@@ -24,6 +24,7 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
+from mcpyard.org._auth import COOKIE
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._models import Alert, Approval, CallRow, Conversation, Question, TurnRow
 from mcpyard.org.web._pages import Pages, Visit
@@ -142,6 +143,8 @@ def live_routes(pages: Pages, live: Live) -> list[Route]:
         if live.open >= MAX_STREAMS or live.open_for(caller.member_id) >= MAX_STREAMS_A_MEMBER:
             raise ServiceError(429, "busy", "too many pages are open for live updates; reload the page to see changes")
 
+        cookie = request.cookies.get(COOKIE, "")
+
         async def stream() -> AsyncIterator[str]:
             with live.streaming(caller.member_id):
                 yield "retry: 3000\n\n"
@@ -149,8 +152,14 @@ def live_routes(pages: Pages, live: Live) -> list[Route]:
                 started = beat = time.monotonic()
                 while time.monotonic() - started < MAX_STREAM_SECONDS:
                     await anyio.sleep(live.poll_seconds)
+                    # The session is looked at again each round: signed out, or the member removed, and the
+                    # stream ends at once (on every replica); a changed role is the one the next round sees.
+                    found = await pages.authenticate.session_of(cookie)
+                    if found is None:
+                        return
+                    now_caller = found[0]
                     for topic in topics:
-                        now = await _fingerprint(pages, caller, topic)
+                        now = await _fingerprint(pages, now_caller, topic)
                         if now != seen[topic]:
                             seen[topic] = now
                             yield f"event: change\ndata: {topic}\n\n"
