@@ -32,6 +32,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "import_config",
         "load_config",
         "looks_secret",
+        "nearest",
         "read_project",
         "source_words",
     ]
