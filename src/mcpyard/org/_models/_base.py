@@ -22,8 +22,13 @@ __all__ = [
 
 
 def new_id() -> str:
-    """A random id (128 bits, URL-safe): guessing another organization's ids is hopeless."""
-    return secrets.token_urlsafe(16)
+    """A random id (128 bits, URL-safe): guessing another organization's ids is hopeless.
+
+    Never one starting with `-`, which a command line would read as an option (`mcpyard org token revoke ID`).
+    """
+    while (drawn := secrets.token_urlsafe(16)).startswith("-"):
+        pass
+    return drawn
 
 
 def utcnow() -> datetime:
