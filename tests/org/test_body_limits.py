@@ -133,6 +133,8 @@ async def test_a_body_that_stops_arriving_is_refused_after_a_bounded_time(databa
             async def trickle() -> None:
                 while True:  # a byte at a time, each within the idle bound: only the total bound ends it
                     await stream.send(b" ")
+                    # The pause is the slow client this test plays, not a wait standing for an event; the
+                    # whole exchange is bounded by the fail_after below.
                     await anyio.sleep(IDLE / 4)
 
             with anyio.fail_after(TOTAL + ANSWER_SECONDS):
