@@ -31,6 +31,15 @@ class Home:
     workspace: Path
     config_home: Path
     data_home: Path
+    in_memory: bool = False
+    """`open` reaches the fixture servers that can be built here in memory (`tests/servers/_memory.py`),
+    unless given `connections` of its own: for tests whose subject is neither the process nor the wire."""
+
+    @classmethod
+    def at(cls, root: Path, *, in_memory: bool = False) -> Home:
+        workspace = root / "workspace"
+        workspace.mkdir()
+        return cls(root, workspace, root / "config", root / "data", in_memory=in_memory)
 
     def write_config(self, servers: dict[str, dict[str, Any]], **settings: Any) -> Path:
         """Write a flag config file in the shared form (`mcpServers`)."""
@@ -40,6 +49,10 @@ class Home:
 
     def open(self, config_file: Path, **options: Any) -> AbstractAsyncContextManager[Host]:
         """`Host.open` on this home's workspace and folders, with the given config file."""
+        if self.in_memory and "connections" not in options:
+            from tests.servers._memory import FixtureServers
+
+            options["connections"] = FixtureServers()
         return Host.open(
             workspace=self.workspace,
             config_file=config_file,
@@ -62,9 +75,8 @@ class Home:
 
 @pytest.fixture
 def home(tmp_path: Path) -> Home:
-    workspace = tmp_path / "workspace"
-    workspace.mkdir()
-    return Home(tmp_path, workspace, tmp_path / "config", tmp_path / "data")
+    """A home whose servers run as configured (processes); a folder's conftest may give one `in_memory`."""
+    return Home.at(tmp_path)
 
 
 @pytest.fixture

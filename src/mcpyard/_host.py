@@ -30,7 +30,7 @@ from mcpyard._version import __version__
 from mcpyard._view import Publisher
 from mcpyard.auth import AuthStore
 from mcpyard.config import LoadedConfig, Mode
-from mcpyard.connect import ClientIdentity, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
+from mcpyard.connect import ClientIdentity, Connections, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
 from mcpyard.model import ToolFormatter
@@ -95,6 +95,7 @@ class Host(ModelOffer, ResourceReader):
         egress: EgressGuard | None = None,
         elicitor: Elicitor | None = None,
         auth_store: AuthStore | None = None,
+        connections: Connections | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -130,6 +131,9 @@ class Host(ModelOffer, ResourceReader):
                 told it is not supported.
             auth_store: where OAuth registrations and tokens are kept (`MemoryAuthStore`: in memory only,
                 never written). None: `mcp-auth.json` in the data folder (AUTH-3).
+            connections: how to reach servers in place of their configured transports: `InMemoryServers`
+                connects the servers it builds in this process over the SDK's in-memory transport (a
+                program's own servers, or tests). None: every server as configured.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -157,6 +161,7 @@ class Host(ModelOffer, ResourceReader):
             config=config,
             egress=egress,
             auth_store=auth_store,
+            connections=connections,
         )
         if elicitor is not None or relay_input:
             keep_answers_out_of_logs()  # what a person types into a form is never logged (SEC-2)

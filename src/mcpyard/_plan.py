@@ -11,7 +11,7 @@ from types import MappingProxyType
 from mcpyard.auth import AuthStore
 from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, TrustStore, load_config
-from mcpyard.connect import EgressGuard, split_trace_headers
+from mcpyard.connect import Connections, EgressGuard, split_trace_headers
 from mcpyard.errors import UsageError
 from mcpyard.policy import PinPolicies, PinStore, PolicySource
 
@@ -112,6 +112,8 @@ class HostOptions:
     """The outbound guard every remote server's HTTP goes through (NET-1, NET-2); None: no guard."""
     auth_store: AuthStore | None = None
     """Where OAuth registrations and tokens are kept; None: `mcp-auth.json` in the data folder (AUTH-3)."""
+    connections: Connections | None = None
+    """How servers are reached in place of their configured transports (`InMemoryServers`); None: as configured."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:

@@ -197,6 +197,7 @@ class Servers:
             on_resource_updated=self._resource_updated,
             on_server_log=self._server_log,
             egress=options.egress,
+            connections=options.connections,
         )
         finished = anyio.Event()
 

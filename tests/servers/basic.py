@@ -12,7 +12,7 @@ import hashlib
 import logging
 import os
 import sys
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
 from typing import Annotated, Any, Literal
 
@@ -62,8 +62,14 @@ class Count:
             await self._changed.wait()
 
 
-def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = False) -> MCPServer:
-    """Build the fixture server with its standard tools plus the optional extras."""
+def build_server(
+    *, name: str = "basic", many_tools: int = 0, long_name: bool = False, environ: Mapping[str, str] | None = None
+) -> MCPServer:
+    """Build the fixture server with its standard tools plus the optional extras.
+
+    `environ` is what `env` and `slow` read (default: the process's own environment).
+    """
+    environ = os.environ if environ is None else environ
     server = MCPServer(name, instructions=INSTRUCTIONS, version="1.0", log_level="WARNING")
     calls = 0
 
@@ -85,7 +91,7 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
 
         With `BASIC_SLOW_STARTED` set, that file is written once the sleep begins (a test's event).
         """
-        if started := os.environ.get("BASIC_SLOW_STARTED"):
+        if started := environ.get("BASIC_SLOW_STARTED"):
             await anyio.Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
         try:
             if progress_every <= 0:
@@ -119,7 +125,7 @@ def build_server(*, name: str = "basic", many_tools: int = 0, long_name: bool = 
     @server.tool(annotations=READ_ONLY)
     def env(name: str) -> str:
         """Return the value of an environment variable of the server process, or "" when unset."""
-        return os.environ.get(name, "")
+        return environ.get(name, "")
 
     @server.tool(annotations=READ_ONLY)
     def cwd() -> str:
@@ -194,8 +200,8 @@ def _long_named_tool() -> str:
     return "long"
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and serve until the transport closes."""
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
@@ -205,7 +211,12 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--long-name", action="store_true", help=f"register the tool {LONG_TOOL_NAME!r}")
     parser.add_argument("--tls-cert", help="serve https with this certificate (PEM); clients name the server freely")
     parser.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve until the transport closes."""
+    args = parser().parse_args(argv)
     server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)
     transport: Transport = args.transport
     if transport == "stdio":

@@ -120,14 +120,19 @@ async def _serve_stdio(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and serve until the transport closes."""
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
     parser.add_argument("--late-tool", metavar="NAME", help="a tool listed from the second tools/list on")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve until the transport closes."""
+    args = parser().parse_args(argv)
     server = build_server(late_tool=args.late_tool)
     transport: Literal["stdio", "streamable-http"] = args.transport
     if transport == "stdio":

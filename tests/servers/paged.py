@@ -82,11 +82,16 @@ async def _serve(server: Server[Any]) -> None:
         await server.run(read_stream, write_stream, server.create_initialization_options())
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and serve over stdio until stdin closes."""
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--endless", action="store_true", help="every page has a nextCursor")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve over stdio until stdin closes."""
+    args = parser().parse_args(argv)
     anyio.run(_serve, build_server(endless=args.endless))
 
 

@@ -5,6 +5,7 @@ from mcpyard.connect._calls import LogFn, ProgressFn
 from mcpyard.connect._egress import CheckedUrl, EgressGuard, RemoteUrl, check_answers, parse_remote_url
 from mcpyard.connect._environment import BASE_VARIABLES, LOCATION_VARIABLES, server_environment
 from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
+from mcpyard.connect._memory import ConfiguredConnections, Connections, InMemoryServers, ServerFactory
 from mcpyard.connect._network import Dialer, MemoryResolver, Resolver, SystemResolver, TcpDialer
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
@@ -20,8 +21,11 @@ __all__ = [
     "MAX_OPEN_QUESTIONS",
     "CheckedUrl",
     "ClientIdentity",
+    "ConfiguredConnections",
+    "Connections",
     "Dialer",
     "EgressGuard",
+    "InMemoryServers",
     "InputFn",
     "InputRelay",
     "LogFn",
@@ -31,6 +35,7 @@ __all__ = [
     "Reaper",
     "RemoteUrl",
     "Resolver",
+    "ServerFactory",
     "ServerSnapshot",
     "State",
     "StdioProcess",

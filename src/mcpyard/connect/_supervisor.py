@@ -33,6 +33,7 @@ from mcpyard.connect._http import HttpObservations
 from mcpyard.connect._input import InputRelay, InputRouter
 from mcpyard.connect._interruptions import CANCEL_GRACE, GONE, Interruptions
 from mcpyard.connect._listing import ToolChanges, list_extras, list_tools
+from mcpyard.connect._memory import ConfiguredConnections, Connections
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
@@ -74,12 +75,14 @@ class Supervisor(Interruptions):
         on_resource_updated: Callable[[str, str], Awaitable[None]] | None = None,
         on_server_log: Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]] | None = None,
         egress: EgressGuard | None = None,
+        connections: Connections | None = None,
     ) -> None:
         if egress is not None:
             # Through the outbound guard, no connection attempt outlasts its deadline (NET-2).
             spec = replace(spec, connect_timeout_secs=min(spec.connect_timeout_secs, egress.deadline_secs))
         self._spec = spec
         self._connector = Connector(spec, workspace, environ, reaper, auth_store, open_browser, egress)
+        self._connections = connections or ConfiguredConnections()
         self._identity = identity
         self._on_change = on_change
         self._redact = redact
@@ -246,6 +249,8 @@ class Supervisor(Interruptions):
         return connected
 
     def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
+        if (given := self._connections.transport(self._spec)) is not None:
+            return given  # a server built in this process, say: no process, no wire
         if self._is_stdio:
             self._stdio = self._connector.stdio(process)
             return self._stdio
