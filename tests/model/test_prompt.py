@@ -10,6 +10,7 @@ import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from mcpyard.connect import ConfiguredConnections
 from mcpyard.model import INSTRUCTIONS_LIMIT, instructions_section, sanitize_instructions, system_prompt
 from tests.conftest import Home, fixture_server
 
@@ -64,9 +65,7 @@ def test_system_prompt_skips_servers_without_instructions() -> None:
 @pytest.mark.anyio
 async def test_ins3_a_stdio_server_that_exits_leaves_the_prompt(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic"), "other": fixture_server("basic")})
-    async with home.open(
-        config,
-    ) as host:
+    async with home.open(config, connections=ConfiguredConnections()) as host:  # its process is killed
         prompt = host.system_prompt()
         assert "## Instructions from MCP server basic" in prompt
         assert "## Instructions from MCP server other" in prompt

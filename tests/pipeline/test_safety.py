@@ -21,6 +21,7 @@ import pytest
 
 from mcpyard import Host
 from mcpyard.config import Mode
+from mcpyard.connect import ConfiguredConnections, Connections
 from mcpyard.policy import Answer, ApprovalCard, PinPolicy, ScriptedApprover
 from tests.conftest import Home, body, fixture_server
 
@@ -34,18 +35,12 @@ async def hostile(
     mode: Mode | None = None,
     approver: Any = None,
     entry: dict[str, Any] | None = None,
+    connections: Connections | None = None,
     **settings: Any,
 ) -> AsyncIterator[Host]:
     config = home.write_config({"h": {**fixture_server("hostile"), **(entry or {})}}, **settings)
-    async with Host.open(
-        workspace=home.workspace,
-        config_file=config,
-        mode=mode,
-        approver=approver,
-        environ=home.environ,
-        config_home=home.config_home,
-        data_home=home.data_home,
-    ) as host:
+    options: dict[str, Any] = {} if connections is None else {"connections": connections}
+    async with home.open(config, mode=mode, approver=approver, **options) as host:
         assert host.status().servers[0].state == "connected", host.status().servers[0].reason
         yield host
 
@@ -139,7 +134,8 @@ async def test_apr2_a_tool_that_changed_or_left_while_its_card_was_open_is_not_r
             await host.wait_until(lambda h: h.catalog.get(card.tool) is None)
         return "once"
 
-    async with hostile(home, approver=approver) as host:
+    # The server leaves when its process is killed.
+    async with hostile(home, approver=approver, connections=ConfiguredConnections()) as host:
         result = await host.call("h__bump", {})
         assert result.error is not None
         assert result.error["code"] == "tool_changed"

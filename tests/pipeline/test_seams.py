@@ -14,6 +14,7 @@ import anyio
 import pytest
 
 from mcpyard import Host
+from mcpyard.connect import ConfiguredConnections
 from mcpyard.pipeline import STAGES, CallRecord, CallResult
 from mcpyard.policy import InboxApprover, MemoryPolicies, ScriptedApprover
 from tests.conftest import Home, body, fixture_server
@@ -203,7 +204,7 @@ async def test_apr2_the_recheck_after_a_card_reads_the_view_published_last(home:
 
 async def test_api1_a_view_is_immutable_and_a_change_publishes_a_new_one(home: Home) -> None:
     config = home.write_config({"b": fixture_server("basic")})
-    async with home.open(config) as host:
+    async with home.open(config, connections=ConfiguredConnections()) as host:  # its process id is shown
         before = host.view
         snapshot = host.server("b")
         assert snapshot is not None

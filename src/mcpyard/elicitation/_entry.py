@@ -64,7 +64,7 @@ def _pick(field: FormField, text: str) -> str:
     for choice in field.choices:
         if folded in (choice.title.casefold(), choice.value.casefold()):
             return choice.value
-    if text.isdigit() and 1 <= int(text) <= len(field.choices):
+    if text.isascii() and text.isdigit() and 1 <= int(text) <= len(field.choices):  # not "²": a digit, not a number
         return field.choices[int(text) - 1].value
     raise ValueError(f"choose by number (1 to {len(field.choices)}) or by name")
 
