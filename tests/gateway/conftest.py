@@ -1,4 +1,4 @@
-"""The gateway tests that serve from this process reach the fixture servers in memory: their subject is neither the process nor the wire."""
+"""Gateway tests that serve from this process reach the fixture servers in memory (not their subject)."""
 
 from __future__ import annotations
 
