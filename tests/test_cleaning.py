@@ -3,6 +3,9 @@ gateway client, the status page's JSON (CAT-4, CALL-5, CALL-7, SEC-3, INS-2, CLI
 
 Driven by `tests/servers/sly.py`, which hides a saved secret behind a zero-width space and wraps
 its texts in terminal sequences, bidi overrides and tag characters.
+
+Real processes: the `sly` fixture reads its secret from its process's environment and writes to its
+stderr.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """The Host over real fixture servers: connect, name, call, reload, project trust.
 
 CONN-1, CONN-2, CONN-4, CONN-6, CAT-1, CALL-1, CALL-2, CFG-6, CFG-7.
+
+Real server processes: connecting, restarting, the server's environment and working folder are the
+subject.
 """
 
 from __future__ import annotations

@@ -1,6 +1,9 @@
 """A lazy host starts a server only when a call needs it, offers what it listed last time meanwhile, and runs a
 call only against the live definition it offered; `mcpyard call` waits for the owner of its tool alone (CONN-3,
-CAT-2, CALL-1, CLI-3)."""
+CAT-2, CALL-1, CLI-3).
+
+Real server processes and `mcpyard` runs: when a server's process starts is the subject.
+"""
 
 from __future__ import annotations
 

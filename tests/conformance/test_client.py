@@ -2,6 +2,8 @@
 
 Each scenario must pass and run at least one check, except those in `known_failures.json`,
 each with its reason; a listed scenario that starts to pass fails here, so the list stays true.
+
+The official suite's own server processes: interoperability is the subject.
 """
 
 from __future__ import annotations

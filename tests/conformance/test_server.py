@@ -4,6 +4,8 @@ The gateway runs over streamable HTTP, unprefixed, in front of tests/servers/con
 (a stdio fixture with what the suite expects). Every scenario must pass and run at least one
 check, except those in `server_known_failures.json`, each with its reason; a listed scenario
 that starts to pass fails here.
+
+`mcpyard serve` as a real process: the official suite drives the program people run.
 """
 
 from __future__ import annotations

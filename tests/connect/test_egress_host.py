@@ -3,6 +3,8 @@
 The fixture server runs over https with a test CA's certificate for `mcp.example.com`. The
 guard's policy is the production one: the in-memory resolver answers a public address for that
 name, and the routed dialer carries the connection to the local server (see `_wire`).
+
+Real processes and real https listeners: the outbound guard's subject is the wire.
 """
 
 from __future__ import annotations

@@ -1,4 +1,8 @@
-"""Remote servers: failure reasons, SSE fallback, reconnecting, big results (CONN-1, CONN-3, CONN-4, CALL-4)."""
+"""Remote servers: failure reasons, SSE fallback, reconnecting, big results (CONN-1, CONN-3, CONN-4, CALL-4).
+
+Real server processes over real HTTP: failures, fallback and reconnects are the wire's and the
+process's.
+"""
 
 from __future__ import annotations
 

@@ -2,6 +2,8 @@
 
 THREATS, Robustness: a listing nested 100,000 arrays deep cannot be parsed; the host says so
 in well under `connect_timeout_secs` instead of waiting it out, and the other servers connect.
+
+Real processes: the subject is what arrives on the wire, byte for byte.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""CONN-5 (with CONN-4): no server process, nor any of its children, outlives the host."""
+"""CONN-5 (with CONN-4): no server process, nor any of its children, outlives the host.
+
+Real processes: the subject is the processes themselves.
+"""
 
 from __future__ import annotations
 

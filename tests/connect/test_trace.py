@@ -1,4 +1,7 @@
-"""CALL-3, AUTH-1: the host session on every HTTP request, a fresh W3C trace per tool call, configured headers sent."""
+"""CALL-3, AUTH-1: the host session on every HTTP request, a fresh W3C trace per tool call, configured headers sent.
+
+Real HTTP servers: the subject is the headers on the wire.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""CONN-1, AUTH-1: servers over websocket, both eras; no headers sent, and the status page says so."""
+"""CONN-1, AUTH-1: servers over websocket, both eras; no headers sent, and the status page says so.
+
+A real websocket server process: the subject is the transport.
+"""
 
 from __future__ import annotations
 

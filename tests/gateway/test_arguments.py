@@ -1,6 +1,9 @@
 """GW-1, CALL-1: a gateway client's arguments that cannot be sent get an error result, never a broken session: the
 JSON text a client writes may hold a lone surrogate (`"\\ud800"`) or NaN, which no downstream server can be sent;
-the gateway's client and the downstream server's connection both go on."""
+the gateway's client and the downstream server's connection both go on.
+
+`mcpyard serve` as a real process: the bytes a client writes on its pipe are the subject.
+"""
 
 from __future__ import annotations
 

@@ -4,6 +4,8 @@ The clients are npm's Inspector CLI (`@modelcontextprotocol/inspector-cli`) and 
 SDK's `Client` (`@modelcontextprotocol/sdk`, driven by ts_client/client.mjs). scripts/check
 installs both, pinned, in .tools/clients and exports MCPYARD_TEST_CLIENTS; a missing install
 fails these tests (a skipped interop test proves nothing).
+
+Real processes: the official clients and `mcpyard serve` as people run them.
 """
 
 from __future__ import annotations

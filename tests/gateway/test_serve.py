@@ -1,4 +1,8 @@
-"""`mcpyard serve` in front of real servers, driven by the SDK's own client (GW-1, GW-2, GW-3, GW-4, CALL-4)."""
+"""`mcpyard serve` in front of real servers, driven by the SDK's own client (GW-1, GW-2, GW-3, GW-4, CALL-4).
+
+Most tests run `mcpyard serve` as a process, the program's own front being the subject;
+`in_process_gateway` serves from the test's process where it is not.
+"""
 
 from __future__ import annotations
 

@@ -1,4 +1,7 @@
-"""GW-1 over stdio: the front on the event loop, a flood refused clearly (ERR-1), files and terminals the SDK's way."""
+"""GW-1 over stdio: the front on the event loop, a flood refused clearly (ERR-1), files and terminals the SDK's way.
+
+`mcpyard serve` as a real process: its standard input and output are the subject.
+"""
 
 from __future__ import annotations
 

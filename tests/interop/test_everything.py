@@ -6,6 +6,9 @@ mcpyard declares no sampling, elicitation or roots capability, so the server nev
 the tools that depend on them (get-roots-list, trigger-sampling-request[-async],
 trigger-elicitation-request[-async], trigger-url-elicitation): an SDK client with the same
 (empty) capabilities does not see them either, which the listing comparison proves.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
 """
 
 from __future__ import annotations

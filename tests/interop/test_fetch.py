@@ -2,6 +2,9 @@
 
 The tests fetch from a `.invalid` host (RFC 6761: never resolves), so the failure is the same with
 or without a network: the server cannot reach the site, and the user reads that as one clear line.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 The server is given one allowed folder on its command line; mcpyard declares no roots capability, so
 that folder is all it may touch. Its writing tools are annotated destructive, so they always ask.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
 """
 
 from __future__ import annotations

@@ -1,5 +1,9 @@
 """GW-1, GW-3: a server's log messages sent between calls reach the gateway's handshake-era clients that set a
-level, at that level; npm's server-everything logs every 5 s once asked to."""
+level, at that level; npm's server-everything logs every 5 s once asked to.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
+"""
 
 from __future__ import annotations
 

@@ -1,6 +1,9 @@
 """PyPI's mcp-server-git on a scratch repository, through the Host and `mcpyard serve` (CONN-1, CAT-1, CALL-6, GW-1).
 
 The server is held to one repository (`--repository`), made with `git init` in the test's own folder.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
 """
 
 from __future__ import annotations

@@ -2,6 +2,9 @@
 
 Its graph is a file named by `MEMORY_FILE_PATH`; each test gives it one in its own folder (left to
 itself, it would write beside its own package in .tools).
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
 """
 
 from __future__ import annotations

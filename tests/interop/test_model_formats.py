@@ -1,4 +1,8 @@
-"""MOD-1 on the official reference servers' real schemas: server-everything and mcp-server-time in every format."""
+"""MOD-1 on the official reference servers' real schemas: server-everything and mcp-server-time in every format.
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
+"""
 
 from __future__ import annotations
 

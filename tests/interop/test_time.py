@@ -1,4 +1,8 @@
-"""The Host against PyPI's mcp-server-time over stdio (CONN-1, CAT-1, CALL-1, CALL-5 structured content)."""
+"""The Host against PyPI's mcp-server-time over stdio (CONN-1, CAT-1, CALL-1, CALL-5 structured content).
+
+The official reference servers run as real processes, as people run them: interoperability is the
+subject.
+"""
 
 from __future__ import annotations
 

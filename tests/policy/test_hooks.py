@@ -4,6 +4,8 @@ Real hook scripts through `Host.call`. The `echo` tool of a server whose annotat
 not trusted asks in `ask` mode (POL-3), and the approver denies every card: so a call that
 runs without a card was allowed by the hook, one refused without a card was denied by it,
 and one refused after a card is the hook's "no answer: ask".
+
+Hooks are real processes (their subject); the servers are reached in memory.
 """
 
 from __future__ import annotations

@@ -1,4 +1,7 @@
-"""SEC-2, SEC-3, AUTH-1: a secret put into headers or a server's environment never comes back to anyone."""
+"""SEC-2, SEC-3, AUTH-1: a secret put into headers or a server's environment never comes back to anyone.
+
+Real processes: a secret in a server's process environment is the subject.
+"""
 
 from __future__ import annotations
 
