@@ -1,6 +1,8 @@
 """`mcpyard call` as scripts and people meet it: results on standard output, refusals and errors as one line on
 standard error, cards asked on a terminal, and what `--yes` and `pin` say about destructive tools (API-3, ERR-1,
-POL-1, POL-2, POL-5, APR-1, CLI-2)."""
+POL-1, POL-2, POL-5, APR-1, CLI-2).
+
+A card answered on a terminal is a real process on a pseudo-terminal, since the terminal is the subject."""
 
 from __future__ import annotations
 
@@ -13,7 +15,7 @@ import time
 
 import pytest
 
-from tests.cli.test_commands import mcpyard
+from tests._cli import run_mcpyard
 from tests.conftest import Home, fixture_server
 
 
@@ -23,7 +25,7 @@ def config(home: Home) -> str:
 
 
 def test_api3_err1_a_tool_error_is_one_line_on_stderr_in_the_servers_words(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "basic__fail", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__fail", "--mcp-config", config)
     assert done.returncode == 1
     assert done.stdout == "", "nothing but a result goes to standard output"
     [line] = done.stderr.strip().splitlines()[-1:]
@@ -32,7 +34,7 @@ def test_api3_err1_a_tool_error_is_one_line_on_stderr_in_the_servers_words(home:
 
 
 def test_api3_raw_prints_the_fenced_text_the_model_reads(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "basic__fail", "--raw", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__fail", "--raw", "--mcp-config", config)
     assert done.returncode == 1
     assert done.stdout.startswith("<mcp-result-")
 
@@ -51,7 +53,7 @@ def test_api3_raw_prints_the_fenced_text_the_model_reads(home: Home, config: str
 def test_api3_err1_a_refusal_is_one_line_on_stderr_code_first(
     home: Home, config: str, args: list[str], code: str, exit_code: int
 ) -> None:
-    done = mcpyard(home, "call", *args, "--mcp-config", config)
+    done = run_mcpyard(home, "call", *args, "--mcp-config", config)
     assert done.returncode == exit_code
     assert done.stdout == ""
     lines = [line for line in done.stderr.splitlines() if not line.startswith("note:")]
@@ -62,7 +64,7 @@ def test_api3_err1_a_refusal_is_one_line_on_stderr_code_first(
 def test_api3_call1_arguments_that_cannot_be_sent_are_refused_naming_where_and_nothing_is_sent(
     home: Home, config: str
 ) -> None:
-    done = mcpyard(home, "call", "basic__echo", "--args", '{"text": "\\udfff"}', "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__echo", "--args", '{"text": "\\udfff"}', "--json", "--mcp-config", config)
     assert done.returncode == 2, done.stderr
     result = json.loads(done.stdout)
     assert result["error"]["code"] == "invalid_arguments"
@@ -71,7 +73,7 @@ def test_api3_call1_arguments_that_cannot_be_sent_are_refused_naming_where_and_n
 
 
 def test_pol1_with_no_terminal_a_call_that_must_ask_says_where_it_could_be_answered(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "approval_required"
     assert "mcpyard shell" in error["message"]
@@ -79,7 +81,9 @@ def test_pol1_with_no_terminal_a_call_that_must_ask_says_where_it_could_be_answe
 
 
 def test_pol2_yes_says_it_never_approves_a_destructive_tool(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "h__destroy", "--args", '{"target": "x"}', "--yes", "--json", "--mcp-config", config)
+    done = run_mcpyard(
+        home, "call", "h__destroy", "--args", '{"target": "x"}', "--yes", "--json", "--mcp-config", config
+    )
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "denied"
@@ -88,10 +92,10 @@ def test_pol2_yes_says_it_never_approves_a_destructive_tool(home: Home, config: 
 
 
 def test_pol2_pol5_pinning_a_destructive_tool_run_freely_says_it_still_asks(home: Home, config: str) -> None:
-    done = mcpyard(home, "pin", "h__destroy", "run_freely", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "pin", "h__destroy", "run_freely", "--json", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     assert "still asks" in json.loads(done.stdout)["note"]
-    quiet = mcpyard(home, "pin", "h__bump", "run_freely", "--json", "--mcp-config", config)
+    quiet = run_mcpyard(home, "pin", "h__bump", "run_freely", "--json", "--mcp-config", config)
     assert json.loads(quiet.stdout)["note"] is None
 
 

@@ -1,4 +1,8 @@
-"""MOD-3: `mcpyard chat` through piped standard input and through a pseudo-terminal, against our HTTP model endpoint."""
+"""MOD-3: `mcpyard chat` through piped standard input and through a pseudo-terminal, against our HTTP model endpoint.
+
+The piped runs are the command in this process; a terminal session is a real process on a pseudo-terminal,
+since the terminal it is attached to is the subject.
+"""
 
 from __future__ import annotations
 
@@ -14,6 +18,7 @@ from typing import Any
 
 import pytest
 
+from tests._cli import Ran, run_mcpyard
 from tests.conftest import Home, fixture_server
 from tests.model.openai_fixture import ModelFixture, serve_model
 
@@ -34,25 +39,15 @@ def config(home: Home) -> Path:
     return home.write_config({"t": {**fixture_server("turns"), "env": {"TURNS_SECRET": SECRET}}})
 
 
-def chat(
-    home: Home, config: Path, lines: list[str], *flags: str, endpoint: ModelFixture | None = None
-) -> subprocess.CompletedProcess[str]:
+def chat(home: Home, config: Path, lines: list[str], *flags: str, endpoint: ModelFixture | None = None) -> Ran:
     model = ["--base-url", endpoint.base_url, "--model", "fixture-model"] if endpoint is not None else []
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "chat", "--mcp-config", str(config), *model, *flags],
-        input="".join(f"{line}\n" for line in lines),
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        cwd=home.workspace,
-        timeout=90,
-        check=False,
-    )
+    stdin = "".join(f"{line}\n" for line in lines)
+    done = run_mcpyard(home, "chat", "--mcp-config", str(config), *model, *flags, stdin=stdin)
     assert "Traceback" not in done.stderr
     return done
 
 
-def events(done: subprocess.CompletedProcess[str]) -> list[dict[str, Any]]:
+def events(done: Ran) -> list[dict[str, Any]]:
     return [json.loads(line) for line in done.stdout.splitlines()]
 
 
@@ -107,15 +102,7 @@ def test_mod3_piped_plain_text_streams_the_answer_and_shows_each_call(
 def test_mod3_the_model_table_of_the_user_config_with_its_key_from_a_saved_secret(
     home: Home, config: Path, endpoint: ModelFixture
 ) -> None:
-    saved = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "secrets", "set", "CHAT_KEY"],
-        input=KEY,
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        timeout=60,
-        check=False,
-    )
+    saved = run_mcpyard(home, "secrets", "set", "CHAT_KEY", stdin=KEY)
     assert saved.returncode == 0, saved.stderr
     home.config_home.mkdir(parents=True, exist_ok=True)
     (home.config_home / "config.toml").write_text(

@@ -8,19 +8,8 @@ import sys
 
 import pytest
 
+from tests._cli import run_mcpyard
 from tests.conftest import Home, fixture_server
-
-
-def mcpyard(home: Home, *args: str, timeout: float = 90) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        cwd=home.workspace,
-        timeout=timeout,
-        check=False,
-    )
 
 
 @pytest.fixture
@@ -29,7 +18,7 @@ def config(home: Home) -> str:
 
 
 def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "basic__add", "--args", '{"a": 2, "b": 40}', "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__add", "--args", '{"a": 2, "b": 40}', "--json", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     result = json.loads(done.stdout)
     assert set(result) >= {"ok", "text", "content", "structured", "cached", "handle", "error"}
@@ -41,13 +30,13 @@ def test_api3_call_json_prints_the_call_result_and_exits_0(home: Home, config: s
 
 
 def test_api3_call_with_arg_pairs_prints_plain_text_when_piped(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "basic__echo", "--arg", "text=hello there", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__echo", "--arg", "text=hello there", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     assert "\nhello there\n" in done.stdout
 
 
 def test_api3_a_tool_error_exits_1(home: Home, config: str) -> None:
-    done = mcpyard(home, "call", "basic__fail", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "basic__fail", "--json", "--mcp-config", config)
     assert done.returncode == 1
     result = json.loads(done.stdout)
     assert result["ok"] is False
@@ -62,13 +51,13 @@ def test_api3_a_tool_error_exits_1(home: Home, config: str) -> None:
     ],
 )
 def test_api3_a_refusal_exits_2_with_its_code(home: Home, config: str, args: list[str], code: str) -> None:
-    done = mcpyard(home, "call", *args, "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", *args, "--json", "--mcp-config", config)
     assert done.returncode == 2
     assert json.loads(done.stdout)["error"]["code"] == code
 
 
 def test_cli2_tools_json_lists_model_facing_tools(home: Home, config: str) -> None:
-    done = mcpyard(home, "tools", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "tools", "--json", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     tools = {tool["name"]: tool for tool in json.loads(done.stdout)["tools"]}
     assert tools["basic__add"]["server"] == "basic"
@@ -78,7 +67,7 @@ def test_cli2_tools_json_lists_model_facing_tools(home: Home, config: str) -> No
 
 
 def test_cli3_status_is_plain_text_when_piped(home: Home, config: str) -> None:
-    done = mcpyard(home, "status", "--mcp-config", config)
+    done = run_mcpyard(home, "status", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     assert "\x1b[" not in done.stdout
     assert "* basic [--mcp-config file] connected · stdio" in done.stdout
@@ -87,27 +76,27 @@ def test_cli3_status_is_plain_text_when_piped(home: Home, config: str) -> None:
 
 def test_cfg6_trust_starts_the_project_servers_from_then_on(home: Home) -> None:
     (home.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"proj": fixture_server("basic")}}))
-    before = json.loads(mcpyard(home, "status", "--json").stdout)
+    before = json.loads(run_mcpyard(home, "status", "--json").stdout)
     assert before["servers"][0]["state"] == "untrusted"
-    once = json.loads(mcpyard(home, "status", "--json", "--trust").stdout)
+    once = json.loads(run_mcpyard(home, "status", "--json", "--trust").stdout)
     assert once["servers"][0]["state"] == "connected"
-    trusted = mcpyard(home, "trust", "--yes")
+    trusted = run_mcpyard(home, "trust", "--yes")
     assert trusted.returncode == 0, trusted.stderr
     assert "runs " + sys.executable in trusted.stdout
-    after = json.loads(mcpyard(home, "status", "--json").stdout)
+    after = json.loads(run_mcpyard(home, "status", "--json").stdout)
     assert after["servers"][0]["state"] == "connected"
     assert after["servers"][0]["source"] == "project"
 
 
 def test_cfg7_reload_command_prints_the_status_page(home: Home, config: str) -> None:
-    done = mcpyard(home, "reload", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "reload", "--json", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     assert json.loads(done.stdout)["servers"][0]["state"] == "connected"
 
 
 def test_cli2_doctor_reports_what_a_failing_server_printed(home: Home) -> None:
     config = home.write_config({"crasher": fixture_server("exits_at_once"), "ok": fixture_server("basic")})
-    done = mcpyard(home, "doctor", "crasher", "--json", "--mcp-config", str(config))
+    done = run_mcpyard(home, "doctor", "crasher", "--json", "--mcp-config", str(config))
     assert done.returncode == 1, "doctor exits 1 when the server it checks fails"
     report = json.loads(done.stdout)
     assert report["state"] == "failed"
@@ -117,14 +106,14 @@ def test_cli2_doctor_reports_what_a_failing_server_printed(home: Home) -> None:
 
 
 def test_cli2_doctor_names_an_unknown_server(home: Home, config: str) -> None:
-    done = mcpyard(home, "doctor", "nosuch", "--mcp-config", config)
+    done = run_mcpyard(home, "doctor", "nosuch", "--mcp-config", config)
     assert done.returncode == 2
     assert "no server 'nosuch'" in done.stderr
     assert "basic" in done.stderr
 
 
 def test_the_embedded_default_demo_runs_and_calls_real_servers(home: Home) -> None:
-    done = mcpyard(home, "demo", "--json")
+    done = run_mcpyard(home, "demo", "--json")
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     states = {server["id"]: server["state"] for server in report["status"]["servers"]}
@@ -149,15 +138,7 @@ def test_cli2_doctor_checks_each_variable_without_showing_values(home: Home) -> 
     entry = {**fixture_server("basic"), "env": {"A": "${MCPYARD_T_UNSET}", "B": "${MCPYARD_T_SET}", "C": "${NOPE:-d}"}}
     config = home.write_config({"basic": entry})
     env = {**home.environ, "MCPYARD_T_SET": "very-private-value"}
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "doctor", "basic", "--json", "--mcp-config", str(config)],
-        capture_output=True,
-        text=True,
-        env=env,
-        cwd=home.workspace,
-        timeout=60,
-        check=False,
-    )
+    done = run_mcpyard(home, "doctor", "basic", "--json", "--mcp-config", str(config), environ=env)
     assert done.returncode == 0, done.stderr
     report = json.loads(done.stdout)
     assert "${MCPYARD_T_UNSET} in env.A: unset" in report["references"]
@@ -182,7 +163,7 @@ def test_api3_yes_answers_once_except_for_a_destructive_tool(
 ) -> None:
     config = str(home.write_config({"h": fixture_server("hostile")}))
     flags = ["--yes"] if yes else []
-    done = mcpyard(home, "call", tool, "--args", args, "--json", "--mcp-config", config, *flags)
+    done = run_mcpyard(home, "call", tool, "--args", args, "--json", "--mcp-config", config, *flags)
     assert done.returncode == exit_code, done.stderr
     result = json.loads(done.stdout)
     assert (result["error"] or {}).get("code") == code
@@ -190,17 +171,17 @@ def test_api3_yes_answers_once_except_for_a_destructive_tool(
 
 def test_pol5_pin_and_unpin_from_the_console(home: Home) -> None:
     config = str(home.write_config({"h": fixture_server("hostile")}))
-    refused = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    refused = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     assert json.loads(refused.stdout)["error"]["code"] == "approval_required"
-    pinned = mcpyard(home, "pin", "h__bump", "run_freely", "--json", "--mcp-config", config)
+    pinned = run_mcpyard(home, "pin", "h__bump", "run_freely", "--json", "--mcp-config", config)
     assert pinned.returncode == 0, pinned.stderr
     assert json.loads(pinned.stdout)["policy"] == "run_freely"
-    ran = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    ran = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     assert ran.returncode == 0, ran.stdout
-    bad = mcpyard(home, "pin", "h__bump", "sometimes", "--mcp-config", config)
+    bad = run_mcpyard(home, "pin", "h__bump", "sometimes", "--mcp-config", config)
     assert bad.returncode == 2
     assert "run_freely, ask_first, off" in bad.stderr
-    unpinned = mcpyard(home, "unpin", "h__bump", "--mcp-config", config)
+    unpinned = run_mcpyard(home, "unpin", "h__bump", "--mcp-config", config)
     assert unpinned.returncode == 0, unpinned.stderr
-    again = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    again = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     assert json.loads(again.stdout)["error"]["code"] == "approval_required"

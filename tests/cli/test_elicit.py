@@ -1,12 +1,12 @@
 """A server's questions in the console (CLI-2, API-3, MOD-3, SEC-2): a form asked field by field on a terminal,
 a URL shown and never opened, and every question declined, with one line saying so, where no one can answer.
+
+A run on a terminal is a real process on a pseudo-terminal (the terminal is the subject); piped runs are in-process.
 """
 
 from __future__ import annotations
 
 import io
-import subprocess
-import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -16,6 +16,7 @@ from rich.console import Console
 
 from mcpyard.cli._elicit import ConsoleElicitor, NoTerminalElicitor
 from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest, request_from_params
+from tests._cli import run_mcpyard
 from tests.cli.test_chat import on_a_terminal
 from tests.conftest import Home, fixture_server
 from tests.model.openai_fixture import ModelFixture, serve_model
@@ -140,23 +141,9 @@ def config(home: Home) -> Path:
     return home.write_config({"e": fixture_server("elicits")}, mode="auto")
 
 
-def mcpyard(home: Home, *args: str, stdin: str = "") -> subprocess.CompletedProcess[str]:
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        cwd=home.workspace,
-        timeout=90,
-        check=False,
-    )
-    assert "Traceback" not in done.stderr
-    return done
-
-
 def test_api3_call_without_a_terminal_declines_and_says_where_it_could_be_answered(home: Home, config: Path) -> None:
-    done = mcpyard(home, "call", "e__sign_up", "--mcp-config", str(config))
+    done = run_mcpyard(home, "call", "e__sign_up", "--mcp-config", str(config))
+    assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
     assert "action=decline content=null" in done.stdout
     assert (
@@ -166,7 +153,8 @@ def test_api3_call_without_a_terminal_declines_and_says_where_it_could_be_answer
 
 
 def test_cli2_piped_shell_declines_and_its_json_stays_one_object_a_command(home: Home, config: Path) -> None:
-    done = mcpyard(home, "shell", "--json", "--mcp-config", str(config), stdin="call e__sign_up {}\n")
+    done = run_mcpyard(home, "shell", "--json", "--mcp-config", str(config), stdin="call e__sign_up {}\n")
+    assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
     [line] = [line for line in done.stdout.splitlines() if '"ok"' in line]
     assert "action=decline" in line
@@ -215,7 +203,8 @@ def test_mod3_a_piped_chat_declines_a_servers_question_and_the_model_reads_the_o
 ) -> None:
     endpoint.replies += [{"text": "", "tool_calls": [{"name": "e__sign_up", "arguments": {}}]}, {"text": "Declined."}]
     model = ["--base-url", endpoint.base_url, "--model", "fixture-model"]
-    done = mcpyard(home, "chat", "--mcp-config", str(config), *model, stdin="Sign me up\n")
+    done = run_mcpyard(home, "chat", "--mcp-config", str(config), *model, stdin="Sign me up\n")
+    assert "Traceback" not in done.stderr
     assert done.returncode == 0, done.stderr
     assert "declined: this chat reads from a pipe or prints JSON" in done.stderr
     (result,) = endpoint.tool_messages()

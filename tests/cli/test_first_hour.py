@@ -1,5 +1,7 @@
 """What a new user meets in the first hour: one tool in full, the version, counted words, typos named, a failed
-server's tools, a gateway that shares nothing (CLI-1, CLI-2, CFG-3, CALL-1, GW-1, GW-4, ERR-1)."""
+server's tools, a gateway that shares nothing (CLI-1, CLI-2, CFG-3, CALL-1, GW-1, GW-4, ERR-1).
+
+`mcpyard serve` and Ctrl-C run as real processes: a gateway's standard streams and a signal are the subject."""
 
 from __future__ import annotations
 
@@ -12,14 +14,14 @@ import anyio
 import pytest
 
 from mcpyard._version import __version__
+from tests._cli import run_mcpyard
 from tests._processes import wait_dead, wait_for_pid, with_ctrl_c
-from tests.cli.test_commands import mcpyard
 from tests.conftest import Home, fixture_server
 
 
 def test_cli2_tools_name_shows_one_tool_in_full(home: Home) -> None:
     config = str(home.write_config({"basic": fixture_server("basic")}))
-    done = mcpyard(home, "tools", "basic__add", "--mcp-config", config)
+    done = run_mcpyard(home, "tools", "basic__add", "--mcp-config", config)
     assert done.returncode == 0, done.stderr
     text = done.stdout
     assert text.startswith("basic__add")
@@ -27,30 +29,30 @@ def test_cli2_tools_name_shows_one_tool_in_full(home: Home) -> None:
     assert "b (integer, required)" in text
     assert "definition hash: " in text
     assert "hints: " in text
-    as_json = json.loads(mcpyard(home, "tools", "basic__add", "--json", "--mcp-config", config).stdout)
+    as_json = json.loads(run_mcpyard(home, "tools", "basic__add", "--json", "--mcp-config", config).stdout)
     assert as_json["name"] == "basic__add"
     assert len(as_json["definition_hash"]) == 64
-    missing = mcpyard(home, "tools", "basic__ad", "--mcp-config", config)
+    missing = run_mcpyard(home, "tools", "basic__ad", "--mcp-config", config)
     assert missing.returncode == 2
     assert "did you mean basic__add" in missing.stderr
 
 
 def test_cli2_version_prints_the_version(home: Home) -> None:
-    done = mcpyard(home, "--version")
+    done = run_mcpyard(home, "--version")
     assert done.returncode == 0
     assert done.stdout.strip() == f"mcpyard {__version__}"
 
 
 def test_cli1_the_status_page_counts_one_tool_as_one_tool(home: Home) -> None:
     config = str(home.write_config({"one": fixture_server("named", "only")}))
-    done = mcpyard(home, "status", "--mcp-config", config)
+    done = run_mcpyard(home, "status", "--mcp-config", config)
     assert "· 1 tool" in done.stdout
     assert "1 tools" not in done.stdout
 
 
 def test_cfg3_an_unknown_key_of_the_shared_form_suggests_the_nearest_field(home: Home) -> None:
     config = str(home.write_config({"basic": {**fixture_server("basic"), "comand": "python"}}))
-    done = mcpyard(home, "status", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "status", "--json", "--mcp-config", config)
     warnings = json.loads(done.stdout)["warnings"]
     assert any("'comand'" in w and "did you mean `command`" in w for w in warnings), warnings
 
@@ -66,7 +68,7 @@ def test_call1_calling_a_tool_of_a_server_that_is_not_up_says_so_and_why(
     home: Home, entry: dict[str, object], state: str
 ) -> None:
     config = str(home.write_config({"broken": entry}))
-    done = mcpyard(home, "call", "broken__anything", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "broken__anything", "--json", "--mcp-config", config)
     assert done.returncode == 2
     error = json.loads(done.stdout)["error"]
     assert error["code"] == "server_unavailable", error
@@ -75,7 +77,7 @@ def test_call1_calling_a_tool_of_a_server_that_is_not_up_says_so_and_why(
 
 def test_err1_reasons_never_nest_parentheses(home: Home) -> None:
     config = str(home.write_config({"h": fixture_server("hostile")}))
-    done = mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
+    done = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     message = json.loads(done.stdout)["error"]["message"]
     assert "((" not in message
     assert "))" not in message
@@ -83,7 +85,7 @@ def test_err1_reasons_never_nest_parentheses(home: Home) -> None:
 
 def test_call1_a_tool_of_a_disabled_server_is_unknown_and_the_message_says_the_server_is_off(home: Home) -> None:
     config = str(home.write_config({"off": {**fixture_server("basic"), "enabled": False}}))
-    error = json.loads(mcpyard(home, "call", "off__add", "--json", "--mcp-config", config).stdout)["error"]
+    error = json.loads(run_mcpyard(home, "call", "off__add", "--json", "--mcp-config", config).stdout)["error"]
     assert error["code"] == "unknown_tool"
     assert "server 'off', whose prefix it has, is disabled" in error["message"]
 

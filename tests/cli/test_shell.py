@@ -3,26 +3,16 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 from typing import Any
 
+from tests._cli import run_mcpyard
 from tests.conftest import Home, fixture_server
 
 
 def run_shell(home: Home, lines: list[str], *flags: str, **settings: Any) -> str:
     """`mcpyard shell` over the hostile fixture server, fed `lines`; its standard output."""
     config = home.write_config({"h": fixture_server("hostile")}, **settings)
-    done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "shell", "--mcp-config", str(config), *flags],
-        input="\n".join(lines) + "\n",
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        cwd=home.workspace,
-        timeout=90,
-        check=False,
-    )
+    done = run_mcpyard(home, "shell", "--mcp-config", str(config), *flags, stdin="\n".join(lines) + "\n")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     return done.stdout

@@ -3,31 +3,18 @@
 from __future__ import annotations
 
 import json
-import subprocess
-import sys
 import time
 from typing import Any
 
-import anyio
 import pytest
 
+from tests._cli import run_mcpyard, run_mcpyard_in_thread
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
 
 SILENT_TIMEOUT = 3
-
-
-def run_cli(home: Home, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
-        capture_output=True,
-        text=True,
-        env=home.environ,
-        timeout=timeout,
-        check=False,
-    )
 
 
 async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None:
@@ -50,8 +37,8 @@ async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None
         }
         config = home.write_config(servers)
         started = time.monotonic()
-        done = await anyio.to_thread.run_sync(
-            lambda: run_cli(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
+        done = await run_mcpyard_in_thread(
+            home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace)
         )
         elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
@@ -93,7 +80,7 @@ async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None
 def test_api2_status_exits_2_with_one_line_when_the_config_cannot_be_read(home: Home) -> None:
     config = home.root / "bad.json"
     config.write_text('{"servers": [], "mcpServers": {}}')
-    done = run_cli(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
+    done = run_mcpyard(home, "status", "--json", "--mcp-config", str(config), "--workspace", str(home.workspace))
     assert done.returncode == 2
     assert done.stdout == ""
     assert len(done.stderr.strip().splitlines()) == 1
@@ -112,7 +99,7 @@ def test_api2_status_exits_2_with_one_line_when_the_config_cannot_be_read(home: 
     ],
 )
 def test_cli2_usage_errors_are_one_line_and_exit_2(home: Home, args: list[str]) -> None:
-    done = run_cli(home, *args, "--workspace", str(home.workspace))
+    done = run_mcpyard(home, *args, "--workspace", str(home.workspace))
     assert done.returncode == 2, done
     assert "Traceback" not in done.stderr
     assert done.stderr.startswith("mcpyard: error:")
@@ -138,7 +125,7 @@ def test_cli1_the_status_page_names_each_source_in_words_and_the_json_keeps_its_
     )
     options = ("--mcp-config", str(config), "--workspace", str(home.workspace), "--trust")
 
-    page = run_cli(home, "status", *options)
+    page = run_mcpyard(home, "status", *options)
     assert page.returncode == 0, page.stderr
     assert "* given [--mcp-config file] disabled" in page.stdout
     assert "* mine [user config] disabled" in page.stdout
@@ -147,14 +134,14 @@ def test_cli1_the_status_page_names_each_source_in_words_and_the_json_keeps_its_
     assert "[flag]" not in page.stdout
     assert "flag config" not in page.stdout
 
-    listed = json.loads(run_cli(home, "status", *options, "--json").stdout)
+    listed = json.loads(run_mcpyard(home, "status", *options, "--json").stdout)
     sources = {server["id"]: server["source"] for server in listed["servers"]}
     assert sources == {"given": "flag", "high": "flag", "mine": "user", "low": "user", "proj": "project"}
 
-    doctor = run_cli(home, "doctor", "mine", *options)
+    doctor = run_mcpyard(home, "doctor", "mine", *options)
     assert doctor.returncode == 0, doctor.stderr
     assert "source: user config\n" in doctor.stdout
-    assert json.loads(run_cli(home, "doctor", "mine", *options, "--json").stdout)["source"] == "user"
+    assert json.loads(run_mcpyard(home, "doctor", "mine", *options, "--json").stdout)["source"] == "user"
 
 
 def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot_be_read(home: Home) -> None:
@@ -169,7 +156,7 @@ def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot
     )
     options = ("--mcp-config", str(config), "--workspace", str(home.workspace))
     started = time.monotonic()
-    done = run_cli(home, "status", "--json", *options)
+    done = run_mcpyard(home, "status", "--json", *options)
     elapsed = time.monotonic() - started
     assert done.returncode == 0, done.stderr
     assert elapsed < connect_timeout / 2, "the unreadable listing did not wait out the connect timeout"
@@ -188,5 +175,5 @@ def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot
     assert "hs__echo" in {tool["name"] for tool in hostile["tools"]}
     assert any("'exponential' is not offered" in warning for warning in page["warnings"])
 
-    human = run_cli(home, "status", *options)
+    human = run_mcpyard(home, "status", *options)
     assert "hs__exponential  (not offered: its input schema is refused: it expands" in human.stdout

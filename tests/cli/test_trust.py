@@ -1,7 +1,8 @@
 """`mcpyard trust` end to end: it shows what will run, asks, records exactly that (CFG-6, API-2, API-4).
 
-Every run is a real `python -m mcpyard` process on a real workspace, user config and data
-folder (MCPYARD_CONFIG_HOME, MCPYARD_DATA_HOME). A server whose command would create a
+Every run is on a real workspace, user config and data folder (MCPYARD_CONFIG_HOME,
+MCPYARD_DATA_HOME); one that answers on a terminal is a real `python -m mcpyard` process on a
+pseudo-terminal, since the terminal is the subject. A server whose command would create a
 marker file shows whether anything was started.
 """
 
@@ -16,14 +17,15 @@ from typing import Any
 
 import pytest
 
+from tests._cli import run_mcpyard
 from tests.conftest import PYTHON, Home, fixture_server
 
 PROJECT_SERVER = {"mcpServers": {"proj": {"command": "/nonexistent/mcp-proj"}}}
 TOUCH = "import pathlib, sys; pathlib.Path(sys.argv[1]).touch()"
 
 
-def mcpyard(home: Home, *args: str, stdin: int | None = subprocess.DEVNULL) -> subprocess.CompletedProcess[str]:
-    """One run without a terminal (stdin is /dev/null unless a terminal's end is given)."""
+def in_a_process(home: Home, *args: str, stdin: int) -> subprocess.CompletedProcess[str]:
+    """One run in a real process, a terminal's end as its standard input."""
     return subprocess.run(
         [sys.executable, "-m", "mcpyard", *args],
         stdin=stdin,
@@ -41,7 +43,7 @@ def on_a_terminal(home: Home, answer: str, *args: str) -> subprocess.CompletedPr
     leader, follower = os.openpty()
     try:
         os.write(leader, answer.encode())
-        return mcpyard(home, "trust", *args, stdin=follower)
+        return in_a_process(home, "trust", *args, stdin=follower)
     finally:
         os.close(follower)
         os.close(leader)
@@ -49,7 +51,7 @@ def on_a_terminal(home: Home, answer: str, *args: str) -> subprocess.CompletedPr
 
 def status(home: Home, *args: str) -> dict[str, dict[str, Any]]:
     """The status page's servers by id (API-2), run without --trust unless given."""
-    done = mcpyard(home, "status", "--json", "--workspace", str(home.workspace), *args)
+    done = run_mcpyard(home, "status", "--json", "--workspace", str(home.workspace), *args)
     assert done.returncode == 0, done.stderr
     return {server["id"]: server for server in json.loads(done.stdout)["servers"]}
 
@@ -86,7 +88,7 @@ def project(home: Home) -> Path:
 
 def test_cfg6_trust_refuses_a_file_given_with_mcp_config_in_one_line(home: Home, project: Path) -> None:
     mine = home.write_config({})
-    done = mcpyard(home, "trust", "--mcp-config", str(mine))
+    done = run_mcpyard(home, "trust", "--mcp-config", str(mine))
     assert done.returncode == 2
     assert done.stdout == ""
     [line] = done.stderr.strip().splitlines()
@@ -101,7 +103,7 @@ def test_cfg6_trust_given_another_workspaces_project_file_names_that_workspace(h
     elsewhere = home.root / "elsewhere"
     elsewhere.mkdir()
     (elsewhere / ".mcp.json").write_text(json.dumps(PROJECT_SERVER))
-    done = mcpyard(home, "trust", "--mcp-config", str(elsewhere / ".mcp.json"))
+    done = run_mcpyard(home, "trust", "--mcp-config", str(elsewhere / ".mcp.json"))
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("mcpyard: error: a file given with --mcp-config needs no trust")
@@ -113,7 +115,7 @@ def test_cfg6_trust_given_another_workspaces_project_file_names_that_workspace(h
 def test_cfg6_trust_given_the_workspaces_own_project_file_trusts_it(home: Home, project: Path, relative: bool) -> None:
     given = ".mcp.json" if relative else str(project)
     # --trust means nothing to `trust`: accepted and ignored.
-    done = mcpyard(home, "trust", "--mcp-config", given, "--trust", "--yes")
+    done = run_mcpyard(home, "trust", "--mcp-config", given, "--trust", "--yes")
     assert done.returncode == 0, done.stderr
     assert "runs /nonexistent/mcp-proj" in done.stdout
     assert project_state(home) == "failed", "trusted: the server was started (and its command is missing)"
@@ -128,7 +130,7 @@ def test_cfg6_without_a_terminal_or_yes_trust_shows_every_command_line_and_recor
             "remote": {"url": "https://mcp.acme.test/${TENANT}", "headers": {"X-Key": "${ACME_KEY}"}},
         },
     )
-    done = mcpyard(home, "trust", "--workspace", str(home.workspace))
+    done = run_mcpyard(home, "trust", "--workspace", str(home.workspace))
     assert done.returncode == 2
     [line] = done.stderr.strip().splitlines()
     assert line.startswith("mcpyard: error: nothing was recorded")
@@ -145,7 +147,7 @@ def test_cfg6_without_a_terminal_or_yes_trust_shows_every_command_line_and_recor
 
 
 def test_cfg6_trust_json_without_a_terminal_shows_the_same_and_exits_2(home: Home, project: Path) -> None:
-    done = mcpyard(home, "trust", "--json")
+    done = run_mcpyard(home, "trust", "--json")
     assert done.returncode == 2
     shown = json.loads(done.stdout)
     assert shown["trusted"] is False
@@ -173,7 +175,7 @@ def test_cfg6_a_server_added_or_changed_after_trust_never_starts_until_trusted_a
         home,
         {"keep": fixture_server("basic"), "edit": fixture_server("basic"), "gone": fixture_server("basic")},
     )
-    done = mcpyard(home, "trust", "--yes", "--workspace", str(home.workspace))
+    done = run_mcpyard(home, "trust", "--yes", "--workspace", str(home.workspace))
     assert done.returncode == 0, done.stderr
     assert "trusted " in done.stdout
     assert {server["state"] for server in status(home).values()} == {"connected"}
@@ -195,7 +197,7 @@ def test_cfg6_a_server_added_or_changed_after_trust_never_starts_until_trusted_a
     assert not added_marker.exists()
 
     # Shown again, the change is named; trusted again, both start.
-    again = mcpyard(home, "trust", "--yes", "--json")
+    again = run_mcpyard(home, "trust", "--yes", "--json")
     assert again.returncode == 0, again.stderr
     rows = {row["id"]: row for row in json.loads(again.stdout)["servers"]}
     assert (rows["keep"]["change"], rows["edit"]["change"], rows["added"]["change"]) == (
@@ -212,7 +214,7 @@ def test_cfg6_a_server_added_or_changed_after_trust_never_starts_until_trusted_a
 def test_cfg6_the_trust_option_starts_every_server_shown_for_one_run_only(home: Home) -> None:
     marker = home.root / "started"
     write_project(home, {"keep": fixture_server("basic")})
-    assert mcpyard(home, "trust", "--yes").returncode == 0
+    assert run_mcpyard(home, "trust", "--yes").returncode == 0
     write_project(home, {"keep": fixture_server("basic"), "added": touching(marker)})
     assert status(home, "--trust")["added"]["state"] == "failed", "started (and exited)"
     assert marker.exists()
@@ -233,7 +235,7 @@ def test_cfg6_trust_recorded_by_an_older_version_trusts_no_server_until_trusted_
     assert server["state"] == "untrusted"
     assert "recorded by an older version of mcpyard" in server["reason"]
     assert "run `mcpyard trust` again" in server["reason"]
-    done = mcpyard(home, "trust", "--yes")
+    done = run_mcpyard(home, "trust", "--yes")
     assert done.returncode == 0, done.stderr
     assert "Traceback" not in done.stderr
     assert project_state(home) == "failed", "trusted: started (its command is missing)"
@@ -263,7 +265,7 @@ def _closed_terminal(home: Home) -> subprocess.CompletedProcess[str]:
     leader, follower = os.openpty()
     try:
         os.write(leader, b"\x04")
-        return mcpyard(home, "trust", stdin=follower)
+        return in_a_process(home, "trust", stdin=follower)
     finally:
         os.close(follower)
         os.close(leader)
@@ -271,11 +273,11 @@ def _closed_terminal(home: Home) -> subprocess.CompletedProcess[str]:
 
 def test_cfg6_trust_without_a_project_file_or_with_a_broken_one_records_nothing(home: Home) -> None:
     """CFG-6, ERR-1: one line, exit 2, nothing recorded, never a traceback."""
-    missing = mcpyard(home, "trust", "--yes")
+    missing = run_mcpyard(home, "trust", "--yes")
     assert missing.returncode == 2
     assert missing.stderr.startswith("mcpyard: error: there is no .mcp.json in ")
     (home.workspace / ".mcp.json").write_text('{"mcpServers": {"a": ')
-    broken = mcpyard(home, "trust", "--yes")
+    broken = run_mcpyard(home, "trust", "--yes")
     assert broken.returncode == 2
     [line] = broken.stderr.strip().splitlines()
     assert "is not valid JSON" in line
@@ -284,8 +286,8 @@ def test_cfg6_trust_without_a_project_file_or_with_a_broken_one_records_nothing(
 
 
 def test_cfg6_trust_asks_nothing_when_everything_shown_is_trusted_already(home: Home, project: Path) -> None:
-    assert mcpyard(home, "trust", "--yes").returncode == 0
-    done = mcpyard(home, "trust")
+    assert run_mcpyard(home, "trust", "--yes").returncode == 0
+    done = run_mcpyard(home, "trust")
     assert done.returncode == 0, done.stderr
     assert "runs /nonexistent/mcp-proj" in done.stdout
     assert "trusted already" in done.stdout

@@ -2,26 +2,51 @@
 
 from __future__ import annotations
 
+import contextvars
 import logging
 import sys
+from collections.abc import Mapping
 
 __all__ = ["console_main", "main"]
 
+_QUIET = logging.NullHandler()
+"""Added to the root logger once, however many times `main` runs in one process."""
 
-def main(argv: list[str] | None = None) -> int:
-    """Run the `mcpyard` command; usage errors become one line and exit code 2."""
+
+def main(argv: list[str] | None = None, *, environ: Mapping[str, str] | None = None) -> int:
+    """Run the `mcpyard` command; usage errors become one line and exit code 2.
+
+    Args:
+        argv: the arguments after `mcpyard` (default: `sys.argv[1:]`).
+        environ: the environment the command reads in place of `os.environ` (its config and data
+            folders, `${env:NAME}` references, the variables servers inherit), for running the
+            command inside another program (default: `os.environ`). It reads and writes the
+            standard streams `sys.stdin`, `sys.stdout` and `sys.stderr` as they are when it runs.
+
+    Returns:
+        The exit code: 0 on success, 1 when a tool reported an error, 2 for a usage error, 130 when interrupted.
+    """
+    # Whatever a command sets in a context variable (its environment, a group's options) ends with the run.
+    return contextvars.copy_context().run(_main, argv, environ)
+
+
+def _main(argv: list[str] | None, environ: Mapping[str, str] | None) -> int:
     # Typer vendors click; its exception classes live only there.
     import typer
     from typer._click import exceptions as click
 
     from mcpyard.cli._app import app
+    from mcpyard.cli._common import using_environ
 
     # Libraries below may log tracebacks of errors mcpyard already reports in one line;
     # the console shows mcpyard's own messages only.
-    logging.getLogger().addHandler(logging.NullHandler())
+    root = logging.getLogger()
+    if _QUIET not in root.handlers:
+        root.addHandler(_QUIET)
 
     try:
-        code = app(args=argv, prog_name="mcpyard", standalone_mode=False)
+        with using_environ(environ):
+            code = app(args=argv, prog_name="mcpyard", standalone_mode=False)
     except typer.Exit as exc:
         return exc.exit_code
     except click.UsageError as exc:

@@ -9,14 +9,13 @@ refused (the model reads why), and a server's question is declined with a line o
 
 from __future__ import annotations
 
-import os
 import signal
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import EXIT_OK, EXIT_TOOL_ERROR, Globals, fail, open_host, run, with_globals
+from mcpyard.cli._common import EXIT_OK, EXIT_TOOL_ERROR, Globals, environ, fail, open_host, run, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.config import ModelSettings
@@ -83,7 +82,7 @@ def _saved_key(name: str) -> str:
     from mcpyard._paths import data_home
     from mcpyard.secrets import default_secret_store
 
-    saved = default_secret_store(data_home(os.environ)).get_all()
+    saved = default_secret_store(data_home(environ())).get_all()
     if name not in saved:
         fail(f"no saved secret {name!r} holds the model's key: save it with `mcpyard secrets set {name}`")
     return saved[name]

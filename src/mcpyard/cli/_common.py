@@ -9,8 +9,8 @@ import inspect
 import json
 import os
 import sys
-from collections.abc import AsyncIterator, Awaitable, Callable
-from contextlib import asynccontextmanager
+from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
+from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, Any, Concatenate, NoReturn, ParamSpec, TypeVar
@@ -29,12 +29,14 @@ __all__ = [
     "EXIT_TOOL_ERROR",
     "EXIT_USAGE",
     "Globals",
+    "environ",
     "fail",
     "group_options",
     "open_host",
     "print_json",
     "run",
     "show_status",
+    "using_environ",
     "with_globals",
 ]
 
@@ -44,6 +46,25 @@ EXIT_USAGE = 2
 
 T = TypeVar("T")
 P = ParamSpec("P")
+
+_ENVIRON: contextvars.ContextVar[Mapping[str, str] | None] = contextvars.ContextVar("mcpyard_environ", default=None)
+"""The environment of the command running in this context (`main(environ=...)`); None: `os.environ`."""
+
+
+def environ() -> Mapping[str, str]:
+    """The environment the running command reads: the one given to `main`, else the process's."""
+    given = _ENVIRON.get()
+    return os.environ if given is None else given
+
+
+@contextmanager
+def using_environ(given: Mapping[str, str] | None) -> Iterator[None]:
+    """Run the commands inside with `given` as their environment (None: the process's own)."""
+    token = _ENVIRON.set(given)
+    try:
+        yield
+    finally:
+        _ENVIRON.reset(token)
 
 
 @dataclass(frozen=True, slots=True)
@@ -59,7 +80,14 @@ class Globals:
         from rich.console import Console
 
         # Never markup: text from servers and config files is data; styles are passed explicitly.
-        return Console(stderr=stderr, highlight=False, markup=False, emoji=False, soft_wrap=not self.rich)
+        return Console(
+            stderr=stderr,
+            highlight=False,
+            markup=False,
+            emoji=False,
+            soft_wrap=not self.rich,
+            _environ=environ(),
+        )
 
     @property
     def rich(self) -> bool:
@@ -212,7 +240,7 @@ async def open_host(
             mode=mode,  # type: ignore[arg-type]  # checked by Host
             approver=approver,
             trust_project=opts.trust,
-            environ=os.environ,
+            environ=environ(),
             open_browser=open_browser,
             relay_input=relay_input,
             lazy=True,

@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import contextlib
-import os
 import socket
 import sys
 import tempfile
@@ -12,7 +11,7 @@ from importlib import resources
 from pathlib import Path
 from typing import Any
 
-from mcpyard.cli._common import Globals, print_json, run, with_globals
+from mcpyard.cli._common import Globals, environ, print_json, run, with_globals
 from mcpyard.cli._render import render_result, render_status
 
 __all__ = ["demo"]
@@ -76,7 +75,7 @@ def demo(opts: Globals) -> None:
             config_file = root / "demo.toml"
             config_file.write_text(template, encoding="utf-8")
             async with _weather_server() as url:
-                environ = {**os.environ, "MCPYARD_DEMO_PYTHON": sys.executable, "MCPYARD_DEMO_WEATHER_URL": url}
+                demo_environ = {**environ(), "MCPYARD_DEMO_PYTHON": sys.executable, "MCPYARD_DEMO_WEATHER_URL": url}
 
                 async def approver(card: ApprovalCard) -> Answer:
                     # The demo answers its own cards: once for a change, never for a destructive tool.
@@ -90,7 +89,7 @@ def demo(opts: Globals) -> None:
                 async with Host.open(
                     workspace=root / "workspace",
                     config_file=config_file,
-                    environ=environ,
+                    environ=demo_environ,
                     config_home=root / "config",
                     data_home=root / "data",
                     approver=approver,

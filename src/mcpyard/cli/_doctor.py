@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 from typing import Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import EXIT_TOOL_ERROR, Globals, fail, print_json, run, with_globals
+from mcpyard.cli._common import EXIT_TOOL_ERROR, Globals, environ, fail, print_json, run, with_globals
 from mcpyard.cli._render import safe
 from mcpyard.config import source_words
 
@@ -42,13 +41,13 @@ def doctor(
                 workspace=root,
                 config_file=opts.mcp_config,
                 trust_project=opts.trust,
-                environ=os.environ,
-                config_home=config_home(os.environ),
-                data_home=data_home(os.environ),
-                secrets=default_secret_store(data_home(os.environ)).get_all(),
+                environ=environ(),
+                config_home=config_home(environ()),
+                data_home=data_home(environ()),
+                secrets=default_secret_store(data_home(environ())).get_all(),
             )
         )
-        redactor = Redactor(secrets_in_use(config.servers, os.environ))
+        redactor = Redactor(secrets_in_use(config.servers, environ()))
         matches = [s for s in config.servers if server in (s.id, s.name)]
         if not matches:
             known = ", ".join(s.id for s in config.servers) or "none"
@@ -77,7 +76,7 @@ def doctor(
                 supervisor = Supervisor(
                     spec,
                     workspace=root,
-                    environ=os.environ,
+                    environ=environ(),
                     identity=ClientIdentity("mcpyard", __version__),
                     on_change=lambda _: None,
                     redact=redactor.redact,

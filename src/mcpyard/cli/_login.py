@@ -2,13 +2,12 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, open_host, print_json, run, with_globals
+from mcpyard.cli._common import Globals, environ, fail, open_host, print_json, run, with_globals
 from mcpyard.cli._render import safe
 
 __all__ = ["login", "logout"]
@@ -78,7 +77,7 @@ def logout(
     from mcpyard.errors import McpyardError
 
     try:
-        removed = AuthStore(data_home(os.environ) / AUTH_FILE).forget(server)
+        removed = AuthStore(data_home(environ()) / AUTH_FILE).forget(server)
     except McpyardError as exc:
         fail(str(exc))
     if not removed:

@@ -5,13 +5,12 @@ The database and crypto layers are imported inside each command: `mcpyard --help
 
 from __future__ import annotations
 
-import os
 import sys
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, group_options, print_json, run, with_globals
+from mcpyard.cli._common import Globals, environ, group_options, print_json, run, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.org import EnvKeySource, FileKeySource
@@ -51,9 +50,9 @@ def _database_url(option: str | None) -> str:
     from mcpyard._paths import data_home
     from mcpyard.org import DATABASE_ENV, default_database_url, resolve_database_url
 
-    url = resolve_database_url(option, os.environ)
-    if not option and not os.environ.get(DATABASE_ENV, "").strip():
-        folder = data_home(os.environ)
+    url = resolve_database_url(option, environ())
+    if not option and not environ().get(DATABASE_ENV, "").strip():
+        folder = data_home(environ())
         if not folder.is_dir():
             folder.mkdir(mode=0o700, parents=True, exist_ok=True)
         url = default_database_url(folder)
@@ -64,7 +63,7 @@ def _keys() -> EnvKeySource | FileKeySource:
     from mcpyard._paths import data_home
     from mcpyard.org import key_source
 
-    return key_source(os.environ, data_home(os.environ))
+    return key_source(environ(), data_home(environ()))
 
 
 def _ask_password(email: str) -> str:

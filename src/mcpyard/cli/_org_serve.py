@@ -8,7 +8,6 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
-import os
 import signal
 import socket
 import sys
@@ -17,7 +16,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, print_json, run, with_globals
+from mcpyard.cli._common import Globals, environ, print_json, run, with_globals
 from mcpyard.cli._org import DatabaseOption, _database_url, org_app
 from mcpyard.errors import UsageError
 
@@ -61,7 +60,6 @@ def serve(
     if demo_servers and database is not None:
         raise UsageError("--demo runs on a temporary database of its own; leave out --database")
     url = "" if demo_servers else _database_url(database)
-    warnings.simplefilter("ignore")  # the service's standard error is a log its people read
 
     async def main() -> None:
         from mcpyard._paths import data_home
@@ -85,15 +83,17 @@ def serve(
             local = dev
             settings = OrgSettings(
                 database_url=url,
-                data_home=data_home(os.environ),
-                environ=dict(os.environ),
+                data_home=data_home(environ()),
+                environ=dict(environ()),
                 dev=local,
                 secure_cookies=not local,
             )
             await _serve(org_app(settings), host, port, demo=None)
         print("mcpyard organization service stopped", file=sys.stderr, flush=True)
 
-    run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the service's standard error is a log its people read
+        run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
 
 
 @contextlib.contextmanager

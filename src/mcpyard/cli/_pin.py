@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-import os
 from typing import Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, open_host, print_json, run, with_globals
+from mcpyard.cli._common import Globals, environ, fail, open_host, print_json, run, with_globals
 from mcpyard.cli._render import safe
 
 __all__ = ["DESTRUCTIVE_NOTE", "pin", "unpin"]
@@ -39,7 +38,7 @@ def pin(
             if entry is None:
                 fail(f"no connected tool {name!r}; list them with `mcpyard tools`")
             record = Pin(entry.server, entry.tool, policy, entry.definition_hash)
-            store = PinStore(data_home(os.environ) / "pins.json")
+            store = PinStore(data_home(environ()) / "pins.json")
             await anyio.to_thread.run_sync(store.pin, record)
             spec = host.view.specs.get(entry.server)
             destructive = entry.destructive and spec is not None and spec.trust_annotations
@@ -76,7 +75,7 @@ def unpin(
     async def main() -> None:
         import anyio
 
-        store = PinStore(data_home(os.environ) / "pins.json")
+        store = PinStore(data_home(environ()) / "pins.json")
         if "/" in name:
             server, _, tool = name.partition("/")
         else:

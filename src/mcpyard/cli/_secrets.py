@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, TypeVar
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, group_options, print_json, with_globals
+from mcpyard.cli._common import Globals, environ, fail, group_options, print_json, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.secrets import SecretStore
@@ -31,7 +30,7 @@ def _store() -> SecretStore:
     from mcpyard._paths import data_home
     from mcpyard.secrets import default_secret_store
 
-    return default_secret_store(data_home(os.environ))
+    return default_secret_store(data_home(environ()))
 
 
 def _guard(action: Callable[[], T]) -> T:

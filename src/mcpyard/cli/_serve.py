@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import os
 import sys
 import warnings
 from typing import TYPE_CHECKING, Annotated
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, open_host, run, with_globals
+from mcpyard.cli._common import Globals, environ, fail, open_host, run, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.gateway import Gateway
@@ -63,7 +62,6 @@ def serve(
 
     # A gateway's standard error is a log its user reads: the SDK's and the libraries' Python warnings
     # (deprecations of the handshake era it serves on purpose) have no place there.
-    warnings.simplefilter("ignore")
 
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
@@ -85,7 +83,9 @@ def serve(
 
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
 
-    run(main, fast_loop=True)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        run(main, fast_loop=True)
 
 
 def _shares_nothing(gateway: Gateway) -> str | None:
@@ -109,7 +109,7 @@ def _token(name: str) -> str:
     from mcpyard.secrets import default_secret_store
 
     try:
-        value = default_secret_store(data_home(os.environ)).get_all().get(name)
+        value = default_secret_store(data_home(environ())).get_all().get(name)
     except McpyardError as exc:
         fail(str(exc))
     if not value:

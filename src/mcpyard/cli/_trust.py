@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import os
 import shlex
 import sys
 from pathlib import Path
@@ -10,7 +9,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, print_json, with_globals
+from mcpyard.cli._common import Globals, environ, fail, print_json, with_globals
 from mcpyard.cli._render import safe
 from mcpyard.errors import ConfigError, UsageError
 
@@ -74,7 +73,7 @@ def trust(
         fail(str(exc))
     if opts.mcp_config is not None and not project_file_given(opts.mcp_config, root):
         fail(_no_trust_needed(opts.mcp_config))
-    store = TrustStore(trust_file(data_home(os.environ)))
+    store = TrustStore(trust_file(data_home(environ())))
     try:
         project = read_project(root)
     except ConfigError as exc:
