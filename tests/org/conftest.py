@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import shutil
 from collections.abc import AsyncIterator, Iterator
+from concurrent.futures import ThreadPoolExecutor
 from pathlib import Path
 
 import anyio
@@ -51,11 +52,21 @@ async def _migrate(url: str) -> None:
         await upgrade(db)
 
 
+def _migrated(url: str) -> None:
+    """Migrate `url` on an event loop of its own, in a thread of its own.
+
+    A session fixture may first be made while a package holds the tests' event loop between its
+    tests (tests/org/web keeps one for its browser), and `anyio.run` refuses to run on that thread.
+    """
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        pool.submit(anyio.run, _migrate, url).result()
+
+
 @pytest.fixture(scope="session")
 def sqlite_template(tmp_path_factory: pytest.TempPathFactory) -> Path:
     """A SQLite file migrated to the newest revision, made once a session."""
     path = tmp_path_factory.mktemp("template") / "org.db"
-    anyio.run(_migrate, f"sqlite:///{path}")
+    _migrated(f"sqlite:///{path}")
     return path
 
 
@@ -66,7 +77,7 @@ def postgres_template(postgres_cluster: TemporaryCluster) -> str:
 
     with psycopg.connect(postgres_cluster.dsn(), autocommit=True) as admin:
         admin.execute(f'CREATE DATABASE "{TEMPLATE}"')
-    anyio.run(_migrate, postgres_cluster.url(TEMPLATE))
+    _migrated(postgres_cluster.url(TEMPLATE))
     return TEMPLATE
 
 

@@ -1,5 +1,9 @@
 """The web console for browser tests: the service served on 127.0.0.1, Debian's Chromium driven by Playwright.
 
+One Chromium serves every browser test of a session (`Chromium`, launched at the first test that
+wants it, again if it died); each test gets fresh contexts of it and closes them all at its end,
+so no cookie, storage or page outlives the test that made it.
+
 `Console` is the running service (its origin, an API client holding the owner's token for set-up
 steps), and every page the tests looked at, to be searched for secrets. Screenshots are taken only
 when `MCPYARD_SCREENSHOTS` names a folder (a test run never changes tracked files); the README's
@@ -14,12 +18,12 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 import anyio
-from playwright.async_api import Browser, Page
+from playwright.async_api import Browser, Page, Playwright
 from starlette.applications import Starlette
 
 from tests.org._service import PASSWORD, Service
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "SHOTS", "Console"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "SHOTS", "Chromium", "Console"]
 
 CHROMIUM = os.environ.get("MCPYARD_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -36,6 +40,39 @@ SHOTS = Path(os.environ["MCPYARD_SCREENSHOTS"]) if os.environ.get("MCPYARD_SCREE
 """Where screenshots go; None (the default) takes none."""
 WAIT_MS = 20_000
 """How long a browser step may wait for what it expects (a live update, a turn) before the test fails."""
+CLOSE_SECONDS = 30
+"""How long closing a test's contexts, or the browser, may take."""
+
+
+@dataclass
+class Chromium:
+    """The one browser of a test session, started on first use and again whenever it is no longer connected."""
+
+    playwright: Playwright
+    running: Browser | None = None
+
+    async def browser(self) -> Browser:
+        """The running browser, with no context open: a test's contexts are all its own."""
+        if self.running is not None and (not self.running.is_connected() or self.running.contexts):
+            await self.close()  # it died, or an earlier test's contexts could not be closed: not reused
+        if self.running is None:
+            self.running = await self.playwright.chromium.launch(
+                executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS
+            )
+        return self.running
+
+    async def close_contexts(self) -> None:
+        """Close every context a test opened (through `Console.page` or on the browser itself)."""
+        if self.running is not None and self.running.is_connected():
+            with anyio.fail_after(CLOSE_SECONDS):
+                for context in self.running.contexts:
+                    await context.close()
+
+    async def close(self) -> None:
+        browser, self.running = self.running, None
+        if browser is not None:
+            with anyio.fail_after(CLOSE_SECONDS):
+                await browser.close()
 
 
 @dataclass

@@ -15,10 +15,10 @@ from dataclasses import dataclass
 import anyio
 import pytest
 from anyio.abc import Process
-from playwright.async_api import Browser, Page, async_playwright, expect
+from playwright.async_api import Browser, Page, expect
 
 from tests.conftest import Home
-from tests.org.web._console import CHROMIUM, CHROMIUM_FLAGS, WAIT_MS
+from tests.org.web._console import WAIT_MS, Chromium
 
 pytestmark = pytest.mark.anyio
 
@@ -73,9 +73,11 @@ async def _sign_in(browser: Browser, demo: Demo, email: str) -> Page:
     return page
 
 
-async def test_the_demo_organization_is_ready_to_use_from_what_org_serve_demo_prints(home: Home) -> None:
-    async with _demo(home) as demo, async_playwright() as playwright:
-        browser = await playwright.chromium.launch(executable_path=CHROMIUM, headless=True, args=CHROMIUM_FLAGS)
+async def test_the_demo_organization_is_ready_to_use_from_what_org_serve_demo_prints(
+    home: Home, chromium: Chromium
+) -> None:
+    browser = await chromium.browser()
+    async with _demo(home) as demo:
         try:
             member = await _sign_in(browser, demo, "member@demo.test")
             await member.get_by_role("link", name="scribe").click()
@@ -102,4 +104,4 @@ async def test_the_demo_organization_is_ready_to_use_from_what_org_serve_demo_pr
             await visitor.get_by_role("button", name="Send").click()
             await expect(visitor.locator(".message.reply")).to_contain_text("Oslo")
         finally:
-            await browser.close()
+            await chromium.close_contexts()  # before the service stops: open pages hold its live event streams
