@@ -24,7 +24,7 @@ from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._served import served_service
 from tests.org._service import Service, running_service
-from tests.servers.in_process import serve_http_in_process
+from tests.servers.http_runner import serve_http
 
 pytestmark = pytest.mark.anyio
 
@@ -128,7 +128,7 @@ async def test_api6_every_operation_answers_as_the_openapi_document_says(
     database_url: str, home: Home, upstream: str
 ) -> None:
     async with (
-        serve_http_in_process("elicits", "streamable-http") as asking,
+        serve_http("elicits", "streamable-http") as asking,
         served_service(database_url, home.data_home) as service,
     ):
         ids = await _real_ids(service, upstream, asking)
