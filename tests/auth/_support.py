@@ -12,14 +12,14 @@ import httpx2
 
 from mcpyard import Host
 from tests.conftest import Home
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 from tests.servers.oauth_server import MCP_PATH, STATS_PATH
 
 
 @asynccontextmanager
 async def auth_server(*args: str) -> AsyncIterator[str]:
     """The OAuth fixture server with `args`; yields its MCP URL (`http://127.0.0.1:P/mcp`)."""
-    async with serve_http("oauth_server", "streamable-http", args) as url:
+    async with serve_http_in_process("oauth_server", "streamable-http", args) as url:
         yield url
 
 

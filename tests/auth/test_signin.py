@@ -16,7 +16,7 @@ import pytest
 from mcpyard import Host
 from mcpyard.auth import AUTH_FILE, AuthStore, ServerTokens
 from tests.conftest import Home
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 from tests.servers.oauth_server import DEFAULT_ACCESS_TTL, EXPIRE_PATH, MCP_PATH, STATS_PATH
 
 pytestmark = pytest.mark.anyio
@@ -24,7 +24,7 @@ pytestmark = pytest.mark.anyio
 
 @asynccontextmanager
 async def auth_server(*args: str) -> AsyncIterator[str]:
-    async with serve_http("oauth_server", "streamable-http", args) as url:
+    async with serve_http_in_process("oauth_server", "streamable-http", args) as url:
         yield url
 
 

@@ -10,7 +10,7 @@ import pytest
 
 from tests._cli import run_mcpyard, run_mcpyard_in_thread
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -21,7 +21,10 @@ async def test_api2_status_json_gives_every_state_and_reason(home: Home) -> None
     (home.workspace / ".mcp.json").write_text(
         json.dumps({"mcpServers": {"proj1": {"command": "echo"}, "proj2": {"url": "https://example.invalid/mcp"}}})
     )
-    async with serve_http("basic", "streamable-http") as http_url, serve_http("basic", "sse") as sse_url:
+    async with (
+        serve_http_in_process("basic", "streamable-http") as http_url,
+        serve_http_in_process("basic", "sse") as sse_url,
+    ):
         servers: dict[str, dict[str, Any]] = {
             "alpha": fixture_server("basic"),
             "beta": fixture_server("basic"),

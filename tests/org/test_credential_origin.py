@@ -18,7 +18,7 @@ from tests.auth._support import auth_server, issuer_of, stats
 from tests.conftest import Home
 from tests.org._flows import TOKEN, assert_never_shown, register
 from tests.org._service import Service, running_service
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 from tests.servers.oauth_server import CC_CLIENT_ID, CC_CLIENT_SECRET
 
 pytestmark = pytest.mark.anyio
@@ -35,7 +35,7 @@ async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
 @pytest.fixture
 async def elsewhere() -> AsyncIterator[str]:
     """The `echoes_token` fixture server: another origin, keeping every Authorization header it gets."""
-    async with serve_http("echoes_token") as url:
+    async with serve_http_in_process("echoes_token") as url:
         yield url
 
 

@@ -21,7 +21,7 @@ from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._service import PASSWORD, Service, running_service
 from tests.org.test_questions import asks
 from tests.org.test_serve import _services
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -231,7 +231,7 @@ async def test_org1_a_removed_member_added_again_comes_back_as_itself_with_the_n
 
 
 async def test_org5_removing_a_member_cancels_the_questions_its_calls_wait_on(service: Service) -> None:
-    async with serve_http("elicits", "streamable-http") as asking:
+    async with serve_http_in_process("elicits", "streamable-http") as asking:
         await asks(service, asking)
         tokens, ids = await _team(service, "member")
         parked = await call(service, "asks__sign_up", token=tokens["member"], expect=202)

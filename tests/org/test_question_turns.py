@@ -21,14 +21,14 @@ from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import assert_never_shown, by_tool, register, set_policy
 from tests.org._service import Service, running_service
 from tests.org.test_questions import KEY_FORM, TYPED, assert_nowhere_in_the_database, settled
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 async def asking() -> AsyncIterator[str]:
-    async with serve_http("elicits", "streamable-http") as url:
+    async with serve_http_in_process("elicits", "streamable-http") as url:
         yield url
 
 
@@ -65,7 +65,9 @@ async def _conversation(service: Service, server_id: str, token: str | None = No
 async def test_org5_org7_a_teammates_turn_waits_for_its_tools_question_and_goes_on_once_an_admin_answers(
     service: Service, model: ModelFixture, era: str
 ) -> None:
-    async with serve_http("elicits", "streamable-http", ["--handshake"] if era == "handshake" else []) as asking:
+    async with serve_http_in_process(
+        "elicits", "streamable-http", ["--handshake"] if era == "handshake" else []
+    ) as asking:
         await _the_turn_waits_and_goes_on(service, asking, model)
 
 

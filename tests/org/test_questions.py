@@ -21,7 +21,7 @@ from mcpyard.org._models import Question
 from tests.conftest import Home
 from tests.org._flows import assert_never_shown, by_tool, call, register, set_policy
 from tests.org._service import Service, running_service
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -38,7 +38,7 @@ KEY_FORM = {
 @pytest.fixture
 async def asking() -> AsyncIterator[str]:
     """The `elicits` fixture server over streamable HTTP."""
-    async with serve_http("elicits", "streamable-http") as url:
+    async with serve_http_in_process("elicits", "streamable-http") as url:
         yield url
 
 
@@ -332,7 +332,7 @@ async def test_org5_a_handshake_era_servers_question_reaches_the_inbox_and_its_a
 ) -> None:
     """A server of the handshake era asks with a request of its own, not within the call: it still reaches the
     call's own people, and the answer goes back to it."""
-    async with serve_http("elicits", "streamable-http", ["--handshake"]) as old:
+    async with serve_http_in_process("elicits", "streamable-http", ["--handshake"]) as old:
         await asks(service, old)
         [server] = await service.get("/api/v1/servers")
         assert server["protocol_version"] not in MODERN_PROTOCOL_VERSIONS, server["protocol_version"]

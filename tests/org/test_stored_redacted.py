@@ -21,7 +21,7 @@ from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import assert_never_shown, by_tool, call, register, set_policy
 from tests.org._rows import stored_texts
 from tests.org._service import Service, running_service
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -44,7 +44,7 @@ def model() -> Iterator[ModelFixture]:
 @pytest.fixture
 async def echoing() -> AsyncIterator[str]:
     """The `echoes_token` fixture server: it says back the bearer token it gets."""
-    async with serve_http("echoes_token") as url:
+    async with serve_http_in_process("echoes_token") as url:
         yield url
 
 

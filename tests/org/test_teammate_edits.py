@@ -17,7 +17,7 @@ from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org._service import Service, running_service
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -320,7 +320,7 @@ async def test_org5_a_turn_running_when_its_teammate_loses_a_server_cannot_call_
     """The turn is held by a server's question (it runs, in this process) while an owner takes a server away."""
     tools, _ = await _servers(service, upstream, model)
     await set_policy(service, tools["write"], "run_freely")
-    async with serve_http("elicits", "streamable-http") as elicits:
+    async with serve_http_in_process("elicits", "streamable-http") as elicits:
         asks = by_tool(await register(service, elicits, name="asks", token=None))
         await set_policy(service, asks["sign_in"], "run_freely")
         teammate = await service.post(

@@ -24,7 +24,7 @@ from hypothesis import strategies as st
 from mcpyard import Host
 from mcpyard.pipeline import MAX_ARGUMENTS_BYTES, MAX_ARGUMENTS_DEPTH, sendable_copy, sendable_problem
 from tests.conftest import Home, fixture_server
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 EVERY_CHARACTER = st.characters(min_codepoint=0, max_codepoint=0x10FFFF, exclude_categories=())
 """Every code point, lone surrogates (category Cs) included."""
@@ -166,7 +166,7 @@ async def takes_json(home: Home, transport: str) -> AsyncIterator[Host]:
             yield host
         return
     async with (
-        serve_http("takes_json", "streamable-http") as url,
+        serve_http_in_process("takes_json", "streamable-http") as url,
         home.open(home.write_config({"j": {"url": url}})) as host,
     ):
         yield host

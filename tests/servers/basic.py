@@ -22,6 +22,7 @@ from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.transport_security import TransportSecuritySettings
 from mcp_types import ToolAnnotations
 from pydantic import Field
+from starlette.applications import Starlette
 
 INSTRUCTIONS = "Basic fixture server."
 
@@ -214,30 +215,34 @@ def parser() -> argparse.ArgumentParser:
     return parser
 
 
+def http_app(args: argparse.Namespace) -> Starlette:
+    """The ASGI app `main` serves for `args` (parsed by `parser`) over SSE or streamable HTTP."""
+    server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)
+    security: TransportSecuritySettings | None = None
+    if args.tls_cert:
+        # Over https the client names the server by a public name (the outbound guard's tests):
+        # the localhost-only Host check would refuse it.
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if args.transport == "sse":
+        return server.sse_app(host=args.host, transport_security=security)
+    return server.streamable_http_app(host=args.host, transport_security=security)
+
+
 def main(argv: Sequence[str] | None = None) -> None:
     """Parse the command line and serve until the transport closes."""
     args = parser().parse_args(argv)
-    server = build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name)
     transport: Transport = args.transport
     if transport == "stdio":
-        server.run("stdio")
+        build_server(name=args.name, many_tools=args.many_tools, long_name=args.long_name).run("stdio")
         return
     # Run as a script: put the repository root on the path to reach the shared helper.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
     options: dict[str, Any] = {}
-    security: TransportSecuritySettings | None = None
     if args.tls_cert:
-        # Over https the client names the server by a public name (the outbound guard's tests):
-        # the localhost-only Host check would refuse it.
         options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    if transport == "sse":
-        app = server.sse_app(host=args.host, transport_security=security)
-    else:
-        app = server.streamable_http_app(host=args.host, transport_security=security)
-    serve(app, host=args.host, port=args.port, **options)
+    serve(http_app(args), host=args.host, port=args.port, **options)
 
 
 if __name__ == "__main__":

@@ -154,17 +154,27 @@ class Keeping:
         await self.app(scope, receive, send)
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", choices=["streamable-http"], default="streamable-http")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args(argv)
+    return parser
+
+
+def http_app(args: argparse.Namespace) -> ASGIApp:
+    """The ASGI app `main` serves for `args` (parsed by `parser`)."""
     server = build_server()
+    return Keeping(server.streamable_http_app(host=args.host), server)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
-    serve(Keeping(server.streamable_http_app(host=args.host), server), host=args.host, port=args.port)
+    serve(http_app(args), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

@@ -137,7 +137,8 @@ def build_server() -> MCPServer:
     return server
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=["stdio", "sse", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
@@ -145,30 +146,36 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--tls-cert", help="serve https with this certificate (PEM); clients name the server freely")
     parser.add_argument("--tls-key", help="the private key of --tls-cert (PEM)")
     parser.add_argument("--handshake", action="store_true", help="streamable HTTP: the handshake era only")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def http_app(args: argparse.Namespace) -> ASGIApp:
+    """The ASGI app `main` serves for `args` (parsed by `parser`) over SSE or streamable HTTP."""
     server = build_server()
+    security: TransportSecuritySettings | None = None
+    if args.tls_cert:
+        # Over https the client names the server by a public name (the outbound guard's tests).
+        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
+    if args.transport == "sse":
+        return server.sse_app(host=args.host, transport_security=security)
+    app: ASGIApp = server.streamable_http_app(host=args.host, transport_security=security)
+    return _handshake_only(app) if args.handshake else app
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     transport: Transport = args.transport
     if transport == "stdio":
-        server.run("stdio")
+        build_server().run("stdio")
         return
     # Run as a script: put the repository root on the path to reach the shared helper.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
     options: dict[str, Any] = {}
-    security: TransportSecuritySettings | None = None
     if args.tls_cert:
-        # Over https the client names the server by a public name (the outbound guard's tests).
         options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
-        security = TransportSecuritySettings(enable_dns_rebinding_protection=False)
-    app: ASGIApp
-    if transport == "sse":
-        app = server.sse_app(host=args.host, transport_security=security)
-    else:
-        app = server.streamable_http_app(host=args.host, transport_security=security)
-        if args.handshake:
-            app = _handshake_only(app)
-    serve(app, host=args.host, port=args.port, **options)
+    serve(http_app(args), host=args.host, port=args.port, **options)
 
 
 def _handshake_only(app: ASGIApp) -> ASGIApp:

@@ -586,8 +586,8 @@ def build_app(
     return app
 
 
-def main(argv: Sequence[str] | None = None) -> None:
-    """Parse the command line and serve until interrupted."""
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--transport", choices=["streamable-http"], default="streamable-http", help="the only one")
     parser.add_argument("--host", default="127.0.0.1")
@@ -602,7 +602,11 @@ def main(argv: Sequence[str] | None = None) -> None:
     parser.add_argument("--client-credentials", action="store_true", help="take the client-credentials grant")
     parser.add_argument("--jwt-public-key", type=Path, metavar="FILE", help="JWT_CLIENT_ID's PEM public key")
     parser.add_argument("--cross-app", action="store_true", help="an identity provider too, and the jwt-bearer grant")
-    args = parser.parse_args(argv)
+    return parser
+
+
+def http_app(args: argparse.Namespace) -> ASGIApp:
+    """The ASGI app `main` serves for `args` (parsed by `parser`): its issuer is `http://HOST:PORT`."""
     issuer = origin(args.host, args.port)
     provider = FixtureOAuthProvider(
         issuer=issuer, resource=issuer + MCP_PATH, access_ttl=args.access_ttl, send_iss=not args.no_iss
@@ -640,13 +644,19 @@ def main(argv: Sequence[str] | None = None) -> None:
             "none",
             *(["private_key_jwt"] if keys else []),
         ]
-    app = Extras(
+    return Extras(
         build_app(provider, pkce_advert=not args.no_pkce_advert, extra=extra),
         provider,
         legacy=args.legacy,
         secrets=secrets_by_client,
         keys=keys,
     )
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    """Parse the command line and serve until interrupted."""
+    args = parser().parse_args(argv)
+    app = http_app(args)
     # Run as a script: put the repository root on the path to reach the shared helper.
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve

@@ -14,6 +14,7 @@ from typing import Any
 
 from mcp.server.mcpserver import MCPServer
 from mcp_types import ToolAnnotations
+from starlette.applications import Starlette
 
 READ_ONLY = ToolAnnotations(read_only_hint=True)
 
@@ -42,20 +43,29 @@ def build_server() -> MCPServer:
     return server
 
 
-def main(argv: Sequence[str] | None = None) -> None:
+def parser() -> argparse.ArgumentParser:
+    """The command line `main` reads."""
     parser = argparse.ArgumentParser(description=__doc__)
     parser.add_argument("--transport", choices=["stdio", "streamable-http"], default="stdio")
     parser.add_argument("--host", default="127.0.0.1")
     parser.add_argument("--port", type=int, default=8000)
-    args = parser.parse_args(argv)
-    server = build_server()
+    return parser
+
+
+def http_app(args: argparse.Namespace) -> Starlette:
+    """The ASGI app `main` serves for `args` (parsed by `parser`) over streamable HTTP."""
+    return build_server().streamable_http_app(host=args.host)
+
+
+def main(argv: Sequence[str] | None = None) -> None:
+    args = parser().parse_args(argv)
     if args.transport == "stdio":
-        server.run("stdio")
+        build_server().run("stdio")
         return
     sys.path.insert(0, str(Path(__file__).resolve().parents[2]))
     from tests.servers._listen import serve
 
-    serve(server.streamable_http_app(host=args.host), host=args.host, port=args.port)
+    serve(http_app(args), host=args.host, port=args.port)
 
 
 if __name__ == "__main__":

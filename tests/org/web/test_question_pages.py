@@ -18,14 +18,14 @@ from tests.model.openai_fixture import ModelFixture
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org.test_questions import KEY_FORM, TYPED
 from tests.org.web._console import Console
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
 
 @pytest.fixture
 async def asking() -> AsyncIterator[str]:
-    async with serve_http("elicits", "streamable-http") as url:
+    async with serve_http_in_process("elicits", "streamable-http") as url:
         yield url
 
 

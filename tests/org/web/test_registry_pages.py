@@ -17,7 +17,7 @@ from mcpyard.secrets import forms_of
 from tests.auth._support import auth_server, issuer_of
 from tests.org._flows import TOKEN, register
 from tests.org.web._console import Console
-from tests.servers.http_runner import serve_http
+from tests.servers.in_process import serve_http_in_process
 from tests.servers.oauth_server import CC_CLIENT_ID, CC_CLIENT_SECRET
 
 pytestmark = pytest.mark.anyio
@@ -126,7 +126,7 @@ async def test_org2_a_url_edited_to_another_origin_drops_the_token_says_so_and_t
 ) -> None:
     """The edit form: the token is never sent to the new address; entering it again with the URL sends it."""
     server = await register(console.api, upstream)
-    async with serve_http("echoes_token") as elsewhere:
+    async with serve_http_in_process("echoes_token") as elsewhere:
         page = await console.sign_in("owner@acme.test")
         await page.goto(f"/servers/{server['id']}")
         await page.get_by_label("Streamable HTTP URL").fill(elsewhere)
