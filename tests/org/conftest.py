@@ -133,5 +133,5 @@ async def upstream(definitions: Path) -> AsyncIterator[str]:
     reaches it over real HTTP, not about the server's process (tests/connect/ and tests/interop/ are).
     """
     app = org_tools.RequireToken(org_tools.build_server(definitions).streamable_http_app(host="127.0.0.1"), TOKEN)
-    async with serving(app, stop_seconds=1) as origin:
+    async with serving(app, stop_seconds=0) as origin:
         yield f"{origin}/mcp"

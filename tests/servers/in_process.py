@@ -26,8 +26,9 @@ from tests.servers.http_runner import PATHS, HttpTransport
 __all__ = ["FIXTURES", "STARTUP_SECONDS", "serve_http_in_process", "serving_on"]
 
 STARTUP_SECONDS = 30
-FIXTURE_STOP_SECONDS = 1
-"""How long a fixture's open requests get to finish once the block ends (an event stream never does)."""
+FIXTURE_STOP_SECONDS = 0
+"""How long a fixture's open requests get to finish once the block ends: none. The test is over; what is still open
+is a client's event stream, which never finishes, and waiting on it cost a second a test."""
 
 
 class Fixture:
