@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 import sys
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
@@ -13,6 +14,10 @@ import pytest
 
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
+
+# The suite never touches the machine's keyring: saved secrets go to each home's data folder, in this process and in
+# every process it starts (a home's environment is this one's). Set before anything asks keyring for its backend.
+os.environ["PYTHON_KEYRING_BACKEND"] = "keyring.backends.fail.Keyring"
 
 SERVERS = Path(__file__).resolve().parent / "servers"
 PYTHON = sys.executable
@@ -64,8 +69,6 @@ class Home:
 
     @property
     def environ(self) -> dict[str, str]:
-        import os
-
         return {
             **{k: v for k, v in os.environ.items() if not k.startswith("MCPYARD_")},
             "MCPYARD_CONFIG_HOME": str(self.config_home),

@@ -13,22 +13,16 @@ import sys
 
 import pytest
 
+from tests._cli import Ran, run_mcpyard
 from tests.config._samples import SAMPLES, sample
 from tests.conftest import PYTHON, SERVERS, Home
 
 BASIC = str(SERVERS / "basic.py")
 
 
-def mcpyard(home: Home, *args: str, environ: dict[str, str] | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
-        capture_output=True,
-        text=True,
-        env=environ or home.environ,
-        cwd=home.workspace,
-        timeout=120,
-        check=False,
-    )
+def mcpyard(home: Home, *args: str, environ: dict[str, str] | None = None) -> Ran:
+    """`mcpyard ARGS` in this process (`tests/_cli.py`); what `--help` imports is measured in a process of its own."""
+    return run_mcpyard(home, *args, environ=environ)
 
 
 @pytest.mark.parametrize("name", SAMPLES)

@@ -11,6 +11,7 @@ from pathlib import Path
 import pytest
 
 from mcpyard.cli import main
+from tests._cli import Ran, run_mcpyard
 from tests.conftest import Home
 
 GLOBAL_OPTIONS = ("--workspace", "--mcp-config", "--trust", "--json")
@@ -37,22 +38,10 @@ CASES: dict[str, tuple[list[str], str, int, str]] = {
 }
 
 
-def environ(home: Home) -> dict[str, str]:
-    # Never the machine's keyring: saved secrets go to the data folder's file.
-    return {**home.environ, "PYTHON_KEYRING_BACKEND": "keyring.backends.fail.Keyring"}
-
-
-def mcpyard(home: Home, *args: str, stdin: str = "", cwd: Path | None = None) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env=environ(home),
-        cwd=cwd or home.root,
-        timeout=120,
-        check=False,
-    )
+def mcpyard(home: Home, *args: str, stdin: str = "", cwd: Path | None = None) -> Ran:
+    """`mcpyard ARGS` in this process (`tests/_cli.py`), in the home's folder; saved secrets go to the data folder's
+    file (tests/conftest.py keeps the machine's keyring out). What `--help` imports is measured in a process."""
+    return run_mcpyard(home, *args, stdin=stdin, cwd=cwd or home.root)
 
 
 @pytest.mark.parametrize("command", list(CASES))

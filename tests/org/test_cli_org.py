@@ -1,5 +1,8 @@
 """`mcpyard org init|migrate|rotate-key|token create|token revoke` end to end, on SQLite and PostgreSQL (API-5,
-ORG-1, ORG-2, ORG-9, ERR-1)."""
+ORG-1, ORG-2, ORG-9, ERR-1).
+
+The commands run in this process (`tests/_cli.py`); the two whose subject is the process start a real one: the
+password asked on a terminal, and what `--help` imports."""
 
 from __future__ import annotations
 
@@ -11,6 +14,7 @@ import stat
 import subprocess
 import sys
 import time
+from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
@@ -19,6 +23,7 @@ from mcpyard.org._keys import KEY_FILE, FileKeySource, new_key
 from mcpyard.org._migrate import head_revision
 from mcpyard.org._people import member_for_token, verify_login
 from mcpyard.org._seal import Sealer
+from tests._cli import Ran, run_mcpyard
 from tests.conftest import Home
 from tests.org._rows import credentials, server_with_token
 
@@ -28,17 +33,11 @@ pytestmark = pytest.mark.empty_database
 PASSWORD = "the owner's password"
 
 
-def org(home: Home, *args: str, stdin: str = "", **env: str) -> subprocess.CompletedProcess[str]:
-    return subprocess.run(
-        [sys.executable, "-m", "mcpyard", "org", *args],
-        input=stdin,
-        capture_output=True,
-        text=True,
-        env={**home.environ, **env},
-        cwd=home.workspace,
-        timeout=120,
-        check=False,
-    )
+def org(home: Home, *args: str, stdin: str = "", **env: str) -> Ran:
+    """`mcpyard org ARGS` in this process, on a thread of its own (an async test's loop may be running on this one),
+    with the home's environment and `env`. The terminal prompt and the import cost below start real processes."""
+    with ThreadPoolExecutor(max_workers=1) as pool:
+        return pool.submit(run_mcpyard, home, "org", *args, stdin=stdin, environ={**home.environ, **env}).result()
 
 
 def init_json(home: Home, *args: str, stdin: str = PASSWORD + "\n", **env: str) -> dict[str, str]:
@@ -48,7 +47,7 @@ def init_json(home: Home, *args: str, stdin: str = PASSWORD + "\n", **env: str) 
     return result
 
 
-def refused(done: subprocess.CompletedProcess[str]) -> str:
+def refused(done: Ran) -> str:
     """The one error line of a refused command (exit code 2, no traceback)."""
     assert done.returncode == 2, (done.stdout, done.stderr)
     assert "Traceback" not in done.stderr
