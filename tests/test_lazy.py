@@ -86,6 +86,22 @@ async def test_cat2_a_lazy_host_offers_the_listing_kept_from_the_last_run_and_ca
         assert (await host.call("a__ping", {})).ok, "once offered as it is now, it runs"
 
 
+async def test_cat2_on_a_lazy_host_the_callers_definition_hash_and_the_kept_listings_must_both_hold(
+    home: Home,
+) -> None:
+    """A caller's `definition_hash` is never replaced by the kept listing's: each must be the live tool's."""
+    config = home.write_config({"a": named(home, "a", "ping")})
+    async with open_lazy(home, config) as host:
+        assert (await host.call("a__ping", {})).ok
+    async with open_lazy(home, config) as host:
+        [offered] = host.server_tools()
+        refused = await host.call("a__ping", {}, definition_hash="0" * 64)
+        assert refused.error is not None, "a hash the caller was never offered does not run, kept listing or not"
+        assert refused.error["code"] == "tool_changed", refused.error
+    async with open_lazy(home, config) as host:
+        assert (await host.call("a__ping", {}, definition_hash=offered.definition_hash)).ok
+
+
 async def test_conn3_a_lazy_hosts_call_to_a_server_that_cannot_start_says_why_within_its_timeout(home: Home) -> None:
     hung = {**fixture_server("never_answers"), "connect_timeout_secs": 1}
     config = home.write_config({"hung": hung, "a": named(home, "a", "ping")})

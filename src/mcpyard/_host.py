@@ -261,11 +261,11 @@ class Host(ModelOffer, ResourceReader):
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
         self._calls_in_flight += 1
         try:
-            if self._options.lazy:
-                definition_hash = await self._servers.ready_for(name, self.view, self._tg) or definition_hash
+            kept = await self._servers.ready_for(name, self.view, self._tg) if self._options.lazy else None
             request = CallRequest(
                 name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input
             )
+            request.kept_hash = kept
             request.definition_hash, request.approver, request.elicitor = definition_hash, approver, elicitor
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed

@@ -42,7 +42,10 @@ class CallRequest:
     on_input: InputRelay | None = None
     definition_hash: str | None = None
     """The definition the caller was offered (CAT-2), when it may not be the live one: the call runs only
-    if the live tool's hash is this one (a listing kept from an earlier run, a published selection)."""
+    if the live tool's hash is this one (a published selection, a reviewed definition)."""
+    kept_hash: str | None = None
+    """The definition a lazy host offered from the listing kept from an earlier run, before its server ran:
+    the live tool must have this hash too, as well as `definition_hash` when both are given (CAT-2)."""
     approver: Approver | None = None
     """Who answers this call's card, in place of the session's approver (an inbox for this member)."""
     elicitor: Elicitor | None = None

@@ -21,8 +21,8 @@ async def resolve(view: HostView, session: Session, call: Call) -> Call | Refusa
     entry = view.catalog.get(name)
     if entry is None:
         return _not_offered(view, name)
-    offered = call.request.definition_hash
-    if offered is not None and entry.definition_hash != offered:
+    offered = {call.request.definition_hash, call.request.kept_hash} - {None}
+    if offered - {entry.definition_hash}:
         return Refusal(
             "tool_changed",
             f"{name} is not the tool that was offered: its definition changed since; nothing was sent; "
