@@ -21,7 +21,8 @@ import anyio
 
 from _common import Caller, Home, compare, median, pin_processes, report, run_bench
 from mcpyard import CallResult, Host
-from mcpyard.model import Message, Reply, ScriptedModel, ToolCall, run_turn
+from mcpyard.agent import run_turn
+from mcpyard.model import Message, Reply, ScriptedModel, ToolCall
 
 GOAL_MS = 1.0
 SERVER_ID = "bench"

@@ -11,9 +11,14 @@ from pathlib import Path
 from typing import Any
 
 import pytest
+from hypothesis import settings
 
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
+
+# Property tests check what holds, never how fast: three workers on two cores make any example slow now and then.
+settings.register_profile("mcpyard", deadline=None)
+settings.load_profile("mcpyard")
 
 # The suite never touches the machine's keyring: saved secrets go to each home's data folder, in this process and in
 # every process it starts (a home's environment is this one's). Set before anything asks keyring for its backend.

@@ -10,13 +10,16 @@ like any other. The rules:
   else the name comes from `mcpyard.x` (its `__init__`, listed in `__all__`);
 - the top-level private modules (`mcpyard._host`, `mcpyard._atomic`…) belong to the root package,
   which holds every other: other packages may use them, except for a name `mcpyard` itself
-  exports (`Host`, `Status`, `HostView`, `__version__`…), which they import from `mcpyard`.
+  exports (`Host`, `Status`, `HostView`, `__version__`…), which they import from `mcpyard`;
+- no import cycles, between modules or between packages (each subpackage, and each of the root's
+  own modules, counts as one): a name imported from a package counts as an import of the module
+  its `__init__` takes it from, so `from mcpyard import HostView` depends on `mcpyard._view`.
 """
 
 from __future__ import annotations
 
 import ast
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
@@ -109,8 +112,119 @@ def import_problems(path: Path, root: Path = ROOT) -> list[str]:
     return [f"{shown(path, root)}:{','.join(map(str, sorted(at)))} {key}: {fixes[key]}" for key, at in lines.items()]
 
 
+def dotted(path: Path, root: Path = ROOT) -> str:
+    """A module's dotted name (a package's `__init__.py`: the package's)."""
+    parts = list(path.relative_to(root).with_suffix("").parts)
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def import_graph(root: Path = ROOT) -> dict[str, set[str]]:
+    """Which of mcpyard's modules each module imports, a name taken from a package counting as its home module."""
+    found = {dotted(path, root): path for path in sorted((root / "mcpyard").rglob("*.py"))}
+    packages = {dotted(path, root) for path in found.values() if path.name == "__init__.py"}
+    # Where each package's `__init__` takes each of its names from.
+    taken = {(package, name): item.module for package in packages for item in imports(found[package], root)
+             for name in item.names}  # fmt: skip
+
+    def home(module: str, name: str) -> str:
+        for _ in range(len(found)):  # a re-export of a re-export… ends, or the walk stops at the package
+            if f"{module}.{name}" in found:
+                return f"{module}.{name}"
+            if (module, name) not in taken:
+                break
+            module = taken[module, name]
+        return module
+
+    graph: dict[str, set[str]] = {}
+    for module, path in found.items():
+        targets: set[str] = set()
+        for item in imports(path, root):
+            if item.module.split(".")[0] != "mcpyard":
+                continue
+            for named in [home(item.module, name) for name in item.names] or [item.module]:
+                target = named
+                while target not in found and "." in target:  # `import mcpyard.a.b.c` names module a.b
+                    target = target.rsplit(".", 1)[0]
+                if target in found and target != module:
+                    targets.add(target)
+        graph[module] = targets
+    return graph
+
+
+def package_graph(graph: Mapping[str, set[str]]) -> dict[str, set[str]]:
+    """The same imports between packages: each subpackage is one, and each of the root's own modules."""
+
+    def unit(module: str) -> str:
+        return ".".join(module.split(".")[:2])
+
+    units: dict[str, set[str]] = {}
+    for module, targets in graph.items():
+        units.setdefault(unit(module), set()).update(unit(target) for target in targets if unit(target) != unit(module))
+    return units
+
+
+def cycles(graph: Mapping[str, set[str]]) -> list[list[str]]:
+    """One cycle for each group of nodes that reach each other, as the path `a, b, …, a`; none in a clean graph."""
+    order: dict[str, int] = {}
+    low: dict[str, int] = {}
+    stack: list[str] = []
+    groups: list[set[str]] = []
+    for start in sorted(graph):  # Tarjan's algorithm, iterative: no recursion limit to meet
+        if start in order:
+            continue
+        work = [(start, iter(sorted(graph.get(start, ()))))]
+        order[start] = low[start] = len(order)
+        stack.append(start)
+        while work:
+            node, following = work[-1]
+            step = next(following, None)
+            if step is not None:
+                if step not in order:
+                    order[step] = low[step] = len(order)
+                    stack.append(step)
+                    work.append((step, iter(sorted(graph.get(step, ())))))
+                elif step in stack:
+                    low[node] = min(low[node], order[step])
+                continue
+            work.pop()
+            if work:
+                low[work[-1][0]] = min(low[work[-1][0]], low[node])
+            if low[node] == order[node]:
+                group = set()
+                while True:
+                    member = stack.pop()
+                    group.add(member)
+                    if member == node:
+                        break
+                if len(group) > 1:
+                    groups.append(group)
+    return [_path_within(graph, group) for group in groups]
+
+
+def _path_within(graph: Mapping[str, set[str]], group: set[str]) -> list[str]:
+    """A shortest cycle through the group's first node, found breadth first inside the group."""
+    first = min(group)
+    came: dict[str, str] = {}
+    frontier = [first]
+    while frontier:
+        following: list[str] = []
+        for node in frontier:
+            for step in sorted(graph.get(node, set()) & group):
+                if step == first:
+                    path = [node]
+                    while path[-1] != first:
+                        path.append(came[path[-1]])
+                    return [first, *reversed(path[:-1]), first] if node != first else [first, first]
+                if step not in came:
+                    came[step] = node
+                    following.append(step)
+        frontier = following
+    raise AssertionError("a group of nodes that reach each other holds a cycle")
+
+
 MODULES = modules()
 NAMES = [str(path.relative_to(SRC)) for path in MODULES]
+GRAPH = import_graph()
 
 
 @pytest.mark.parametrize("path", MODULES, ids=NAMES)
@@ -136,10 +250,29 @@ def test_the_module_imports_no_other_packages_private_module(path: Path) -> None
         pytest.fail("\n".join(problems))
 
 
+def test_no_modules_import_each_other_in_a_cycle() -> None:
+    if found := cycles(GRAPH):
+        pytest.fail(
+            "import cycles (imports inside functions and TYPE_CHECKING blocks count):\n"
+            + "\n".join(" -> ".join(cycle) for cycle in found)
+            + "\nmove what both need into a module of its own below them"
+        )
+
+
+def test_no_packages_import_each_other_in_a_cycle() -> None:
+    """Each package stands on one floor: what it imports never imports it back, by any road."""
+    if found := cycles(package_graph(GRAPH)):
+        pytest.fail(
+            "packages in a cycle:\n"
+            + "\n".join(" -> ".join(cycle) for cycle in found)
+            + "\nmove the names that point back down into the lower package, or into one of their own"
+        )
+
+
 def test_the_walk_sees_every_package() -> None:
     """The checks above run over the whole source tree, not a corner of it."""
     packages = {package_of(path) for path in MODULES}
-    assert {"mcpyard", "mcpyard.cli", "mcpyard.connect", "mcpyard.org", "mcpyard.pipeline"} <= packages
+    assert {"mcpyard", "mcpyard.cli", "mcpyard.connect", "mcpyard.org", "mcpyard.pipeline", "mcpyard.agent"} <= packages
     assert len(MODULES) > 150
 
 
@@ -183,3 +316,52 @@ def test_the_import_rule_catches_private_imports_and_only_those(
         assert len(problems) == 1, problems
         assert caught in problems[0]
         assert problems[0].startswith(f"src/mcpyard/{where}:"), "the problem names the file"
+
+
+@pytest.mark.parametrize(
+    ("files", "expected"),
+    [
+        ({"a.py": "from mcpyard import b", "b.py": "import mcpyard.a"}, [["mcpyard.a", "mcpyard.b", "mcpyard.a"]]),
+        (
+            {"a.py": "def f():\n    from mcpyard.b import x", "b.py": "from typing import TYPE_CHECKING\n"
+             "if TYPE_CHECKING:\n    from mcpyard.c import y", "c.py": "from .a import f"},
+            [["mcpyard.a", "mcpyard.b", "mcpyard.c", "mcpyard.a"]],
+        ),
+        (
+            {"p/__init__.py": "from mcpyard.p._x import X", "p/_x.py": "from mcpyard.q import Y",
+             "q/__init__.py": "from mcpyard.q._y import Y", "q/_y.py": "Y = 1", "q/_z.py": "from mcpyard.p import X"},
+            [],
+        ),
+        (
+            {"p/__init__.py": "from mcpyard.p._x import X", "p/_x.py": "from mcpyard.q import Y",
+             "q/__init__.py": "from mcpyard.q._y import Y", "q/_y.py": "from mcpyard.p import X"},
+            [["mcpyard.p._x", "mcpyard.q._y", "mcpyard.p._x"]],
+        ),
+        ({"a.py": "import json\nfrom mcpyard import b", "b.py": "X = 1"}, []),
+    ],
+    ids=["two-modules", "through-a-function-and-type-checking", "packages-without-a-module-cycle", "through-re-exports",
+         "none"],
+)  # fmt: skip
+def test_the_cycle_rule_finds_each_cycle_and_names_its_path(
+    tmp_path: Path, files: dict[str, str], expected: list[list[str]]
+) -> None:
+    root = tmp_path / "src"
+    for name, code in {"__init__.py": "", **files}.items():
+        path = root / "mcpyard" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""A made-up module."""\n{code}\n')
+    assert cycles(import_graph(root)) == expected
+
+
+def test_the_package_cycle_rule_sees_packages_that_meet_from_both_sides(tmp_path: Path) -> None:
+    """`p` and `q` import each other through different modules: no module cycle, a package cycle."""
+    root = tmp_path / "src"
+    files = {"__init__.py": "", "p/__init__.py": "", "p/_x.py": "from mcpyard.q._y import Y", "p/_w.py": "W = 1",
+             "q/__init__.py": "", "q/_y.py": "Y = 1", "q/_z.py": "from mcpyard.p._w import W"}  # fmt: skip
+    for name, code in files.items():
+        path = root / "mcpyard" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(f'"""A made-up module."""\n{code}\n')
+    graph = import_graph(root)
+    assert cycles(graph) == []
+    assert cycles(package_graph(graph)) == [["mcpyard.p", "mcpyard.q", "mcpyard.p"]]

@@ -1,5 +1,5 @@
 """Write a file atomically (a private temporary file in the same folder, fsync, rename, fsync the folder), and read
-back a file only its owner may have written."""
+back a private file: the one way mcpyard reads its tokens, secrets, keys, pins, trust and listings."""
 
 from __future__ import annotations
 
@@ -8,6 +8,8 @@ import os
 import secrets
 import stat
 from pathlib import Path
+
+from mcpyard.errors import ConfigError
 
 __all__ = ["read_private", "write_atomic", "write_new"]
 
@@ -27,30 +29,72 @@ _TEMP_FLAGS = (
 )
 
 
-def read_private(path: Path, max_bytes: int) -> bytes | None:
-    """The bytes of a file this user owns and no one else may write, or None (fail closed).
+def read_private(path: Path, *, max_bytes: int, what: str | None = None, exposed: str = "") -> bytes | None:
+    """The bytes of a private file of this user's, or None when there is no file at `path`.
 
-    None for a missing file, a symbolic link, anything but a regular file (a FIFO never hangs the
-    open), a file owned by someone else or writable by group or others, or one over `max_bytes`.
+    Private: a regular file (a symbolic link, a FIFO or a device is refused; opened non-blocking, so
+    a FIFO never hangs the read), owned by this user, that no one else may read or write, of at most
+    `max_bytes`. Anything else fails closed, with a message that names the file and the fix.
+
+    Args:
+        path: the file.
+        max_bytes: the most it may hold.
+        what: how messages name it (default: the path).
+        exposed: a sentence added when others could read it (say, to rotate what it holds).
+
+    Raises:
+        ConfigError: the file exists but is not private, too large, or cannot be read.
     """
+    named = what or str(path)
     try:
         fd = os.open(path, _READ_FLAGS)
-    except OSError:
+    except FileNotFoundError:
         return None
-    with contextlib.closing(os.fdopen(fd, "rb")) as stream:
-        info = os.fstat(stream.fileno())
-        if not stat.S_ISREG(info.st_mode) or not _owned_privately(info):
-            return None
-        data = stream.read(max_bytes + 1)
-    return None if len(data) > max_bytes else data
+    except OSError as exc:
+        if os.path.islink(path):
+            raise ConfigError(
+                f"{named} is a symbolic link; mcpyard reads it only as a file of its own", source=path
+            ) from None
+        raise ConfigError(f"cannot read {named}: {exc.strerror or exc}", source=path) from None
+    try:
+        info = os.fstat(fd)
+        if not stat.S_ISREG(info.st_mode):
+            raise ConfigError(f"{named} is not a regular file; remove it, and mcpyard writes a new one", source=path)
+        if not _owned_privately(info):
+            if info.st_uid != _uid():
+                raise ConfigError(f"{named} belongs to another user; mcpyard reads only a file of yours", source=path)
+            raise ConfigError(
+                f"{named} can be read or written by others; run `chmod 600 {path}`{', ' if exposed else ''}{exposed}",
+                source=path,
+            )
+        data = _read_up_to(fd, max_bytes + 1)
+    except OSError as exc:
+        raise ConfigError(f"cannot read {named}: {exc.strerror or exc}", source=path) from None
+    finally:
+        os.close(fd)
+    if len(data) > max_bytes:
+        raise ConfigError(f"{named} is larger than mcpyard ever writes it ({max_bytes} bytes); remove it", source=path)
+    return data
+
+
+def _read_up_to(fd: int, limit: int) -> bytes:
+    chunks: list[bytes] = []
+    left = limit
+    while left > 0 and (chunk := os.read(fd, min(left, 1 << 20))):
+        chunks.append(chunk)
+        left -= len(chunk)
+    return b"".join(chunks)
+
+
+def _uid() -> int | None:
+    getuid = getattr(os, "getuid", None)
+    return getuid() if getuid is not None else None
 
 
 def _owned_privately(info: os.stat_result) -> bool:
-    # Anyone else able to write this file could have put anything in it.
-    getuid = getattr(os, "getuid", None)
-    if getuid is None:
-        return True
-    return bool(info.st_uid == getuid() and not info.st_mode & (stat.S_IWGRP | stat.S_IWOTH))
+    # Anyone else able to write this file could have put anything in it; able to read it, could know it.
+    uid = _uid()
+    return uid is None or bool(info.st_uid == uid and not info.st_mode & (stat.S_IRWXG | stat.S_IRWXO))
 
 
 def write_atomic(path: Path, data: bytes, *, mode: int = 0o600) -> None:

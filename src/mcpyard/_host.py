@@ -29,14 +29,14 @@ from mcpyard._tools import ToolInfo
 from mcpyard._version import __version__
 from mcpyard._view import Publisher
 from mcpyard.auth import AuthStore
-from mcpyard.config import LoadedConfig, Mode
+from mcpyard.config import LoadedConfig, Mode, secrets_in_use
 from mcpyard.connect import ClientIdentity, Connections, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
 from mcpyard.model import ToolFormatter
 from mcpyard.pipeline import CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
 from mcpyard.policy import Approver, PolicySource
-from mcpyard.secrets import Redactor, secrets_in_use
+from mcpyard.secrets import Redactor
 
 __all__ = ["Host", "ToolInfo"]
 

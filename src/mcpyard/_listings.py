@@ -20,6 +20,7 @@ from typing import Any
 
 from mcpyard._atomic import read_private, write_atomic
 from mcpyard.config import ServerSpec
+from mcpyard.errors import ConfigError
 
 __all__ = ["LISTINGS_FILE", "ListingCache", "listing_key"]
 
@@ -88,7 +89,10 @@ class ListingCache:
             write_atomic(self._path, data, mode=0o600)
 
     def _read(self) -> dict[str, Any]:
-        data = read_private(self._path, MAX_BYTES)
+        try:
+            data = read_private(self._path, max_bytes=MAX_BYTES)
+        except ConfigError:  # a cache no one else may have written: without it, the next start lists again
+            return {}
         if data is None:
             return {}
         try:

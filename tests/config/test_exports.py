@@ -8,6 +8,7 @@ import mcpyard.config
 def test_the_public_names_of_the_config_package_are_pinned() -> None:
     """API: the names other packages may import from `mcpyard.config`."""
     assert sorted(mcpyard.config.__all__) == [
+        "CREDENTIAL_HEADERS",
         "CREDENTIAL_VARIABLES",
         "EntryDigest",
         "Hook",
@@ -28,12 +29,14 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "TokenEndpointAuthMethod",
         "TransportName",
         "TrustStore",
+        "credential_header",
         "entry_digest",
         "import_config",
         "load_config",
         "looks_secret",
         "nearest",
         "read_project",
+        "secrets_in_use",
         "source_words",
     ]
     for name in mcpyard.config.__all__:

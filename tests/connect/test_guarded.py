@@ -18,7 +18,7 @@ import httpx2
 import pytest
 
 from mcpyard.connect import EgressGuard, MemoryResolver
-from mcpyard.connect._guarded import ResponseTooLarge, event_tail
+from mcpyard.connect._guarded import ResponseTooLarge, event_tail, guarded_client
 from mcpyard.errors import CallError, UrlRefused
 from tests.connect._tls import Certificates, make_certificates
 from tests.connect._wire import Respond, RoutedDialer, Seen, Send, WireServer, answer, chunk, wire_server
@@ -109,7 +109,7 @@ async def test_net1_connections_go_to_the_checked_address_and_the_name_is_resolv
     ):
         resolver = MemoryResolver({NAME: [PUBLIC]}).then(NAME, [PRIVATE])
         guard, dialer, _ = guard_for(certs, {(PUBLIC, 443): public.port, (PRIVATE, 443): private.port}, resolver)
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             for _ in range(3):
                 response = await client.get(URL)
                 assert response.json() == {"ok": True}
@@ -120,7 +120,7 @@ async def test_net1_connections_go_to_the_checked_address_and_the_name_is_resolv
         assert [seen.headers["host"] for seen in public.requests] == [NAME] * 3
         assert private.connections == 0
 
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with pytest.raises(UrlRefused) as refused:
                 await client.get(URL)
         assert refused.value.reason == "its name resolves to a private address"
@@ -134,7 +134,7 @@ async def test_net1_tls_verifies_the_name_not_the_address(tmp_path: Path) -> Non
     other = make_certificates("other.example.com")
     async with public_server(other, tmp_path) as server:
         guard, dialer, _ = guard_for(other, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with pytest.raises(httpx2.ConnectError, match="Hostname mismatch"):
                 await client.get(URL)
     assert dialer.dialed == [(PUBLIC, 443)]
@@ -146,7 +146,7 @@ async def test_net1_a_trailing_dot_is_dropped_before_tls_and_the_host_header(
 ) -> None:
     async with public_server(certs, tmp_path) as server:
         guard, _, resolver = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             assert (await client.get(f"https://{NAME.upper()}./mcp")).status_code == 200
     assert resolver.queries == [NAME]
     assert server.server_names == [NAME]
@@ -163,7 +163,7 @@ async def test_net1_a_redirect_is_refused_and_not_followed(status: int, certs: C
 
     async with public_server(certs, tmp_path, redirect) as server:
         guard, _, resolver = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with pytest.raises(UrlRefused) as refused:
                 await client.post(URL, json={"jsonrpc": "2.0", "id": 1, "method": "ping"})
     assert f"it answered with a redirect (HTTP {status}) to https://elsewhere.example.com/next;" in refused.value.reason
@@ -202,7 +202,7 @@ async def test_net2_a_body_over_one_mebibyte_is_refused_as_it_streams(
     """NET-2: the default cap is 1 MiB; a body one byte past it is refused, whether its length is declared or not."""
     async with public_server(certs, tmp_path, body_of(1_048_577, declared=declared)) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client, client.stream("GET", URL) as response:
+        async with guarded_client(guard) as client, client.stream("GET", URL) as response:
             received: list[bytes] = []
             with pytest.raises(ResponseTooLarge, match=r"over 1048576 bytes from https://mcp\.example\.com/mcp"):
                 await read_into(received, response.aiter_bytes())
@@ -213,7 +213,7 @@ async def test_net2_a_body_over_one_mebibyte_is_refused_as_it_streams(
 async def test_net2_a_body_of_exactly_the_cap_is_accepted(declared: bool, certs: Certificates, tmp_path: Path) -> None:
     async with public_server(certs, tmp_path, body_of(1_048_576, declared=declared)) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             response = await client.get(URL)
     assert len(response.content) == 1_048_576
 
@@ -235,7 +235,7 @@ async def test_net2_the_cap_of_an_event_stream_is_per_event_not_per_stream(certs
     """NET-2: many events that together pass the cap are all read: each is one message."""
     async with public_server(certs, tmp_path, event_stream(600_000, 600_000, 600_000)) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client, client.stream("GET", URL) as response:
+        async with guarded_client(guard) as client, client.stream("GET", URL) as response:
             events = [event async for event in httpx2.EventSource(response, max_event_size=None)]
     assert [len(event.data) for event in events] == [600_000] * 3
 
@@ -247,7 +247,7 @@ async def test_net2_an_event_over_the_cap_is_refused_after_the_events_before_it(
     async with public_server(certs, tmp_path, event_stream(10, 1_100_000, 10)) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
         events: list[str] = []
-        async with guard.http_client() as client, client.stream("GET", URL) as response:
+        async with guarded_client(guard) as client, client.stream("GET", URL) as response:
             with pytest.raises(httpx2.SSEError, match="one event of its event stream"):
                 await read_into(
                     events, (event.data async for event in httpx2.EventSource(response, max_event_size=None))
@@ -258,7 +258,7 @@ async def test_net2_an_event_over_the_cap_is_refused_after_the_events_before_it(
 async def test_net2_the_cap_is_a_setting(certs: Certificates, tmp_path: Path) -> None:
     async with public_server(certs, tmp_path, body_of(2_000, declared=False)) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port}, max_response_bytes=1_999)
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with pytest.raises(ResponseTooLarge, match="over 1999 bytes"):
                 await client.get(URL)
 
@@ -274,7 +274,7 @@ async def test_net2_responses_are_asked_for_uncompressed_and_a_compressed_one_is
 
     async with public_server(certs, tmp_path, gzip) as server:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with pytest.raises(CallError) as refused:
                 await client.get(URL)
     assert refused.value.code == "response_refused"
@@ -289,7 +289,7 @@ async def test_net2_a_connection_that_never_completes_tls_ends_within_the_deadli
 
     async with wire_server(never) as silent:
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): silent.port}, deadline_secs=0.3)
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             with anyio.fail_after(10), pytest.raises(httpx2.ConnectTimeout):
                 await client.get(URL)
     assert silent.connections == 1
@@ -306,7 +306,7 @@ async def test_net1_ambient_proxies_and_netrc_are_ignored(
             monkeypatch.setenv(variable, f"http://127.0.0.1:{proxy.port}")
         monkeypatch.setenv("NETRC", str(netrc))
         guard, _, _ = guard_for(certs, {(PUBLIC, 443): server.port})
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             assert (await client.get(URL)).status_code == 200
     assert proxy.connections == 0
     assert "authorization" not in server.requests[0].headers
@@ -316,10 +316,10 @@ async def test_net1_plain_http_to_this_machine_in_development_mode() -> None:
     """NET-1: development mode reaches a loopback server over plain http; nothing else changes."""
     async with wire_server(ok_then_close) as server:
         guard = EgressGuard(dev=True)
-        async with guard.http_client() as client:
+        async with guarded_client(guard) as client:
             assert (await client.get(f"http://127.0.0.1:{server.port}/mcp")).status_code == 200
         strict = EgressGuard()
-        async with strict.http_client() as client:
+        async with guarded_client(strict) as client:
             with pytest.raises(UrlRefused, match="plain http is not allowed"):
                 await client.get(f"http://127.0.0.1:{server.port}/mcp")
     assert server.connections == 1

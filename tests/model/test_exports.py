@@ -12,14 +12,14 @@ def test_mod2_the_public_names_of_the_model_package_are_pinned() -> None:
     assert sorted(mcpyard.model.__all__) == sorted(
         [
             "ANTHROPIC", "FORMATS", "INSTRUCTIONS_LIMIT", "MAX_INLINED_PARTS", "MAX_INLINE_DEPTH", "NAME_LIMITS",
-            "OPENAI", "PARKED", "AnthropicModel", "ApprovalEvent", "CallApprover", "ErrorEvent", "Event", "EventSink",
+            "OPENAI", "AnthropicModel", "ApprovalEvent", "ErrorEvent", "Event", "EventSink",
             "Message",
-            "Model", "ModelTools", "OfferedTool", "OpenAIModel", "ParkCall", "ParkedEvent", "Profile", "Reply",
+            "Model", "ModelTools", "OfferedTool", "OpenAIModel", "ParkedEvent", "Profile", "Reply",
             "SchemaLeftOut", "ScriptStep", "ScriptedModel", "TextEvent", "TextSink", "ToolCall", "ToolCallEvent",
-            "ToolFormat", "ToolFormatter", "ToolResultEvent", "Turn", "TurnEndEvent", "TurnHost", "TurnLimits",
-            "TurnState", "TurnStatus", "format_tool", "format_tools", "host_prompt", "instructions_section",
+            "ToolFormat", "ToolFormatter", "ToolResultEvent", "TurnEndEvent",
+            "format_tool", "format_tools", "host_prompt", "instructions_section",
             "messages_from_json", "messages_to_json", "normalize_schema", "provider_names", "reply",
-            "resume_turn", "run_turn", "sanitize_instructions", "system_prompt", "TurnClock", "current_turn_clock",
+            "sanitize_instructions", "sendable_call", "sendable_text", "system_prompt",
         ]
     )  # fmt: skip
     for name in mcpyard.model.__all__:

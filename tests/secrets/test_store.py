@@ -44,7 +44,7 @@ def test_sec1_a_secrets_file_that_is_a_symlink_is_refused(tmp_path: Path) -> Non
     real = FileSecretStore(tmp_path / "real.json")
     real.set("API", "value")
     (tmp_path / "link.json").symlink_to(real.path)
-    with pytest.raises(ConfigError, match="symlink"):
+    with pytest.raises(ConfigError, match="symbolic link"):
         FileSecretStore(tmp_path / "link.json").get_all()
 
 

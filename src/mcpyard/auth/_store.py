@@ -4,8 +4,6 @@ from __future__ import annotations
 
 import copy
 import json
-import os
-import stat
 import time
 from collections.abc import Callable
 from pathlib import Path
@@ -14,10 +12,13 @@ from typing import Any, TypeAlias
 import anyio
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 
-from mcpyard._atomic import write_atomic
+from mcpyard._atomic import read_private, write_atomic
 from mcpyard.errors import ConfigError
 
 __all__ = ["AUTH_FILE", "AuthStore", "Clock", "MemoryAuthStore", "ServerTokens"]
+
+MAX_TOKENS_BYTES = 4 * 1024 * 1024
+"""The most the sign-in file may hold: more than mcpyard ever writes there."""
 
 AUTH_FILE = "mcp-auth.json"
 
@@ -37,22 +38,14 @@ class AuthStore:
         self._lock = anyio.Lock()
 
     def read(self) -> dict[str, dict[str, Any]]:
-        """Everything stored; refused if the file is a symlink or readable by others.
+        """Everything stored; refused unless the file is private (`read_private`).
 
         Raises:
             ConfigError: the file cannot be trusted or parsed.
         """
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
+        raw = read_private(self.path, max_bytes=MAX_TOKENS_BYTES, what=f"the sign-in file {self.path}")
+        if raw is None:
             return {}
-        except OSError as exc:
-            raise ConfigError(f"cannot read {self.path}: {exc.strerror or exc} (it must not be a symlink)") from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(file.fileno())
-            if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)):
-                raise ConfigError(f"{self.path} is readable by others or not yours; run `chmod 600 {self.path}`")
-            raw = file.read()
         try:
             data = json.loads(raw)
         except ValueError:

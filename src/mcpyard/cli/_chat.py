@@ -15,32 +15,17 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
+from mcpyard.cli._chat_model import ChatModel
 from mcpyard.cli._common import EXIT_OK, EXIT_TOOL_ERROR, Globals, environ, fail, open_host, run, with_globals
 
 if TYPE_CHECKING:
     from mcpyard.config import ModelSettings
     from mcpyard.model import Model
 
-__all__ = ["ChatModel", "chat", "chat_model"]
+__all__ = ["chat", "chat_model"]
 
 DEFAULT_MAX_CALLS = 20
 NO_ONE_HERE = "this chat reads from a pipe or prints JSON, so no one can answer it: run `mcpyard chat` on a terminal"
-
-
-class ChatModel:
-    """The model a chat talks to, and the key to keep out of everything it prints."""
-
-    def __init__(self, model: Model, key: str | None, key_name: str | None, label: str) -> None:
-        self.model, self.key, self.key_name, self.label = model, key, key_name, label
-
-    def scrub(self, text: str) -> str:
-        """`text` with the API key replaced by its secret's name (SEC-2)."""
-        return text.replace(self.key, f"%{self.key_name}%") if self.key else text
-
-    async def close(self) -> None:
-        close = getattr(self.model, "close", None)
-        if close is not None:
-            await close()
 
 
 def chat_model(

@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from rich.console import Console
 
     from mcpyard import Host, Status
-    from mcpyard.cli._chat import ChatModel
+    from mcpyard.cli._chat_model import ChatModel
     from mcpyard.model import Event, Message
     from mcpyard.policy import Answer, ApprovalCard, Approver
 
@@ -189,7 +189,8 @@ class ChatSession:
     async def turn(self, text: str) -> str:
         import anyio
 
-        from mcpyard.model import Message, TurnLimits, run_turn
+        from mcpyard.agent import TurnLimits, run_turn
+        from mcpyard.model import Message
 
         prompt = "\n\n".join(part for part in (PREAMBLE, self.host.system_prompt()) if part)
         messages = [Message.system(prompt), *self.messages[1:], Message.user(text)]

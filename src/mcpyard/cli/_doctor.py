@@ -32,8 +32,9 @@ def doctor(
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
         from mcpyard.catalog import clean_json
+        from mcpyard.config import secrets_in_use
         from mcpyard.connect import ClientIdentity, Supervisor
-        from mcpyard.secrets import Redactor, default_secret_store, secrets_in_use
+        from mcpyard.secrets import Redactor, default_secret_store
 
         root = await anyio.to_thread.run_sync(resolve_workspace, opts.workspace)
         config = await anyio.to_thread.run_sync(

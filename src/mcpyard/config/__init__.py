@@ -4,6 +4,7 @@ from mcpyard.config._consent import ProjectFile, ProjectServer, read_project
 from mcpyard.config._digest import EntryDigest, ProjectTrust, entry_digest
 from mcpyard.config._foreign import import_config
 from mcpyard.config._imported import ImportedConfig, ImportedServer, ImportNote
+from mcpyard.config._inventory import secrets_in_use
 from mcpyard.config._load import load_config
 from mcpyard.config._model import (
     Hook,
@@ -18,10 +19,18 @@ from mcpyard.config._model import (
     TokenEndpointAuthMethod,
     TransportName,
 )
-from mcpyard.config._names import CREDENTIAL_VARIABLES, looks_secret, nearest, source_words
+from mcpyard.config._names import (
+    CREDENTIAL_HEADERS,
+    CREDENTIAL_VARIABLES,
+    credential_header,
+    looks_secret,
+    nearest,
+    source_words,
+)
 from mcpyard.config._trust import TrustStore
 
 __all__ = [
+    "CREDENTIAL_HEADERS",
     "CREDENTIAL_VARIABLES",
     "EntryDigest",
     "Hook",
@@ -42,11 +51,13 @@ __all__ = [
     "TokenEndpointAuthMethod",
     "TransportName",
     "TrustStore",
+    "credential_header",
     "entry_digest",
     "import_config",
     "load_config",
     "looks_secret",
     "nearest",
     "read_project",
+    "secrets_in_use",
     "source_words",
 ]

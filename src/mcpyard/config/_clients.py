@@ -9,7 +9,7 @@ from pathlib import Path
 
 from mcpyard.config._fields import FIELDS, OAUTH_FIELDS, TYPE_ALIASES
 from mcpyard.config._imported import ClientFormat, Notes
-from mcpyard.config._names import looks_secret, nearest
+from mcpyard.config._names import credential_header, nearest
 from mcpyard.config._variables import rewrite
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
@@ -20,7 +20,6 @@ SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-co
 _TEMPLATED = ("command", "args", "env", "cwd", "url", "headers")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
 _SECRET_REFERENCE = re.compile(r"\$\{secret:[A-Za-z0-9_][A-Za-z0-9_.\-]*\}")
-_CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
 
 _SIGN_IN = (
     "mcpyard signs in to a remote server by itself when the server asks for it (`mcpyard login ID`); "
@@ -264,7 +263,7 @@ def _finish(entry: _Entry) -> None:
         )
     headers = entry.out.get("headers")
     names = [str(name) for name in headers] if isinstance(headers, Mapping) else []
-    if "oauth" in entry.out and any(name.lower() in _CREDENTIAL_HEADERS or looks_secret(name) for name in names):
+    if "oauth" in entry.out and any(credential_header(name) for name in names):
         del entry.out["oauth"]
         entry.ignore(
             "oauth", "its headers carry a credential already, and mcpyard never also signs in; the headers are kept"

@@ -10,7 +10,7 @@ from urllib.parse import urlsplit, urlunsplit
 from mcpyard.config._expand import Expander, Expansion
 from mcpyard.config._fields import FieldReader, env_label
 from mcpyard.config._model import DEFAULT_MAX_FILE_BYTES, ServerSpec, SourceKind, TransportName
-from mcpyard.config._names import describe_entry, is_credential_variable, is_http_token, looks_secret
+from mcpyard.config._names import credential_header, describe_entry, is_credential_variable, is_http_token
 from mcpyard.config._oauth import read_oauth
 from mcpyard.config._read import Form, RawEntry
 
@@ -18,7 +18,6 @@ __all__ = ["EntryContext", "build_spec"]
 
 _REMOTE: tuple[TransportName, ...] = ("streamable_http", "sse", "websocket")
 _BREAKS = ("\r", "\n", "\0")
-_CREDENTIAL_HEADERS = ("authorization", "proxy-authorization")
 _MOVE = "move this server to your user config or a --mcp-config file"
 
 
@@ -163,7 +162,7 @@ class _Builder:
                 "oauth: a websocket server is sent no headers, so no OAuth token reaches it; "
                 "remove oauth or connect over streamable_http"
             )
-        carrying = [key for key, _ in headers if key.lower() in _CREDENTIAL_HEADERS or looks_secret(key)]
+        carrying = [key for key, _ in headers if credential_header(key)]
         if oauth is not None and carrying:
             label = env_label("headers", carrying[0])
             self._problems.append(

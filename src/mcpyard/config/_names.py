@@ -72,6 +72,15 @@ def looks_secret(name: str) -> bool:
     return any(marker.casefold() in folded for marker in _SECRET_MARKERS)
 
 
+CREDENTIAL_HEADERS = frozenset({"authorization", "proxy-authorization", "cookie"})
+"""The headers that carry a credential whatever else they hold (any header whose name looks secret does too)."""
+
+
+def credential_header(name: str) -> bool:
+    """`Authorization`, `Proxy-Authorization`, `Cookie`, or a header whose name looks secret (SEC-3, AUTH-3)."""
+    return name.lower() in CREDENTIAL_HEADERS or looks_secret(name)
+
+
 def is_credential_variable(name: str) -> bool:
     """Whether a project file is forbidden to read this variable (CFG-6), in any case."""
     return name.upper() in CREDENTIAL_VARIABLES

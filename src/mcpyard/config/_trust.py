@@ -87,7 +87,10 @@ class TrustStore:
 
     def _read(self) -> dict[str, ProjectTrust]:
         # Anyone else able to write this file could make a workspace trusted: fail closed.
-        data = read_private(self._path, _MAX_BYTES)
+        try:
+            data = read_private(self._path, max_bytes=_MAX_BYTES)
+        except ConfigError:
+            return {}
         if data is None:
             return {}
         try:

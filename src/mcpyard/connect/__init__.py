@@ -4,10 +4,18 @@ from mcpyard.connect._addresses import address_problem
 from mcpyard.connect._calls import LogFn, ProgressFn
 from mcpyard.connect._egress import CheckedUrl, EgressGuard, RemoteUrl, check_answers, parse_remote_url
 from mcpyard.connect._environment import BASE_VARIABLES, LOCATION_VARIABLES, server_environment
+from mcpyard.connect._guarded import guarded_client
 from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
 from mcpyard.connect._memory import ConfiguredConnections, Connections, InMemoryServers, ServerFactory
 from mcpyard.connect._network import Dialer, MemoryResolver, Resolver, SystemResolver, TcpDialer
 from mcpyard.connect._reaper import Reaper
+from mcpyard.connect._sendable import (
+    MAX_ARGUMENTS_BYTES,
+    MAX_ARGUMENTS_DEPTH,
+    sendable_copy,
+    sendable_problem,
+    unsendable_text,
+)
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
@@ -18,6 +26,8 @@ __all__ = [
     "BASE_VARIABLES",
     "CANCEL_GRACE",
     "LOCATION_VARIABLES",
+    "MAX_ARGUMENTS_BYTES",
+    "MAX_ARGUMENTS_DEPTH",
     "MAX_OPEN_QUESTIONS",
     "CheckedUrl",
     "ClientIdentity",
@@ -45,8 +55,12 @@ __all__ = [
     "TcpDialer",
     "address_problem",
     "check_answers",
+    "guarded_client",
     "parse_message",
     "parse_remote_url",
+    "sendable_copy",
+    "sendable_problem",
     "server_environment",
     "split_trace_headers",
+    "unsendable_text",
 ]

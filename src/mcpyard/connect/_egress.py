@@ -12,9 +12,8 @@ from __future__ import annotations
 import ipaddress
 import re
 import ssl
-from collections.abc import Callable, Mapping, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass, field
-from typing import Any
 
 import anyio
 import httpx2
@@ -254,21 +253,3 @@ class EgressGuard:
         target = self.parse(url)
         addresses = await self.addresses(target)
         return CheckedUrl(str(target.url), target.host, target.port, addresses)
-
-    def http_client(
-        self,
-        *,
-        headers: Mapping[str, str] | None = None,
-        auth: httpx2.Auth | None = None,
-        event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
-        timeout: httpx2.Timeout | None = None,
-    ) -> httpx2.AsyncClient:
-        """An HTTP client whose every request goes through this guard (no proxies, no .netrc, no redirects).
-
-        `timeout` defaults to `deadline_secs` for each phase of a request; a client that holds
-        event streams open (MCP's) passes one without a read limit and bounds its calls itself.
-        """
-        from mcpyard.connect._guarded import guarded_client
-
-        timeout = timeout or httpx2.Timeout(self.deadline_secs)
-        return guarded_client(self, headers=headers, auth=auth, event_hooks=event_hooks, timeout=timeout)

@@ -343,15 +343,19 @@ def _redirect_words(url: httpx2.URL, response: httpcore2.Response) -> str:
 def guarded_client(
     guard: EgressGuard,
     *,
-    headers: Mapping[str, str] | None,
-    auth: httpx2.Auth | None,
-    event_hooks: Mapping[str, list[Callable[..., Any]]] | None,
-    timeout: httpx2.Timeout,
+    headers: Mapping[str, str] | None = None,
+    auth: httpx2.Auth | None = None,
+    event_hooks: Mapping[str, list[Callable[..., Any]]] | None = None,
+    timeout: httpx2.Timeout | None = None,
 ) -> httpx2.AsyncClient:
-    """An `httpx2.AsyncClient` on a `GuardedTransport`: no ambient proxies or .netrc, no redirects."""
+    """An HTTP client whose every request goes through `guard`: no ambient proxies or .netrc, no redirects.
+
+    `timeout` defaults to the guard's `deadline_secs` for each phase of a request; a client that
+    holds event streams open (MCP's) passes one without a read limit and bounds its calls itself.
+    """
     return httpx2.AsyncClient(
         headers=dict(headers or {}),
-        timeout=timeout,
+        timeout=timeout or httpx2.Timeout(guard.deadline_secs),
         trust_env=False,
         follow_redirects=False,
         event_hooks=dict(event_hooks or {}),

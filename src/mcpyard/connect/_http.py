@@ -17,7 +17,7 @@ from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
 from mcpyard.connect._egress import EgressGuard
-from mcpyard.connect._guarded import ResponseTooLarge
+from mcpyard.connect._guarded import ResponseTooLarge, guarded_client
 from mcpyard.connect._trace import SESSION_HEADER, TRACE_HEADER, current_traceparent
 
 __all__ = ["HttpObservations", "sse_transport", "streamable_transport"]
@@ -62,8 +62,12 @@ def _client(
     hooks: dict[str, list[Callable[..., Any]]] = {"request": [trace], "response": [record]}
     if egress is not None:
         # Checked, pinned, capped (NET-1, NET-2); each call's own deadline is the supervisor's.
-        return egress.http_client(
-            headers=headers, auth=auth, event_hooks=hooks, timeout=httpx2.Timeout(egress.deadline_secs, read=None)
+        return guarded_client(
+            egress,
+            headers=headers,
+            auth=auth,
+            event_hooks=hooks,
+            timeout=httpx2.Timeout(egress.deadline_secs, read=None),
         )
     return httpx2.AsyncClient(
         headers=dict(headers),

@@ -21,6 +21,8 @@ import mcp_types as types
 from mcp.client.context import ClientRequestContext
 from mcp.shared.exceptions import MCPError
 
+from mcpyard.connect._sendable import sendable_problem
+
 __all__ = ["MAX_OPEN_QUESTIONS", "InputFn", "InputRelay", "InputRouter", "WaitingCall"]
 
 MAX_OPEN_QUESTIONS = 8
@@ -174,7 +176,6 @@ class InputRouter:
         finally:
             for target in targets:
                 target.resume()
-        from mcpyard.pipeline import sendable_problem  # the pipeline's own check; imported where it is needed
 
         # The answer is encoded inside the server's connection, which every caller shares: what cannot be
         # encoded (a lone surrogate someone typed) is refused here, so the connection never fails on it.

@@ -223,14 +223,14 @@ class Supervisor(Interruptions):
             with anyio.CancelScope(deadline=anyio.current_time() + self._spec.connect_timeout_secs) as scope:
                 self._connect_scope = scope
                 try:
-                    await self._session(self._transport(observations, process), scope)
+                    await self._session(await self._transport(observations, process), scope)
                 except Exception:
                     if self._attempt_connected or not self._connector.falls_back(
                         self._snapshot.transport or "", observations
                     ):
                         raise
                     self._publish(transport="sse", note="the server refused streamable HTTP; using SSE")
-                    await self._session(self._transport(observations, process, sign_in=False), scope)
+                    await self._session(await self._transport(observations, process, sign_in=False), scope)
             if scope.cancelled_caught and not self._attempt_connected and not self._stop.is_set():
                 self._fail(self._broken or timeout_reason(self._spec, process))
         except Exception as exc:
@@ -248,7 +248,9 @@ class Supervisor(Interruptions):
             self._publish(state=State.STOPPED, reason=process.describe_stop(), **GONE)
         return connected
 
-    def _transport(self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True) -> Transport:
+    async def _transport(
+        self, observations: HttpObservations, process: StdioProcess, *, sign_in: bool = True
+    ) -> Transport:
         if (given := self._connections.transport(self._spec)) is not None:
             return given  # a server built in this process, say: no process, no wire
         if self._is_stdio:
@@ -256,7 +258,7 @@ class Supervisor(Interruptions):
             return self._stdio
         auth: httpx2.Auth | None = None
         if sign_in and self._snapshot.transport in ("streamable_http", "sse"):
-            made = self._connector.sign_in(self._waiting_for_sign_in, self._sign_in_answered)
+            made = await self._connector.sign_in(self._waiting_for_sign_in, self._sign_in_answered)
             if made is not None:
                 auth, self._sign_in = made
         return self._connector.remote(self._snapshot.transport or "", observations, auth)

@@ -2,26 +2,28 @@
 
 from __future__ import annotations
 
+import functools
 import os
 from collections.abc import Callable, Mapping
 from dataclasses import dataclass
 from pathlib import Path
 
+import anyio
 import httpx2
 from mcp.client._transport import Transport
 
 from mcpyard.auth import AuthStore, ServerTokens, SignIn, free_loopback_port, server_auth
-from mcpyard.config import ServerSpec
+from mcpyard.config import ServerSpec, credential_header
 from mcpyard.connect._egress import EgressGuard, shown_url
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
+from mcpyard.connect._guarded import guarded_client
 from mcpyard.connect._http import HttpObservations, sse_transport, streamable_transport
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._websocket import websocket_transport
 from mcpyard.errors import CallError, McpyardError, UrlRefused
-from mcpyard.secrets import credential_header
 
 __all__ = ["ClientIdentity", "Connector", "failure_reason", "timeout_reason"]
 
@@ -97,7 +99,7 @@ class Connector:
         """The streamable POST was refused with 404/405: an old-style SSE server (CONN-1)."""
         return self.spec.sse_fallback and transport == "streamable_http" and observations.saw("POST", 404, 405)
 
-    def sign_in(
+    async def sign_in(
         self, on_waiting: Callable[[str], None], on_answered: Callable[[], None]
     ) -> tuple[httpx2.Auth, SignIn] | None:
         """OAuth for a remote server as its `oauth` table says, unless its headers already carry a credential
@@ -106,7 +108,7 @@ class Connector:
         if store is None or any(credential_header(name) for name, _ in self.spec.headers):
             return None
         try:
-            stored = store.read().get(self.spec.id) or {}
+            stored = (await anyio.to_thread.run_sync(store.read)).get(self.spec.id) or {}  # off the event loop
         except McpyardError:
             stored = {}
         port = stored.get("redirect_port") if isinstance(stored.get("redirect_port"), int) else None
@@ -118,7 +120,7 @@ class Connector:
             on_answered=on_answered,
         )
         # An identity provider (cross-app access) is reached like the server: through the guard, if any.
-        http = self.egress.http_client if self.egress is not None else None
+        http = functools.partial(guarded_client, self.egress) if self.egress is not None else None
         return server_auth(self.url, ServerTokens(store, self.spec.id), sign_in, oauth, http=http), sign_in
 
 

@@ -1,9 +1,9 @@
-"""Offering MCP to a model and letting it drive a turn (INS, MOD-1, MOD-2).
+"""Offering MCP to a model (INS, MOD-1): what the host gives a model, below the host; the loop is `mcpyard.agent`.
 
-The system prompt's server sections, the tools in each model API's format, and the agent loop
-(`run_turn`) over a `Model`: any OpenAI-compatible endpoint (`OpenAIModel`), Anthropic's API
-(`AnthropicModel`, with the `anthropic` extra) or a script (`ScriptedModel`). The model clients are
-imported only when a backend is used.
+The system prompt's server sections, the tools in each model API's format, the messages and events
+of a turn, and the models a turn talks to: any OpenAI-compatible endpoint (`OpenAIModel`),
+Anthropic's API (`AnthropicModel`, with the `anthropic` extra) or a script (`ScriptedModel`). The
+model clients are imported only when a backend is used.
 """
 
 from __future__ import annotations
@@ -11,7 +11,6 @@ from __future__ import annotations
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.model._backend import Model, Reply, TextSink
-from mcpyard.model._clock import TurnClock, current_turn_clock
 from mcpyard.model._events import (
     ApprovalEvent,
     ErrorEvent,
@@ -34,7 +33,14 @@ from mcpyard.model._formats import (
     format_tools,
     provider_names,
 )
-from mcpyard.model._messages import Message, ToolCall, messages_from_json, messages_to_json
+from mcpyard.model._messages import (
+    Message,
+    ToolCall,
+    messages_from_json,
+    messages_to_json,
+    sendable_call,
+    sendable_text,
+)
 from mcpyard.model._prompt import (
     INSTRUCTIONS_LIMIT,
     host_prompt,
@@ -55,18 +61,6 @@ from mcpyard.model._scripted import ScriptedModel, ScriptStep, reply
 
 if TYPE_CHECKING:
     from mcpyard.model._anthropic import AnthropicModel
-    from mcpyard.model._loop import (
-        PARKED,
-        CallApprover,
-        ParkCall,
-        Turn,
-        TurnHost,
-        TurnLimits,
-        TurnState,
-        TurnStatus,
-        resume_turn,
-        run_turn,
-    )
     from mcpyard.model._openai import OpenAIModel
 
 __all__ = [
@@ -77,10 +71,8 @@ __all__ = [
     "MAX_INLINE_DEPTH",
     "NAME_LIMITS",
     "OPENAI",
-    "PARKED",
     "AnthropicModel",
     "ApprovalEvent",
-    "CallApprover",
     "ErrorEvent",
     "Event",
     "EventSink",
@@ -89,7 +81,6 @@ __all__ = [
     "ModelTools",
     "OfferedTool",
     "OpenAIModel",
-    "ParkCall",
     "ParkedEvent",
     "Profile",
     "Reply",
@@ -103,14 +94,7 @@ __all__ = [
     "ToolFormat",
     "ToolFormatter",
     "ToolResultEvent",
-    "Turn",
-    "TurnClock",
     "TurnEndEvent",
-    "TurnHost",
-    "TurnLimits",
-    "TurnState",
-    "TurnStatus",
-    "current_turn_clock",
     "format_tool",
     "format_tools",
     "host_prompt",
@@ -120,31 +104,16 @@ __all__ = [
     "normalize_schema",
     "provider_names",
     "reply",
-    "resume_turn",
-    "run_turn",
     "sanitize_instructions",
+    "sendable_call",
+    "sendable_text",
     "system_prompt",
 ]
 
-# The loop imports the pipeline, which the host imports this package before; the backends import their clients.
+# The backends import their clients: only when one is used.
 _LAZY = {
     "AnthropicModel": "mcpyard.model._anthropic",
     "OpenAIModel": "mcpyard.model._openai",
-    **dict.fromkeys(
-        (
-            "PARKED",
-            "CallApprover",
-            "ParkCall",
-            "Turn",
-            "TurnHost",
-            "TurnLimits",
-            "TurnState",
-            "TurnStatus",
-            "resume_turn",
-            "run_turn",
-        ),
-        "mcpyard.model._loop",
-    ),
 }
 
 

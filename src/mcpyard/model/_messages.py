@@ -12,7 +12,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any, Literal
 
-from mcpyard.pipeline import sendable_copy, sendable_problem, unsendable_text
+from mcpyard.connect import sendable_copy, sendable_problem, unsendable_text
 
 __all__ = ["Message", "Role", "ToolCall", "messages_from_json", "messages_to_json", "sendable_call", "sendable_text"]
 

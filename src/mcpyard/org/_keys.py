@@ -20,13 +20,12 @@ import contextlib
 import hashlib
 import json
 import os
-import stat
 from collections.abc import Iterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Protocol
 
-from mcpyard._atomic import write_atomic, write_new
+from mcpyard._atomic import read_private, write_atomic, write_new
 from mcpyard.errors import ConfigError, UsageError
 
 __all__ = [
@@ -274,30 +273,14 @@ class FileKeySource:
         return dropped
 
     def _read(self) -> bytes:
-        if os.path.islink(self.path):
-            raise ConfigError(f"{self.where} is a symbolic link; mcpyard refuses to read a key through one")
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | os.O_CLOEXEC)
-        except FileNotFoundError:
-            raise ConfigError(
-                f"{self.where} does not exist: run `mcpyard org init` to make it, or set {KEY_ENV}"
-            ) from None
-        except OSError as exc:
-            raise ConfigError(f"cannot read {self.where}: {exc.strerror or exc}") from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(file.fileno())
-            if not stat.S_ISREG(info.st_mode):
-                raise ConfigError(f"{self.where} is not a regular file")
-            if info.st_uid != os.getuid():
-                raise ConfigError(f"{self.where} belongs to another user; mcpyard reads only a key file of yours")
-            if info.st_mode & (stat.S_IRWXG | stat.S_IRWXO):
-                raise ConfigError(
-                    f"{self.where} can be read or written by others; run `chmod 600 {self.path}`, "
-                    "and consider the key exposed: rotate it with `mcpyard org rotate-key`"
-                )
-            data = file.read(_MAX_FILE_BYTES + 1)
-        if len(data) > _MAX_FILE_BYTES:
-            raise ConfigError(f"{self.where} is too large to be a key file")
+        data = read_private(
+            self.path,
+            max_bytes=_MAX_FILE_BYTES,
+            what=self.where,
+            exposed="and consider the key exposed: rotate it with `mcpyard org rotate-key`",
+        )
+        if data is None:
+            raise ConfigError(f"{self.where} does not exist: run `mcpyard org init` to make it, or set {KEY_ENV}")
         return data
 
 

@@ -24,10 +24,10 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from sqlalchemy import func, select, update
 
+from mcpyard.agent import TurnClock, current_turn_clock
 from mcpyard.connect import InputRelay
 from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest
 from mcpyard.errors import ElicitationRefused
-from mcpyard.model import TurnClock, current_turn_clock
 from mcpyard.org._models import Question, RegisteredServer, TurnRow, new_id, utcnow
 from mcpyard.org._question_form import form_json
 from mcpyard.org._service import OrgService

@@ -6,7 +6,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from mcpyard.model import PARKED, ToolCall, Turn
+from mcpyard.agent import PARKED, Turn
+from mcpyard.model import ToolCall
 from mcpyard.org._models import CallRow, RegisteredServer, TurnRow
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult

@@ -9,7 +9,9 @@ import httpx2
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.model import Model, ToolCall, TurnLimits
+from mcpyard.agent import TurnLimits
+from mcpyard.connect import guarded_client
+from mcpyard.model import Model, ToolCall
 from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._hosts import model_name
 from mcpyard.org._inbox import Inbox
@@ -47,7 +49,7 @@ async def model_for(svc: OrgService, org_id: str, name: str | None) -> Model:
 
     # Every request goes through the outbound guard: resolved once per connection, refused for a private address,
     # connected to the address checked, no redirects, no ambient proxy (NET-1); answers capped at 1 MiB (NET-2).
-    http = svc.guard.http_client(timeout=httpx2.Timeout(MODEL_REQUEST_SECS)) if svc.guard is not None else None
+    http = guarded_client(svc.guard, timeout=httpx2.Timeout(MODEL_REQUEST_SECS)) if svc.guard is not None else None
     return OpenAIModel(
         base_url=setting.base_url, model=name or setting.model, api_key=key, stream=False, http_client=http
     )

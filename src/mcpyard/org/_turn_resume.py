@@ -8,7 +8,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.model import TurnState
+from mcpyard.agent import TurnState
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Approval, Conversation, TurnRow
 from mcpyard.org._service import OrgService

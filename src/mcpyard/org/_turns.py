@@ -19,6 +19,7 @@ from typing import Any
 import anyio
 from sqlalchemy import update
 
+from mcpyard.agent import TurnHost, TurnState, resume_turn, run_turn
 from mcpyard.model import (
     ErrorEvent,
     Event,
@@ -26,12 +27,8 @@ from mcpyard.model import (
     Model,
     ModelTools,
     ToolFormat,
-    TurnHost,
-    TurnState,
     messages_from_json,
     messages_to_json,
-    resume_turn,
-    run_turn,
 )
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._hosts import TURN_ID, OrgHost

@@ -4,19 +4,20 @@
 (`mcpyard.HostView`) and session; each stage is a function of its own in `_stages.py`.
 """
 
-from mcpyard.pipeline._cache import IdempotentCache, cache_key
-from mcpyard.pipeline._call import Call, CallRequest, Refusal
-from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
-from mcpyard.pipeline._resolve import resolve
-from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Session, Stage, read_result, run
-from mcpyard.pipeline._sendable import (
+from mcpyard.connect import (
     MAX_ARGUMENTS_BYTES,
     MAX_ARGUMENTS_DEPTH,
     sendable_copy,
     sendable_problem,
     unsendable_text,
 )
+from mcpyard.pipeline._cache import IdempotentCache, cache_key
+from mcpyard.pipeline._call import Call, CallRequest, Refusal
+from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
+from mcpyard.pipeline._resolve import resolve
+from mcpyard.pipeline._result import CallResult
+from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Stage, read_result, run
+from mcpyard.pipeline._session import Session
 from mcpyard.pipeline._shape import (
     CACHED_LINE,
     IN_THE_FENCE,

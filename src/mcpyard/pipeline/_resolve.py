@@ -9,7 +9,7 @@ from mcpyard.pipeline._call import Call, Refusal
 
 if TYPE_CHECKING:
     from mcpyard import HostView
-    from mcpyard.pipeline._run import Session
+    from mcpyard.pipeline._session import Session
 
 __all__ = ["resolve"]
 

@@ -2,22 +2,18 @@
 
 from __future__ import annotations
 
-import secrets
 import time
 from collections.abc import Awaitable, Callable, Mapping
-from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import clean_text
-from mcpyard.config import Mode
-from mcpyard.elicitation import Elicitor
+from mcpyard.connect import sendable_copy
 from mcpyard.errors import CallError
-from mcpyard.pipeline._cache import IdempotentCache
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
-from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder
+from mcpyard.pipeline._record import CallRecord, CallStatus, FileRecord
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._sendable import sendable_copy
+from mcpyard.pipeline._session import Session
 from mcpyard.pipeline._shape import cut_to_bytes, fence
 from mcpyard.pipeline._stages import (
     ask,
@@ -30,8 +26,6 @@ from mcpyard.pipeline._stages import (
     shape,
     validate,
 )
-from mcpyard.pipeline._store import ResultStore
-from mcpyard.policy import Approver, HookSpawn
 
 if TYPE_CHECKING:
     from mcpyard import HostView
@@ -73,26 +67,6 @@ STAGES: tuple[Stage, ...] = (
     shape,
 )
 """Every call passes these, in this order, until one refuses it (CALL)."""
-
-
-@dataclass
-class Session:
-    """One host session's own state: its mode, approver, allows, stored results, cache and records."""
-
-    mode: Mode
-    approver: Approver | None
-    recorder: CallRecorder = field(default_factory=MemoryRecorder)
-    id: str = field(default_factory=lambda: secrets.token_hex(16))
-    marker: str = field(default_factory=lambda: secrets.token_hex(8))
-    """Random per session, so text inside a result can never close the fence (CALL-7)."""
-    session_allows: set[str] = field(default_factory=set)
-    store: ResultStore = field(default_factory=ResultStore)
-    cache: IdempotentCache = field(default_factory=IdempotentCache)
-    start_hooks: HookSpawn | None = None
-    """How pre_call hooks are started (the host's reaper, so none of their processes outlives
-    the call); None: each in a process group of its own (POL-6)."""
-    elicitor: Elicitor | None = None
-    """Who answers a server's questions during a call (elicitation); None: no one (not declared)."""
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:

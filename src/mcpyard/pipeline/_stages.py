@@ -17,12 +17,12 @@ import anyio
 import mcp_types as types
 
 from mcpyard.catalog import clean_json, clean_text
+from mcpyard.connect import sendable_problem, unsendable_text
 from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError, ServerError
 from mcpyard.files import FileRefused, read_local_file
 from mcpyard.pipeline._cache import cache_key
 from mcpyard.pipeline._call import Call, Refusal
-from mcpyard.pipeline._sendable import sendable_problem, unsendable_text
 from mcpyard.pipeline._shape import ShapeContext, shape_result
 from mcpyard.pipeline._validate import check_arguments
 from mcpyard.policy import (
@@ -39,7 +39,7 @@ from mcpyard.policy import (
 if TYPE_CHECKING:
     from mcpyard import HostView
     from mcpyard.connect import InputRelay
-    from mcpyard.pipeline._run import Session
+    from mcpyard.pipeline._session import Session
 
 __all__ = [
     "ask",

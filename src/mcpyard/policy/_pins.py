@@ -7,11 +7,14 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import get_args
 
-from mcpyard._atomic import write_atomic
+from mcpyard._atomic import read_private, write_atomic
 from mcpyard.errors import ConfigError
 from mcpyard.policy._decide import PinPolicy
 
 __all__ = ["POLICIES", "Pin", "PinStore"]
+
+MAX_PINS_BYTES = 4 * 1024 * 1024
+"""The most the pins file may hold."""
 
 POLICIES: tuple[PinPolicy, ...] = get_args(PinPolicy)
 
@@ -38,11 +41,13 @@ class PinStore:
         Raises:
             ConfigError: the file exists but cannot be used.
         """
-        try:
-            raw = json.loads(self.path.read_text(encoding="utf-8"))
-        except FileNotFoundError:
+        # Pins decide what runs without asking: a file anyone else could have written is refused.
+        data = read_private(self.path, max_bytes=MAX_PINS_BYTES, what=f"the pins file {self.path}")
+        if data is None:
             return {}
-        except (OSError, ValueError) as exc:
+        try:
+            raw = json.loads(data.decode("utf-8"))
+        except (ValueError, RecursionError) as exc:
             raise ConfigError(
                 f"cannot read the pins file {self.path}: {exc}; fix or delete it", source=self.path
             ) from None

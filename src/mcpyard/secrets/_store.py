@@ -4,13 +4,11 @@ from __future__ import annotations
 
 import contextlib
 import json
-import os
 import re
-import stat
 from pathlib import Path
 from typing import Protocol
 
-from mcpyard._atomic import write_atomic
+from mcpyard._atomic import read_private, write_atomic
 from mcpyard.errors import ConfigError, UsageError
 
 __all__ = [
@@ -22,6 +20,9 @@ __all__ = [
     "check_secret_name",
     "default_secret_store",
 ]
+
+MAX_SECRETS_BYTES = 4 * 1024 * 1024
+"""The most the secrets file (or the keyring's index of names) may hold."""
 
 SECRETS_FILE = "secrets.json"
 KEYRING_SERVICE = "mcpyard"
@@ -79,24 +80,9 @@ class FileSecretStore:
         self.path = path
 
     def _read(self) -> dict[str, str]:
-        try:
-            fd = os.open(self.path, os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0))
-        except FileNotFoundError:
+        data = read_private(self.path, max_bytes=MAX_SECRETS_BYTES, what=f"the secrets file {self.path}")
+        if data is None:
             return {}
-        except OSError as exc:
-            raise ConfigError(
-                f"cannot read the secrets file {self.path}: {exc.strerror or exc} (is it a symlink? it must not be)",
-                source=self.path,
-            ) from None
-        with os.fdopen(fd, "rb") as file:
-            info = os.fstat(file.fileno())
-            if hasattr(os, "getuid") and (info.st_uid != os.getuid() or info.st_mode & (stat.S_IRWXG | stat.S_IRWXO)):
-                raise ConfigError(
-                    f"the secrets file {self.path} is readable by others or not yours; "
-                    f"run `chmod 600 {self.path}` (and check its owner), then try again",
-                    source=self.path,
-                )
-            data = file.read()
         try:
             values = json.loads(data)
         except ValueError:
@@ -137,8 +123,9 @@ class KeyringSecretStore:
 
     def names(self) -> list[str]:
         try:
-            names = json.loads(self.index.read_text(encoding="utf-8"))
-        except (FileNotFoundError, ValueError):
+            data = read_private(self.index, max_bytes=MAX_SECRETS_BYTES, what=f"the secrets index {self.index}")
+            names = json.loads(data) if data is not None else []
+        except (ConfigError, ValueError, RecursionError):
             return []
         return sorted(str(name) for name in names) if isinstance(names, list) else []
 

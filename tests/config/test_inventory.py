@@ -12,7 +12,7 @@ from typing import Any
 
 import pytest
 
-from mcpyard.secrets import secrets_in_use
+from mcpyard.config import secrets_in_use
 from tests.config._support import Setup
 
 TOKEN = "tok-0123456789abcdef-value"

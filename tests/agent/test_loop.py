@@ -11,6 +11,7 @@ import anyio
 import pytest
 
 from mcpyard import Host
+from mcpyard.agent import ParkCall, TurnLimits, TurnState, current_turn_clock, resume_turn, run_turn
 from mcpyard.model import (
     AnthropicModel,
     ApprovalEvent,
@@ -18,19 +19,13 @@ from mcpyard.model import (
     Event,
     Message,
     OpenAIModel,
-    ParkCall,
     ParkedEvent,
     ScriptedModel,
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
     TurnEndEvent,
-    TurnLimits,
-    TurnState,
-    current_turn_clock,
     reply,
-    resume_turn,
-    run_turn,
 )
 from mcpyard.policy import Answer, ApprovalCard, ScriptedApprover
 from tests.conftest import Home, fixture_server

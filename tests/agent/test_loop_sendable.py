@@ -10,7 +10,8 @@ from collections.abc import AsyncIterator
 import anyio
 import pytest
 
-from mcpyard.model import Event, Message, OpenAIModel, TextEvent, ToolCallEvent, ToolResultEvent, run_turn
+from mcpyard.agent import run_turn
+from mcpyard.model import Event, Message, OpenAIModel, TextEvent, ToolCallEvent, ToolResultEvent
 from tests.conftest import Home, fixture_server
 from tests.model.openai_fixture import ModelFixture, serve_model
 

@@ -5,17 +5,12 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from mcpyard.config import ServerSpec, looks_secret
+from mcpyard.config._model import ServerSpec
+from mcpyard.config._names import credential_header, looks_secret
 
-__all__ = ["AUTH_HEADERS", "credential_header", "secrets_in_use"]
+__all__ = ["secrets_in_use"]
 
-AUTH_HEADERS = frozenset({"authorization", "proxy-authorization"})
 _ENV_REFERENCE = re.compile(r"\$\{(?:env:)?([A-Za-z_][A-Za-z0-9_]*)\}")
-
-
-def credential_header(name: str) -> bool:
-    """`Authorization`, `Proxy-Authorization`, or a header whose name looks secret (SEC-3, AUTH-3)."""
-    return name.lower() in AUTH_HEADERS or looks_secret(name)
 
 
 def secrets_in_use(specs: Iterable[ServerSpec], environ: Mapping[str, str]) -> list[tuple[str, str]]:

@@ -23,24 +23,23 @@ from typing import Any, Literal, Protocol, runtime_checkable
 
 import anyio
 
+from mcpyard.agent._clock import running
 from mcpyard.errors import ModelError
-from mcpyard.model._backend import Model
-from mcpyard.model._clock import running
-from mcpyard.model._events import (
+from mcpyard.model import (
     ApprovalEvent,
     ErrorEvent,
     Event,
     EventSink,
+    Message,
+    Model,
+    ModelTools,
     ParkedEvent,
     TextEvent,
+    ToolCall,
     ToolCallEvent,
+    ToolFormat,
     ToolResultEvent,
     TurnEndEvent,
-)
-from mcpyard.model._formats import ModelTools, ToolFormat
-from mcpyard.model._messages import (
-    Message,
-    ToolCall,
     messages_from_json,
     messages_to_json,
     sendable_call,

@@ -1,0 +1,35 @@
+"""A host session's own state, which every call of that session reads and updates (CALL-4, CALL-5, POL-3)."""
+
+from __future__ import annotations
+
+import secrets
+from dataclasses import dataclass, field
+
+from mcpyard.config import Mode
+from mcpyard.elicitation import Elicitor
+from mcpyard.pipeline._cache import IdempotentCache
+from mcpyard.pipeline._record import CallRecorder, MemoryRecorder
+from mcpyard.pipeline._store import ResultStore
+from mcpyard.policy import Approver, HookSpawn
+
+__all__ = ["Session"]
+
+
+@dataclass
+class Session:
+    """One host session's own state: its mode, approver, allows, stored results, cache and records."""
+
+    mode: Mode
+    approver: Approver | None
+    recorder: CallRecorder = field(default_factory=MemoryRecorder)
+    id: str = field(default_factory=lambda: secrets.token_hex(16))
+    marker: str = field(default_factory=lambda: secrets.token_hex(8))
+    """Random per session, so text inside a result can never close the fence (CALL-7)."""
+    session_allows: set[str] = field(default_factory=set)
+    store: ResultStore = field(default_factory=ResultStore)
+    cache: IdempotentCache = field(default_factory=IdempotentCache)
+    start_hooks: HookSpawn | None = None
+    """How pre_call hooks are started (the host's reaper, so none of their processes outlives
+    the call); None: each in a process group of its own (POL-6)."""
+    elicitor: Elicitor | None = None
+    """Who answers a server's questions during a call (elicitation); None: no one (not declared)."""
