@@ -11,7 +11,9 @@ from __future__ import annotations
 
 import contextlib
 import dataclasses
+import logging
 import os
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
 from typing import Any
@@ -29,7 +31,7 @@ from mcpyard._tools import ToolInfo
 from mcpyard._version import __version__
 from mcpyard._view import Publisher
 from mcpyard.auth import AuthStore
-from mcpyard.config import LoadedConfig, Mode, secrets_in_use
+from mcpyard.config import MODES, LoadedConfig, Mode, secrets_in_use
 from mcpyard.connect import ClientIdentity, Connections, EgressGuard, InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
@@ -40,7 +42,8 @@ from mcpyard.secrets import Redactor
 
 __all__ = ["Host", "ToolInfo"]
 
-MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
+
+_log = logging.getLogger("mcpyard")
 
 
 class Host(ModelOffer, ResourceReader):
@@ -269,6 +272,8 @@ class Host(ModelOffer, ResourceReader):
             request.definition_hash, request.approver, request.elicitor = definition_hash, approver, elicitor
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed
+            # The traceback goes to the log (redacted), for a report; the caller reads one line.
+            _log.error("%s failed inside mcpyard\n%s", name, self.redact(traceback.format_exc()))
             message = f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"
             return CallResult.refusal("internal_error", message, tool=name)
         finally:

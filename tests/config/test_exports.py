@@ -10,6 +10,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
     assert sorted(mcpyard.config.__all__) == [
         "CREDENTIAL_HEADERS",
         "CREDENTIAL_VARIABLES",
+        "MODES",
         "EntryDigest",
         "Hook",
         "HostSettings",
@@ -32,6 +33,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "credential_header",
         "entry_digest",
         "import_config",
+        "is_mode",
         "load_config",
         "looks_secret",
         "nearest",

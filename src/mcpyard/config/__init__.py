@@ -7,6 +7,7 @@ from mcpyard.config._imported import ImportedConfig, ImportedServer, ImportNote
 from mcpyard.config._inventory import secrets_in_use
 from mcpyard.config._load import load_config
 from mcpyard.config._model import (
+    MODES,
     Hook,
     HostSettings,
     LoadedConfig,
@@ -18,6 +19,7 @@ from mcpyard.config._model import (
     SourceKind,
     TokenEndpointAuthMethod,
     TransportName,
+    is_mode,
 )
 from mcpyard.config._names import (
     CREDENTIAL_HEADERS,
@@ -32,6 +34,7 @@ from mcpyard.config._trust import TrustStore
 __all__ = [
     "CREDENTIAL_HEADERS",
     "CREDENTIAL_VARIABLES",
+    "MODES",
     "EntryDigest",
     "Hook",
     "HostSettings",
@@ -54,6 +57,7 @@ __all__ = [
     "credential_header",
     "entry_digest",
     "import_config",
+    "is_mode",
     "load_config",
     "looks_secret",
     "nearest",

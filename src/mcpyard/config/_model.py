@@ -4,12 +4,13 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 from pathlib import Path
-from typing import Literal
+from typing import Literal, TypeGuard, get_args
 
 __all__ = [
     "DEFAULT_MAX_FILE_BYTES",
     "DEFAULT_MAX_RESULT_BYTES",
     "DEFAULT_MAX_STORED_RESULT_BYTES",
+    "MODES",
     "Hook",
     "HostSettings",
     "LoadedConfig",
@@ -22,11 +23,21 @@ __all__ = [
     "SpecState",
     "TokenEndpointAuthMethod",
     "TransportName",
+    "is_mode",
 ]
 
 SourceKind = Literal["flag", "user", "project"]
 TransportName = Literal["stdio", "streamable_http", "sse", "websocket"]
 Mode = Literal["read-only", "plan", "ask", "auto"]
+MODES: tuple[Mode, ...] = get_args(Mode)
+"""Every mode, from the most careful to the most trusting (POL-1)."""
+
+
+def is_mode(value: object) -> TypeGuard[Mode]:
+    """Whether `value` names a mode."""
+    return value in MODES
+
+
 OAuthGrant = Literal["authorization_code", "client_credentials", "cross_app_access"]
 TokenEndpointAuthMethod = Literal["client_secret_basic", "client_secret_post", "private_key_jwt", "none"]
 SpecState = Literal["ok", "failed", "skipped", "untrusted", "disabled"]

@@ -8,13 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
-from mcpyard.config._model import Hook, HostSettings, Mode, ModelSettings, SourceKind
+from mcpyard.config._model import MODES, Hook, HostSettings, Mode, ModelSettings, SourceKind
 from mcpyard.config._names import describe_source, quote
 from mcpyard.errors import ConfigError
 
 __all__ = ["SettingsPatch", "merge_settings", "read_settings"]
 
-MODES: tuple[Mode, ...] = ("read-only", "plan", "ask", "auto")
 SEPARATORS: tuple[Literal["__", "_"], ...] = ("__", "_")
 PROVIDERS: tuple[Literal["openai", "anthropic"], ...] = ("openai", "anthropic")
 _SECRET_REFERENCE = re.compile(r"\$\{secret:([A-Za-z_][A-Za-z0-9_.-]*)\}")

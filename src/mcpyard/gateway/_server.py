@@ -4,6 +4,8 @@ from __future__ import annotations
 
 import contextlib
 import hashlib
+import logging
+import traceback
 import warnings
 import weakref
 from collections.abc import Mapping
@@ -42,6 +44,8 @@ from mcpyard.gateway._subscriptions import Subscriptions
 from mcpyard.pipeline import READ_RESULT
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
+
+_log = logging.getLogger("mcpyard.gateway")
 
 GATEWAY_INSTRUCTIONS = (
     "mcpyard gateway: the tools below belong to other MCP servers, named <server>__<tool>. Every call "
@@ -127,10 +131,6 @@ class Gateway:
     def waiting_calls(self) -> int:
         """New-era calls waiting on their clients' answers (input-required rounds) right now."""
         return len(self._trips)
-
-    def public_names(self) -> dict[str, str]:
-        """Offered name → catalog name; with `unprefixed`, a name two servers share is offered prefixed."""
-        return dict(self._offer().names)
 
     def _offer(self) -> _Offer:
         """What is offered, worked out again only when the catalog, the pins or the configuration change."""
@@ -260,6 +260,7 @@ class Gateway:
                 with anyio.move_on_after(ANSWER_SECS):  # a client that never comes back for it
                     await trip.collected.wait()
         except Exception as exc:  # one call's failure is not the gateway's
+            _log.error("%s failed inside mcpyard\n%s", name, self.host.redact(traceback.format_exc()))
             trip.finish(error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
         finally:
             if not trip.finished:  # the client gave up on a round: whoever still asks hears so

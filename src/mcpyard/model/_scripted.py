@@ -51,8 +51,3 @@ class ScriptedModel:
         if answer.text and on_text is not None:
             await on_text(answer.text)
         return answer
-
-    def rewind(self) -> None:
-        """Start the script again from its first step (a benchmark's next round)."""
-        self._next = 0
-        self.requests.clear()

@@ -16,11 +16,11 @@ if TYPE_CHECKING:
     from mcpyard.org._db import DATABASE_ENV, default_database_url, describe_url, open_database, resolve_database_url
     from mcpyard.org._demo import demo_servers, run_demo
     from mcpyard.org._demo_console import DemoConsole, DemoModel, demo_console
-    from mcpyard.org._hosts import CALL_DEADLINE_SECS
     from mcpyard.org._keys import EnvKeySource, FileKeySource, key_source
     from mcpyard.org._migrate import check_schema, head_revision, upgrade
     from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing, check_new_password
     from mcpyard.org._rotate import rotate_key
+    from mcpyard.org._server_spec import CALL_DEADLINE_SECS
 
 __all__ = [
     "CALL_DEADLINE_SECS",
@@ -69,7 +69,7 @@ _LAZY = {
     "DemoConsole": "_demo_console",
     "DemoModel": "_demo_console",
     "demo_console": "_demo_console",
-    "CALL_DEADLINE_SECS": "_hosts",
+    "CALL_DEADLINE_SECS": "_server_spec",
     "EnvKeySource": "_keys",
     "FileKeySource": "_keys",
     "key_source": "_keys",

@@ -22,10 +22,10 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
 from mcpyard.org._events import audit, clear_alert, raise_alert
-from mcpyard.org._hosts import model_name
 from mcpyard.org._models import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow
 from mcpyard.org._questions import Asker
 from mcpyard.org._review import PUBLICATION_ALERT
+from mcpyard.org._server_spec import model_name
 from mcpyard.org._service import OrgService
 from mcpyard.org._turn_json import turn_json
 from mcpyard.org._turn_offer import Offer, limits, model_for

@@ -10,8 +10,8 @@ the database (`OrgRecorder`). Registering, refreshing or deleting a server reloa
 from __future__ import annotations
 
 import contextlib
-import json
 import logging
+import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from contextvars import ContextVar
 from dataclasses import dataclass, field
@@ -25,40 +25,31 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
-from mcpyard.catalog import server_prefix
-from mcpyard.config import HostSettings, LoadedConfig, OAuthSettings, ServerSpec
+from mcpyard.config import HostSettings, LoadedConfig
 from mcpyard.errors import StateError
 from mcpyard.org._caller import ServiceError
 from mcpyard.org._models import Alert, Credential, Policy, RegisteredServer, Tool, new_id
-from mcpyard.org._origin import origin_of
 from mcpyard.org._policies import OrgPolicies
 from mcpyard.org._records import RecordWriter
+from mcpyard.org._server_spec import SOURCE, bound_credential, server_spec, unsealed_oauth
 from mcpyard.pipeline import CallRecord
 from mcpyard.policy import PinPolicy
 
 __all__ = [
-    "CALL_DEADLINE_SECS",
     "CALL_ID",
     "TURN_ID",
     "CredentialOpener",
     "OrgHost",
     "OrgHosts",
     "OrgRecorder",
-    "bound_credential",
     "conversation_key",
     "member_of",
-    "model_name",
-    "server_spec",
-    "unsealed_oauth",
 ]
 
 CALL_ID: ContextVar[str | None] = ContextVar("mcpyard_org_call_id", default=None)
 """The id the call being made gets as its record: the service sets it, the recorder reads it."""
 TURN_ID: ContextVar[str | None] = ContextVar("mcpyard_org_turn_id", default=None)
 """The turn whose calls are being made: its trace reads the records that carry it."""
-CALL_DEADLINE_SECS = 30.0
-"""Every connection attempt and every tool call of a registered server, in all (NET-2)."""
-_SOURCE = Path("<organization>")
 _log = logging.getLogger("mcpyard.org")
 
 
@@ -110,47 +101,6 @@ class OrgRecorder:
                 "started_at": record.at,
             }
         )
-
-
-def unsealed_oauth(secret: str) -> OAuthSettings:
-    """The client-credentials grant sealed as JSON in a credential (ORG-2): the settings that connect with it."""
-    fields = json.loads(secret)
-    return OAuthSettings(
-        grant="client_credentials",
-        client_id=str(fields["client_id"]),
-        client_secret=str(fields["client_secret"]),
-        issuer=str(fields["issuer"]),
-        scopes=tuple(str(scope) for scope in fields.get("scopes") or ()),
-    )
-
-
-def server_spec(
-    server: RegisteredServer, position: int, token: str | None, oauth: OAuthSettings | None = None
-) -> ServerSpec:
-    """A registered server as the host runs it: streamable HTTP, 30 s for everything (NET-2), the token or client
-    secret redacted.
-
-    The host knows it by its name (unique in the organization), so every message names it as people do.
-    """
-    headers = (("Authorization", f"Bearer {token}"),) if token else ()
-    secrets: tuple[tuple[str, str], ...] = ((f"token of server {server.name}", token),) if token else ()
-    if oauth is not None and oauth.client_secret:
-        secrets += ((f"client secret of server {server.name}", oauth.client_secret),)
-    return ServerSpec(
-        id=server.name,
-        source="flag",
-        source_path=_SOURCE,
-        position=position,
-        name=server.name,
-        transport="streamable_http",
-        url=server.url,
-        headers=headers,
-        connect_timeout_secs=CALL_DEADLINE_SECS,
-        call_timeout_secs=CALL_DEADLINE_SECS,
-        shutdown_timeout_secs=2.0,
-        oauth=oauth,
-        secret_values=secrets,
-    )
 
 
 @dataclass
@@ -219,6 +169,12 @@ class OrgHosts:
                     opened.stop.set()
                 self._hosts.clear()
 
+    def redact(self, text: str) -> str:
+        """`text` with every secret any open organization host sends replaced by its name (SEC-3)."""
+        for opened in list(self._hosts.values()):
+            text = opened.host.redact(text)
+        return text
+
     def spawn(self, work: Callable[[], Awaitable[None]], what: str) -> None:
         """Run `work` in the background while the service runs (a turn going on after its approval, a call waiting
         for an answer); a failure is one line on the log, never the service's end; work still running when the
@@ -233,8 +189,8 @@ class OrgHosts:
         async def guarded() -> None:
             try:
                 await work()
-            except Exception as exc:
-                _log.error("%s failed (%s)", what, type(exc).__name__)
+            except Exception:  # last resort: one piece of work, never the service
+                _log.error("%s failed\n%s", what, self.redact(traceback.format_exc()))
             finally:
                 self._running -= 1
                 if not self._running:
@@ -358,25 +314,13 @@ class OrgHosts:
             else:
                 specs.append(server_spec(server, position, secret))
         config = LoadedConfig(
-            servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", _SOURCE),)
+            servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", SOURCE),)
         )
         reviewed: list[tuple[str, str, PinPolicy, str]] = [
             (server, tool, policy, reviewed_hash)  # type: ignore[misc]  # stored values are the three policies
             for server, tool, policy, reviewed_hash in rows
         ]
         return config, reviewed, {server.name: server.id for server in servers}
-
-
-def bound_credential(server: RegisteredServer, credential: Credential | None) -> Credential | None:
-    """The server's credential if it was entered for the origin of the server's URL now; None otherwise (an edit
-    that raced with another, say): a credential never reaches a host it was not entered for. A credential stored
-    before credentials were bound has no origin: it was entered for the URL the server had then."""
-    if credential is None or "origin" not in (details := credential.details or {}):
-        return credential
-    if details["origin"] is not None and details["origin"] == origin_of(server.url):
-        return credential
-    _log.warning("the credential of server %s was entered for another address: it is not sent", server.name)
-    return None
 
 
 def _forget_changed(opened: OrgHost, config: LoadedConfig) -> None:
@@ -387,10 +331,3 @@ def _forget_changed(opened: OrgHost, config: LoadedConfig) -> None:
         if fresh.get(name) != fingerprint:
             opened.tokens.forget(name)
     opened.fingerprints = fresh
-
-
-def model_name(server_name: str, tool: str) -> str:
-    """A registered server's tool as the model sees it (CAT-1): `<server name>__<tool>`."""
-    from mcpyard.catalog import tool_name
-
-    return tool_name(server_prefix(server_name, None, 0), "__", tool)

@@ -18,7 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._call_results import keep_connection_state, result_json
 from mcpyard.org._caller import Caller, ServiceError, not_found
-from mcpyard.org._hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID
+from mcpyard.org._hosts import CALL_ID, TURN_ID
 from mcpyard.org._models import (
     Approval,
     Conversation,
@@ -32,6 +32,7 @@ from mcpyard.org._models import (
     utcnow,
 )
 from mcpyard.org._questions import Asker, OrgElicitor, until_done_or_asked
+from mcpyard.org._server_spec import CALL_DEADLINE_SECS
 from mcpyard.org._service import OrgService
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined

@@ -6,8 +6,9 @@ from collections.abc import Mapping, Sequence
 from typing import Any
 
 from mcpyard.catalog import ServerTools, build_catalog, server_prefix
-from mcpyard.org._hosts import OrgHost, model_name
+from mcpyard.org._hosts import OrgHost
 from mcpyard.org._models import Credential, RegisteredServer, Tool
+from mcpyard.org._server_spec import model_name
 
 __all__ = ["CLIENT_CREDENTIALS", "server_json", "tool_json"]
 

@@ -13,11 +13,11 @@ from mcpyard.agent import TurnLimits
 from mcpyard.connect import guarded_client
 from mcpyard.model import Model, ToolCall
 from mcpyard.org._caller import Caller, ServiceError
-from mcpyard.org._hosts import model_name
 from mcpyard.org._inbox import Inbox
 from mcpyard.org._models import ModelSetting, Policy, RegisteredServer, Tool
 from mcpyard.org._questions import Asker
 from mcpyard.org._seal import model_key_context
+from mcpyard.org._server_spec import model_name
 from mcpyard.org._service import OrgService
 from mcpyard.policy import Answer, ApprovalCard, Approver
 
