@@ -11,7 +11,7 @@ import mcp_types as types
 
 from mcpyard._reading import HostReading
 from mcpyard._view import HostView
-from mcpyard.catalog import clean_json, clean_text, sanitize_text, tool_name
+from mcpyard.catalog import clean_and_redact, clean_and_redact_json, clean_text, sanitize_text, tool_name
 from mcpyard.connect import ServerSnapshot
 from mcpyard.errors import CallError
 
@@ -73,12 +73,12 @@ def _connected(view: HostView) -> Iterator[tuple[str, str, ServerSnapshot]]:
 def _description(view: HostView, wire: Mapping[str, Any]) -> str:
     description = wire.get("description")
     # Cleaned before redacting: a secret split by an invisible character is whole again (SEC-3).
-    return sanitize_text(view.redactor.redact(clean_text(description))) if isinstance(description, str) else ""
+    return sanitize_text(clean_and_redact(description, view.redactor.redact)) if isinstance(description, str) else ""
 
 
 def _scrubbed(view: HostView, value: Any) -> Any:
     """Server data, every string in it cleaned, then redacted (CAT-4, SEC-3)."""
-    return view.redactor.redact_json(clean_json(value))
+    return clean_and_redact_json(value, view.redactor.redact_json)
 
 
 class ResourceReader(HostReading):

@@ -19,7 +19,7 @@ from mcpyard._listings import LISTINGS_FILE, ListingCache
 from mcpyard._plan import HostOptions, Plan, Running, plan_changes
 from mcpyard._view import HostView
 from mcpyard.auth import AUTH_FILE, AuthStore
-from mcpyard.catalog import clean_json
+from mcpyard.catalog import clean_and_redact_json
 from mcpyard.config import ServerSpec
 from mcpyard.connect import ClientIdentity, Reaper, ServerSnapshot, State, Supervisor
 from mcpyard.secrets import Redactor
@@ -232,7 +232,7 @@ class Servers:
 
     async def _server_log(self, server_id: str, message: types.LoggingMessageNotificationParams) -> None:
         # Server text like any other: cleaned, then redacted, before anyone hears it (SEC-3).
-        data = self._redactor().redact_json(clean_json(message.model_dump(by_alias=True, exclude_none=True)))
+        data = clean_and_redact_json(message.model_dump(by_alias=True, exclude_none=True), self._redactor().redact_json)
         message = types.LoggingMessageNotificationParams.model_validate(data)
         for listener in list(self._log_listeners):
             with contextlib.suppress(Exception):  # one listener's failure is not another's

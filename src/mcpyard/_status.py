@@ -7,7 +7,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import TYPE_CHECKING, Any, Literal
 
-from mcpyard.catalog import RefusedTool, clean_text
+from mcpyard.catalog import RefusedTool, clean_and_redact, clean_text
 from mcpyard.config import ServerSpec, source_words
 
 if TYPE_CHECKING:
@@ -122,7 +122,7 @@ def build_status(view: HostView, *, session_id: str, mode: str, also: Iterable[s
     here, whatever reads them (the JSON too), and redacted once more with the view's redactor.
     """
     redact = view.redactor.redact
-    warnings = [redact(clean_text(text)) for text in view.plan.config.warnings]
+    warnings = [clean_and_redact(text, redact) for text in view.plan.config.warnings]
     warnings += view.catalog.warnings
     servers: list[ServerStatus] = []
     removed = view.removed()
@@ -130,7 +130,7 @@ def build_status(view: HostView, *, session_id: str, mode: str, also: Iterable[s
         servers.append(_server_status(view, spec, removed))
         snapshot = view.servers.get(spec.id)
         if snapshot is not None:
-            warnings.extend(text for w in snapshot.warnings if (text := redact(clean_text(w))) not in warnings)
+            warnings.extend(text for w in snapshot.warnings if (text := clean_and_redact(w, redact)) not in warnings)
         warnings.extend(
             f"server {refused.server!r}: tool {clean_text(refused.tool)!r} is not offered: {refused.reason} "
             "(report it to the server's maintainers)"
@@ -157,7 +157,7 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
     }
     redact = view.redactor.redact
     if spec.state != "ok":
-        reason = redact(clean_text(spec.problem)) if spec.problem else spec.problem
+        reason = clean_and_redact(spec.problem, redact) if spec.problem else spec.problem
         return ServerStatus(state=spec.state, reason=reason, **base)
     if (owner := plan.shadowed_by.get(spec.id)) is not None:
         reason = (
@@ -188,12 +188,12 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
     )
     return ServerStatus(
         state=snapshot.state.value,
-        reason=redact(clean_text(snapshot.reason)) if snapshot.reason else None,
+        reason=clean_and_redact(snapshot.reason, redact) if snapshot.reason else None,
         protocol_version=clean_text(snapshot.protocol_version) if snapshot.protocol_version else None,
         tools=tools,
         instructions_bytes=len((snapshot.instructions or "").encode()),
         sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
-        note=redact(clean_text(snapshot.note)) if snapshot.note else websocket_note(spec),
+        note=clean_and_redact(snapshot.note, redact) if snapshot.note else websocket_note(spec),
         refused_tools=tuple(view.catalog.refused_of_server(spec.id)),
         **base,
     )

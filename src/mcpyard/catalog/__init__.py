@@ -23,7 +23,15 @@ from mcpyard.catalog._naming import (
     tool_name,
 )
 from mcpyard.catalog._regex_risk import backtracking_risk, expanded_size
-from mcpyard.catalog._sanitize import LESS_THAN_LOOKALIKES, clean_json, clean_text, escape_tags, sanitize_text
+from mcpyard.catalog._sanitize import (
+    LESS_THAN_LOOKALIKES,
+    clean_and_redact,
+    clean_and_redact_json,
+    clean_json,
+    clean_text,
+    escape_tags,
+    sanitize_text,
+)
 
 __all__ = [
     "LESS_THAN_LOOKALIKES",
@@ -45,6 +53,8 @@ __all__ = [
     "backtracking_risk",
     "build_catalog",
     "canonical_json",
+    "clean_and_redact",
+    "clean_and_redact_json",
     "clean_json",
     "clean_text",
     "definition_hash",

@@ -11,7 +11,7 @@ from mcpyard.catalog._bounds import inspect_schema
 from mcpyard.catalog._files import offer_files_as_paths
 from mcpyard.catalog._hashing import definition_hash
 from mcpyard.catalog._naming import Named, name_tools
-from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_text, sanitize_text
+from mcpyard.catalog._sanitize import DESCRIPTION_LIMIT, clean_and_redact, clean_text, sanitize_text
 from mcpyard.secrets import Redactor
 
 __all__ = ["Catalog", "CatalogEntry", "RefusedTool", "ServerTools", "build_catalog", "schema_refusal"]
@@ -104,7 +104,7 @@ class Catalog:
 
 def _text(value: str, redactor: Redactor, limit: int) -> str:
     # Cleaned before redacting: a secret split by a zero-width or control character is whole again.
-    return sanitize_text(redactor.redact(clean_text(value)), limit=limit)
+    return sanitize_text(clean_and_redact(value, redactor.redact), limit=limit)
 
 
 _PROSE = frozenset({"description", "title", "$comment"})
@@ -117,11 +117,11 @@ def _schema(value: Any, redactor: Redactor, key: str | None = None) -> Any:
     if isinstance(value, str):
         if key in _PROSE:
             return _text(value, redactor, DESCRIPTION_LIMIT)
-        return redactor.redact(clean_text(value))
+        return clean_and_redact(value, redactor.redact)
     if isinstance(value, list):
         return [_schema(item, redactor) for item in value]
     if isinstance(value, Mapping):
-        return {redactor.redact(clean_text(str(k))): _schema(item, redactor, str(k)) for k, item in value.items()}
+        return {clean_and_redact(str(k), redactor.redact): _schema(item, redactor, str(k)) for k, item in value.items()}
     return value
 
 

@@ -3,10 +3,19 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Callable, Mapping
 from typing import Any
 
-__all__ = ["DESCRIPTION_LIMIT", "LESS_THAN_LOOKALIKES", "clean_json", "clean_text", "escape_tags", "sanitize_text"]
+__all__ = [
+    "DESCRIPTION_LIMIT",
+    "LESS_THAN_LOOKALIKES",
+    "clean_and_redact",
+    "clean_and_redact_json",
+    "clean_json",
+    "clean_text",
+    "escape_tags",
+    "sanitize_text",
+]
 
 DESCRIPTION_LIMIT = 8192
 CUT_MARK = "… [cut by mcpyard: the server sent {size} characters]"
@@ -98,6 +107,19 @@ def clean_json(value: Any) -> Any:
     if isinstance(value, Mapping):
         return {clean_text(str(key)): clean_json(item) for key, item in value.items()}
     return value
+
+
+def clean_and_redact(text: str, redact: Callable[[str], str]) -> str:
+    """`text` fit to show anyone: cleaned (`clean_text`), then every secret in it named by `redact` (SEC-3).
+
+    In that order: a secret split by a zero-width or control character is whole again when it is looked for.
+    """
+    return redact(clean_text(text))
+
+
+def clean_and_redact_json(value: Any, redact_json: Callable[[Any], Any]) -> Any:
+    """A JSON value fit to show anyone: every string, keys included, cleaned (`clean_json`), then redacted."""
+    return redact_json(clean_json(value))
 
 
 def sanitize_text(text: str, *, limit: int = DESCRIPTION_LIMIT) -> str:

@@ -31,7 +31,7 @@ def doctor(
         from mcpyard import __version__
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
-        from mcpyard.catalog import clean_json
+        from mcpyard.catalog import clean_and_redact_json
         from mcpyard.config import secrets_in_use
         from mcpyard.connect import ClientIdentity, Supervisor
         from mcpyard.secrets import Redactor, default_secret_store
@@ -96,7 +96,7 @@ def doctor(
             if spec.transport == "stdio":
                 report["stderr"] = list(supervisor.snapshot.stderr)
         # Everything a server printed or sent is cleaned of terminal sequences, then redacted (CLI-1, SEC-3).
-        report = redactor.redact_json(clean_json(report))
+        report = clean_and_redact_json(report, redactor.redact_json)
         failed = spec.state == "failed" or (spec.state == "ok" and report.get("state") != "connected")
         if opts.json:
             print_json(report)

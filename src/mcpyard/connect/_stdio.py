@@ -26,7 +26,7 @@ from anyio.streams.memory import MemoryObjectReceiveStream, MemoryObjectSendStre
 from mcp.client._transport import TransportStreams
 from mcp.shared.message import SessionMessage
 
-from mcpyard.catalog import clean_text
+from mcpyard.catalog import clean_and_redact
 from mcpyard.connect._errors import MessageTooLong
 from mcpyard.connect._kept import FdReceiveStream, KeptProcess
 from mcpyard.connect._pipe import PipeMessages, on_asyncio
@@ -287,7 +287,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         if text:
             # Cleaned (terminal sequences, controls, invisible characters), then redacted, then cut:
             # a split secret is whole again before it is looked for, and no part of one is kept.
-            self.process.stderr_tail.append(self.process.redact(clean_text(text))[:STDERR_LINE_CHARS])
+            self.process.stderr_tail.append(clean_and_redact(text, self.process.redact)[:STDERR_LINE_CHARS])
 
     async def _stop(self, proc: anyio.abc.Process) -> None:
         if proc.stdin is not None:

@@ -24,7 +24,7 @@ from mcp.client.session import IncomingMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.auth import AuthStore, SignIn
-from mcpyard.catalog import clean_text
+from mcpyard.catalog import clean_and_redact
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
 from mcpyard.connect._egress import EgressGuard
@@ -152,14 +152,14 @@ class Supervisor(Interruptions):
         for key in _TEXTS.intersection(changes):
             # Server text goes everywhere from here, JSON included: cleaned, then redacted (CLI-1, SEC-3).
             if isinstance(text := changes[key], str):
-                changes[key] = self._redact(clean_text(text))
+                changes[key] = clean_and_redact(text, self._redact)
         self._snapshot = replace(self._snapshot, **changes)
         # Calls go through only while connected (not while signing in again, or reconnecting).
         self._calls.client = self._client if self._snapshot.state is State.CONNECTED else None
         self._on_change(self._snapshot)
 
     def _warn(self, text: str) -> None:
-        text = self._redact(clean_text(text))
+        text = clean_and_redact(text, self._redact)
         if text not in self._snapshot.warnings:
             self._publish(warnings=(*self._snapshot.warnings, text))
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Iterable
 from typing import TYPE_CHECKING
 
-from mcpyard.catalog import clean_text, escape_tags
+from mcpyard.catalog import clean_and_redact, clean_text, escape_tags
 
 if TYPE_CHECKING:
     from mcpyard import HostView
@@ -54,7 +54,7 @@ def host_prompt(view: HostView) -> str:
     """The sections of every connected server that sent instructions at its last connect (INS-1 to INS-3)."""
     return system_prompt(
         # Cleaned before redacting, so a secret split by invisible characters is caught whole.
-        (view.plan.prefixes[server_id], view.redactor.redact(clean_text(snapshot.instructions)))
+        (view.plan.prefixes[server_id], clean_and_redact(snapshot.instructions, view.redactor.redact))
         for server_id, snapshot in view.servers.items()
         if snapshot.instructions and server_id in view.plan.prefixes
     )

@@ -6,7 +6,7 @@ import time
 from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcpyard.catalog import clean_text
+from mcpyard.catalog import clean_and_redact, clean_text
 from mcpyard.connect import sendable_copy
 from mcpyard.errors import CallError
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
@@ -157,7 +157,7 @@ def _summary(view: HostView, result: CallResult) -> str:
         return clean_text(text[: SUMMARY_CHARS * 2])[:SUMMARY_CHARS]
     # Cleaned before redacting (a secret split by an invisible character is whole again), and
     # cut after: no part of a secret is left at the edge.
-    return redactor.redact(clean_text(text[: SUMMARY_CHARS * 2 + redactor.longest]))[:SUMMARY_CHARS]
+    return clean_and_redact(text[: SUMMARY_CHARS * 2 + redactor.longest], redactor.redact)[:SUMMARY_CHARS]
 
 
 def read_result(view: HostView, session: Session, request: CallRequest) -> CallResult | Refusal:

@@ -16,7 +16,7 @@ from typing import TYPE_CHECKING, Any
 import anyio
 import mcp_types as types
 
-from mcpyard.catalog import clean_json, clean_text
+from mcpyard.catalog import clean_and_redact, clean_and_redact_json
 from mcpyard.connect import sendable_problem, unsendable_text
 from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError, ServerError
@@ -289,7 +289,7 @@ def _redacted_progress(view: HostView, on_progress: Any) -> Any:
     redact = view.redactor.redact
 
     async def forward(progress: float, total: float | None, message: str | None) -> None:
-        await on_progress(progress, total, redact(clean_text(message)) if message else message)
+        await on_progress(progress, total, clean_and_redact(message, redact) if message else message)
 
     return forward
 
@@ -301,7 +301,7 @@ def _redacted_log(view: HostView, on_log: Any) -> Any:
     redact = view.redactor.redact_json
 
     async def forward(params: types.LoggingMessageNotificationParams) -> None:
-        data = redact(clean_json(params.model_dump(by_alias=True, exclude_none=True, mode="json")))
+        data = clean_and_redact_json(params.model_dump(by_alias=True, exclude_none=True, mode="json"), redact)
         await on_log(types.LoggingMessageNotificationParams.model_validate(data))
 
     return forward
@@ -336,7 +336,7 @@ def _redacted_input(view: HostView, relay: Any) -> Any:
     redact = view.redactor.redact_json
 
     async def forward(method: str, params: Any) -> Any:
-        return await ask_client(method, redact(clean_json(dict(params))))
+        return await ask_client(method, clean_and_redact_json(dict(params), redact))
 
     return replace(relay, ask=forward)
 
