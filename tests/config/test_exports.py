@@ -10,7 +10,6 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
     assert sorted(mcpyard.config.__all__) == [
         "CREDENTIAL_HEADERS",
         "CREDENTIAL_VARIABLES",
-        "MODES",
         "EntryDigest",
         "Hook",
         "HostSettings",
@@ -18,6 +17,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "ImportedConfig",
         "ImportedServer",
         "LoadedConfig",
+        "MODES",
         "Mode",
         "ModelSettings",
         "OAuthGrant",
