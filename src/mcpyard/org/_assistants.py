@@ -27,6 +27,7 @@ from mcpyard.org._questions import Asker
 from mcpyard.org._review import PUBLICATION_ALERT
 from mcpyard.org._server_spec import model_name
 from mcpyard.org._service import OrgService
+from mcpyard.org._tool_facts import why_not_now
 from mcpyard.org._turn_json import turn_json
 from mcpyard.org._turn_offer import Offer, limits, model_for
 from mcpyard.org._turns import MAX_MESSAGE, drive_turn, ends_if_it_fails
@@ -202,27 +203,6 @@ async def list_publications(svc: OrgService, caller: Caller, assistant_id: str) 
         return [_publication_json(row, assistant.slug) for row in rows]
 
 
-def _why_not(
-    tool: Tool, policy: Policy | None, server: RegisteredServer, definition_hash: str | None = None
-) -> str | None:
-    """Why a tool may not serve visitors now, or None (`definition_hash`: the one it was published with)."""
-    if server.deleted_at is not None:
-        return "server_deleted"
-    if tool.state == "removed":
-        return "removed"
-    if tool.state == "changed":
-        return "changed"
-    if policy is None or policy.policy == "off":
-        return "off"
-    if policy.policy == "ask_first":
-        return "ask_first"
-    if policy.reviewed_hash != tool.definition_hash:
-        return "old_hash"
-    if definition_hash is not None and definition_hash != tool.definition_hash:
-        return "old_hash"
-    return None
-
-
 async def _selection(
     session: Any, org_id: str, tool_ids: list[str]
 ) -> list[tuple[str, Tool | None, Policy | None, RegisteredServer | None]]:
@@ -246,7 +226,7 @@ async def publish(svc: OrgService, caller: Caller, assistant_id: str) -> dict[st
         problems: list[dict[str, str]] = []
         tools: list[dict[str, str]] = []
         for tool_id, tool, policy, server in await _selection(session, caller.org_id, assistant.tool_ids):
-            why = "removed" if tool is None or server is None else _why_not(tool, policy, server)
+            why = "removed" if tool is None or server is None else why_not_now(tool, policy, server, "assistant")
             name = model_name(server.name, tool.name) if tool is not None and server is not None else tool_id
             if why is not None:
                 problems.append({"tool_id": tool_id, "tool": name, "reason": why})
@@ -286,7 +266,7 @@ async def _qualified(
         left_out: list[str] = []
         if published is None:
             for tool_id, tool, policy, server in await _selection(session, assistant.org_id, assistant.tool_ids):
-                why = "removed" if tool is None or server is None else _why_not(tool, policy, server)
+                why = "removed" if tool is None or server is None else why_not_now(tool, policy, server, "assistant")
                 name = model_name(server.name, tool.name) if tool is not None and server is not None else tool_id
                 if why:
                     left_out.append(f"{name}: {why}")
@@ -308,7 +288,7 @@ async def _qualified(
                 left_out.append(f"{item['tool']}: removed")
                 continue
             tool, policy, server = row
-            why = _why_not(tool, policy, server, item["definition_hash"])
+            why = why_not_now(tool, policy, server, "assistant", item["definition_hash"])
             name = model_name(server.name, tool.name)
             if why:
                 left_out.append(f"{name}: {why}")

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mcpyard.org._caller import Caller, Role, ServiceError
+from mcpyard.org._caller import Caller, ServiceError
 from mcpyard.org._models import BrowserSession, Member, utcnow
 from mcpyard.org._people import member_for_token
 from mcpyard.org._tokens import same_secret
@@ -37,8 +37,7 @@ _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
 def _caller(member: Member) -> Caller:
-    role: Role = member.role  # type: ignore[assignment]  # stored roles are the three
-    return Caller(member.id, member.org_id, member.email, role)
+    return Caller(member.id, member.org_id, member.email, member.role)
 
 
 def _row_id(session_id: str) -> str:

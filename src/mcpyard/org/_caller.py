@@ -3,11 +3,12 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Any
+
+from mcpyard.org._models import Role
 
 __all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require", "text_field"]
 
-Role = Literal["owner", "admin", "member"]
 ADMINS: tuple[Role, ...] = ("owner", "admin")
 """Who may register servers, set policies and add members."""
 

@@ -18,6 +18,7 @@ from mcpyard.catalog import definition_hash
 from mcpyard.org._events import clear_alert, raise_alert
 from mcpyard.org._models import Policy, RegisteredServer, Tool, utcnow
 from mcpyard.org._service import OrgService
+from mcpyard.policy import PinPolicy
 from mcpyard.secrets import Redactor
 
 __all__ = ["CONNECTION_ALERT", "connect_and_sync"]
@@ -60,16 +61,16 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
     if error is None:
         opened.alerted.discard(name)
     for tool, policy, reviewed_hash in changed:
-        opened.policies.set(name, tool, policy, reviewed_hash)  # type: ignore[arg-type]  # stored policies
+        opened.policies.set(name, tool, policy, reviewed_hash)
 
 
 async def sync_tools(
     session: AsyncSession, server: RegisteredServer, listed: Sequence[Mapping[str, Any]], redactor: Redactor
-) -> list[tuple[str, str, str]]:
+) -> list[tuple[str, PinPolicy, str]]:
     """Keep what the server lists, redacted, each under the hash of what it sent; returns each new tool's
     `(name, "off", hash)` for the host's policies."""
     known = {tool.name: tool for tool in await session.scalars(select(Tool).where(Tool.server_id == server.id))}
-    fresh: list[tuple[str, str, str]] = []
+    fresh: list[tuple[str, PinPolicy, str]] = []
     seen: set[str] = set()
     now = utcnow()
     for wire in listed:
@@ -105,8 +106,7 @@ async def sync_tools(
             continue
         await session.refresh(tool, ["policy"])
         tool.definition, tool.definition_hash, tool.updated_at = kept, digest, now
-        reviewed = tool.policy.reviewed_hash if tool.policy is not None else digest
-        tool.state = "active" if reviewed == digest else "changed"
+        tool.state = "active"  # listed; whether it changed since review is the rules' to say, from the hashes
     for name, tool in known.items():
         if name not in seen and tool.state != "removed":
             tool.state, tool.updated_at = "removed", now

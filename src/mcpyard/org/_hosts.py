@@ -317,8 +317,7 @@ class OrgHosts:
             servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", SOURCE),)
         )
         reviewed: list[tuple[str, str, PinPolicy, str]] = [
-            (server, tool, policy, reviewed_hash)  # type: ignore[misc]  # stored values are the three policies
-            for server, tool, policy, reviewed_hash in rows
+            (server, tool, policy, reviewed_hash) for server, tool, policy, reviewed_hash in rows
         ]
         return config, reviewed, {server.name: server.id for server in servers}
 

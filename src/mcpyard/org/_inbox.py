@@ -34,6 +34,8 @@ from mcpyard.org._models import (
 from mcpyard.org._questions import Asker, OrgElicitor, until_done_or_asked
 from mcpyard.org._server_spec import CALL_DEADLINE_SECS
 from mcpyard.org._service import OrgService
+from mcpyard.org._tool_facts import why_not_now
+from mcpyard.org.rules import Reason
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
 
@@ -170,6 +172,17 @@ async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status
     return claimed
 
 
+_CALL_CODES: dict[Reason, str] = {
+    "server_deleted": "server_deleted",
+    "removed": "tool_removed",
+    "changed": "tool_changed",
+    "old_hash": "tool_changed",
+    "off": "policy_off",
+    "ask_first": "policy_off",  # never for an approved run: it asked, and was answered
+}
+"""The call's error code for each reason an approved call may not run (API-6)."""
+
+
 async def _still_allowed(session: AsyncSession, approval: Approval) -> str | None:
     """Why the saved call may not run now (policy, definition, server checked again, APR-2), or None."""
     found = (
@@ -183,14 +196,8 @@ async def _still_allowed(session: AsyncSession, approval: Approval) -> str | Non
     if found is None:
         return "tool_removed"
     tool, policy, server = found
-    if server.deleted_at is not None:
-        return "server_deleted"
-    if tool.state == "removed":
-        return "tool_removed"
-    if tool.definition_hash != approval.definition_hash or policy.reviewed_hash != approval.definition_hash:
-        return "tool_changed"
-    if policy.policy == "off":
-        return "policy_off"
+    if (why := why_not_now(tool, policy, server, "approved_run", approval.definition_hash)) is not None:
+        return _CALL_CODES[why]
     if approval.turn_id is not None and not await _teammate_may_use(session, approval.turn_id, server.id):
         return "no_access"
     return None

@@ -23,8 +23,17 @@ from mcpyard.org._auth import end_member_sessions
 from mcpyard.org._call_results import result_json
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found
 from mcpyard.org._events import audit
-from mcpyard.org._models import ApiToken, Approval, Conversation, Member, Organization, Question, TurnRow, utcnow
-from mcpyard.org._people import ROLES
+from mcpyard.org._models import (
+    ApiToken,
+    Approval,
+    Conversation,
+    Member,
+    Organization,
+    Question,
+    TurnRow,
+    is_role,
+    utcnow,
+)
 from mcpyard.pipeline import CallResult
 
 __all__ = ["Removal", "change_role", "removal_refusal", "remove_member", "role_change_refusal"]
@@ -101,7 +110,7 @@ async def change_role(db: Sessions, caller: Caller, member_id: str, role: object
         ServiceError: 422 for a role that is not one, 404 for no such member here, 403 or 409 (`last_owner`) for
             a change the rules refuse.
     """
-    if not isinstance(role, str) or role not in ROLES:
+    if not is_role(role):
         raise ServiceError(422, "invalid_role", "`role` must be owner, admin or member")
     async with db.begin() as session:
         actor, target, owners = await _actor_and_target(session, caller, member_id)

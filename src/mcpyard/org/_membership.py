@@ -12,9 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mcpyard.errors import UsageError
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
 from mcpyard.org._events import audit
-from mcpyard.org._models import ApiToken, Member
+from mcpyard.org._models import ApiToken, Member, is_role
 from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
-from mcpyard.org._people import ROLES, add_member, create_token, revoke_token
+from mcpyard.org._people import add_member, create_token, revoke_token
 
 __all__ = ["invite_member", "make_token", "revoke_member_token"]
 
@@ -32,19 +32,18 @@ async def invite_member(
 ) -> Member:
     """Add a member to the caller's organization (owners and admins; only an owner adds an owner)."""
     require(caller, *ADMINS)
-    if role not in ROLES:
+    if not is_role(role):
         raise ServiceError(422, "invalid_role", "role must be owner, admin or member")
     if role == "owner" and caller.role != "owner":
         raise ServiceError(403, "forbidden", "only an owner may add another owner")
     if not isinstance(email, str) or not isinstance(password, str):
         raise ServiceError(422, "invalid_request", "give `email`, `role` and `password`")
-    chosen = str(role)  # one of ROLES, checked above
     try:
         async with db.begin() as session:
             member = await add_member(
-                session, org_id=caller.org_id, email=email, role=chosen, password=password, hashing=hashing
+                session, org_id=caller.org_id, email=email, role=role, password=password, hashing=hashing
             )
-            new = {"email": member.email, "role": chosen}
+            new = {"email": member.email, "role": role}
             audit(session, caller.org_id, caller.email, "member.add", member.id, new=new)
     except UsageError as exc:
         raise ServiceError(422, "invalid_member", str(exc)) from None

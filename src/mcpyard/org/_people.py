@@ -19,7 +19,7 @@ from sqlalchemy.orm.attributes import set_committed_value
 
 from mcpyard.errors import UsageError
 from mcpyard.org._db import transaction
-from mcpyard.org._models import ApiToken, Member, Organization, new_id, utcnow
+from mcpyard.org._models import ROLES, ApiToken, Member, Organization, Role, is_role, new_id, utcnow
 from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing, hash_password, needs_rehash, verify_password
 from mcpyard.org._tokens import looks_like_token, new_token, token_hash
 
@@ -42,7 +42,6 @@ __all__ = [
     "verify_login",
 ]
 
-ROLES = ("owner", "admin", "member")
 FREE_FAILURES = 4
 """Wrong passwords an account takes before each further one locks it for a while."""
 MAX_LOCKOUT = timedelta(minutes=15)
@@ -69,8 +68,8 @@ def _organization_name(name: str) -> str:
     return cleaned
 
 
-def _role(role: str) -> str:
-    if role not in ROLES:
+def _role(role: str) -> Role:
+    if not is_role(role):
         raise UsageError(f"{role[:40]!r} is not a role; use one of {', '.join(ROLES)}")
     return role
 

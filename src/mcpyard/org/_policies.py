@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
 
+from mcpyard.org.rules import ToolFacts, why_not
 from mcpyard.policy import PinPolicy, ToolPolicy
 
 __all__ = ["OrgPolicies"]
@@ -43,11 +44,12 @@ class OrgPolicies:
         self.version += 1
 
     def policy(self, server: str, tool: str, definition_hash: str) -> ToolPolicy | None:
-        reviewed = self._policies.get((server, tool))
-        if reviewed is None:
-            return "off"
-        policy, reviewed_hash = reviewed
-        return policy if reviewed_hash == definition_hash else "changed"
+        policy, reviewed_hash = self._policies.get((server, tool), (None, None))
+        facts = ToolFacts(
+            listed=True, server_deleted=False, policy=policy, reviewed_hash=reviewed_hash, live_hash=definition_hash
+        )
+        why = why_not(facts, "member_call")
+        return "changed" if why == "changed" else "off" if why == "off" or policy is None else policy
 
     def reviewed(self, server: str) -> Mapping[str, str]:
         return self._by_server.get(server, {})

@@ -92,7 +92,6 @@ async def set_policy(
             session.add(current)
         current.policy, current.reviewed_hash = chosen, tool.definition_hash
         current.reviewed_definition, current.set_by, current.set_at = dict(tool.definition), caller.member_id, utcnow()
-        tool.state = "active"
         audit(
             session,
             caller.org_id,

@@ -9,6 +9,8 @@ from mcpyard.catalog import ServerTools, build_catalog, server_prefix
 from mcpyard.org._hosts import OrgHost
 from mcpyard.org._models import Credential, RegisteredServer, Tool
 from mcpyard.org._server_spec import model_name
+from mcpyard.org._tool_facts import facts_of
+from mcpyard.org.rules import tool_state
 
 __all__ = ["CLIENT_CREDENTIALS", "server_json", "tool_json"]
 
@@ -42,6 +44,7 @@ def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mappi
 def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, full: bool = False) -> dict[str, Any]:
     """A tool as the API shows it (API-6); with `full`, the reviewed definition beside the current one when changed."""
     policy = tool.policy
+    state = tool_state(facts_of(tool, policy, server))
     shown = _display(opened, server, tool.definition)
     item: dict[str, Any] = {
         "id": tool.id,
@@ -53,11 +56,11 @@ def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, f
         "input_schema": shown["input_schema"],
         "annotations": shown["annotations"],
         "definition_hash": tool.definition_hash,
-        "state": tool.state,
+        "state": state,
         "policy": policy.policy if policy is not None else "off",
         "reviewed_hash": policy.reviewed_hash if policy is not None else None,
     }
-    if full and tool.state == "changed" and policy is not None:
+    if full and state == "changed" and policy is not None:
         item["reviewed_definition"] = _display(opened, server, policy.reviewed_definition)
         item["definition"] = shown
     return item

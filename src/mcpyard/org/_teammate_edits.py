@@ -28,7 +28,6 @@ __all__ = [
     "MAX_INSTRUCTIONS",
     "MAX_MODEL_NAME",
     "MAX_TEAMMATE_NAME",
-    "TEAMMATE_POLICIES",
     "delete_teammate",
     "deleted",
     "live_servers",
@@ -40,7 +39,6 @@ __all__ = [
 MAX_TEAMMATE_NAME = 100
 MAX_INSTRUCTIONS = 20_000
 MAX_MODEL_NAME = 200
-TEAMMATE_POLICIES = ("run_freely", "ask_first")
 EDITABLE = ("name", "instructions", "server_ids", "model")
 """The fields `PATCH /api/v1/teammates/{id}` takes."""
 DELETED_WHY = "the teammate was deleted; nothing was sent"
@@ -92,7 +90,7 @@ async def still_offered(session: AsyncSession, teammate_id: str) -> Collection[s
     servers = list(
         await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate_id))
     )
-    return (await offered_names(session, teammate.org_id, server_ids=servers, policies=TEAMMATE_POLICIES)).keys()
+    return (await offered_names(session, teammate.org_id, server_ids=servers)).keys()
 
 
 async def _editable(session: AsyncSession, caller: Caller, teammate_id: str) -> Teammate:

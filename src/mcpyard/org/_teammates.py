@@ -28,7 +28,6 @@ from mcpyard.org._teammate_edits import (
     MAX_INSTRUCTIONS,
     MAX_MODEL_NAME,
     MAX_TEAMMATE_NAME,
-    TEAMMATE_POLICIES,
     deleted,
     live_servers,
     server_ids_field,
@@ -62,7 +61,7 @@ async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
         servers = list(
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
         )
-        offered = await offered_names(session, teammate.org_id, server_ids=servers, policies=TEAMMATE_POLICIES)
+        offered = await offered_names(session, teammate.org_id, server_ids=servers)
     return {
         "id": teammate.id,
         "name": teammate.name,
@@ -256,7 +255,7 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
         servers = list(
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
         )
-        names = await offered_names(session, teammate.org_id, server_ids=servers, policies=TEAMMATE_POLICIES)
+        names = await offered_names(session, teammate.org_id, server_ids=servers)
     role: Any = member.role
     return _Setting(
         names=frozenset(names),

@@ -19,6 +19,7 @@ from mcpyard.org._questions import Asker
 from mcpyard.org._seal import model_key_context
 from mcpyard.org._server_spec import model_name
 from mcpyard.org._service import OrgService
+from mcpyard.org.rules import Purpose, ToolFacts, why_not
 from mcpyard.policy import Answer, ApprovalCard, Approver
 
 __all__ = ["TURN_SECONDS", "Offer", "TurnInbox", "limits", "model_for", "offered_names"]
@@ -56,26 +57,38 @@ async def model_for(svc: OrgService, org_id: str, name: str | None) -> Model:
 
 
 async def offered_names(
-    session: AsyncSession, org_id: str, *, server_ids: Collection[str] | None, policies: Collection[str]
+    session: AsyncSession, org_id: str, *, server_ids: Collection[str] | None, purpose: Purpose = "teammate"
 ) -> dict[str, tuple[str, str, str]]:
-    """The tools that may be offered, by the name the model sees: (server id, tool, definition hash) of each active
-    tool of a live server whose policy is one of `policies` for its current definition (`server_ids`: only those)."""
+    """The tools that may serve `purpose` now, by the name the model sees: (server id, tool, definition hash) of
+    each (`server_ids`: of those servers only)."""
     query = (
-        select(RegisteredServer.id, RegisteredServer.name, Tool.name, Tool.definition_hash)
-        .join(Tool, Tool.server_id == RegisteredServer.id)
-        .join(Policy, Policy.tool_id == Tool.id)
-        .where(
-            RegisteredServer.org_id == org_id,
-            RegisteredServer.deleted_at.is_(None),
-            Tool.state == "active",
-            Policy.policy.in_(tuple(policies)),
-            Policy.reviewed_hash == Tool.definition_hash,
+        select(
+            RegisteredServer.id,
+            RegisteredServer.name,
+            Tool.name,
+            Tool.state,
+            Tool.definition_hash,
+            Policy.policy,
+            Policy.reviewed_hash,
         )
+        .join(Tool, Tool.server_id == RegisteredServer.id)
+        .outerjoin(Policy, Policy.tool_id == Tool.id)
+        .where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_(None))
     )
     if server_ids is not None:
         query = query.where(RegisteredServer.id.in_(tuple(server_ids)))
-    rows = (await session.execute(query)).all()
-    return {model_name(server, tool): (server_id, tool, digest) for server_id, server, tool, digest in rows}
+    offered: dict[str, tuple[str, str, str]] = {}
+    for server_id, server, tool, state, digest, policy, reviewed in (await session.execute(query)).all():
+        facts = ToolFacts(
+            listed=state != "removed",
+            server_deleted=False,
+            policy=policy,
+            reviewed_hash=reviewed,
+            live_hash=digest,
+        )
+        if why_not(facts, purpose) is None:
+            offered[model_name(server, tool)] = (server_id, tool, digest)
+    return offered
 
 
 @dataclass(frozen=True, slots=True)

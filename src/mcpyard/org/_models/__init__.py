@@ -8,11 +8,11 @@ service; this package gathers them, so `Base.metadata` holds every table.
 """
 
 from mcpyard.org._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
-from mcpyard.org._models._calls import Approval, CallRow, StoredResult
+from mcpyard.org._models._calls import Approval, ApprovalStatus, CallRow, StoredResult
 from mcpyard.org._models._events import Alert, AuditEvent
-from mcpyard.org._models._people import ApiToken, BrowserSession, Member, Organization
-from mcpyard.org._models._questions import Question
-from mcpyard.org._models._servers import Credential, Policy, RegisteredServer, Tool
+from mcpyard.org._models._people import ROLES, ApiToken, BrowserSession, Member, Organization, Role, is_role
+from mcpyard.org._models._questions import Question, QuestionStatus
+from mcpyard.org._models._servers import Credential, Listed, Policy, RegisteredServer, Tool
 from mcpyard.org._models._turns import (
     Assistant,
     Conversation,
@@ -21,13 +21,16 @@ from mcpyard.org._models._turns import (
     Teammate,
     TeammateServer,
     TurnRow,
+    TurnRowStatus,
 )
 
 __all__ = [
     "NAMING_CONVENTION",
+    "ROLES",
     "Alert",
     "ApiToken",
     "Approval",
+    "ApprovalStatus",
     "Assistant",
     "AuditEvent",
     "Base",
@@ -35,19 +38,24 @@ __all__ = [
     "CallRow",
     "Conversation",
     "Credential",
+    "Listed",
     "Member",
     "ModelSetting",
     "Organization",
     "Policy",
     "Publication",
     "Question",
+    "QuestionStatus",
     "RegisteredServer",
+    "Role",
     "StoredResult",
     "Teammate",
     "TeammateServer",
     "Tool",
     "TurnRow",
+    "TurnRowStatus",
     "UTCDateTime",
+    "is_role",
     "new_id",
     "utcnow",
 ]

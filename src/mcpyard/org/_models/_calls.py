@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+
+ApprovalStatus = Literal["pending", "running", "done", "failed", "declined"]
 
 __all__ = ["Approval", "CallRow", "StoredResult"]
 
@@ -34,7 +36,7 @@ class Approval(Base):
     arguments_preview: Mapped[str] = mapped_column(Text)
     """Redacted, for the inbox."""
     reason: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[ApprovalStatus] = mapped_column(String(16), default="pending")
     """`pending`, then `running` (claimed: exactly one decision wins), `done`, `failed` or `declined`."""
     decided_by: Mapped[str | None] = mapped_column(String(32), nullable=True)
     decided_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -3,11 +3,21 @@
 from __future__ import annotations
 
 from datetime import datetime
+from typing import Literal, TypeGuard, get_args
 
 from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+
+Role = Literal["owner", "admin", "member"]
+ROLES: tuple[Role, ...] = get_args(Role)
+
+
+def is_role(value: object) -> TypeGuard[Role]:
+    """Whether `value` names a role."""
+    return value in ROLES
+
 
 __all__ = ["ApiToken", "BrowserSession", "Member", "Organization"]
 
@@ -29,7 +39,7 @@ class Member(Base):
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()
     email: Mapped[str] = mapped_column(String(320), index=True)
-    role: Mapped[str] = mapped_column(String(16))
+    role: Mapped[Role] = mapped_column(String(16))
     """`owner`, `admin` or `member`."""
     password_hash: Mapped[str] = mapped_column(String(200))
     """argon2id, with its own parameters and salt."""

@@ -3,12 +3,14 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+
+QuestionStatus = Literal["pending", "accepted", "declined", "cancelled", "expired"]
 
 __all__ = ["Question"]
 
@@ -41,7 +43,7 @@ class Question(Base):
     url: Mapped[str | None] = mapped_column(Text, nullable=True)
     """URL mode: the address, checked; mcpyard never opens it."""
     site: Mapped[str | None] = mapped_column(String(255), nullable=True)
-    status: Mapped[str] = mapped_column(String(16), default="pending")
+    status: Mapped[QuestionStatus] = mapped_column(String(16), default="pending")
     """`pending`, then exactly one of `accepted`, `declined`, `cancelled` or `expired`."""
     why: Mapped[str] = mapped_column(Text, default="")
     """Why it expired: not answered in time, or its call ended."""

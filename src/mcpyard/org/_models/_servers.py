@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import JSON, ForeignKey, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.policy import PinPolicy
+
+Listed = Literal["active", "removed"]
+"""Whether a server still lists a tool. Whether it changed since review is not stored: the rules derive it."""
 
 __all__ = ["Credential", "Policy", "RegisteredServer", "Tool"]
 
@@ -72,8 +76,8 @@ class Tool(Base):
     """The tool's name on its server."""
     definition: Mapped[dict[str, Any]] = mapped_column(JSON)
     definition_hash: Mapped[str] = mapped_column(String(64))
-    state: Mapped[str] = mapped_column(String(16), default="active")
-    """`active`, `changed` (the definition moved since it was reviewed) or `removed` (no longer listed)."""
+    state: Mapped[Listed] = mapped_column(String(16), default="active")
+    """`active` while its server lists it, `removed` once it does not (`changed` is derived from the hashes)."""
     first_seen_at: Mapped[datetime] = time_column()
     updated_at: Mapped[datetime] = time_column()
 
@@ -89,7 +93,7 @@ class Policy(Base):
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()
     tool_id: Mapped[str] = mapped_column(String(32), ForeignKey("tools.id", ondelete="CASCADE"), unique=True)
-    policy: Mapped[str] = mapped_column(String(16), default="off")
+    policy: Mapped[PinPolicy] = mapped_column(String(16), default="off")
     """`run_freely`, `ask_first` or `off`."""
     reviewed_hash: Mapped[str] = mapped_column(String(64))
     reviewed_definition: Mapped[dict[str, Any]] = mapped_column(JSON)

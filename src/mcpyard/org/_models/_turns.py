@@ -3,12 +3,16 @@
 from __future__ import annotations
 
 from datetime import datetime
-from typing import Any
+from typing import Any, Literal
 
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+
+TurnRowStatus = Literal[
+    "running", "waiting_for_approval", "waiting_for_answer", "done", "call_limit", "time_limit", "model_error"
+]
 
 __all__ = ["Assistant", "Conversation", "ModelSetting", "Publication", "Teammate", "TeammateServer", "TurnRow"]
 
@@ -121,8 +125,9 @@ class TurnRow(Base):
         String(32), ForeignKey("conversations.id", ondelete="CASCADE"), index=True
     )
     message: Mapped[str] = mapped_column(Text)
-    status: Mapped[str] = mapped_column(String(32), default="running")
-    """`running`, `waiting_for_approval`, `done`, `call_limit`, `time_limit` or `model_error`."""
+    status: Mapped[TurnRowStatus] = mapped_column(String(32), default="running")
+    """`running`, `waiting_for_approval` or `waiting_for_answer`, then `done`, `call_limit`, `time_limit` or
+    `model_error`."""
     reply: Mapped[str] = mapped_column(Text, default="")
     calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
