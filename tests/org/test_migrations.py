@@ -7,8 +7,9 @@ import anyio
 import pytest
 from alembic.autogenerate import compare_metadata
 from alembic.runtime.migration import MigrationContext
-from sqlalchemy import inspect, text
+from sqlalchemy import CheckConstraint, inspect, text
 from sqlalchemy.engine import Connection
+from sqlalchemy.exc import IntegrityError
 
 from mcpyard.errors import ConfigError
 from mcpyard.org._db import Database, open_database
@@ -112,3 +113,76 @@ async def test_org9_revision_0005_adds_sessions_and_soft_removal_keeping_members
             columns = await connection.run_sync(lambda sync: {c["name"] for c in inspect(sync).get_columns("members")})
             assert await connection.scalar(text("SELECT email FROM members WHERE id = 'm1'")) == "a@acme.test"
         assert "removed_at" not in columns
+
+
+def _checks(connection: Connection) -> dict[str, set[str]]:
+    found = inspect(connection)
+    return {table: {check["name"] or "" for check in found.get_check_constraints(table)} for table in CHECKED}
+
+
+CHECKED = ("tools", "policies", "approvals", "turns", "questions", "members")
+
+
+async def test_org9_revision_0007_checks_the_states_derives_changed_from_the_hashes_and_goes_back(
+    database_url: str,
+) -> None:
+    """Up from 0006: a tool stored `changed` is `active` (its hashes say it changed) and keeps its policy (SQLite
+    copies the table: the rows that refer to it stay), the database refuses a state,
+    a policy, a status or a role that is none of the allowed ones, and the models name the same checks; down
+    again, the tool is `changed` once more and the checks are gone."""
+    async with open_database(database_url) as db:
+        assert await upgrade(db, "0006") == "0006"
+        async with db.engine.begin() as connection:
+            for insert in (
+                "INSERT INTO organizations (id, name, created_at) VALUES ('o1', 'acme', CURRENT_TIMESTAMP)",
+                "INSERT INTO servers (id, org_id, name, url, state, created_at)"
+                " VALUES ('s1', 'o1', 'notes', 'http://127.0.0.1:9/mcp', 'connected', CURRENT_TIMESTAMP)",
+                "INSERT INTO tools (id, org_id, server_id, name, definition, definition_hash, state, first_seen_at,"
+                " updated_at) VALUES ('t1', 'o1', 's1', 'add', '{}', 'live', 'changed', CURRENT_TIMESTAMP,"
+                " CURRENT_TIMESTAMP)",
+                "INSERT INTO policies (id, org_id, tool_id, policy, reviewed_hash, reviewed_definition, set_at)"
+                " VALUES ('p1', 'o1', 't1', 'run_freely', 'reviewed', '{}', CURRENT_TIMESTAMP)",
+            ):
+                await connection.execute(text(insert))
+        assert await upgrade(db) == head_revision()
+        async with db.engine.connect() as connection:
+            assert await connection.scalar(text("SELECT state FROM tools WHERE id = 't1'")) == "active"
+            assert (
+                await connection.scalar(text("SELECT reviewed_hash FROM policies WHERE tool_id = 't1'")) == "reviewed"
+            )
+            assert await connection.run_sync(_checks) == {
+                table: {f"ck_{table}_{column}"}
+                for table, column in (
+                    ("tools", "state"),
+                    ("policies", "policy"),
+                    ("approvals", "status"),
+                    ("turns", "status"),
+                    ("questions", "status"),
+                    ("members", "role"),
+                )
+            }
+        models = {
+            table: {
+                str(check.name)
+                for check in Base.metadata.tables[table].constraints
+                if isinstance(check, CheckConstraint)
+            }
+            for table in CHECKED
+        }
+        async with db.engine.connect() as connection:
+            assert models == await connection.run_sync(_checks)
+        for refused in (
+            "UPDATE tools SET state = 'changed' WHERE id = 't1'",
+            "UPDATE policies SET policy = 'sometimes' WHERE id = 'p1'",
+            "INSERT INTO members (id, org_id, email, role, password_hash, failed_logins, created_at)"
+            " VALUES ('m1', 'o1', 'a@acme.test', 'root', 'x', 0, CURRENT_TIMESTAMP)",
+        ):
+            with pytest.raises(IntegrityError):
+                async with db.engine.begin() as connection:
+                    await connection.execute(text(refused))
+        assert await downgrade(db, "0006") == "0006"
+        async with db.engine.begin() as connection:
+            assert await connection.scalar(text("SELECT state FROM tools WHERE id = 't1'")) == "changed"
+            assert await connection.scalar(text("SELECT count(*) FROM policies")) == 1
+            assert await connection.run_sync(_checks) == {table: set() for table in CHECKED}
+            await connection.execute(text("UPDATE policies SET policy = 'sometimes' WHERE id = 'p1'"))

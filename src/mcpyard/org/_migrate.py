@@ -59,6 +59,16 @@ def _current(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
+def _sqlite_foreign_keys(connection: Connection, state: str) -> None:
+    driver = connection.connection.dbapi_connection  # the driver's own: no transaction begins for it
+    assert driver is not None  # a connection just checked out of the pool
+    cursor = driver.cursor()
+    try:
+        cursor.execute(f"PRAGMA foreign_keys={state}")
+    finally:
+        cursor.close()
+
+
 async def schema_revision(db: Database) -> str | None:
     """The revision the database is at; None when it has never been migrated.
 
@@ -75,14 +85,32 @@ async def schema_revision(db: Database) -> str | None:
 async def _apply(db: Database, action: str, revision: str) -> str | None:
     known = _known_revisions()
     try:
-        async with db.engine.begin() as connection:
-            if not db.is_sqlite:
-                await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
-            current = await connection.run_sync(_current)
-            if current is not None and current not in known:
-                raise _newer(db, current)
-            await connection.run_sync(_run, action, revision)
-            return await connection.run_sync(_current)
+        async with db.engine.connect() as connection:
+            if db.is_sqlite:
+                # SQLite alters a table by copying it and dropping the old one, which with foreign keys on
+                # would delete the rows that refer to it (ON DELETE CASCADE): they are off while it migrates
+                # (outside a transaction, where SQLite heeds the pragma), and checked before it commits.
+                await connection.run_sync(_sqlite_foreign_keys, "OFF")
+            try:
+                async with connection.begin():
+                    if not db.is_sqlite:
+                        await connection.execute(text("SELECT pg_advisory_xact_lock(:key)"), {"key": _MIGRATION_LOCK})
+                    current = await connection.run_sync(_current)
+                    if current is not None and current not in known:
+                        raise _newer(db, current)
+                    await connection.run_sync(_run, action, revision)
+                    if db.is_sqlite and (
+                        broken := (await connection.execute(text("PRAGMA foreign_key_check"))).first()
+                    ):
+                        where = db.url.render_as_string(hide_password=True)
+                        raise ConfigError(
+                            f"migrating the database {where} would leave rows of {broken[0]} referring to nothing:"
+                            " it was not migrated; restore it from a backup or report this"
+                        )
+                    return await connection.run_sync(_current)
+            finally:
+                if db.is_sqlite:
+                    await connection.run_sync(_sqlite_foreign_keys, "ON")
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="migrate") from None
 

@@ -4,9 +4,9 @@ from __future__ import annotations
 
 import secrets
 from datetime import UTC, datetime
-from typing import Any, ClassVar
+from typing import Any, ClassVar, get_args
 
-from sqlalchemy import JSON, DateTime, Dialect, ForeignKey, MetaData, String, TypeDecorator
+from sqlalchemy import JSON, CheckConstraint, DateTime, Dialect, ForeignKey, MetaData, String, TypeDecorator
 from sqlalchemy.orm import DeclarativeBase, Mapped, mapped_column
 
 __all__ = [
@@ -14,6 +14,7 @@ __all__ = [
     "Base",
     "UTCDateTime",
     "id_column",
+    "literal_check",
     "new_id",
     "org_column",
     "time_column",
@@ -74,6 +75,12 @@ class Base(DeclarativeBase):
 
     metadata = MetaData(naming_convention=NAMING_CONVENTION)
     type_annotation_map: ClassVar[dict[Any, Any]] = {dict[str, Any]: JSON, list[Any]: JSON, datetime: UTCDateTime}
+
+
+def literal_check(column: str, values: Any) -> CheckConstraint:
+    """A CHECK that `column` holds one of the `Literal` type `values`' strings: named `ck_<table>_<column>`."""
+    allowed = ", ".join(f"'{value}'" for value in get_args(values))
+    return CheckConstraint(f"{column} IN ({allowed})", name=column)
 
 
 def id_column() -> Mapped[str]:

@@ -8,7 +8,7 @@ from typing import Any, Literal
 from sqlalchemy import JSON, ForeignKey, Index, Integer, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.org._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 ApprovalStatus = Literal["pending", "running", "done", "failed", "declined"]
 
@@ -19,7 +19,7 @@ class Approval(Base):
     """An ask-first call waiting for a person: the saved arguments, run once when approved (ORG-5, APR-2)."""
 
     __tablename__ = "approvals"
-    __table_args__ = (Index("ix_approvals_org_status", "org_id", "status"),)
+    __table_args__ = (Index("ix_approvals_org_status", "org_id", "status"), literal_check("status", ApprovalStatus))
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()

@@ -8,7 +8,7 @@ from typing import Literal, TypeGuard, get_args
 from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.org._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 Role = Literal["owner", "admin", "member"]
 ROLES: tuple[Role, ...] = get_args(Role)
@@ -34,7 +34,7 @@ class Member(Base):
     """A person of one organization: owner, admin or member (ORG-1)."""
 
     __tablename__ = "members"
-    __table_args__ = (UniqueConstraint("org_id", "email"),)
+    __table_args__ = (UniqueConstraint("org_id", "email"), literal_check("role", Role))
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()

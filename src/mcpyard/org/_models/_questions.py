@@ -8,7 +8,7 @@ from typing import Any, Literal
 from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
-from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.org._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 QuestionStatus = Literal["pending", "accepted", "declined", "cancelled", "expired"]
 
@@ -20,7 +20,7 @@ class Question(Base):
     and how it ended. An accepted form's answer waits here sealed, only until the call that asked takes it."""
 
     __tablename__ = "questions"
-    __table_args__ = (Index("ix_questions_org_status", "org_id", "status"),)
+    __table_args__ = (Index("ix_questions_org_status", "org_id", "status"), literal_check("status", QuestionStatus))
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()

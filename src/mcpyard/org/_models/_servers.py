@@ -8,7 +8,7 @@ from typing import Any, Literal
 from sqlalchemy import JSON, ForeignKey, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column, relationship
 
-from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.org._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 from mcpyard.policy import PinPolicy
 
 Listed = Literal["active", "removed"]
@@ -67,7 +67,7 @@ class Tool(Base):
     """A tool a registered server listed: its definition as sent, its hash (CAT-2) and its state (POL-5)."""
 
     __tablename__ = "tools"
-    __table_args__ = (UniqueConstraint("server_id", "name"),)
+    __table_args__ = (UniqueConstraint("server_id", "name"), literal_check("state", Listed))
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()
@@ -89,6 +89,7 @@ class Policy(Base):
     """A tool's one policy, bound to the definition hash the person reviewed (POL-5, ORG-3)."""
 
     __tablename__ = "policies"
+    __table_args__ = (literal_check("policy", PinPolicy),)
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()

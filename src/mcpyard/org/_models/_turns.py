@@ -8,7 +8,7 @@ from typing import Any, Literal
 from sqlalchemy import JSON, Boolean, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
-from mcpyard.org._models._base import Base, UTCDateTime, id_column, org_column, time_column
+from mcpyard.org._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 TurnRowStatus = Literal[
     "running", "waiting_for_approval", "waiting_for_answer", "done", "call_limit", "time_limit", "model_error"
@@ -118,6 +118,7 @@ class TurnRow(Base):
     """One turn: the message, how it ended, its calls, and (while parked) the state it goes on from."""
 
     __tablename__ = "turns"
+    __table_args__ = (literal_check("status", TurnRowStatus),)
 
     id: Mapped[str] = id_column()
     org_id: Mapped[str] = org_column()
