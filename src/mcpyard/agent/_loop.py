@@ -380,13 +380,8 @@ class _Telling:
             self._loop.state.waiting[call.id] = (call, parked.approval_id)
             await self._loop.emit(ParkedEvent(call.id, call.name, parked.approval_id))
             raise
-        except Declined as declined:
-            approval_id = getattr(declined, "approval_id", None)
-            if declined.code == PARKED:
-                self._loop.state.waiting[call.id] = (call, approval_id if isinstance(approval_id, str) else None)
-                await self._loop.emit(ParkedEvent(call.id, call.name, approval_id))
-            else:
-                await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, "deny"))
+        except Declined:
+            await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, "deny"))
             raise
         await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, answer))
         return answer

@@ -16,6 +16,7 @@ from typing import Any
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.agent import ParkCall
 from mcpyard.org._call_results import keep_connection_state, result_json
 from mcpyard.org._caller import Caller, ServiceError, not_found
 from mcpyard.org._hosts import CALL_ID, TURN_ID
@@ -39,15 +40,7 @@ from mcpyard.org.rules import Reason
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
 
-__all__ = ["Inbox", "Parked", "approval_json", "approve", "decline", "list_approvals", "sweep"]
-
-
-class Parked(Declined):
-    """The call waits in the inbox: not refused, not run."""
-
-    def __init__(self, approval_id: str) -> None:
-        super().__init__("waiting_for_approval", f"waiting for approval {approval_id}")
-        self.approval_id = approval_id
+__all__ = ["Inbox", "approval_json", "approve", "decline", "list_approvals", "sweep"]
 
 
 class Inbox:
@@ -99,7 +92,7 @@ class Inbox:
             )
             session.add(approval)
         self.approval_id = approval.id
-        raise Parked(approval.id)
+        raise ParkCall(approval.id)  # the call waits in the inbox: not refused, not run
 
 
 async def _once(card: ApprovalCard) -> Answer:
