@@ -13,9 +13,9 @@ import sys
 
 import anyio
 
-from mcpyard.org._db import open_database
-from mcpyard.org._migrate import upgrade
-from mcpyard.org._people import add_member, create_organization, create_token
+from mcpyard.org.services._people import add_member, create_organization, create_token
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._migrate import upgrade
 
 PASSWORD = "bench password, not a secret"
 

@@ -183,12 +183,12 @@ class RunFreely:
 
 
 async def open_host(bench: Bench) -> Side:
-    """A Host in this process, opened on the server as an organization's host is (`mcpyard/org/_server_spec.py`)."""
+    """A Host in this process, opened on the server as an organization host is (`org/hosts/_server_spec.py`)."""
     from mcpyard import Host
     from mcpyard.config import HostSettings, LoadedConfig
     from mcpyard.connect import EgressGuard
-    from mcpyard.org._models import RegisteredServer
-    from mcpyard.org._server_spec import server_spec
+    from mcpyard.org.hosts._server_spec import server_spec
+    from mcpyard.org.store._models import RegisteredServer
 
     spec = server_spec(RegisteredServer(name=SERVER_NAME, url=bench.server_url), 0, None)
     source = spec.source_path

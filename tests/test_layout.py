@@ -269,6 +269,36 @@ def test_no_packages_import_each_other_in_a_cycle() -> None:
         )
 
 
+ORG_FOLDERS = {"api", "demo", "hosts", "keys", "rules", "services", "store", "turns", "web"}
+"""The organization service's folders, each one job: its rules, storage, secrets, hosts, services, turns, API, pages."""
+ORG_ROOT = {"__init__.py", "_app.py", "_bodies.py", "_caller.py"}
+"""What stands beside them: the face, the service assembled, and what every folder uses (request text, the caller)."""
+
+
+def test_the_organization_service_stands_in_its_folders() -> None:
+    org = SRC / "org"
+    folders = {path.name for path in org.iterdir() if path.is_dir() and path.name != "__pycache__"}
+    modules = {path.name for path in org.glob("*.py")}
+    assert folders == ORG_FOLDERS, "src/mcpyard/org/ holds a folder per job; put a new module in the folder of its job"
+    assert modules == ORG_ROOT, "src/mcpyard/org/ holds only its face and shared base; move the module into a folder"
+
+
+def test_the_organization_services_folders_stand_on_floors() -> None:
+    """No two of org's folders import each other, by any road (its root modules count one each)."""
+
+    def unit(module: str) -> str:
+        parts = module.split(".")
+        return ".".join(parts[:3]) if parts[:2] == ["mcpyard", "org"] and len(parts) > 2 else module
+
+    folders: dict[str, set[str]] = {}
+    for module, targets in GRAPH.items():
+        if module.startswith("mcpyard.org."):
+            inside = {unit(t) for t in targets if t.startswith("mcpyard.org.")}
+            folders.setdefault(unit(module), set()).update(inside - {unit(module)})
+    if found := cycles(folders):
+        pytest.fail("org's folders in a cycle:\n" + "\n".join(" -> ".join(cycle) for cycle in found))
+
+
 def test_the_walk_sees_every_package() -> None:
     """The checks above run over the whole source tree, not a corner of it."""
     packages = {package_of(path) for path in MODULES}
@@ -282,8 +312,10 @@ def test_the_walk_sees_every_package() -> None:
 @pytest.mark.parametrize(
     ("where", "code", "caught"),
     [
-        ("cli/_x.py", "from mcpyard.org._keys import key_source", "private to mcpyard.org"),
-        ("cli/_x.py", "def f():\n    from mcpyard.org._db import open_database", "private to mcpyard.org"),
+        ("cli/_x.py", "from mcpyard.org._caller import Caller", "private to mcpyard.org"),
+        ("cli/_x.py", "from mcpyard.org.keys._keys import key_source", "private to mcpyard.org.keys"),
+        ("org/web/_x.py", "from mcpyard.org.store._models import Tool", "private to mcpyard.org.store"),
+        ("cli/_x.py", "def f():\n    from mcpyard.org.store._db import open_database", "private to mcpyard.org"),
         ("cli/_x.py", "import mcpyard.connect._stdio", "private to mcpyard.connect"),
         ("cli/_x.py", "from mcpyard.connect import _stdio", "private to mcpyard.connect"),
         ("org/_x.py", "from mcpyard.org.web._security import SecurityHeaders", "private to mcpyard.org.web"),
@@ -295,7 +327,9 @@ def test_the_walk_sees_every_package() -> None:
         ("gateway/_x.py", "from mcpyard._version import __version__", "from mcpyard, the public name"),
         ("cli/_x.py", "from .._status import Status", "from mcpyard, the public name"),
         ("cli/_x.py", "from mcpyard.cli._common import run", None),
-        ("org/web/_x.py", "from mcpyard.org._models import Tool", None),
+        ("org/web/_x.py", "from mcpyard.org._caller import Caller", None),
+        ("org/web/_x.py", "from mcpyard.org.store import Tool", None),
+        ("org/turns/_x.py", "from mcpyard.org.turns._turns import drive_turn", None),
         ("cli/_x.py", "from mcpyard._atomic import write_atomic", None),
         ("_x.py", "from mcpyard._host import Host", None),
         ("__init__.py", "from mcpyard._host import Host", None),

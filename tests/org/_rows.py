@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from mcpyard.org._db import Database
-from mcpyard.org._models import Credential, Organization, RegisteredServer, new_id
-from mcpyard.org._seal import Sealer
+from mcpyard.org.keys._seal import Sealer
+from mcpyard.org.store._db import Database
+from mcpyard.org.store._models import Credential, Organization, RegisteredServer, new_id
 
 
 async def server_with_token(db: Database, sealer: Sealer, token: str, *, org: str | None = None) -> Credential:

@@ -14,10 +14,10 @@ import httpx2
 from starlette.applications import Starlette
 
 from mcpyard.org._app import OrgSettings, org_app
-from mcpyard.org._db import open_database
-from mcpyard.org._migrate import upgrade
-from mcpyard.org._passwords import PasswordHashing
-from mcpyard.org._people import add_member, create_organization, create_token
+from mcpyard.org.keys._passwords import PasswordHashing
+from mcpyard.org.services._people import add_member, create_organization, create_token
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._migrate import upgrade
 
 __all__ = ["FAST_HASHING", "KEY", "PASSWORD", "Org", "Service", "running_service", "service_app", "set_up"]
 

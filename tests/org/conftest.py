@@ -20,8 +20,8 @@ from pathlib import Path
 import anyio
 import pytest
 
-from mcpyard.org._db import Database, open_database
-from mcpyard.org._migrate import upgrade
+from mcpyard.org.store._db import Database, open_database
+from mcpyard.org.store._migrate import upgrade
 from tests.conftest import Home
 from tests.org._flows import TOKEN
 from tests.org._postgres import NotAvailable, TemporaryCluster

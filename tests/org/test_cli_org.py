@@ -18,11 +18,11 @@ from concurrent.futures import ThreadPoolExecutor
 
 import pytest
 
-from mcpyard.org._db import open_database
-from mcpyard.org._keys import KEY_FILE, FileKeySource, new_key
-from mcpyard.org._migrate import head_revision
-from mcpyard.org._people import member_for_token, verify_login
-from mcpyard.org._seal import Sealer
+from mcpyard.org.keys._keys import KEY_FILE, FileKeySource, new_key
+from mcpyard.org.keys._seal import Sealer
+from mcpyard.org.services._people import member_for_token, verify_login
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._migrate import head_revision
 from tests._cli import Ran, run_mcpyard
 from tests.conftest import Home
 from tests.org._rows import credentials, server_with_token

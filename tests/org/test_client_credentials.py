@@ -13,10 +13,10 @@ import httpx2
 import pytest
 from sqlalchemy import select
 
-from mcpyard.org._db import open_database
-from mcpyard.org._keys import KEY_FILE, FileKeySource
-from mcpyard.org._models import Credential
-from mcpyard.org._rotate import rotate_key
+from mcpyard.org.keys._keys import KEY_FILE, FileKeySource
+from mcpyard.org.keys._rotate import rotate_key
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._models import Credential
 from tests.auth._support import auth_server, issuer_of, stats
 from tests.conftest import Home
 from tests.org._flows import TOKEN, assert_never_shown, by_tool, call, set_policy

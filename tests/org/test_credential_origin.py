@@ -12,8 +12,8 @@ import httpx2
 import pytest
 from sqlalchemy import update
 
-from mcpyard.org._db import open_database
-from mcpyard.org._models import RegisteredServer
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._models import RegisteredServer
 from tests.auth._support import auth_server, issuer_of, stats
 from tests.conftest import Home
 from tests.org._flows import TOKEN, assert_never_shown, register

@@ -15,8 +15,8 @@ import pytest
 from sqlalchemy import func, select, text
 
 from mcpyard.errors import ConfigError
-from mcpyard.org._db import default_database_url, open_database, parse_database_url, resolve_database_url
-from mcpyard.org._models import Member, Organization, new_id
+from mcpyard.org.store._db import default_database_url, open_database, parse_database_url, resolve_database_url
+from mcpyard.org.store._models import Member, Organization, new_id
 from tests.org._postgres import TemporaryCluster
 
 pytestmark = pytest.mark.anyio
@@ -119,7 +119,7 @@ async def test_org9_sqlite_runs_with_wal_foreign_keys_and_a_busy_timeout_in_a_pr
 
 
 async def test_org9_times_come_back_aware_in_utc_on_both_engines(database_url: str) -> None:
-    from mcpyard.org._migrate import upgrade
+    from mcpyard.org.store._migrate import upgrade
 
     written = datetime(2030, 1, 2, 3, 4, 5, 600_000, tzinfo=UTC)
     async with open_database(database_url) as db:
@@ -134,7 +134,7 @@ async def test_org9_times_come_back_aware_in_utc_on_both_engines(database_url: s
 
 
 async def test_org9_deleting_an_organization_deletes_what_belongs_to_it_on_both_engines(database_url: str) -> None:
-    from mcpyard.org._migrate import upgrade
+    from mcpyard.org.store._migrate import upgrade
 
     async with open_database(database_url) as db:
         await upgrade(db)
@@ -149,7 +149,7 @@ async def test_org9_deleting_an_organization_deletes_what_belongs_to_it_on_both_
 
 
 async def test_org9_concurrent_sqlite_writers_wait_for_each_other_instead_of_failing(tmp_path: Path) -> None:
-    from mcpyard.org._migrate import upgrade
+    from mcpyard.org.store._migrate import upgrade
 
     async with open_database(f"sqlite:///{tmp_path / 'org.db'}") as db:
         await upgrade(db)

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 
 from mcpyard.errors import ConfigError, UsageError
-from mcpyard.org._keys import KEY_FILE, EnvKeySource, FileKeySource, Keyring, key_id, key_source, new_key
+from mcpyard.org.keys._keys import KEY_FILE, EnvKeySource, FileKeySource, Keyring, key_id, key_source, new_key
 
 
 def _b64(key: bytes) -> str:

@@ -9,7 +9,7 @@ from typing import Any
 
 import pytest
 
-from mcpyard.org._tokens import token_hash
+from mcpyard.org.keys._tokens import token_hash
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model

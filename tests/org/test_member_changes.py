@@ -15,7 +15,7 @@ import anyio
 import httpx2
 import pytest
 
-from mcpyard.org._member_changes import removal_refusal, role_change_refusal
+from mcpyard.org.services._member_changes import removal_refusal, role_change_refusal
 from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._service import PASSWORD, Service, running_service

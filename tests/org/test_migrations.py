@@ -12,9 +12,9 @@ from sqlalchemy.engine import Connection
 from sqlalchemy.exc import IntegrityError
 
 from mcpyard.errors import ConfigError
-from mcpyard.org._db import Database, open_database
-from mcpyard.org._migrate import check_schema, downgrade, head_revision, migrate, schema_revision, upgrade
-from mcpyard.org._models import Base
+from mcpyard.org.store._db import Database, open_database
+from mcpyard.org.store._migrate import check_schema, downgrade, head_revision, migrate, schema_revision, upgrade
+from mcpyard.org.store._models import Base
 
 pytestmark = [pytest.mark.anyio, pytest.mark.empty_database]
 """Migrations from zero: every test here starts from an empty database."""

@@ -19,7 +19,7 @@ from schemathesis.checks import CheckFunction
 from schemathesis.core.result import Ok
 from starlette.routing import Route
 
-from mcpyard.org._openapi import openapi_document
+from mcpyard.org.api._openapi import openapi_document
 from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._served import served_service

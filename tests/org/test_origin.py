@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpyard.org._origin import origin_of, same_origin
+from mcpyard.org.keys._origin import origin_of, same_origin
 
 
 @pytest.mark.parametrize(

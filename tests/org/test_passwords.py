@@ -9,7 +9,7 @@ from argon2 import PasswordHasher
 
 from mcpyard.errors import UsageError
 from mcpyard.org import PRODUCTION_HASHING, OrgSettings, PasswordHashing
-from mcpyard.org._passwords import check_new_password, hash_password, needs_rehash, verify_password
+from mcpyard.org.keys._passwords import check_new_password, hash_password, needs_rehash, verify_password
 from tests.org._service import FAST_HASHING
 
 pytestmark = pytest.mark.anyio

@@ -9,9 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from mcpyard.errors import UsageError
-from mcpyard.org._db import Database
-from mcpyard.org._models import ApiToken, Member, Organization, utcnow
-from mcpyard.org._people import (
+from mcpyard.org.services._people import (
     FREE_FAILURES,
     MAX_LOCKOUT,
     add_member,
@@ -25,6 +23,8 @@ from mcpyard.org._people import (
     revoke_token,
     verify_login,
 )
+from mcpyard.org.store._db import Database
+from mcpyard.org.store._models import ApiToken, Member, Organization, utcnow
 
 pytestmark = pytest.mark.anyio
 

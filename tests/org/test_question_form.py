@@ -7,7 +7,7 @@ from typing import Any
 import pytest
 
 from mcpyard.elicitation import form_fields
-from mcpyard.org._question_form import checked_answer, content_from_form, form_fields_of, form_json
+from mcpyard.org.services._question_form import checked_answer, content_from_form, form_fields_of, form_json
 
 SCHEMA: dict[str, Any] = {
     "type": "object",

@@ -14,8 +14,8 @@ from typing import Any
 import anyio
 import pytest
 
-from mcpyard.org._models import Conversation, Question, TurnRow, utcnow
-from mcpyard.org._questions import sweep_questions
+from mcpyard.org.services._questions import sweep_questions
+from mcpyard.org.store._models import Conversation, Question, TurnRow, utcnow
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import assert_never_shown, by_tool, register, set_policy

@@ -16,8 +16,8 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from sqlalchemy import select
 
 from mcpyard.connect import EgressGuard
-from mcpyard.org._db import open_database
-from mcpyard.org._models import Question
+from mcpyard.org.store._db import open_database
+from mcpyard.org.store._models import Question
 from tests.conftest import Home
 from tests.org._flows import assert_never_shown, by_tool, call, register, set_policy
 from tests.org._service import Service, running_service
@@ -253,7 +253,7 @@ async def test_sec2_sec3_a_typed_secret_reaches_the_server_and_is_never_shown_no
 
 async def assert_nowhere_in_the_database(database_url: str, secret: str) -> None:
     """No row of any table holds a form of `secret` in clear (sealed bytes never match)."""
-    from mcpyard.org._models import Base
+    from mcpyard.org.store._models import Base
     from mcpyard.secrets import forms_of
 
     async with open_database(database_url) as db, db.engine.connect() as connection:

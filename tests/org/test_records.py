@@ -8,10 +8,10 @@ import anyio
 import pytest
 from sqlalchemy import func, select
 
-from mcpyard.org._db import Database
-from mcpyard.org._models import CallRow, new_id, utcnow
-from mcpyard.org._people import create_organization
-from mcpyard.org._records import MAX_GROUP, RecordWriter
+from mcpyard.org.hosts._records import MAX_GROUP, RecordWriter
+from mcpyard.org.services._people import create_organization
+from mcpyard.org.store._db import Database
+from mcpyard.org.store._models import CallRow, new_id, utcnow
 
 pytestmark = pytest.mark.anyio
 

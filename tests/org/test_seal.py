@@ -9,10 +9,10 @@ import pytest
 from sqlalchemy import update
 
 from mcpyard.errors import ConfigError
-from mcpyard.org._db import Database
-from mcpyard.org._keys import KEY_FILE, FileKeySource, Keyring, MemoryKeySource, new_key
-from mcpyard.org._models import Credential
-from mcpyard.org._seal import Sealer
+from mcpyard.org.keys._keys import KEY_FILE, FileKeySource, Keyring, MemoryKeySource, new_key
+from mcpyard.org.keys._seal import Sealer
+from mcpyard.org.store._db import Database
+from mcpyard.org.store._models import Credential
 from tests.org._rows import credentials, server_with_token
 
 pytestmark = pytest.mark.anyio

@@ -11,9 +11,9 @@ import anyio
 import httpx2
 import pytest
 
-from mcpyard.org._db import Database
-from mcpyard.org._models import utcnow
-from mcpyard.org._people import FREE_FAILURES, create_organization, verify_login
+from mcpyard.org.services._people import FREE_FAILURES, create_organization, verify_login
+from mcpyard.org.store._db import Database
+from mcpyard.org.store._models import utcnow
 from tests.conftest import Home
 from tests.org._served import served_service
 from tests.org._service import PASSWORD

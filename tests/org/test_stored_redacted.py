@@ -14,7 +14,7 @@ import anyio
 import pytest
 
 from mcpyard import Host
-from mcpyard.org._db import open_database
+from mcpyard.org.store._db import open_database
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from mcpyard.org._throttle import SignInLimits, TooManySignIns
+from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 
 
 def test_an_address_that_failed_too_often_waits_until_its_oldest_failure_is_out_of_the_window() -> None:

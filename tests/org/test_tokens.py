@@ -6,7 +6,7 @@ import hashlib
 
 import pytest
 
-from mcpyard.org._tokens import looks_like_token, new_token, token_hash
+from mcpyard.org.keys._tokens import looks_like_token, new_token, token_hash
 
 
 def test_org1_a_token_is_myd_and_256_random_bits_and_never_repeats() -> None:

@@ -12,7 +12,7 @@ import anyio
 import pytest
 
 from mcpyard.connect import EgressGuard, MemoryResolver
-from mcpyard.org._assistants import RateLimits
+from mcpyard.org.turns._assistants import RateLimits
 from mcpyard.secrets import forms_of
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model

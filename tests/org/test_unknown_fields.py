@@ -10,7 +10,7 @@ from typing import Any
 
 import pytest
 
-from mcpyard.org._openapi import openapi_document
+from mcpyard.org.api._openapi import openapi_document
 from tests.conftest import Home
 from tests.org._service import Service, running_service
 

@@ -11,16 +11,29 @@ from typing import TYPE_CHECKING
 from mcpyard._lazy import lazy_names
 
 if TYPE_CHECKING:
-    from mcpyard.org._admin import ensure_key, init_organization, issue_token, withdraw_token
     from mcpyard.org._app import OrgSettings, org_app
-    from mcpyard.org._db import DATABASE_ENV, default_database_url, describe_url, open_database, resolve_database_url
-    from mcpyard.org._demo import demo_servers, run_demo
-    from mcpyard.org._demo_console import DemoConsole, DemoModel, demo_console
-    from mcpyard.org._keys import EnvKeySource, FileKeySource, key_source
-    from mcpyard.org._migrate import check_schema, head_revision, upgrade
-    from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing, check_new_password
-    from mcpyard.org._rotate import rotate_key
-    from mcpyard.org._server_spec import CALL_DEADLINE_SECS
+    from mcpyard.org.demo import DemoConsole, DemoModel, demo_console, demo_servers, run_demo
+    from mcpyard.org.hosts import CALL_DEADLINE_SECS
+    from mcpyard.org.keys import (
+        PRODUCTION_HASHING,
+        EnvKeySource,
+        FileKeySource,
+        PasswordHashing,
+        check_new_password,
+        key_source,
+        rotate_key,
+    )
+    from mcpyard.org.services import ensure_key, init_organization, issue_token, withdraw_token
+    from mcpyard.org.store import (
+        DATABASE_ENV,
+        check_schema,
+        default_database_url,
+        describe_url,
+        head_revision,
+        open_database,
+        resolve_database_url,
+        upgrade,
+    )
 
 __all__ = [
     "CALL_DEADLINE_SECS",
@@ -53,33 +66,33 @@ __all__ = [
 ]
 
 _LAZY = {
-    "ensure_key": "_admin",
-    "init_organization": "_admin",
-    "issue_token": "_admin",
-    "withdraw_token": "_admin",
+    "ensure_key": "services",
+    "init_organization": "services",
+    "issue_token": "services",
+    "withdraw_token": "services",
     "OrgSettings": "_app",
     "org_app": "_app",
-    "DATABASE_ENV": "_db",
-    "default_database_url": "_db",
-    "describe_url": "_db",
-    "open_database": "_db",
-    "resolve_database_url": "_db",
-    "demo_servers": "_demo",
-    "run_demo": "_demo",
-    "DemoConsole": "_demo_console",
-    "DemoModel": "_demo_console",
-    "demo_console": "_demo_console",
-    "CALL_DEADLINE_SECS": "_server_spec",
-    "EnvKeySource": "_keys",
-    "FileKeySource": "_keys",
-    "key_source": "_keys",
-    "check_schema": "_migrate",
-    "head_revision": "_migrate",
-    "upgrade": "_migrate",
-    "PRODUCTION_HASHING": "_passwords",
-    "PasswordHashing": "_passwords",
-    "check_new_password": "_passwords",
-    "rotate_key": "_rotate",
+    "DATABASE_ENV": "store",
+    "default_database_url": "store",
+    "describe_url": "store",
+    "open_database": "store",
+    "resolve_database_url": "store",
+    "demo_servers": "demo",
+    "run_demo": "demo",
+    "DemoConsole": "demo",
+    "DemoModel": "demo",
+    "demo_console": "demo",
+    "CALL_DEADLINE_SECS": "hosts",
+    "EnvKeySource": "keys",
+    "FileKeySource": "keys",
+    "key_source": "keys",
+    "check_schema": "store",
+    "head_revision": "store",
+    "upgrade": "store",
+    "PRODUCTION_HASHING": "keys",
+    "PasswordHashing": "keys",
+    "check_new_password": "keys",
+    "rotate_key": "keys",
 }
 
 

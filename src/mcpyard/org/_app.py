@@ -27,25 +27,32 @@ from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import UrlRefused
-from mcpyard.org._api import MAX_BODY_BYTES, api_routes, error_response
-from mcpyard.org._api_people import people_routes
-from mcpyard.org._api_questions import question_routes
-from mcpyard.org._api_turns import turn_routes
-from mcpyard.org._assistants import RateLimits
-from mcpyard.org._auth import Authenticator, SessionSigner
-from mcpyard.org._body_limits import BodyLimits
+from mcpyard.org._bodies import MAX_BODY_BYTES
 from mcpyard.org._caller import ServiceError
-from mcpyard.org._db import open_database
-from mcpyard.org._hosts import OrgHosts
-from mcpyard.org._inbox import sweep
-from mcpyard.org._keys import key_source
-from mcpyard.org._migrate import check_schema
-from mcpyard.org._openapi import openapi_document
-from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
-from mcpyard.org._questions import no_one_to_ask, sweep_questions
-from mcpyard.org._seal import Sealer
-from mcpyard.org._service import QUESTION_SECONDS, ModelFactory, OrgService
-from mcpyard.org._throttle import SignInLimits
+from mcpyard.org.api import (
+    BodyLimits,
+    api_routes,
+    error_response,
+    openapi_document,
+    people_routes,
+    question_routes,
+    turn_routes,
+)
+from mcpyard.org.hosts import OrgHosts
+from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
+from mcpyard.org.services import (
+    QUESTION_SECONDS,
+    Authenticator,
+    ModelFactory,
+    OrgService,
+    SessionSigner,
+    SignInLimits,
+    no_one_to_ask,
+    sweep,
+    sweep_questions,
+)
+from mcpyard.org.store import check_schema, open_database
+from mcpyard.org.turns import RateLimits
 from mcpyard.org.web import Live, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]

@@ -5,7 +5,7 @@ from __future__ import annotations
 from dataclasses import dataclass
 from typing import Any
 
-from mcpyard.org._models import Role
+from mcpyard.org.store import Role
 
 __all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require", "text_field"]
 

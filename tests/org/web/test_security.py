@@ -10,7 +10,7 @@ from collections.abc import AsyncIterator
 import httpx2
 import pytest
 
-from mcpyard.org._throttle import SignInLimits
+from mcpyard.org.services._throttle import SignInLimits
 from tests.conftest import Home
 from tests.org._flows import TOKEN, by_tool, register
 from tests.org._service import PASSWORD, Service, running_service

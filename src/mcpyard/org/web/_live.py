@@ -24,9 +24,9 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from mcpyard.org._auth import COOKIE
 from mcpyard.org._caller import Caller, ServiceError
-from mcpyard.org._models import Alert, Approval, CallRow, Conversation, Question, TurnRow
+from mcpyard.org.services import COOKIE
+from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow
 from mcpyard.org.web._pages import Pages, Visit
 
 __all__ = ["Live", "live_routes"]

@@ -22,13 +22,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcpyard.org._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller, ServiceError
-from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
-from mcpyard.org._service import OrgService
-from mcpyard.org._throttle import SignInLimits
-from mcpyard.org._tokens import same_secret
+from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, same_secret
+from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 
 __all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
 

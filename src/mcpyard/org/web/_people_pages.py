@@ -14,12 +14,19 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org._auth import COOKIE
 from mcpyard.org._caller import ServiceError
-from mcpyard.org._member_changes import change_role, remove_member
-from mcpyard.org._membership import invite_member, make_token, revoke_member_token
-from mcpyard.org._people import list_members, list_tokens, verify_login
-from mcpyard.org._throttle import TooManySignIns
+from mcpyard.org.services import (
+    COOKIE,
+    TooManySignIns,
+    change_role,
+    invite_member,
+    list_members,
+    list_tokens,
+    make_token,
+    remove_member,
+    revoke_member_token,
+    verify_login,
+)
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
 __all__ = ["people_pages"]

@@ -12,7 +12,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org import _answers
+from mcpyard.org import services
 from mcpyard.org._caller import ServiceError
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
@@ -42,7 +42,7 @@ def question_pages(pages: Pages) -> list[Route]:
             if key.startswith(FIELD_PREFIX)
         }
         try:
-            answered = await _answers.answer_from_page(
+            answered = await services.answer_from_page(
                 svc, visit.caller, request.path_params["question_id"], field(form, "action"), values
             )
         except ServiceError as exc:

@@ -14,9 +14,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org import _policy_service, _registry
+from mcpyard.org import services
 from mcpyard.org._caller import ServiceError
-from mcpyard.org._events import list_alerts, list_audit
+from mcpyard.org.services import list_alerts, list_audit
 from mcpyard.org.web._diff import definition_text, side_by_side
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
@@ -62,7 +62,7 @@ def registry_pages(pages: Pages) -> list[Route]:
     async def servers(request: Request, visit: Visit) -> Response:
         if request.method == "POST":
             form = await pages.form(request, visit)
-            created = await _registry.register_server(
+            created = await services.register_server(
                 svc,
                 visit.caller,
                 field(form, "name"),
@@ -75,11 +75,11 @@ def registry_pages(pages: Pages) -> list[Route]:
                 "done", f"{created['name']} is registered ({created['state']}, {tools} tools). Set each tool's policy."
             )
             return pages.redirect(request, f"/servers/{created['id']}", notice)
-        listed = await _registry.list_servers(svc, visit.caller)
+        listed = await services.list_servers(svc, visit.caller)
         return pages.render(request, "servers.html", {"title": "MCP servers", "servers": listed}, visit=visit)
 
     async def server(request: Request, visit: Visit) -> Response:
-        found = await _registry.get_server(svc, visit.caller, request.path_params["server_id"])
+        found = await services.get_server(svc, visit.caller, request.path_params["server_id"])
         context = {"title": found["name"], "server": found, **common}
         return pages.render(request, "server.html", context, visit=visit)
 
@@ -95,7 +95,7 @@ def registry_pages(pages: Pages) -> list[Route]:
             changes["bearer_token"] = None
         if field(form, "remove_client_credentials") == "yes":
             changes["client_credentials"] = None
-        updated = await _registry.update_server(svc, visit.caller, request.path_params["server_id"], changes)
+        updated = await services.update_server(svc, visit.caller, request.path_params["server_id"], changes)
         text = f"{updated['name']} is saved."
         if dropped := updated["credentials_dropped"]:
             what = "bearer token" if dropped == ["bearer_token"] else "client credentials"
@@ -107,7 +107,7 @@ def registry_pages(pages: Pages) -> list[Route]:
 
     async def refresh(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        found = await _registry.refresh_server(svc, visit.caller, request.path_params["server_id"])
+        found = await services.refresh_server(svc, visit.caller, request.path_params["server_id"])
         changed = [tool["name"] for tool in found["tools"] if tool["state"] == "changed"]
         text = f"{found['name']} refreshed: {found['state']}."
         if changed:
@@ -116,18 +116,18 @@ def registry_pages(pages: Pages) -> list[Route]:
 
     async def delete(request: Request, visit: Visit) -> Response:
         server_id = request.path_params["server_id"]
-        found = await _registry.get_server(svc, visit.caller, server_id)
+        found = await services.get_server(svc, visit.caller, server_id)
         if request.method == "GET":
-            selections = await _registry.server_selections(svc, visit.caller, server_id)
+            selections = await services.server_selections(svc, visit.caller, server_id)
             context = {"title": f"Delete {found['name']}", "server": found, "selections": selections}
             return pages.render(request, "server_delete.html", context, visit=visit)
         await pages.form(request, visit)
-        await _registry.delete_server(svc, visit.caller, server_id)
+        await services.delete_server(svc, visit.caller, server_id)
         return pages.redirect(request, "/servers", Notice("done", f"{found['name']} is deleted; its tools stopped."))
 
     async def tools(request: Request, visit: Visit) -> Response:
-        listed = await _policy_service.list_tools(svc, visit.caller)
-        names = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
+        listed = await services.list_tools(svc, visit.caller)
+        names = {item["id"]: item["name"] for item in await services.list_servers(svc, visit.caller)}
         groups: dict[str, list[dict[str, Any]]] = {}
         for item in listed:
             groups.setdefault(names.get(item["server_id"], "?"), []).append(item)
@@ -135,7 +135,7 @@ def registry_pages(pages: Pages) -> list[Route]:
         return pages.render(request, "tools.html", context, visit=visit)
 
     async def tool(request: Request, visit: Visit) -> Response:
-        found = await _policy_service.get_tool(svc, visit.caller, request.path_params["tool_id"])
+        found = await services.get_tool(svc, visit.caller, request.path_params["tool_id"])
         rows = []
         if "reviewed_definition" in found:
             rows = side_by_side(definition_text(found["reviewed_definition"]), definition_text(found["definition"]))
@@ -146,7 +146,7 @@ def registry_pages(pages: Pages) -> list[Route]:
         form = await pages.form(request, visit)
         tool_id = request.path_params["tool_id"]
         chosen = field(form, "policy")
-        updated = await _policy_service.set_policy(svc, visit.caller, tool_id, chosen, field(form, "definition_hash"))
+        updated = await services.set_policy(svc, visit.caller, tool_id, chosen, field(form, "definition_hash"))
         label = POLICY_LABELS.get(chosen, chosen)
         back = field(form, "back")
         to = "/tools" if back == "tools" else f"/tools/{tool_id}"

@@ -8,11 +8,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from mcpyard.org._assistants import RateLimits
-from mcpyard.org._auth import Authenticator
-from mcpyard.org._passwords import PRODUCTION_HASHING, PasswordHashing
-from mcpyard.org._service import OrgService
-from mcpyard.org._throttle import SignInLimits
+from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
+from mcpyard.org.services import Authenticator, OrgService, SignInLimits
+from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._live import Live, live_routes
 from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._people_pages import people_pages

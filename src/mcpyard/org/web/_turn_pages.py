@@ -17,12 +17,12 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org import _answers, _assistants, _inbox, _policy_service, _registry, _teammate_edits, _teammates
+from mcpyard.org import services, turns
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import ServiceError
-from mcpyard.org._models import Assistant, Conversation, Publication, TurnRow
-from mcpyard.org._people import list_members
-from mcpyard.org._teammates import UNFINISHED
+from mcpyard.org.services import list_members
+from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
+from mcpyard.org.turns import UNFINISHED
 from mcpyard.org.web._pages import Notice, PageHandler, Pages, Visit, field
 
 __all__ = ["VISITOR_COOKIE", "turn_pages"]
@@ -52,7 +52,7 @@ async def _emails(pages: Pages, org_id: str) -> dict[str, str]:
         return {member["id"]: member["email"] for member in await list_members(session, org_id)}
 
 
-def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]:
+def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
     svc = pages.svc
 
     async def teammates(request: Request, visit: Visit) -> Response:
@@ -64,20 +64,20 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
                 "server_ids": _server_ids(form),
                 "model": field(form, "model") or None,
             }
-            created = await _teammates.create_teammate(svc, visit.caller, body)
+            created = await turns.create_teammate(svc, visit.caller, body)
             return pages.redirect(
                 request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready.")
             )
-        listed = await _teammates.list_teammates(svc, visit.caller)
-        servers = await _registry.list_servers(svc, visit.caller) if visit.caller.is_admin else []
+        listed = await turns.list_teammates(svc, visit.caller)
+        servers = await services.list_servers(svc, visit.caller) if visit.caller.is_admin else []
         context = {"title": "Teammates", "teammates": listed, "servers": servers}
         return pages.render(request, "teammates.html", context, visit=visit)
 
     async def teammate(request: Request, visit: Visit) -> Response:
         teammate_id = request.path_params["teammate_id"]
-        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
-        conversations = await _teammates.list_conversations(svc, visit.caller, teammate_id)
-        servers = await _registry.list_servers(svc, visit.caller)
+        found = await turns.get_teammate(svc, visit.caller, teammate_id)
+        conversations = await turns.list_conversations(svc, visit.caller, teammate_id)
+        servers = await services.list_servers(svc, visit.caller)
         names = {item["id"]: item["name"] for item in servers}
         context = {
             "title": found["name"] + (" (deleted)" if found["deleted_at"] else ""),
@@ -98,34 +98,34 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
             "model": field(form, "model") or None,
         }
         teammate_id = request.path_params["teammate_id"]
-        await _teammate_edits.update_teammate(svc, visit.caller, teammate_id, body)
-        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
+        await turns.update_teammate(svc, visit.caller, teammate_id, body)
+        found = await turns.get_teammate(svc, visit.caller, teammate_id)
         return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
 
     async def delete(request: Request, visit: Visit) -> Response:
         teammate_id = request.path_params["teammate_id"]
-        found = await _teammates.get_teammate(svc, visit.caller, teammate_id)
+        found = await turns.get_teammate(svc, visit.caller, teammate_id)
         if request.method == "GET":
             context = {"title": f"Delete {found['name']}", "teammate": found}
             return pages.render(request, "teammate_delete.html", context, visit=visit)
         await pages.form(request, visit)
-        await _teammate_edits.delete_teammate(svc, visit.caller, teammate_id)
+        await turns.delete_teammate(svc, visit.caller, teammate_id)
         text = f"{found['name']} is deleted; its conversations stay readable."
         return pages.redirect(request, "/teammates", Notice("done", text))
 
     async def start(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        started = await _teammates.start_conversation(svc, visit.caller, request.path_params["teammate_id"])
+        started = await turns.start_conversation(svc, visit.caller, request.path_params["teammate_id"])
         return pages.redirect(request, f"/conversations/{started['id']}")
 
     async def conversation(request: Request, visit: Visit) -> Response:
-        found = await _teammates.get_conversation(svc, visit.caller, request.path_params["conversation_id"])
-        teammate = await _teammates.get_teammate(svc, visit.caller, found["teammate_id"])
+        found = await turns.get_conversation(svc, visit.caller, request.path_params["conversation_id"])
+        teammate = await turns.get_teammate(svc, visit.caller, found["teammate_id"])
         traces = {}
         for turn in found["turns"]:
             if turn["status"] in UNFINISHED:
-                traces[turn["id"]] = (await _teammates.get_turn(svc, visit.caller, turn["id"]))["trace"]
-        waiting = {item["id"]: item for item in await _inbox.list_approvals(svc, visit.caller, "pending")}
+                traces[turn["id"]] = (await turns.get_turn(svc, visit.caller, turn["id"]))["trace"]
+        waiting = {item["id"]: item for item in await services.list_approvals(svc, visit.caller, "pending")}
         busy = any(turn["status"] in UNFINISHED for turn in found["turns"])
         context = {
             "title": f"{teammate['name']}: conversation",
@@ -143,22 +143,22 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
     async def take_turn(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         conversation_id = request.path_params["conversation_id"]
-        _, turn = await _teammates.take_turn(svc, visit.caller, conversation_id, {"message": field(form, "message")})
+        _, turn = await turns.take_turn(svc, visit.caller, conversation_id, {"message": field(form, "message")})
         return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
 
     async def turn(request: Request, visit: Visit) -> Response:
-        found = await _teammates.get_turn(svc, visit.caller, request.path_params["turn_id"])
+        found = await turns.get_turn(svc, visit.caller, request.path_params["turn_id"])
         return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
 
     async def inbox(request: Request, visit: Visit) -> Response:
-        pending = await _inbox.list_approvals(svc, visit.caller, "pending")
-        answered = await _answers.list_questions(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        decided = await _inbox.list_approvals(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
-        servers = {item["id"]: item["name"] for item in await _registry.list_servers(svc, visit.caller)}
+        pending = await services.list_approvals(svc, visit.caller, "pending")
+        answered = await services.list_questions(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+        decided = await services.list_approvals(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+        tools = {item["id"]: item for item in await services.list_tools(svc, visit.caller)}
+        servers = {item["id"]: item["name"] for item in await services.list_servers(svc, visit.caller)}
         context = {
             "title": "Inbox",
-            "questions": await _answers.list_questions(svc, visit.caller, "pending"),
+            "questions": await services.list_questions(svc, visit.caller, "pending"),
             "answered": answered[::-1],
             "pending": pending,
             "decided": decided[::-1],
@@ -173,8 +173,8 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
             org_id = visit.caller.org_id
-            status, ran = await _inbox.approve(
-                svc, visit.caller, approval_id, then=lambda: _teammates.after_decision(svc, org_id, approval_id)
+            status, ran = await services.approve(
+                svc, visit.caller, approval_id, then=lambda: turns.after_decision(svc, org_id, approval_id)
             )
             if status == 202:
                 text = "Approved: it runs, and its server asks a question first (see below)."
@@ -183,8 +183,8 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
             else:
                 text = f"Approved, but it did not run: {ran['error']['message']}"
         elif verb == "decline":
-            await _inbox.decline(svc, visit.caller, approval_id)
-            await _teammates.after_decision(svc, visit.caller.org_id, approval_id)
+            await services.decline(svc, visit.caller, approval_id)
+            await turns.after_decision(svc, visit.caller.org_id, approval_id)
             text = "Declined: it will not run."
         else:
             raise ServiceError(404, "not_found", "an approval is approved or declined")
@@ -196,20 +196,20 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
             form = await pages.form(request, visit)
             tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
             body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
-            created = await _assistants.create_assistant(svc, visit.caller, body)
+            created = await turns.create_assistant(svc, visit.caller, body)
             return pages.redirect(
                 request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved.")
             )
-        listed = await _assistants.list_assistants(svc, visit.caller)
-        tools = [item for item in await _policy_service.list_tools(svc, visit.caller) if item["policy"] == "run_freely"]
+        listed = await turns.list_assistants(svc, visit.caller)
+        tools = [item for item in await services.list_tools(svc, visit.caller) if item["policy"] == "run_freely"]
         context = {"title": "Assistants", "assistants": listed, "tools": tools}
         return pages.render(request, "assistants.html", context, visit=visit)
 
     async def assistant_page(
         request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
     ) -> Response:
-        found = await _assistants.get_assistant(svc, visit.caller, request.path_params["assistant_id"])
-        tools = {item["id"]: item for item in await _policy_service.list_tools(svc, visit.caller)}
+        found = await turns.get_assistant(svc, visit.caller, request.path_params["assistant_id"])
+        tools = {item["id"]: item for item in await services.list_tools(svc, visit.caller)}
         context = {
             "title": found["name"],
             "assistant": found,
@@ -226,7 +226,7 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
         await pages.form(request, visit)
         assistant_id = request.path_params["assistant_id"]
         try:
-            published = await _assistants.publish(svc, visit.caller, assistant_id)
+            published = await turns.publish(svc, visit.caller, assistant_id)
         except ServiceError as exc:
             if exc.code != "not_publishable":
                 raise
@@ -238,7 +238,7 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
     async def preview(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         assistant_id = request.path_params["assistant_id"]
-        answer = await _assistants.preview(svc, visit.caller, assistant_id, {"message": field(form, "message")})
+        answer = await turns.preview(svc, visit.caller, assistant_id, {"message": field(form, "message")})
         return await assistant_page(request, visit, preview=answer)
 
     async def visitor(request: Request) -> Response:
@@ -269,7 +269,7 @@ def turn_pages(pages: Pages, rate_limits: _assistants.RateLimits) -> list[Route]
                 if conversation_id:
                     body["conversation"] = conversation_id
                 client = request.client.host if request.client is not None else "unknown"
-                answer = await _assistants.visitor_turn(svc, slug, body, client, rate_limits)
+                answer = await turns.visitor_turn(svc, slug, body, client, rate_limits)
                 conversation_id = answer["conversation"]
             except ServiceError as exc:
                 context["error"] = exc.message

@@ -1,0 +1,45 @@
+"""A call's result as the organization's API answers it, and what a call says of its server's connection (ORG-8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mcpyard.org.hosts import OrgHost
+from mcpyard.org.services._discovery import CONNECTION_ALERT
+from mcpyard.org.services._events import clear_alert, raise_alert
+from mcpyard.org.services._service import OrgService
+from mcpyard.pipeline import CallResult
+
+__all__ = ["CODES", "keep_connection_state", "result_json"]
+
+CODES = {"off": "policy_off", "removed": "tool_removed"}
+"""The pipeline's refusal codes as the organization's API names them (API-6)."""
+CONNECTION_FAILURES = frozenset({"server_unavailable", "connection_lost", "timeout"})
+
+
+def result_json(result: CallResult, call_id: str | None) -> dict[str, Any]:
+    body = result.to_json()
+    if result.error is not None:
+        body["error"] = {**result.error, "code": CODES.get(result.error["code"], result.error["code"])}
+    body["call_id"] = call_id
+    return body
+
+
+async def keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, result: CallResult) -> None:
+    """A call that could not reach its server raises that server's alert; the next that does clears it (ORG-8)."""
+    name = result.server
+    server_id = opened.ids.get(name) if name is not None else None
+    if name is None or server_id is None:
+        return
+    failed = result.error is not None and result.error["code"] in CONNECTION_FAILURES
+    if failed == (name in opened.alerted):
+        return
+    async with svc.db.begin() as session:
+        if failed:
+            said = result.error["message"] if result.error else "the call could not reach the server"
+            message = opened.host.view.redactor.redact(said)  # stored, so redacted here too (THREATS: org service)
+            await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
+            opened.alerted.add(name)
+        else:
+            await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
+            opened.alerted.discard(name)

@@ -1,0 +1,106 @@
+"""Audit events and alerts: a configuration change is written down (ORG-3); a failure raises an alert once (ORG-8)."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.org.store import Alert, AuditEvent, utcnow
+
+__all__ = ["audit", "clear_alert", "list_alerts", "list_audit", "raise_alert"]
+
+
+def audit(session: AsyncSession, org_id: str, actor: str, action: str, target: str, **change: Any) -> None:
+    """Write down who changed what, with the old and new values (added to the caller's transaction)."""
+    session.add(
+        AuditEvent(
+            org_id=org_id, actor=actor, action=action, target=target, old=change.get("old"), new=change.get("new")
+        )
+    )
+
+
+async def raise_alert(
+    session: AsyncSession,
+    org_id: str,
+    kind: str,
+    message: str,
+    *,
+    server_id: str | None = None,
+    assistant_id: str | None = None,
+) -> None:
+    """One open alert per server (or assistant) and kind: a repeat updates its message, it never piles up."""
+    open_alert = await session.scalar(
+        select(Alert).where(
+            Alert.org_id == org_id,
+            Alert.kind == kind,
+            Alert.server_id.is_(None) if server_id is None else Alert.server_id == server_id,
+            Alert.assistant_id.is_(None) if assistant_id is None else Alert.assistant_id == assistant_id,
+            Alert.cleared_at.is_(None),
+        )
+    )
+    if open_alert is not None:
+        open_alert.message = message
+        return
+    session.add(Alert(org_id=org_id, kind=kind, message=message, server_id=server_id, assistant_id=assistant_id))
+
+
+async def clear_alert(
+    session: AsyncSession, org_id: str, kind: str, *, server_id: str | None = None, assistant_id: str | None = None
+) -> None:
+    """The next success clears the server's (or the assistant's) open alert of this kind."""
+    query = update(Alert).where(Alert.org_id == org_id, Alert.kind == kind, Alert.cleared_at.is_(None))
+    if server_id is not None:
+        query = query.where(Alert.server_id == server_id)
+    if assistant_id is not None:
+        query = query.where(Alert.assistant_id == assistant_id)
+    await session.execute(query.values(cleared_at=utcnow()))
+
+
+def _when(value: Any) -> str | None:
+    return value.isoformat() if value is not None else None
+
+
+async def list_audit(
+    session: AsyncSession, org_id: str, *, action: str | None = None, actor: str | None = None, limit: int = 500
+) -> list[dict[str, Any]]:
+    """The organization's audit log, newest first, filtered by action or actor."""
+    query = select(AuditEvent).where(AuditEvent.org_id == org_id)
+    if action:
+        query = query.where(AuditEvent.action == action)
+    if actor:
+        query = query.where(AuditEvent.actor == actor)
+    rows = await session.scalars(query.order_by(AuditEvent.at.desc()).limit(limit))
+    return [
+        {
+            "id": e.id,
+            "at": _when(e.at),
+            "actor": e.actor,
+            "action": e.action,
+            "target": e.target,
+            "old": e.old,
+            "new": e.new,
+        }
+        for e in rows
+    ]
+
+
+async def list_alerts(session: AsyncSession, org_id: str, *, open_only: bool = False) -> list[dict[str, Any]]:
+    """The organization's alerts, newest first (`cleared_at` is null while one is open)."""
+    query = select(Alert).where(Alert.org_id == org_id)
+    if open_only:
+        query = query.where(Alert.cleared_at.is_(None))
+    rows = await session.scalars(query.order_by(Alert.raised_at.desc()))
+    return [
+        {
+            "id": a.id,
+            "server_id": a.server_id,
+            "assistant_id": a.assistant_id,
+            "kind": a.kind,
+            "message": a.message,
+            "raised_at": _when(a.raised_at),
+            "cleared_at": _when(a.cleared_at),
+        }
+        for a in rows
+    ]

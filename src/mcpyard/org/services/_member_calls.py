@@ -1,0 +1,127 @@
+"""A member's own call (`POST /api/v1/calls`) and the windows of stored results (API-6, CALL-4, ORG-5, ORG-7).
+
+A call runs through the organization's host with the whole pipeline; an ask-first call is parked
+in the inbox with its exact arguments (`Inbox`), to run once when approved.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+from sqlalchemy import select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.org.hosts import CALL_ID, OrgHost, conversation_key
+from mcpyard.org.services._call_results import keep_connection_state, result_json
+from mcpyard.org.services._inbox import Inbox
+from mcpyard.org.services._questions import Asker, OrgElicitor, until_done_or_asked
+from mcpyard.org.services._service import OrgService
+from mcpyard.org.store import Question, RegisteredServer, new_id
+from mcpyard.pipeline import CallResult
+
+__all__ = ["MAX_CONVERSATION", "MAX_TOOL_NAME", "call_tool", "checked_conversation", "read_result"]
+
+MAX_CONVERSATION = 40
+"""A conversation's name is kept with the member's id (`conversation_key`) in 64 characters."""
+MAX_TOOL_NAME = 256
+"""The longest tool name a call may give: what a call's record keeps."""
+
+
+def checked_conversation(conversation: object) -> str | None:
+    """A call's conversation as given (None: the member's default one), or 422 when it cannot be one."""
+    if conversation is not None and (not isinstance(conversation, str) or len(conversation) > MAX_CONVERSATION):
+        raise ServiceError(
+            422, "invalid_request", f"`conversation` must be a string of at most {MAX_CONVERSATION} characters"
+        )
+    return conversation
+
+
+async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str | None:
+    servers = await session.scalars(
+        select(RegisteredServer).where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_not(None))
+    )
+    return next((server.name for server in servers if name.startswith(f"{server.name}__")), None)
+
+
+async def call_tool(
+    svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
+) -> tuple[int, dict[str, Any]]:
+    """Run a tool for a member: 200 with the `CallResult` (refusals too), 202 with the parked approval, or 202 with
+    the question its server asked (the call goes on once it is answered; its result then comes with the question).
+
+    `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
+    """
+    if not isinstance(name, str) or not name or len(name) > MAX_TOOL_NAME:
+        raise ServiceError(
+            422, "invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})"
+        )
+    if not isinstance(arguments, dict):
+        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
+    conversation = checked_conversation(conversation)
+    opened = await svc.hosts.get(caller.org_id)
+    key = conversation_key(caller.member_id, conversation)
+    inbox = Inbox(svc, caller, name, arguments, key)
+    call_id = new_id()
+    asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
+
+    async def run() -> tuple[int, dict[str, Any]]:
+        token = CALL_ID.set(call_id)
+        try:
+            result = await opened.host.call(
+                name,
+                arguments,
+                conversation=key,
+                approver=inbox,
+                on_input=asker.relay(),
+                elicitor=OrgElicitor(svc, asker),
+            )
+        finally:
+            CALL_ID.reset(token)
+        answer = await _answer(svc, caller, opened, name, result, call_id)
+        if asker.question_ids:  # whoever answered its questions reads the result with them
+            async with svc.db.begin() as session:
+                await session.execute(update(Question).where(Question.call_id == call_id).values(result=answer[1]))
+        return answer
+
+    ended, answer = await until_done_or_asked(svc, asker, run, "a call waiting for an answer")
+    if not ended:
+        return 202, {"call_id": call_id, "question": {"id": asker.question_ids[0], "status": "pending"}}
+    if inbox.approval_id is not None:
+        return _parked(inbox.approval_id)
+    if answer is None:
+        raise RuntimeError("the call ended without an answer")
+    return answer
+
+
+def _parked(approval_id: str) -> tuple[int, dict[str, Any]]:
+    return 202, {"approval": {"id": approval_id, "status": "pending"}}
+
+
+async def _answer(
+    svc: OrgService, caller: Caller, opened: OrgHost, name: str, result: CallResult, call_id: str
+) -> tuple[int, dict[str, Any]]:
+    if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
+        async with svc.db.begin() as session:
+            if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
+                message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
+                refused = CallResult.refusal("server_deleted", message, tool=name)
+                return 200, result_json(refused, call_id)
+    await keep_connection_state(svc, opened, caller.org_id, result)
+    return 200, result_json(result, call_id)
+
+
+async def read_result(
+    svc: OrgService, caller: Caller, handle: str, offset: int, length: int | None, conversation: str | None
+) -> dict[str, Any]:
+    """A window of a stored result, only within the member's conversation that made it (CALL-4, ORG-7)."""
+    opened = await svc.hosts.get(caller.org_id)
+    arguments: dict[str, Any] = {"handle": handle, "offset": offset}
+    if length is not None:
+        arguments["length"] = length
+    result = await opened.host.call(
+        "read_result", arguments, conversation=conversation_key(caller.member_id, conversation)
+    )
+    if result.error is not None and result.error["code"] == "unknown_handle":
+        raise not_found("stored result")
+    return result_json(result, None)

@@ -1,0 +1,79 @@
+"""What every service function of the organization service works with: the database, hosts, sealing, the guard."""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Protocol
+
+import anyio
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
+
+from mcpyard.org.hosts import OrgHosts
+from mcpyard.org.store import Credential
+
+if TYPE_CHECKING:
+    from mcpyard.connect import EgressGuard
+    from mcpyard.model import Model
+
+__all__ = ["QUESTION_SECONDS", "CredentialSealer", "ModelFactory", "OrgService", "UrlCheck", "Wakeups"]
+
+QUESTION_SECONDS = 600.0
+"""How long a server's question waits for a person before it expires and the server hears `cancel` (10 minutes)."""
+
+UrlCheck = Callable[[str], Awaitable[str]]
+"""The URL as it will be stored (normalized), or a `ServiceError` `url_refused` when the outbound guard would not
+connect to it (NET-1)."""
+
+
+ModelFactory = Callable[[str, "str | None"], "Model"]
+"""A model for an organization (and a model name, None: its default): the service's own, instead of the
+organization's endpoint (the demo's scripted model)."""
+
+
+class CredentialSealer(Protocol):
+    """Seals a credential's secret into its row, and opens it again to connect (ORG-2)."""
+
+    def seal_credential(self, credential: Credential, secret: str) -> None: ...
+
+    def unseal_credential(self, credential: Credential) -> str: ...
+
+    def seal(self, secret: str, *, context: bytes) -> tuple[str, bytes]: ...
+
+    def unseal(self, key_id: str, sealed: bytes, *, context: bytes, what: str = ...) -> str: ...
+
+
+class Wakeups:
+    """Who in this process waits for a question's answer: an answer given here wakes its call at once (an answer
+    given through another process is seen when the call next reads its question, within half a second)."""
+
+    def __init__(self) -> None:
+        self._events: dict[str, anyio.Event] = {}
+
+    def event(self, question_id: str) -> anyio.Event:
+        return self._events.setdefault(question_id, anyio.Event())
+
+    def wake(self, question_id: str) -> None:
+        event = self._events.pop(question_id, None)
+        if event is not None:
+            event.set()
+
+    def forget(self, question_id: str) -> None:
+        self._events.pop(question_id, None)
+
+
+@dataclass(frozen=True, slots=True)
+class OrgService:
+    """The service's parts, built once at start and passed to every service function."""
+
+    db: async_sessionmaker[AsyncSession]
+    hosts: OrgHosts
+    sealer: CredentialSealer
+    check_url: UrlCheck
+    models: ModelFactory | None = None
+    """The service's own model for every turn (None: each organization's endpoint, `PUT /api/v1/model`)."""
+    guard: EgressGuard | None = None
+    """The outbound guard every request to an organization's model endpoint goes through (NET-1)."""
+    question_seconds: float = QUESTION_SECONDS
+    """How long a server's question waits for an answer before it expires (the server then hears `cancel`)."""
+    wakeups: Wakeups = field(default_factory=Wakeups)

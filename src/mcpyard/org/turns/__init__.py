@@ -1,0 +1,70 @@
+"""Turns: a model drives the organization's tools for a teammate's conversation or an assistant's visitor."""
+
+from mcpyard.org.turns._assistants import (
+    MAX_ASSISTANT_INSTRUCTIONS,
+    MAX_ASSISTANT_NAME,
+    MAX_TOOLS,
+    RateLimited,
+    RateLimits,
+    create_assistant,
+    get_assistant,
+    list_assistants,
+    list_publications,
+    preview,
+    publish,
+    visitor_turn,
+)
+from mcpyard.org.turns._model_setting import MAX_KEY, MAX_MODEL_NAME, get_model, put_model
+from mcpyard.org.turns._teammate_edits import (
+    MAX_TEAMMATE_INSTRUCTIONS,
+    MAX_TEAMMATE_NAME,
+    delete_teammate,
+    update_teammate,
+)
+from mcpyard.org.turns._teammates import (
+    UNFINISHED,
+    after_decision,
+    create_teammate,
+    get_conversation,
+    get_teammate,
+    get_turn,
+    list_conversations,
+    list_teammates,
+    start_conversation,
+    take_turn,
+)
+from mcpyard.org.turns._turns import MAX_MESSAGE
+
+__all__ = [
+    "MAX_ASSISTANT_INSTRUCTIONS",
+    "MAX_ASSISTANT_NAME",
+    "MAX_KEY",
+    "MAX_MESSAGE",
+    "MAX_MODEL_NAME",
+    "MAX_TEAMMATE_INSTRUCTIONS",
+    "MAX_TEAMMATE_NAME",
+    "MAX_TOOLS",
+    "UNFINISHED",
+    "RateLimited",
+    "RateLimits",
+    "after_decision",
+    "create_assistant",
+    "create_teammate",
+    "delete_teammate",
+    "get_assistant",
+    "get_conversation",
+    "get_model",
+    "get_teammate",
+    "get_turn",
+    "list_assistants",
+    "list_conversations",
+    "list_publications",
+    "list_teammates",
+    "preview",
+    "publish",
+    "put_model",
+    "start_conversation",
+    "take_turn",
+    "update_teammate",
+    "visitor_turn",
+]

@@ -1,0 +1,183 @@
+"""Turns in the organization: a model drives the registered servers' tools through the pipeline (ORG-4, ORG-5, ORG-7).
+
+A turn is `run_turn` (mcpyard.model) on the organization's host, offered only the tools a teammate or an
+assistant may use, every call going through the same pipeline as `POST /api/v1/calls` (policies bound
+to hashes, approvals, caps, fence, redaction, the record, which carries the turn's id: its trace). An
+ask-first call parks the turn: the call waits in the inbox with its exact arguments, the turn's state
+is stored, and when the approval is decided (on any process) the turn goes on from there with the
+result or the refusal. The model is the organization's (an OpenAI-compatible endpoint set with
+`PUT /api/v1/model`, its key sealed like a server's token), or the one the service was started with
+(`OrgSettings.models`: the demo's scripted model).
+"""
+
+from __future__ import annotations
+
+import contextlib
+from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
+from typing import Any
+
+import anyio
+from sqlalchemy import update
+
+from mcpyard.agent import TurnHost, TurnState, resume_turn, run_turn
+from mcpyard.model import (
+    ErrorEvent,
+    Event,
+    Message,
+    Model,
+    ModelTools,
+    ToolFormat,
+    messages_from_json,
+    messages_to_json,
+)
+from mcpyard.org._caller import ServiceError
+from mcpyard.org.hosts import TURN_ID, OrgHost
+from mcpyard.org.services import AskingHost, OrgService
+from mcpyard.org.store import Conversation, TurnRow, utcnow
+from mcpyard.org.turns._turn_json import merged_calls
+from mcpyard.org.turns._turn_offer import Offer
+from mcpyard.pipeline import READ_RESULT_TOOL, CallResult
+from mcpyard.policy import Approver
+
+__all__ = ["MAX_MESSAGE", "drive_turn", "end_failed", "ends_if_it_fails"]
+
+MAX_MESSAGE = 20_000
+"""The longest message a turn takes, in characters."""
+MAX_HISTORY = 200
+"""Messages a conversation keeps; older ones are left out of the next turn."""
+
+
+async def drive_turn(
+    svc: OrgService,
+    opened: OrgHost,
+    model: Model,
+    conversation: Conversation,
+    row: TurnRow,
+    offer: Offer,
+    *,
+    key: str,
+    resume: tuple[TurnState, Mapping[str, CallResult]] | None = None,
+) -> TurnRow:
+    """Run (or go on with) one turn and store how it ended: the conversation's messages, the turn's calls, its state."""
+    # A long result's rest is read by handle, in this conversation only (CALL-4, ORG-7).
+    tools = opened.host.tools_for_model(model.tool_format).only({*offer.names, str(READ_RESULT_TOOL["name"])})
+    errors: list[str] = []
+
+    async def note(event: Event) -> None:
+        if isinstance(event, ErrorEvent):
+            errors.append(event.message)
+
+    host: TurnHost = opened.host if offer.asker is None else AskingHost(opened.host, svc, offer.asker)
+    if offer.still_offered is not None:
+        host = _StillOffered(host, offer.still_offered)
+    token = TURN_ID.set(row.id)
+    try:
+        if resume is None:
+            history = messages_from_json(conversation.messages)[-MAX_HISTORY:]
+            system = [Message.system(offer.instructions)] if offer.instructions.strip() else []
+            messages = [*system, *history, Message.user(row.message)]
+            turn = await run_turn(
+                host,
+                model,
+                messages,
+                limits=offer.limits,
+                approver=offer.approver,
+                conversation=key,
+                tools=tools,
+                on_event=note,
+            )
+        else:
+            state, decided = resume
+            turn = await resume_turn(
+                host,
+                model,
+                state,
+                decided,
+                limits=offer.limits,
+                approver=offer.approver,
+                conversation=key,
+                tools=tools,
+                on_event=note,
+            )
+    finally:
+        TURN_ID.reset(token)
+        close = getattr(model, "close", None)
+        if close is not None and svc.models is None:  # the organization's endpoint: a client made for this turn
+            await close()
+    parked = turn.status == "parked"
+    async with svc.db.begin() as session:
+        stored = [m for m in turn.messages if m.role != "system"]
+        await session.execute(
+            update(Conversation).where(Conversation.id == conversation.id).values(messages=messages_to_json(stored))
+        )
+        values: dict[str, Any] = {
+            "status": "waiting_for_approval" if parked else turn.status,
+            "reply": turn.reply,
+            "calls": merged_calls(row.calls, turn),
+            "state": turn.state.to_json() if parked else None,
+            "finished_at": None if parked else utcnow(),
+            "error": errors[-1] if errors else None,
+        }
+        await session.execute(update(TurnRow).where(TurnRow.id == row.id).values(**values))
+        fresh = await session.get(TurnRow, row.id, populate_existing=True)
+        assert fresh is not None
+        return fresh
+
+
+class _StillOffered:
+    """A turn's host that refuses a call to a tool its teammate may no longer use (checked again before each call,
+    ORG-5): nothing is sent; `read_result` reads only what this conversation's calls returned already."""
+
+    def __init__(self, host: TurnHost, offered: Callable[[], Awaitable[Collection[str]]]) -> None:
+        self._host, self._offered = host, offered
+
+    @property
+    def approver(self) -> Approver | None:
+        return self._host.approver
+
+    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
+        return self._host.tools_for_model(format)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        conversation: str | None = None,
+        approver: Approver | None = None,
+    ) -> CallResult:
+        if name != READ_RESULT_TOOL["name"] and name not in await self._offered():
+            why = f"{name}: this teammate may no longer use this tool (its servers changed or it was deleted)"
+            why += "; nothing was sent"
+            return CallResult.refusal("no_access", why, tool=name)
+        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+
+    def redact_json(self, value: Any) -> Any:
+        return self._host.redact_json(value)
+
+
+async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:
+    """End a turn that could not run or go on, saying why: it is never left `running` (its conversation would wait)."""
+    if isinstance(exc, ServiceError):
+        why = exc.message
+    elif isinstance(exc, Exception):
+        why = f"the turn could not go on ({type(exc).__name__})"
+    else:  # cancelled: the service is stopping (or the request was dropped) while the turn ran
+        why = "the service stopped while this turn ran; send the message again"
+    async with svc.db.begin() as session:
+        await session.execute(
+            update(TurnRow)
+            .where(TurnRow.id == turn_id)
+            .values(status="model_error", error=why, state=None, finished_at=utcnow())
+        )
+
+
+@contextlib.asynccontextmanager
+async def ends_if_it_fails(svc: OrgService, turn_id: str) -> AsyncIterator[None]:
+    """Around a turn that runs: if it fails or is stopped (cancelled), it ends saying why, never left `running`."""
+    try:
+        yield
+    except BaseException as exc:
+        with anyio.CancelScope(shield=True):  # a stopping service still writes how the turn ended
+            await end_failed(svc, turn_id, exc)
+        raise
