@@ -244,6 +244,7 @@ class Host(ModelOffer, ResourceReader):
         approver: Approver | None = None,
         definition_hash: str | None = None,
         elicitor: Elicitor | None = None,
+        tags: Mapping[str, str] | None = None,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -259,7 +260,10 @@ class Host(ModelOffer, ResourceReader):
             definition_hash: run only if the tool's live definition has this hash (CAT-2), else `tool_changed`.
             elicitor: answers the server's questions during this call instead of the host's elicitor
                 (servers are told of elicitation only when the host was opened with an elicitor).
+            tags: the caller's own labels for the call (text to text), copied into its `CallRecord`.
         """
+        if tags and not all(isinstance(key, str) and isinstance(value, str) for key, value in tags.items()):
+            return CallResult.refusal("invalid_arguments", "`tags` must map text to text; nothing was sent", tool=name)
         if self._reloading:
             return CallResult.refusal("reloading", "the configuration is being reloaded; call again in a moment")
         self._calls_in_flight += 1
@@ -270,6 +274,8 @@ class Host(ModelOffer, ResourceReader):
             )
             request.kept_hash = kept
             request.definition_hash, request.approver, request.elicitor = definition_hash, approver, elicitor
+            if tags:
+                request.tags = dict(tags)  # a copy: the record keeps them as they were when the call began
             return await run(self.view, self.session, request)
         except Exception as exc:  # last resort: a library call never raises for a call that failed
             # The traceback goes to the log (redacted), for a report; the caller reads one line.

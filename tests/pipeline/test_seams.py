@@ -165,6 +165,26 @@ async def test_call1_every_call_leaves_a_record_ran_refused_failed_cached(home: 
     assert history[2].summary
 
 
+async def test_call1_a_calls_tags_reach_its_record_as_given_and_only_its_own(home: Home) -> None:
+    """The caller's labels (its own id for the call, the turn it belongs to) go with the call to its record."""
+    recorder = ListRecorder()
+    config = home.write_config({"b": fixture_server("basic")})
+    tags = {"call_id": "c-1", "turn_id": "t-1"}
+    async with home.open(config, recorder=recorder) as host:
+        assert (await host.call("b__add", {"a": 1, "b": 2}, tags=tags)).ok
+        tags["call_id"] = "changed afterwards"
+        assert (await host.call("b__add", {"a": 2, "b": 2})).ok
+        refused = await host.call("b__add", {"a": 3, "b": 2}, tags={"call_id": 7})  # type: ignore[dict-item]
+    assert refused.error is not None
+    assert refused.error["code"] == "invalid_arguments"
+    assert "tags" in refused.error["message"]
+    tagged, plain = recorder.records
+    assert tagged.tags == {"call_id": "c-1", "turn_id": "t-1"}, "copied when the call began"
+    assert tagged.to_json()["tags"] == {"call_id": "c-1", "turn_id": "t-1"}
+    assert plain.tags == {}
+    assert "tags" not in plain.to_json()
+
+
 async def test_file3_a_record_names_files_by_path_size_and_digest_never_bytes(home: Home) -> None:
     (home.workspace / "notes.txt").write_text("the file's content\n")
     approver = ScriptedApprover(answers=["once"])

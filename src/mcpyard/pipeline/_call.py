@@ -7,6 +7,8 @@ from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
 
+from mcpyard.pipeline._record import NO_TAGS
+
 if TYPE_CHECKING:
     import mcp_types as types
 
@@ -50,6 +52,9 @@ class CallRequest:
     """Who answers this call's card, in place of the session's approver (an inbox for this member)."""
     elicitor: Elicitor | None = None
     """Who answers the server's questions during this call, in place of the session's elicitor."""
+    tags: Mapping[str, str] = field(default_factory=lambda: NO_TAGS)
+    """The caller's own labels for this call (its id in the caller's records, the turn it belongs to): copied
+    as given into the call's record, and nowhere else."""
 
 
 @dataclass(frozen=True, slots=True)

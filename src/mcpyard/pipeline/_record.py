@@ -5,9 +5,13 @@ from __future__ import annotations
 from collections import deque
 from collections.abc import Mapping, Sequence
 from datetime import UTC, datetime
+from types import MappingProxyType
 from typing import Any, Literal, NamedTuple, Protocol
 
 __all__ = ["CallRecord", "CallRecorder", "CallStatus", "FileRecord", "MemoryRecorder", "Recorders"]
+
+NO_TAGS: Mapping[str, str] = MappingProxyType({})
+"""A call without tags."""
 
 CallStatus = Literal["ran", "failed", "refused", "cached"]
 """`ran`: the server answered and the tool reported no error; `failed`: it was sent but ended in an error
@@ -44,6 +48,7 @@ class CallRecord(NamedTuple):
         duration_ms: from the start of the call to its result.
         result_bytes: the size of the text the model read (UTF-8).
         summary: the start of the result or error, redacted and cleaned (at most 200 characters).
+        tags: the labels the caller gave the call (`Host.call(tags=...)`), as given.
     """
 
     started_at: float
@@ -61,6 +66,7 @@ class CallRecord(NamedTuple):
     duration_ms: float
     result_bytes: int
     summary: str
+    tags: Mapping[str, str] = NO_TAGS
 
     @property
     def at(self) -> datetime:
@@ -84,6 +90,7 @@ class CallRecord(NamedTuple):
             "duration_ms": round(self.duration_ms, 3),
             "result_bytes": self.result_bytes,
             "summary": self.summary,
+            **({"tags": dict(self.tags)} if self.tags else {}),
         }
 
 

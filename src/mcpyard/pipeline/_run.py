@@ -139,6 +139,7 @@ def _record(
         duration_ms=(time.time() - call.started) * 1000,
         result_bytes=len(text) if (text := result.text).isascii() else len(text.encode("utf-8", "surrogatepass")),
         summary=_summary(view, result),
+        tags=call.request.tags,
     )
 
 

@@ -13,7 +13,6 @@ import contextlib
 import logging
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
-from contextvars import ContextVar
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any, Protocol
@@ -36,20 +35,15 @@ from mcpyard.pipeline import CallRecord
 from mcpyard.policy import PinPolicy
 
 __all__ = [
-    "CALL_ID",
-    "TURN_ID",
     "CredentialOpener",
     "OrgHost",
     "OrgHosts",
     "OrgRecorder",
+    "call_tags",
     "conversation_key",
     "member_of",
 ]
 
-CALL_ID: ContextVar[str | None] = ContextVar("mcpyard_org_call_id", default=None)
-"""The id the call being made gets as its record: the service sets it, the recorder reads it."""
-TURN_ID: ContextVar[str | None] = ContextVar("mcpyard_org_turn_id", default=None)
-"""The turn whose calls are being made: its trace reads the records that carry it."""
 _log = logging.getLogger("mcpyard.org")
 
 
@@ -57,6 +51,13 @@ class CredentialOpener(Protocol):
     """Unseals a registered server's stored credential (only to connect; never kept beyond the host's spec)."""
 
     def unseal_credential(self, credential: Credential) -> str: ...
+
+
+def call_tags(*, call_id: str | None = None, turn_id: str | None = None) -> dict[str, str]:
+    """What a call of the organization carries to its record (`Host.call(tags=...)`): the id its record takes, the
+    id a member or an approval already knows it by; the turn whose trace it belongs to."""
+    tags = {"call_id": call_id, "turn_id": turn_id}
+    return {key: value for key, value in tags.items() if value is not None}
 
 
 def conversation_key(member_id: str, conversation: str | None) -> str:
@@ -82,7 +83,7 @@ class OrgRecorder:
     async def record(self, record: CallRecord) -> None:
         await self._writer.write(
             {
-                "id": CALL_ID.get() or new_id(),
+                "id": record.tags.get("call_id") or new_id(),
                 "org_id": self._org_id,
                 "member_id": member_of(record.conversation),
                 "conversation": record.conversation,
@@ -97,7 +98,7 @@ class OrgRecorder:
                 "result_bytes": record.result_bytes,
                 "summary": record.summary,
                 "approval_id": None,
-                "turn_id": TURN_ID.get(),
+                "turn_id": record.tags.get("turn_id"),
                 "started_at": record.at,
             }
         )

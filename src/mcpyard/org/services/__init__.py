@@ -11,6 +11,7 @@ from mcpyard.org.services._answers import (
 )
 from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org.services._call_results import result_json
+from mcpyard.org.services._calls import TurnCalls
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals, sweep
 from mcpyard.org.services._member_calls import (
@@ -32,7 +33,7 @@ from mcpyard.org.services._people import (
 )
 from mcpyard.org.services._policy_service import get_tool, list_tools, set_policy
 from mcpyard.org.services._question_form import ACTIONS
-from mcpyard.org.services._questions import Asker, AskingHost, no_one_to_ask, sweep_questions, until_done_or_asked
+from mcpyard.org.services._questions import Asker, no_one_to_ask, sweep_questions, until_done_or_asked
 from mcpyard.org.services._registry import (
     delete_server,
     get_server,
@@ -61,7 +62,6 @@ __all__ = [
     "QUESTION_SECONDS",
     "QUESTION_STATES",
     "Asker",
-    "AskingHost",
     "Authenticator",
     "Inbox",
     "ModelFactory",
@@ -69,6 +69,7 @@ __all__ = [
     "SessionSigner",
     "SignInLimits",
     "TooManySignIns",
+    "TurnCalls",
     "add_member",
     "answer_from_page",
     "answer_question",

@@ -18,10 +18,11 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import ParkCall
 from mcpyard.org._caller import Caller, ServiceError, not_found
-from mcpyard.org.hosts import CALL_DEADLINE_SECS, CALL_ID, TURN_ID
+from mcpyard.org.hosts import CALL_DEADLINE_SECS, call_tags
 from mcpyard.org.rules import Reason
 from mcpyard.org.services._call_results import keep_connection_state, result_json
-from mcpyard.org.services._questions import Asker, OrgElicitor, until_done_or_asked
+from mcpyard.org.services._calls import org_call
+from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import (
     Approval,
@@ -239,20 +240,17 @@ async def approve(
     asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
 
     async def run() -> dict[str, Any]:
-        token, turn_token = CALL_ID.set(call_id), TURN_ID.set(turn_id)  # the run belongs to the turn's trace
-        try:
-            result = await opened.host.call(
-                name,
-                arguments,
-                conversation=conversation,
-                approver=_once,
-                definition_hash=definition_hash,
-                on_input=asker.relay(),
-                elicitor=OrgElicitor(svc, asker),
-            )
-        finally:
-            CALL_ID.reset(token)
-            TURN_ID.reset(turn_token)
+        result = await org_call(
+            svc,
+            opened.host,
+            name,
+            arguments,
+            conversation=conversation,
+            approver=_once,
+            asker=asker,
+            tags=call_tags(call_id=call_id, turn_id=turn_id),  # the run belongs to the turn's trace
+            definition_hash=definition_hash,
+        )
         body = result_json(result, call_id)
         async with svc.db.begin() as session:
             await session.execute(

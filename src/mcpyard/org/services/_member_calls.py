@@ -12,10 +12,11 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org._caller import Caller, ServiceError, not_found
-from mcpyard.org.hosts import CALL_ID, OrgHost, conversation_key
+from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.services._call_results import keep_connection_state, result_json
+from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._inbox import Inbox
-from mcpyard.org.services._questions import Asker, OrgElicitor, until_done_or_asked
+from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Question, RegisteredServer, new_id
 from mcpyard.pipeline import CallResult
@@ -66,18 +67,16 @@ async def call_tool(
     asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
 
     async def run() -> tuple[int, dict[str, Any]]:
-        token = CALL_ID.set(call_id)
-        try:
-            result = await opened.host.call(
-                name,
-                arguments,
-                conversation=key,
-                approver=inbox,
-                on_input=asker.relay(),
-                elicitor=OrgElicitor(svc, asker),
-            )
-        finally:
-            CALL_ID.reset(token)
+        result = await org_call(
+            svc,
+            opened.host,
+            name,
+            arguments,
+            conversation=key,
+            approver=inbox,
+            asker=asker,
+            tags=call_tags(call_id=call_id),
+        )
         answer = await _answer(svc, caller, opened, name, result, call_id)
         if asker.question_ids:  # whoever answered its questions reads the result with them
             async with svc.db.begin() as session:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import json
-from collections.abc import Awaitable, Callable, Mapping
+from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, TypeVar
@@ -24,25 +24,21 @@ from typing import TYPE_CHECKING, Any, TypeVar
 import anyio
 from sqlalchemy import func, select, update
 
-from mcpyard.agent import TurnClock, current_turn_clock
+from mcpyard.agent import TurnClock
 from mcpyard.connect import InputRelay
 from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest
 from mcpyard.errors import ElicitationRefused
 from mcpyard.org.services._question_form import form_json
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Question, RegisteredServer, TurnRow, new_id, utcnow
-from mcpyard.pipeline import CallResult
 
 if TYPE_CHECKING:
-    from mcpyard import Host
-    from mcpyard.model import ModelTools, ToolFormat
-    from mcpyard.policy import Approver
+    pass
 
 __all__ = [
     "HOLD_SECONDS",
     "POLL_SECONDS",
     "Asker",
-    "AskingHost",
     "OrgElicitor",
     "answer_context",
     "no_one_to_ask",
@@ -309,38 +305,3 @@ async def until_done_or_asked(
     if failure:
         raise failure[0]
     return True, outcome[0] if outcome else None
-
-
-class AskingHost:
-    """A host as a turn drives it (`TurnHost`): every call carries the turn's asker, who answers its servers."""
-
-    def __init__(self, host: Host, svc: OrgService, asker: Asker) -> None:
-        self._host, self._svc, self._asker = host, svc, asker
-
-    @property
-    def approver(self) -> Approver | None:
-        return self._host.approver
-
-    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
-        return self._host.tools_for_model(format)
-
-    async def call(
-        self,
-        name: str,
-        arguments: Mapping[str, Any] | None = None,
-        *,
-        conversation: str | None = None,
-        approver: Approver | None = None,
-    ) -> CallResult:
-        return await self._host.call(
-            name,
-            arguments,
-            conversation=conversation,
-            approver=approver,
-            on_input=self._asker.relay(),
-            # Taken here, in the call's own task: a handshake-era server's question comes on another one.
-            elicitor=OrgElicitor(self._svc, self._asker, current_turn_clock()),
-        )
-
-    def redact_json(self, value: Any) -> Any:
-        return self._host.redact_json(value)

@@ -31,8 +31,8 @@ from mcpyard.model import (
     messages_to_json,
 )
 from mcpyard.org._caller import ServiceError
-from mcpyard.org.hosts import TURN_ID, OrgHost
-from mcpyard.org.services import AskingHost, OrgService
+from mcpyard.org.hosts import OrgHost
+from mcpyard.org.services import OrgService, TurnCalls
 from mcpyard.org.store import Conversation, TurnRow, utcnow
 from mcpyard.org.turns._turn_json import merged_calls
 from mcpyard.org.turns._turn_offer import Offer
@@ -67,10 +67,9 @@ async def drive_turn(
         if isinstance(event, ErrorEvent):
             errors.append(event.message)
 
-    host: TurnHost = opened.host if offer.asker is None else AskingHost(opened.host, svc, offer.asker)
+    host: TurnHost = TurnCalls(opened.host, svc, offer.asker, row.id)
     if offer.still_offered is not None:
         host = _StillOffered(host, offer.still_offered)
-    token = TURN_ID.set(row.id)
     try:
         if resume is None:
             history = messages_from_json(conversation.messages)[-MAX_HISTORY:]
@@ -100,7 +99,6 @@ async def drive_turn(
                 on_event=note,
             )
     finally:
-        TURN_ID.reset(token)
         close = getattr(model, "close", None)
         if close is not None and svc.models is None:  # the organization's endpoint: a client made for this turn
             await close()

@@ -1,0 +1,84 @@
+"""Every call the organization makes goes one way: a member's own call, an approved run, each call of a turn."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import TYPE_CHECKING, Any
+
+from mcpyard.agent import TurnClock, current_turn_clock
+from mcpyard.org.hosts import call_tags
+from mcpyard.org.services._questions import Asker, OrgElicitor
+from mcpyard.org.services._service import OrgService
+from mcpyard.pipeline import CallResult
+
+if TYPE_CHECKING:
+    from mcpyard import Host
+    from mcpyard.model import ModelTools, ToolFormat
+    from mcpyard.policy import Approver
+
+__all__ = ["TurnCalls", "org_call"]
+
+
+async def org_call(
+    svc: OrgService,
+    host: Host,
+    name: str,
+    arguments: Mapping[str, Any] | None,
+    *,
+    conversation: str | None,
+    approver: Approver | None,
+    asker: Asker | None,
+    tags: Mapping[str, str],
+    definition_hash: str | None = None,
+    clock: TurnClock | None = None,
+) -> CallResult:
+    """Run one call on an organization's host: its servers' questions go to `asker` (none: no one is asked, the
+    host's own elicitor refuses them), and its record carries `tags` (`call_tags`: its id, its turn)."""
+    return await host.call(
+        name,
+        arguments,
+        conversation=conversation,
+        approver=approver,
+        definition_hash=definition_hash,
+        on_input=asker.relay() if asker is not None else None,
+        elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
+        tags=tags,
+    )
+
+
+class TurnCalls:
+    """A host as a turn drives it (`TurnHost`): every call is an `org_call` of the turn, with the turn's asker."""
+
+    def __init__(self, host: Host, svc: OrgService, asker: Asker | None, turn_id: str) -> None:
+        self._host, self._svc, self._asker, self._tags = host, svc, asker, call_tags(turn_id=turn_id)
+
+    @property
+    def approver(self) -> Approver | None:
+        return self._host.approver
+
+    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
+        return self._host.tools_for_model(format)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        conversation: str | None = None,
+        approver: Approver | None = None,
+    ) -> CallResult:
+        return await org_call(
+            self._svc,
+            self._host,
+            name,
+            arguments,
+            conversation=conversation,
+            approver=approver,
+            asker=self._asker,
+            tags=self._tags,
+            # Taken here, in the call's own task: a handshake-era server's question comes on another one.
+            clock=current_turn_clock(),
+        )
+
+    def redact_json(self, value: Any) -> Any:
+        return self._host.redact_json(value)
