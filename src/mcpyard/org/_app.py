@@ -52,7 +52,7 @@ from mcpyard.org.services import (
     sweep_questions,
 )
 from mcpyard.org.store import check_schema, open_database
-from mcpyard.org.turns import RateLimits
+from mcpyard.org.turns import RateLimits, after_decision
 from mcpyard.org.web import Live, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]
@@ -165,6 +165,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 settings.models,
                 guard,
                 question_seconds=settings.question_seconds,
+                decided=after_decision,
             )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             live = Live(settings.live_seconds)

@@ -20,7 +20,6 @@ from mcpyard.org import services
 from mcpyard.org._bodies import MAX_BODY_BYTES, check_text, json_body, query_text
 from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
 from mcpyard.org.services import OrgService, list_alerts, list_audit
-from mcpyard.org.turns import after_decision
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -151,17 +150,13 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def approve(request: Request, caller: Caller) -> Response:
         await json_body(request, fields=())
         approval_id = request.path_params["approval_id"]
-        status, ran = await services.approve(
-            svc, caller, approval_id, then=lambda: after_decision(svc, caller.org_id, approval_id)
-        )
+        status, ran = await services.approve(svc, caller, approval_id)
         return JSONResponse(ran, status_code=status)
 
     async def decline(request: Request, caller: Caller) -> Response:
         await json_body(request, fields=())
         approval_id = request.path_params["approval_id"]
-        declined = await services.decline(svc, caller, approval_id)
-        await after_decision(svc, caller.org_id, approval_id)
-        return JSONResponse(declined)
+        return JSONResponse(await services.decline(svc, caller, approval_id))
 
     async def result(request: Request, caller: Caller) -> Response:
         offset = _int(request, "offset", 0) or 0

@@ -9,7 +9,6 @@ are checked again; the saved arguments then run through the whole pipeline once.
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from datetime import timedelta
 from typing import Any
 
@@ -209,12 +208,10 @@ async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str)
     return found is not None
 
 
-async def approve(
-    svc: OrgService, caller: Caller, approval_id: str, *, then: Callable[[], Awaitable[None]] | None = None
-) -> tuple[int, dict[str, Any]]:
+async def approve(svc: OrgService, caller: Caller, approval_id: str) -> tuple[int, dict[str, Any]]:
     """Claim the approval and run its saved arguments once: 200 with the `CallResult` of that one run, or 202 with
     the question its server asked meanwhile (the run goes on once it is answered; its result is then the
-    approval's). `then` is awaited once the run ended (a parked turn goes on)."""
+    approval's). Once the run ended, a turn parked on the approval goes on (`OrgService.decided`)."""
     failed: dict[str, Any] | None = None
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "running")
@@ -230,8 +227,7 @@ async def approve(
         saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
         turn_id, member_id = approval.turn_id, approval.member_id
     if failed is not None:
-        if then is not None:
-            await then()
+        await _decided(svc, caller, approval_id)
         return 200, failed
     name, arguments, conversation, definition_hash = saved
     opened = await svc.hosts.get(caller.org_id)
@@ -259,8 +255,7 @@ async def approve(
                 .values(status="done" if result.ok else "failed", result=body)
             )
         await keep_connection_state(svc, opened, caller.org_id, result)
-        if then is not None:
-            await then()
+        await _decided(svc, caller, approval_id)
         return body
 
     ended, body = await until_done_or_asked(svc, asker, run, "an approved call waiting for an answer")
@@ -271,10 +266,17 @@ async def approve(
 
 
 async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
-    """Leave the call refused: nothing is sent (409 when it was decided already)."""
+    """Leave the call refused: nothing is sent (409 when it was decided already); a turn parked on it goes on."""
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "declined")
-        return approval_json(approval)
+        declined = approval_json(approval)
+    await _decided(svc, caller, approval_id)
+    return declined
+
+
+async def _decided(svc: OrgService, caller: Caller, approval_id: str) -> None:
+    if svc.decided is not None:
+        await svc.decided(svc, caller.org_id, approval_id)
 
 
 async def sweep(svc: OrgService) -> int:

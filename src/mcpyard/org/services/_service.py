@@ -31,6 +31,11 @@ ModelFactory = Callable[[str, "str | None"], "Model"]
 organization's endpoint (the demo's scripted model)."""
 
 
+Decided = Callable[["OrgService", str, str], Awaitable[None]]
+"""What goes on once an approval of an organization is decided (`(svc, org_id, approval_id)`): the turn parked on it,
+if one is, continues. The turns stand above the inbox, so the service's assembly hands this in."""
+
+
 class CredentialSealer(Protocol):
     """Seals a credential's secret into its row, and opens it again to connect (ORG-2)."""
 
@@ -77,3 +82,5 @@ class OrgService:
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits for an answer before it expires (the server then hears `cancel`)."""
     wakeups: Wakeups = field(default_factory=Wakeups)
+    decided: Decided | None = None
+    """Awaited by approving (once the run ended) and declining: a turn parked on the approval goes on."""

@@ -172,10 +172,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
         form = await pages.form(request, visit)
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
-            org_id = visit.caller.org_id
-            status, ran = await services.approve(
-                svc, visit.caller, approval_id, then=lambda: turns.after_decision(svc, org_id, approval_id)
-            )
+            status, ran = await services.approve(svc, visit.caller, approval_id)
             if status == 202:
                 text = "Approved: it runs, and its server asks a question first (see below)."
             elif ran.get("ok"):
@@ -184,7 +181,6 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
                 text = f"Approved, but it did not run: {ran['error']['message']}"
         elif verb == "decline":
             await services.decline(svc, visit.caller, approval_id)
-            await turns.after_decision(svc, visit.caller.org_id, approval_id)
             text = "Declined: it will not run."
         else:
             raise ServiceError(404, "not_found", "an approval is approved or declined")
