@@ -13,13 +13,26 @@ data, and has a message that says what went wrong and what to do::
     │                          flat primitive fields, a URL mcpyard will not show) or an answer does
     │                          not fit its form; the server is answered with this error, never
     │                          with a value
-    └── CallError              a tool call was refused or failed before a result existed
-        │                      (`code` is the `CallResult.error.code` the model sees)
-        ├── ServerError        the server answered the call with a protocol error; its text is
-        │                      the server's, and is shaped (fenced, capped, redacted) like a result
-        └── UrlRefused         the outbound guard will not connect to a URL (`url_refused`): its
-                               scheme, user info, host, the addresses its name resolves to, or a
-                               redirect it answered with
+    ├── CallError              a tool call was refused or failed before a result existed
+    │   │                      (`code` is the `CallResult.error.code` the model sees)
+    │   ├── ServerError        the server answered the call with a protocol error; its text is
+    │   │                      the server's, and is shaped (fenced, capped, redacted) like a result
+    │   └── UrlRefused         the outbound guard will not connect to a URL (`url_refused`): its
+    │                          scheme, user info, host, the addresses its name resolves to, or a
+    │                          redirect it answered with
+    └── ServiceError           the organization service refuses a request (`code`, `message`,
+        │                      `details`: the API's error object); each kind is one HTTP status
+        │                      (its `status`), the same from the API and the pages
+        ├── Unreadable         the request's body is not what it must be (not JSON)
+        ├── LengthRequired     the body's length is not given
+        ├── UnsupportedMedia   the body is not `application/json`
+        ├── TooLarge           the body is over its limit
+        ├── NotSignedIn        no valid token or session: sign in
+        ├── Forbidden          signed in, but the caller's role may not do it
+        ├── NotFound           no such thing in the caller's organization (or not theirs to see)
+        ├── Conflict           the thing is not in a state that allows it (decided, taken, removed)
+        ├── Invalid            a field is missing or wrong; the message names it and the rule
+        └── TooMany            too many requests from here: wait, then try again
 
 Per-server problems (a bad value, a missing command, a dead process) are not raised:
 they become that server's state and reason on the status page, and the other servers
@@ -29,15 +42,27 @@ carry on.
 from __future__ import annotations
 
 from pathlib import Path
+from typing import Any, ClassVar
 
 __all__ = [
     "CallError",
     "ConfigError",
+    "Conflict",
     "ElicitationRefused",
+    "Forbidden",
+    "Invalid",
+    "LengthRequired",
     "McpyardError",
     "ModelError",
+    "NotFound",
+    "NotSignedIn",
     "ServerError",
+    "ServiceError",
     "StateError",
+    "TooLarge",
+    "TooMany",
+    "Unreadable",
+    "UnsupportedMedia",
     "UrlRefused",
     "UsageError",
 ]
@@ -145,3 +170,81 @@ class UrlRefused(CallError):
         )
         self.url = url
         self.reason = reason
+
+
+class ServiceError(McpyardError):
+    """The organization service refuses a request: raised by its service functions, answered by the API (the status
+    its class maps to, and `{"error": {"code", "message", ...details}}`) and by the pages (a notice).
+
+    Attributes:
+        code: a short stable code (`invalid_request`, `not_found`, `already_decided`, …).
+        details: more fields for the error object (the reason per tool of `not_publishable`).
+        status: the HTTP status the API and the pages answer with; one per kind, set on each class.
+    """
+
+    status: ClassVar[int] = 400
+
+    def __init__(self, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
+        super().__init__(message)
+        self.code = code
+        self.details = details or {}
+
+
+class Unreadable(ServiceError):
+    """The request's body cannot be read as what it must be (JSON)."""
+
+    status = 400
+
+
+class LengthRequired(ServiceError):
+    """The request's body came without its length."""
+
+    status = 411
+
+
+class UnsupportedMedia(ServiceError):
+    """The request's body is not of the media type the service reads."""
+
+    status = 415
+
+
+class TooLarge(ServiceError):
+    """The request's body is over its limit."""
+
+    status = 413
+
+
+class NotSignedIn(ServiceError):
+    """No valid API token or session came with the request."""
+
+    status = 401
+
+
+class Forbidden(ServiceError):
+    """The caller is signed in, but may not do this (their role, or a check such as the form's CSRF token)."""
+
+    status = 403
+
+
+class NotFound(ServiceError):
+    """No such thing in the caller's organization: the same answer whether it exists elsewhere or not at all."""
+
+    status = 404
+
+
+class Conflict(ServiceError):
+    """The thing is not in a state that allows this: decided already, a name taken, removed, waiting."""
+
+    status = 409
+
+
+class Invalid(ServiceError):
+    """A field of the request is missing or wrong; the message names it and the rule."""
+
+    status = 422
+
+
+class TooMany(ServiceError):
+    """Too many requests from this caller or address: it waits, then tries again."""
+
+    status = 429

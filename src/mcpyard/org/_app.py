@@ -26,9 +26,8 @@ from starlette.responses import HTMLResponse, JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
-from mcpyard.errors import UrlRefused
+from mcpyard.errors import Invalid, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.api import (
     BodyLimits,
     api_routes,
@@ -147,7 +146,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         try:
             return (await guard.check_url(url)).url
         except UrlRefused as exc:
-            raise ServiceError(422, "url_refused", exc.message) from None
+            raise Invalid("url_refused", exc.message) from None
 
     @contextlib.asynccontextmanager
     async def lifespan(app: Starlette) -> AsyncIterator[None]:

@@ -19,7 +19,7 @@ from typing import Any
 from starlette.requests import Request
 
 from mcpyard.config import nearest
-from mcpyard.org._caller import ServiceError
+from mcpyard.errors import Invalid, NotFound, TooLarge, Unreadable
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -104,7 +104,7 @@ def _listed(fields: Collection[str]) -> str:
 def check_text(request: Request) -> None:
     """Refuse a path holding a NUL character or a lone surrogate: it names nothing (no id has one), so 404."""
     if any(text_problem(value) for value in request.path_params.values() if isinstance(value, str)):
-        raise ServiceError(404, "not_found", "nothing in your organization has that id")
+        raise NotFound("not_found", "nothing in your organization has that id")
 
 
 def query_text(request: Request, name: str) -> str | None:
@@ -112,7 +112,7 @@ def query_text(request: Request, name: str) -> str | None:
     value = request.query_params.get(name)
     problem = text_problem(value) if value is not None else None
     if problem is not None:
-        raise ServiceError(422, "invalid_request", f"`{name}`: {problem}")
+        raise Invalid("invalid_request", f"`{name}`: {problem}")
     return value
 
 
@@ -125,16 +125,16 @@ async def json_body(request: Request, *, fields: Collection[str], opaque: Collec
     """
     body = await request.body()
     if len(body) > MAX_BODY_BYTES:
-        raise ServiceError(413, "too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
+        raise TooLarge("too_large", f"the request body is over {MAX_BODY_BYTES} bytes")
     if not body:
         return {}
     try:
         value = json.loads(body)
     except (ValueError, RecursionError):
-        raise ServiceError(400, "invalid_json", "the request body is not valid JSON") from None
+        raise Unreadable("invalid_json", "the request body is not valid JSON") from None
     if not isinstance(value, dict):
-        raise ServiceError(400, "invalid_json", "the request body must be a JSON object")
+        raise Unreadable("invalid_json", "the request body must be a JSON object")
     problem = body_problem(value, opaque=opaque) or unknown_fields(value, fields)
     if problem is not None:
-        raise ServiceError(422, "invalid_request", problem)
+        raise Invalid("invalid_request", problem)
     return value

@@ -1,13 +1,14 @@
-"""Who is asking, and what the service answers when it refuses: the caller, roles and errors (ORG-1, API-6)."""
+"""Who is asking: the caller and its role, checked on the server for every action (ORG-1, API-6)."""
 
 from __future__ import annotations
 
 from dataclasses import dataclass
 from typing import Any
 
+from mcpyard.errors import Forbidden, Invalid, NotFound
 from mcpyard.org.store import Role
 
-__all__ = ["ADMINS", "Caller", "Role", "ServiceError", "not_found", "require", "text_field"]
+__all__ = ["ADMINS", "Caller", "Role", "not_found", "require", "text_field"]
 
 ADMINS: tuple[Role, ...] = ("owner", "admin")
 """Who may register servers, set policies and add members."""
@@ -27,22 +28,10 @@ class Caller:
         return self.role in ADMINS
 
 
-class ServiceError(Exception):
-    """A refusal with its HTTP status, a stable code and a message that names the problem and the fix."""
-
-    def __init__(self, status: int, code: str, message: str, *, details: dict[str, Any] | None = None) -> None:
-        super().__init__(message)
-        self.status = status
-        self.code = code
-        self.message = message
-        self.details = details or {}
-        """More fields for the error object (the reason per tool of `not_publishable`)."""
-
-
 def require(caller: Caller, *roles: Role) -> None:
     """Raise 403 unless the caller has one of `roles` (checked on the server for every action, THREATS)."""
     if caller.role not in roles:
-        raise ServiceError(403, "forbidden", f"this needs the role {' or '.join(roles)}; you are {caller.role}")
+        raise Forbidden("forbidden", f"this needs the role {' or '.join(roles)}; you are {caller.role}")
 
 
 def text_field(body: dict[str, Any], name: str, limit: int, *, required: bool = False) -> str | None:
@@ -53,10 +42,10 @@ def text_field(body: dict[str, Any], name: str, limit: int, *, required: bool = 
         return None
     if not isinstance(value, str) or (required and not value.strip()) or len(value) > limit:
         need = "a non-empty string" if required else "a string"
-        raise ServiceError(422, "invalid_request", f"`{name}` must be {need} of at most {limit} characters")
+        raise Invalid("invalid_request", f"`{name}` must be {need} of at most {limit} characters")
     return value
 
 
-def not_found(what: str) -> ServiceError:
+def not_found(what: str) -> NotFound:
     """The one answer for an id that does not exist or belongs to another organization (THREATS)."""
-    return ServiceError(404, "not_found", f"no {what} with that id in your organization")
+    return NotFound("not_found", f"no {what} with that id in your organization")

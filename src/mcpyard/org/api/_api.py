@@ -16,9 +16,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpyard.errors import Invalid, ServiceError
 from mcpyard.org import services
 from mcpyard.org._bodies import MAX_BODY_BYTES, check_text, json_body, query_text
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
+from mcpyard.org._caller import ADMINS, Caller, require
 from mcpyard.org.services import OrgService, list_alerts, list_audit
 
 __all__ = [
@@ -49,7 +50,7 @@ def _choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None
     """A query parameter that must be one of `choices` when given (None when absent), else 422."""
     value = query_text(request, name)
     if value is not None and value not in choices:
-        raise ServiceError(422, "invalid_request", f"`{name}` must be one of {', '.join(choices)}")
+        raise Invalid("invalid_request", f"`{name}` must be one of {', '.join(choices)}")
     return value
 
 
@@ -60,9 +61,9 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
     try:
         value = int(raw)
     except ValueError:
-        raise ServiceError(422, "invalid_request", f"`{name}` must be a whole number") from None
+        raise Invalid("invalid_request", f"`{name}` must be a whole number") from None
     if value < 0:
-        raise ServiceError(422, "invalid_request", f"`{name}` must not be negative")
+        raise Invalid("invalid_request", f"`{name}` must not be negative")
     return value
 
 
@@ -162,7 +163,7 @@ def api_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
         offset = _int(request, "offset", 0) or 0
         length = _int(request, "length", None)
         if length == 0:
-            raise ServiceError(422, "invalid_request", "`length` must be at least 1")
+            raise Invalid("invalid_request", "`length` must be at least 1")
         conversation = services.checked_conversation(query_text(request, "conversation") or None)
         handle = request.path_params["handle"]
         window = await services.read_result(svc, caller, handle, offset, length, conversation)

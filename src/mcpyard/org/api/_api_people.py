@@ -10,8 +10,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpyard.errors import Forbidden, Invalid, NotSignedIn, ServiceError, UnsupportedMedia
 from mcpyard.org._bodies import check_text, json_body
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._caller import Caller
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org.services import (
     COOKIE,
@@ -52,7 +53,7 @@ def _refused(exc: ServiceError) -> JSONResponse:
 def _credentials(body: dict[str, Any]) -> tuple[str, str]:
     email, password = body.get("email"), body.get("password")
     if not isinstance(email, str) or not isinstance(password, str):
-        raise ServiceError(422, "invalid_request", "give `email` and `password`")
+        raise Invalid("invalid_request", "give `email` and `password`")
     return email, password
 
 
@@ -64,9 +65,9 @@ def _same_site_json(request: Request) -> None:
     """
     kind = request.headers.get("content-type", "").split(";")[0].strip().lower()
     if kind != "application/json":
-        raise ServiceError(415, "unsupported_media_type", "send the sign-in as JSON (Content-Type: application/json)")
+        raise UnsupportedMedia("unsupported_media_type", "send the sign-in as JSON (Content-Type: application/json)")
     if request.headers.get("sec-fetch-site", "same-origin") not in ("same-origin", "none"):
-        raise ServiceError(403, "csrf", "a browser session starts only from this service's own pages")
+        raise Forbidden("csrf", "a browser session starts only from this service's own pages")
 
 
 def people_routes(
@@ -108,7 +109,7 @@ def people_routes(
         async with db() as session:
             member = await verify_login(session, email=email, password=password, hashing=hashing)
         if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
-            raise ServiceError(401, "unauthorized", "that email and password do not match a member")
+            raise NotSignedIn("unauthorized", "that email and password do not match a member")
         sign_ins.give_back(address, attempt)
         return member
 

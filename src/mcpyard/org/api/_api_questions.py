@@ -13,9 +13,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpyard.errors import Invalid
 from mcpyard.org import services
 from mcpyard.org._bodies import json_body
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._caller import Caller
 from mcpyard.org.api._api import Authenticate, Handler, guard
 from mcpyard.org.services import OrgService
 
@@ -32,7 +33,7 @@ def question_routes(svc: OrgService, authenticate: Authenticate) -> list[Route]:
     async def questions(request: Request, caller: Caller) -> Response:
         status = request.query_params.get("status")
         if status is not None and status not in services.QUESTION_STATES:
-            raise ServiceError(422, "invalid_request", f"`status` must be one of {', '.join(services.QUESTION_STATES)}")
+            raise Invalid("invalid_request", f"`status` must be one of {', '.join(services.QUESTION_STATES)}")
         return JSONResponse(await services.list_questions(svc, caller, status))
 
     async def question(request: Request, caller: Caller) -> Response:

@@ -12,9 +12,10 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
+from mcpyard.errors import ServiceError
 from mcpyard.org import turns
 from mcpyard.org._bodies import check_text, json_body
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._caller import Caller
 from mcpyard.org.api._api import Authenticate, Handler, error_response, guard
 from mcpyard.org.services import OrgService
 

@@ -25,8 +25,7 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
 from mcpyard.config import HostSettings, LoadedConfig
-from mcpyard.errors import StateError
-from mcpyard.org._caller import ServiceError
+from mcpyard.errors import Conflict, StateError
 from mcpyard.org.hosts._policies import OrgPolicies
 from mcpyard.org.hosts._records import RecordWriter
 from mcpyard.org.hosts._server_spec import SOURCE, bound_credential, server_spec, unsealed_oauth
@@ -236,8 +235,7 @@ class OrgHosts:
             try:
                 await opened.host.reload(config=config)
             except StateError:
-                raise ServiceError(
-                    409,
+                raise Conflict(
                     "calls_in_flight",
                     "the change is saved, but a changed server still has calls in flight (a call may be waiting for "
                     "an answer in the inbox): it applies once they end; refresh the server then",

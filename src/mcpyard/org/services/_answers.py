@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import Select, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.errors import Conflict, Invalid, ServiceError
+from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.services._question_form import checked_answer, content_from_form, form_fields_of
 from mcpyard.org.services._questions import answer_context
 from mcpyard.org.services._service import OrgService
@@ -103,7 +104,7 @@ async def get_question(svc: OrgService, caller: Caller, question_id: str) -> dic
 def _unfit(problems: list[str]) -> ServiceError:
     """422: the answer does not fit its question, naming each field and rule (never a value)."""
     message = "the answer does not fit the question: " + "; ".join(problems[:10])
-    return ServiceError(422, "invalid_answer", message, details={"problems": problems})
+    return Invalid("invalid_answer", message, details={"problems": problems})
 
 
 async def answer_question(
@@ -133,8 +134,8 @@ async def answer_question(
         )
         if claimed is None:
             if question.status == "pending" and question.expires_at <= utcnow():
-                raise ServiceError(409, "expired", "this question expired before it was answered")
-            raise ServiceError(409, "already_decided", "this question was answered already, or it expired")
+                raise Conflict("expired", "this question expired before it was answered")
+            raise Conflict("already_decided", "this question was answered already, or it expired")
     svc.wakeups.wake(question_id)  # the call waiting in this process hears it at once
     return await get_question(svc, caller, question_id)
 

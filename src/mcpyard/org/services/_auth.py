@@ -23,7 +23,8 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import Response
 
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.errors import Forbidden, NotSignedIn
+from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
 from mcpyard.org.services._people import member_for_token
 from mcpyard.org.store import BrowserSession, Member, utcnow
@@ -95,22 +96,22 @@ class Authenticator:
         cookie = request.cookies.get(COOKIE)
         if cookie:
             return await self._by_cookie(request, cookie)
-        raise ServiceError(401, "unauthorized", "send `Authorization: Bearer <API token>` (or sign in)")
+        raise NotSignedIn("unauthorized", "send `Authorization: Bearer <API token>` (or sign in)")
 
     async def _by_token(self, token: str) -> Caller:
         async with self.db() as session:
             member = await member_for_token(session, token)
         if member is None:
-            raise ServiceError(401, "unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
+            raise NotSignedIn("unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
         return _caller(member)
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
         found = await self.session_of(cookie)
         if found is None:
-            raise ServiceError(401, "unauthorized", "your session ended; sign in again")
+            raise NotSignedIn("unauthorized", "your session ended; sign in again")
         caller, csrf = found
         if request.method in _UNSAFE and not same_secret(request.headers.get(CSRF_HEADER, ""), csrf):
-            raise ServiceError(403, "csrf", "this request did not carry the page's CSRF token; reload the page")
+            raise Forbidden("csrf", "this request did not carry the page's CSRF token; reload the page")
         return caller
 
     async def session_of(self, cookie: str) -> tuple[Caller, str] | None:

@@ -16,7 +16,8 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import ParkCall
-from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.errors import Conflict
+from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.hosts import CALL_DEADLINE_SECS, call_tags
 from mcpyard.org.rules import Reason
 from mcpyard.org.services._call_results import keep_connection_state, result_json
@@ -160,7 +161,7 @@ async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status
         .execution_options(synchronize_session=False)
     )
     if claimed is None:
-        raise ServiceError(409, "already_decided", "this call was approved or declined already")
+        raise Conflict("already_decided", "this call was approved or declined already")
     return claimed
 
 

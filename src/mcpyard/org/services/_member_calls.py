@@ -11,7 +11,8 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import Caller, ServiceError, not_found
+from mcpyard.errors import Invalid
+from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.services._call_results import keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
@@ -32,9 +33,7 @@ MAX_TOOL_NAME = 256
 def checked_conversation(conversation: object) -> str | None:
     """A call's conversation as given (None: the member's default one), or 422 when it cannot be one."""
     if conversation is not None and (not isinstance(conversation, str) or len(conversation) > MAX_CONVERSATION):
-        raise ServiceError(
-            422, "invalid_request", f"`conversation` must be a string of at most {MAX_CONVERSATION} characters"
-        )
+        raise Invalid("invalid_request", f"`conversation` must be a string of at most {MAX_CONVERSATION} characters")
     return conversation
 
 
@@ -54,11 +53,9 @@ async def call_tool(
     `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
     """
     if not isinstance(name, str) or not name or len(name) > MAX_TOOL_NAME:
-        raise ServiceError(
-            422, "invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})"
-        )
+        raise Invalid("invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})")
     if not isinstance(arguments, dict):
-        raise ServiceError(422, "invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
+        raise Invalid("invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
     conversation = checked_conversation(conversation)
     opened = await svc.hosts.get(caller.org_id)
     key = conversation_key(caller.member_id, conversation)

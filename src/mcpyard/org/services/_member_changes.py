@@ -19,7 +19,8 @@ from dataclasses import dataclass
 from sqlalchemy import func, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found
+from mcpyard.errors import Conflict, Forbidden, Invalid, NotSignedIn, ServiceError
+from mcpyard.org._caller import ADMINS, Caller, not_found
 from mcpyard.org.services._auth import end_member_sessions
 from mcpyard.org.services._call_results import result_json
 from mcpyard.org.services._events import audit
@@ -44,20 +45,18 @@ REMOVED = "member_removed"
 
 
 def _owner_only() -> ServiceError:
-    return ServiceError(403, "forbidden", "only an owner grants or takes the owner role")
+    return Forbidden("forbidden", "only an owner grants or takes the owner role")
 
 
 def _last_owner(doing: str) -> ServiceError:
-    return ServiceError(
-        409, "last_owner", f"the organization's last owner cannot {doing}: make another member owner first"
-    )
+    return Conflict("last_owner", f"the organization's last owner cannot {doing}: make another member owner first")
 
 
 def role_change_refusal(actor_role: str, target_role: str, new_role: str, *, owners: int) -> ServiceError | None:
     """Why a member of role `actor_role` may not give `new_role` to a member of `target_role` (None: they may);
     `owners` is how many owners the organization has now."""
     if actor_role not in ADMINS:
-        return ServiceError(403, "forbidden", f"changing a role needs the role owner or admin; you are {actor_role}")
+        return Forbidden("forbidden", f"changing a role needs the role owner or admin; you are {actor_role}")
     if actor_role != "owner" and "owner" in (target_role, new_role):
         return _owner_only()
     if target_role == "owner" and new_role != "owner" and owners <= 1:
@@ -69,11 +68,9 @@ def removal_refusal(actor_role: str, target_role: str, *, itself: bool, owners: 
     """Why a member of role `actor_role` may not remove a member of `target_role` (`itself`: leave); None: they
     may."""
     if not itself and actor_role not in ADMINS:
-        return ServiceError(
-            403, "forbidden", f"removing another member needs the role owner or admin; you are {actor_role}"
-        )
+        return Forbidden("forbidden", f"removing another member needs the role owner or admin; you are {actor_role}")
     if not itself and target_role == "owner" and actor_role != "owner":
-        return ServiceError(403, "forbidden", "only an owner removes an owner")
+        return Forbidden("forbidden", "only an owner removes an owner")
     if target_role == "owner" and owners <= 1:
         return _last_owner("leave" if itself else "be removed")
     return None
@@ -95,7 +92,7 @@ async def _actor_and_target(session: AsyncSession, caller: Caller, member_id: st
     live = (Member.org_id == caller.org_id, Member.removed_at.is_(None))
     actor = await session.scalar(select(Member).where(Member.id == caller.member_id, *live))
     if actor is None:
-        raise ServiceError(401, "unauthorized", "your membership ended")
+        raise NotSignedIn("unauthorized", "your membership ended")
     target = await session.scalar(select(Member).where(Member.id == member_id, *live))
     if target is None:
         raise not_found("member")
@@ -111,7 +108,7 @@ async def change_role(db: Sessions, caller: Caller, member_id: str, role: object
             a change the rules refuse.
     """
     if not is_role(role):
-        raise ServiceError(422, "invalid_role", "`role` must be owner, admin or member")
+        raise Invalid("invalid_role", "`role` must be owner, admin or member")
     async with db.begin() as session:
         actor, target, owners = await _actor_and_target(session, caller, member_id)
         refusal = role_change_refusal(actor.role, target.role, role, owners=owners)

@@ -9,8 +9,8 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mcpyard.errors import UsageError
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.errors import Forbidden, Invalid, NotSignedIn, UsageError
+from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
 from mcpyard.org.services._events import audit
 from mcpyard.org.services._people import add_member, create_token, revoke_token
@@ -33,11 +33,11 @@ async def invite_member(
     """Add a member to the caller's organization (owners and admins; only an owner adds an owner)."""
     require(caller, *ADMINS)
     if not is_role(role):
-        raise ServiceError(422, "invalid_role", "role must be owner, admin or member")
+        raise Invalid("invalid_role", "role must be owner, admin or member")
     if role == "owner" and caller.role != "owner":
-        raise ServiceError(403, "forbidden", "only an owner may add another owner")
+        raise Forbidden("forbidden", "only an owner may add another owner")
     if not isinstance(email, str) or not isinstance(password, str):
-        raise ServiceError(422, "invalid_request", "give `email`, `role` and `password`")
+        raise Invalid("invalid_request", "give `email`, `role` and `password`")
     try:
         async with db.begin() as session:
             member = await add_member(
@@ -46,18 +46,18 @@ async def invite_member(
             new = {"email": member.email, "role": role}
             audit(session, caller.org_id, caller.email, "member.add", member.id, new=new)
     except UsageError as exc:
-        raise ServiceError(422, "invalid_member", str(exc)) from None
+        raise Invalid("invalid_member", str(exc)) from None
     return member
 
 
 async def make_token(db: Sessions, caller: Caller, label: object) -> tuple[ApiToken, str]:
     """A new API token for the caller: its row, and the token itself (shown once, never stored)."""
     if not isinstance(label, str):
-        raise ServiceError(422, "invalid_request", "`label` must be a string (or left out)")
+        raise Invalid("invalid_request", "`label` must be a string (or left out)")
     async with db.begin() as session:
         member = await session.scalar(select(Member).where(Member.id == caller.member_id))
         if member is None:
-            raise ServiceError(401, "unauthorized", "your membership ended")
+            raise NotSignedIn("unauthorized", "your membership ended")
         row, token = await create_token(session, member, label=label[:200])
         audit(session, caller.org_id, caller.email, "token.create", row.id)
     return row, token

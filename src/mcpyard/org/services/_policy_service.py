@@ -7,7 +7,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.errors import Conflict, Invalid
+from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.services._events import audit
 from mcpyard.org.services._server_json import tool_json
 from mcpyard.org.services._service import OrgService
@@ -65,17 +66,16 @@ async def set_policy(
     """Set a tool's policy for the definition the caller reviewed: 409 `stale_hash` unless it is the current one."""
     require(caller, *ADMINS)
     if policy not in POLICIES:
-        raise ServiceError(422, "invalid_policy", f"policy must be one of {', '.join(POLICIES)}")
+        raise Invalid("invalid_policy", f"policy must be one of {', '.join(POLICIES)}")
     if not isinstance(definition_hash, str):
-        raise ServiceError(422, "invalid_hash", "give the definition_hash of the definition you reviewed")
+        raise Invalid("invalid_hash", "give the definition_hash of the definition you reviewed")
     chosen: PinPolicy = policy
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         if tool.state == "removed":
-            raise ServiceError(409, "tool_removed", f"the server no longer lists {tool.name!r}; it cannot run")
+            raise Conflict("tool_removed", f"the server no longer lists {tool.name!r}; it cannot run")
         if definition_hash != tool.definition_hash:
-            raise ServiceError(
-                409,
+            raise Conflict(
                 "stale_hash",
                 f"{tool.name!r} is now at definition {tool.definition_hash[:12]}…, not the one you reviewed; "
                 "read it again (GET /api/v1/tools/{id}) and set its policy for that one",

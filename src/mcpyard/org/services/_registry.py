@@ -18,8 +18,9 @@ from sqlalchemy import delete, select
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.errors import Conflict, Invalid, ServiceError
 from mcpyard.org._bodies import unknown_fields
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require
+from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.keys import same_origin
 from mcpyard.org.services._discovery import CONNECTION_ALERT, connect_and_sync
 from mcpyard.org.services._events import audit, clear_alert
@@ -78,7 +79,7 @@ async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer
 
 
 def _name_taken(name: str) -> ServiceError:
-    return ServiceError(409, "name_taken", f"a server named {name!r} is registered already; choose another name")
+    return Conflict("name_taken", f"a server named {name!r} is registered already; choose another name")
 
 
 async def _free_name(session: AsyncSession, org_id: str, name: str) -> None:
@@ -161,7 +162,7 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
     require(caller, *ADMINS)
     unknown = unknown_fields(changes, ("name", "url", "bearer_token", "client_credentials"))
     if unknown is not None:
-        raise ServiceError(422, "invalid_request", unknown)
+        raise Invalid("invalid_request", unknown)
     if changes.get("bearer_token") is not None and changes.get("client_credentials") is not None:
         raise both_given()
     token = check_token(changes["bearer_token"]) if changes.get("bearer_token") is not None else None

@@ -11,8 +11,8 @@ import re
 from collections.abc import Mapping
 from typing import Any
 
+from mcpyard.errors import Invalid, ServiceError
 from mcpyard.org._bodies import unknown_fields
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.keys import origin_of
 from mcpyard.org.services._server_json import CLIENT_CREDENTIALS
 from mcpyard.org.services._service import OrgService
@@ -46,8 +46,7 @@ _NAME = re.compile(NAME_PATTERN)
 
 def check_name(name: object) -> str:
     if not isinstance(name, str) or len(name) > MAX_SERVER_NAME or _NAME.fullmatch(name) is None:
-        raise ServiceError(
-            422,
+        raise Invalid(
             "invalid_name",
             "a server's name is its tools' prefix: 1 to 40 letters, digits, '-' or single '_', "
             "starting and ending with a letter or digit (tools are named NAME__TOOL)",
@@ -57,20 +56,18 @@ def check_name(name: object) -> str:
 
 async def check_url(svc: OrgService, url: object) -> str:
     if not isinstance(url, str) or not url:
-        raise ServiceError(
-            422, "url_refused", "give the server's streamable HTTP URL, like https://mcp.example.com/mcp"
-        )
+        raise Invalid("url_refused", "give the server's streamable HTTP URL, like https://mcp.example.com/mcp")
     return await svc.check_url(url)
 
 
 def check_token(token: object) -> str:
     if not isinstance(token, str) or not token or "\n" in token or "\r" in token:
-        raise ServiceError(422, "invalid_token", "bearer_token must be a non-empty string on one line, or left out")
+        raise Invalid("invalid_token", "bearer_token must be a non-empty string on one line, or left out")
     return token
 
 
 def cc_refused(message: str) -> ServiceError:
-    return ServiceError(422, "invalid_client_credentials", f"client_credentials: {message}")
+    return Invalid("invalid_client_credentials", f"client_credentials: {message}")
 
 
 def cc_line(value: Mapping[str, object], name: str) -> str:
@@ -92,7 +89,7 @@ async def check_client_credentials(svc: OrgService, value: object) -> dict[str, 
     try:
         await svc.check_url(issuer)
     except ServiceError as exc:
-        raise ServiceError(exc.status, exc.code, f"client_credentials.issuer: {exc.message}") from None
+        raise type(exc)(exc.code, f"client_credentials.issuer: {exc.message}", details=exc.details) from None
     scopes = value.get("scopes", [])
     if scopes is None:
         scopes = []
@@ -111,8 +108,7 @@ async def check_client_credentials(svc: OrgService, value: object) -> dict[str, 
 
 
 def both_given() -> ServiceError:
-    return ServiceError(
-        422,
+    return Invalid(
         "conflicting_credentials",
         "give bearer_token or client_credentials, not both: a server is reached with one credential",
     )

@@ -14,17 +14,17 @@ from __future__ import annotations
 import time
 from collections import OrderedDict, deque
 
-from mcpyard.org._caller import ServiceError
+from mcpyard.errors import TooMany
 
 __all__ = ["SignInLimits", "TooManySignIns"]
 
 
-class TooManySignIns(ServiceError):
+class TooManySignIns(TooMany):
     """429, with how long to wait."""
 
     def __init__(self, retry_after: int) -> None:
         super().__init__(
-            429, "too_many_attempts", f"too many failed sign-ins from your address: try again in {retry_after} s"
+            "too_many_attempts", f"too many failed sign-ins from your address: try again in {retry_after} s"
         )
         self.retry_after = retry_after
 

@@ -20,7 +20,8 @@ from typing import Any
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
+from mcpyard.errors import Conflict, Invalid, NotFound, TooMany
+from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import model_name
 from mcpyard.org.services import PUBLICATION_ALERT, Asker, OrgService, audit, clear_alert, raise_alert
 from mcpyard.org.store import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow, why_not_now
@@ -49,11 +50,11 @@ MAX_ASSISTANT_INSTRUCTIONS = 20_000
 MAX_TOOLS = 200
 
 
-class RateLimited(ServiceError):
+class RateLimited(TooMany):
     """429, with how long to wait."""
 
     def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__(429, "rate_limited", message)
+        super().__init__("rate_limited", message)
         self.retry_after = retry_after
 
 
@@ -139,12 +140,12 @@ async def create_assistant(svc: OrgService, caller: Caller, body: dict[str, Any]
     instructions = _text(body, "instructions", MAX_ASSISTANT_INSTRUCTIONS)
     tool_ids = body.get("tool_ids", [])
     if not isinstance(tool_ids, list) or len(tool_ids) > MAX_TOOLS or not all(isinstance(t, str) for t in tool_ids):
-        raise ServiceError(422, "invalid_request", f"`tool_ids` must be a list of at most {MAX_TOOLS} tool ids")
+        raise Invalid("invalid_request", f"`tool_ids` must be a list of at most {MAX_TOOLS} tool ids")
     async with svc.db.begin() as session:
         known = set(await session.scalars(select(Tool.id).where(Tool.org_id == caller.org_id, Tool.id.in_(tool_ids))))
         unknown = [item for item in tool_ids if item not in known]
         if unknown:
-            raise ServiceError(422, "unknown_tool", f"no tool with id {unknown[0]!r} in your organization")
+            raise Invalid("unknown_tool", f"no tool with id {unknown[0]!r} in your organization")
         assistant = Assistant(
             org_id=caller.org_id,
             name=name,
@@ -230,13 +231,9 @@ async def publish(svc: OrgService, caller: Caller, assistant_id: str) -> dict[st
                 tools.append({"server_id": server.id, "tool": tool.name, "definition_hash": tool.definition_hash})
         if problems:
             listed = "; ".join(f"{item['tool']}: {item['reason']}" for item in problems)
-            raise ServiceError(
-                409, "not_publishable", f"these tools cannot be published: {listed}", details={"tools": problems}
-            )
+            raise Conflict("not_publishable", f"these tools cannot be published: {listed}", details={"tools": problems})
         if not tools:
-            raise ServiceError(
-                409, "not_publishable", "choose at least one run_freely tool first", details={"tools": []}
-            )
+            raise Conflict("not_publishable", "choose at least one run_freely tool first", details={"tools": []})
         publication = Publication(
             org_id=caller.org_id, assistant_id=assistant.id, tools=tools, published_by=caller.email
         )
@@ -344,12 +341,12 @@ async def visitor_turn(
     message = _text(body, "message", MAX_MESSAGE, required=True)
     wanted = body.get("conversation")
     if wanted is not None and (not isinstance(wanted, str) or len(wanted) > 64):
-        raise ServiceError(422, "invalid_request", "`conversation` must be the id an earlier turn gave")
+        raise Invalid("invalid_request", "`conversation` must be the id an earlier turn gave")
     async with svc.db.begin() as session:
         assistant = await session.scalar(select(Assistant).where(Assistant.slug == slug))
         published = await _latest(session, assistant.id) if assistant is not None else None
     if assistant is None or published is None:
-        raise ServiceError(404, "not_found", "no published assistant at this address")
+        raise NotFound("not_found", "no published assistant at this address")
     limits_.check(assistant.id, visitor)
     async with svc.db.begin() as session:
         conversation = None
@@ -362,7 +359,7 @@ async def visitor_turn(
                 )
             )
             if conversation is None:
-                raise ServiceError(404, "not_found", "no such conversation with this assistant")
+                raise NotFound("not_found", "no such conversation with this assistant")
         else:
             conversation = Conversation(org_id=assistant.org_id, assistant_id=assistant.id, member_id=None, messages=[])
             session.add(conversation)

@@ -12,7 +12,8 @@ from typing import Any
 
 from sqlalchemy import select
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, require
+from mcpyard.errors import Invalid
+from mcpyard.org._caller import ADMINS, Caller, require
 from mcpyard.org.keys import model_key_context
 from mcpyard.org.services import OrgService, audit
 from mcpyard.org.store import ModelSetting, utcnow
@@ -38,15 +39,13 @@ async def put_model(svc: OrgService, caller: Caller, body: dict[str, Any]) -> di
     require(caller, *ADMINS)
     base_url, model, api_key = body.get("base_url"), body.get("model"), body.get("api_key")
     if not isinstance(base_url, str) or not base_url:
-        raise ServiceError(422, "url_refused", "give the endpoint's base URL, like https://api.example.com/v1")
+        raise Invalid("url_refused", "give the endpoint's base URL, like https://api.example.com/v1")
     if not isinstance(model, str) or not model.strip() or len(model) > MAX_MODEL_NAME:
-        raise ServiceError(
-            422, "invalid_request", f"`model` must be a model name of at most {MAX_MODEL_NAME} characters"
-        )
+        raise Invalid("invalid_request", f"`model` must be a model name of at most {MAX_MODEL_NAME} characters")
     if api_key is not None and (
         not isinstance(api_key, str) or not api_key or len(api_key) > MAX_KEY or any(c in api_key for c in "\r\n")
     ):
-        raise ServiceError(422, "invalid_request", "`api_key` must be a non-empty string on one line, or left out")
+        raise Invalid("invalid_request", "`api_key` must be a non-empty string on one line, or left out")
     url = await svc.check_url(base_url)
     async with svc.db.begin() as session:
         setting = await session.scalar(select(ModelSetting).where(ModelSetting.org_id == caller.org_id))

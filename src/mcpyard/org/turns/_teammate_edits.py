@@ -16,7 +16,8 @@ from typing import Any
 from sqlalchemy import delete, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
+from mcpyard.errors import Conflict, Invalid, ServiceError
+from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.services import OrgService, audit, result_json
 from mcpyard.org.store import Approval, Conversation, RegisteredServer, Teammate, TeammateServer, TurnRow, utcnow
 from mcpyard.org.turns._model_setting import MAX_MODEL_NAME
@@ -43,8 +44,8 @@ DELETED_WHY = "the teammate was deleted; nothing was sent"
 
 def deleted() -> ServiceError:
     """The answer for a change to, or a new conversation or turn with, a deleted teammate."""
-    return ServiceError(
-        409, "teammate_deleted", "this teammate was deleted: its conversations stay readable, but it takes no new work"
+    return Conflict(
+        "teammate_deleted", "this teammate was deleted: its conversations stay readable, but it takes no new work"
     )
 
 
@@ -52,7 +53,7 @@ def server_ids_field(body: dict[str, Any]) -> list[str]:
     """The `server_ids` of a request (left out: none), each once, or 422."""
     server_ids = body.get("server_ids", [])
     if not isinstance(server_ids, list) or not all(isinstance(item, str) for item in server_ids):
-        raise ServiceError(422, "invalid_request", "`server_ids` must be a list of server ids")
+        raise Invalid("invalid_request", "`server_ids` must be a list of server ids")
     return list(dict.fromkeys(server_ids))
 
 
@@ -70,8 +71,7 @@ async def live_servers(session: AsyncSession, org_id: str, server_ids: Sequence[
     unknown = [item for item in server_ids if item not in live]
     if unknown:
         named = ", ".join(repr(item) for item in unknown)
-        raise ServiceError(
-            422,
+        raise Invalid(
             "unknown_server",
             f"no server with id {named} in your organization; list them with GET /api/v1/servers",
             details={"unknown_server_ids": unknown},
@@ -106,7 +106,7 @@ async def update_teammate(svc: OrgService, caller: Caller, teammate_id: str, bod
     """Change any of the teammate's name, instructions, servers and model (null: the organization's), as creating
     it checks them; the audit row has the old and new value of each field that changed."""
     if not any(field in body for field in EDITABLE):
-        raise ServiceError(422, "invalid_request", f"give at least one of {', '.join(EDITABLE)}")
+        raise Invalid("invalid_request", f"give at least one of {', '.join(EDITABLE)}")
     name = text_field(body, "name", MAX_TEAMMATE_NAME, required=True) if "name" in body else None
     instructions = text_field(body, "instructions", MAX_TEAMMATE_INSTRUCTIONS) if "instructions" in body else None
     model = (text_field(body, "model", MAX_MODEL_NAME) or None) if "model" in body else None
@@ -120,7 +120,7 @@ async def update_teammate(svc: OrgService, caller: Caller, teammate_id: str, bod
                 select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name)
             )
             if taken is not None:
-                raise ServiceError(409, "name_taken", f"a teammate named {name!r} exists already; choose another name")
+                raise Conflict("name_taken", f"a teammate named {name!r} exists already; choose another name")
             old["name"], new["name"], teammate.name = teammate.name, name, name
         if instructions is not None and instructions != teammate.instructions:
             old["instructions"], new["instructions"] = teammate.instructions, instructions

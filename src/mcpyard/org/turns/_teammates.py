@@ -17,7 +17,8 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._caller import ADMINS, Caller, ServiceError, not_found, require, text_field
+from mcpyard.errors import Conflict
+from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import conversation_key
 from mcpyard.org.services import Asker, OrgService, audit, questions_of_turns, until_done_or_asked
 from mcpyard.org.store import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
@@ -82,7 +83,7 @@ async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any])
         live = await live_servers(session, caller.org_id, server_ids)
         taken = await session.scalar(select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name))
         if taken is not None:
-            raise ServiceError(409, "name_taken", f"a teammate named {name!r} exists already; choose another name")
+            raise Conflict("name_taken", f"a teammate named {name!r} exists already; choose another name")
         teammate = Teammate(org_id=caller.org_id, name=name, instructions=instructions, model=model)
         session.add(teammate)
         await session.flush()
@@ -276,8 +277,8 @@ async def take_turn(
             select(TurnRow.id).where(TurnRow.conversation_id == conversation.id, TurnRow.status.in_(UNFINISHED))
         )
         if waiting is not None:
-            raise ServiceError(
-                409, "turn_waiting", "this conversation's last turn has not ended (an approval or an answer is pending)"
+            raise Conflict(
+                "turn_waiting", "this conversation's last turn has not ended (an approval or an answer is pending)"
             )
     setting = await _setting(svc, conversation)
     model = await model_for(svc, caller.org_id, setting.model)

@@ -11,8 +11,9 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import TurnLimits
 from mcpyard.connect import guarded_client
+from mcpyard.errors import Conflict
 from mcpyard.model import Model, ToolCall
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._caller import Caller
 from mcpyard.org.hosts import model_name
 from mcpyard.org.keys import model_key_context
 from mcpyard.org.rules import Purpose, ToolFacts, why_not
@@ -35,8 +36,8 @@ async def model_for(svc: OrgService, org_id: str, name: str | None) -> Model:
     async with svc.db.begin() as session:
         setting = await session.scalar(select(ModelSetting).where(ModelSetting.org_id == org_id))
     if setting is None:
-        raise ServiceError(
-            409, "no_model", "the organization has no model yet: an owner or admin sets it with PUT /api/v1/model"
+        raise Conflict(
+            "no_model", "the organization has no model yet: an owner or admin sets it with PUT /api/v1/model"
         )
     await svc.check_url(setting.base_url)  # checked again at turn time: the address must still be allowed (NET-1)
     key = None

@@ -9,7 +9,7 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import TurnState
-from mcpyard.org._caller import ServiceError
+from mcpyard.errors import ServiceError
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import Approval, Conversation, TurnRow
 from mcpyard.org.turns._turn_offer import Offer, model_for

@@ -20,6 +20,7 @@ import anyio
 from sqlalchemy import update
 
 from mcpyard.agent import TurnHost, TurnState, resume_turn, run_turn
+from mcpyard.errors import ServiceError
 from mcpyard.model import (
     ErrorEvent,
     Event,
@@ -30,7 +31,6 @@ from mcpyard.model import (
     messages_from_json,
     messages_to_json,
 )
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.hosts import OrgHost
 from mcpyard.org.services import OrgService, TurnCalls
 from mcpyard.org.store import Conversation, TurnRow, utcnow

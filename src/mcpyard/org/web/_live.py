@@ -24,7 +24,8 @@ from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
 from starlette.routing import Route
 
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.errors import Invalid, TooMany
+from mcpyard.org._caller import Caller
 from mcpyard.org.services import COOKIE
 from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow
 from mcpyard.org.web._pages import Pages, Visit
@@ -83,12 +84,12 @@ class Live:
 def _topics(raw: str) -> list[str]:
     topics = list(dict.fromkeys(item.strip() for item in raw.split(",") if item.strip()))
     if not topics or len(topics) > MAX_TOPICS:
-        raise ServiceError(422, "invalid_request", f"give 1 to {MAX_TOPICS} topics")
+        raise Invalid("invalid_request", f"give 1 to {MAX_TOPICS} topics")
     for topic in topics:
         kind, _, ident = topic.partition(":")
         if topic in ("inbox", "alerts") or (kind == "conversation" and _ID.fullmatch(ident)):
             continue
-        raise ServiceError(422, "invalid_request", f"{topic[:40]!r} is not a topic (inbox, alerts, conversation:<id>)")
+        raise Invalid("invalid_request", f"{topic[:40]!r} is not a topic (inbox, alerts, conversation:<id>)")
     return topics
 
 
@@ -141,7 +142,7 @@ def live_routes(pages: Pages, live: Live) -> list[Route]:
         topics = _topics(request.query_params.get("topics", ""))
         caller = visit.caller
         if live.open >= MAX_STREAMS or live.open_for(caller.member_id) >= MAX_STREAMS_A_MEMBER:
-            raise ServiceError(429, "busy", "too many pages are open for live updates; reload the page to see changes")
+            raise TooMany("busy", "too many pages are open for live updates; reload the page to see changes")
 
         cookie = request.cookies.get(COOKIE, "")
 

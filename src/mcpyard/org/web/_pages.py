@@ -22,8 +22,9 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
+from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, TooLarge
 from mcpyard.org._bodies import text_problem
-from mcpyard.org._caller import Caller, ServiceError
+from mcpyard.org._caller import Caller
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 
@@ -170,18 +171,18 @@ class Pages:
         expected = csrf if csrf is not None else (visit.csrf if visit else "")
         length = request.headers.get("content-length", "")
         if not length.isdigit():  # browsers always say how long a form is; a stream without end is refused
-            raise ServiceError(411, "length_required", "send the form with its Content-Length")
+            raise LengthRequired("length_required", "send the form with its Content-Length")
         if int(length) > MAX_FORM_BYTES:
-            raise ServiceError(413, "too_large", f"the form is over {MAX_FORM_BYTES} bytes")
+            raise TooLarge("too_large", f"the form is over {MAX_FORM_BYTES} bytes")
         form = await request.form(max_files=0, max_fields=MAX_FORM_FIELDS, max_part_size=MAX_FORM_BYTES)
         given = form.get("csrf_token") or request.headers.get("x-csrf-token", "")
         if not isinstance(given, str) or not expected or not same_secret(given, expected):
-            raise ServiceError(403, "csrf", "this form is out of date (its CSRF token did not match); reload the page")
+            raise Forbidden("csrf", "this form is out of date (its CSRF token did not match); reload the page")
         for key, value in form.multi_items():
             problem = text_problem(key) or (text_problem(value) if isinstance(value, str) else None)
             if problem is not None:  # the field's name is shown only when it is itself usable
                 where = "a form field's name" if text_problem(key) else f"the form field `{key[:80]}`"
-                raise ServiceError(422, "invalid_request", f"{where}: {problem}")
+                raise Invalid("invalid_request", f"{where}: {problem}")
         return form
 
     def page(self, handler: PageHandler, *, back: str | None = None) -> Callable[[Request], Awaitable[Response]]:
@@ -194,7 +195,7 @@ class Pages:
                     return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
                 return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
             if any(text_problem(str(value)) for value in request.path_params.values()):
-                return self.error(request, visit, ServiceError(404, "not_found", "nothing here has that id"))
+                return self.error(request, visit, NotFound("not_found", "nothing here has that id"))
             try:
                 return await handler(request, visit)
             except ServiceError as exc:

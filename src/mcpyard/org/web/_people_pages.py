@@ -14,7 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org._caller import ServiceError
+from mcpyard.errors import Invalid, ServiceError
 from mcpyard.org.services import (
     COOKIE,
     TooManySignIns,
@@ -139,7 +139,7 @@ def people_pages(pages: Pages) -> list[Route]:
     async def remove(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         if field(form, "confirm") != "yes":
-            raise ServiceError(422, "not_confirmed", "tick the box to confirm the removal, then press Remove again")
+            raise Invalid("not_confirmed", "tick the box to confirm the removal, then press Remove again")
         removal = await remove_member(svc.db, visit.caller, request.path_params["member_id"])
         for question in removal.questions:
             svc.wakeups.wake(question)

@@ -12,8 +12,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from mcpyard.errors import ServiceError
 from mcpyard.org import services
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
 
 __all__ = ["question_pages"]

@@ -14,8 +14,8 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from mcpyard.errors import Forbidden, Invalid
 from mcpyard.org import services
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.services import list_alerts, list_audit
 from mcpyard.org.web._diff import definition_text, side_by_side
 from mcpyard.org.web._pages import Notice, Pages, Visit, field
@@ -154,11 +154,11 @@ def registry_pages(pages: Pages) -> list[Route]:
 
     async def audit_page(request: Request, visit: Visit) -> Response:
         if not visit.caller.is_admin:
-            raise ServiceError(403, "forbidden", "only owners and admins read the audit log")
+            raise Forbidden("forbidden", "only owners and admins read the audit log")
         action = request.query_params.get("action", "").strip() or None
         actor = request.query_params.get("actor", "").strip() or None
         if any(value is not None and "\x00" in value for value in (action, actor)):
-            raise ServiceError(422, "invalid_request", "a filter held a NUL character")
+            raise Invalid("invalid_request", "a filter held a NUL character")
         async with svc.db.begin() as session:
             rows = await list_audit(session, visit.caller.org_id, action=action, actor=actor)
         context = {"title": "Audit log", "rows": rows, "action": action or "", "actor": actor or ""}

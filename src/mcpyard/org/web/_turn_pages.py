@@ -17,9 +17,9 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from mcpyard.errors import NotFound, ServiceError
 from mcpyard.org import services, turns
 from mcpyard.org._bodies import text_problem
-from mcpyard.org._caller import ServiceError
 from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org.turns import UNFINISHED
@@ -183,7 +183,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
             await services.decline(svc, visit.caller, approval_id)
             text = "Declined: it will not run."
         else:
-            raise ServiceError(404, "not_found", "an approval is approved or declined")
+            raise NotFound("not_found", "an approval is approved or declined")
         back = field(form, "back")
         return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
 
