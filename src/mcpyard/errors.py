@@ -23,16 +23,16 @@ data, and has a message that says what went wrong and what to do::
     └── ServiceError           the organization service refuses a request (`code`, `message`,
         │                      `details`: the API's error object); each kind is one HTTP status
         │                      (its `status`), the same from the API and the pages
-        ├── Unreadable         the request's body is not what it must be (not JSON)
-        ├── LengthRequired     the body's length is not given
-        ├── UnsupportedMedia   the body is not `application/json`
-        ├── TooLarge           the body is over its limit
-        ├── NotSignedIn        no valid token or session: sign in
-        ├── Forbidden          signed in, but the caller's role may not do it
-        ├── NotFound           no such thing in the caller's organization (or not theirs to see)
-        ├── Conflict           the thing is not in a state that allows it (decided, taken, removed)
-        ├── Invalid            a field is missing or wrong; the message names it and the rule
-        └── TooMany            too many requests from here: wait, then try again
+        ├── Unreadable         400 the request's body is not what it must be (not JSON)
+        ├── LengthRequired     411 the body's length is not given
+        ├── UnsupportedMedia   415 the body is not `application/json`
+        ├── TooLarge           413 the body is over its limit
+        ├── NotSignedIn        401 no valid token or session: sign in
+        ├── Forbidden          403 signed in, but the caller's role may not do it
+        ├── NotFound           404 no such thing in the caller's organization (or not theirs to see)
+        ├── Conflict           409 the thing is not in a state that allows it (decided, taken, removed)
+        ├── Invalid            422 a field is missing or wrong; the message names it and the rule
+        └── TooMany            429 too many requests from here: wait, then try again
 
 Per-server problems (a bad value, a missing command, a dead process) are not raised:
 they become that server's state and reason on the status page, and the other servers
@@ -245,6 +245,11 @@ class Invalid(ServiceError):
 
 
 class TooMany(ServiceError):
-    """Too many requests from this caller or address: it waits, then tries again."""
+    """Too many requests from this caller or address: it waits (`retry_after` seconds, when that is known), then
+    tries again."""
 
     status = 429
+
+    def __init__(self, code: str, message: str, *, retry_after: int | None = None) -> None:
+        super().__init__(code, message)
+        self.retry_after = retry_after

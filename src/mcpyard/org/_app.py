@@ -22,21 +22,12 @@ import anyio
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
-from starlette.responses import HTMLResponse, JSONResponse, Response
-from starlette.routing import Route
+from starlette.responses import HTMLResponse, Response
 
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import Invalid, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
-from mcpyard.org.api import (
-    BodyLimits,
-    api_routes,
-    error_response,
-    openapi_document,
-    people_routes,
-    question_routes,
-    turn_routes,
-)
+from mcpyard.org.api import BodyLimits, Running, api_routes, error_response
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
 from mcpyard.org.services import (
@@ -170,30 +161,24 @@ def org_app(settings: OrgSettings) -> Starlette:
             live = Live(settings.live_seconds)
             sign_ins = settings.sign_ins or SignInLimits()
             state.service, state.authenticate, state.live = service, authenticate, live
-            app.router.routes.extend(
-                [
-                    *api_routes(service, authenticate),
-                    *question_routes(service, authenticate),
-                    *people_routes(
-                        db.sessions,
-                        authenticate,
-                        secure_cookies=settings.secure_cookies,
-                        sign_ins=sign_ins,
-                        wake=service.wakeups.wake,
-                        hashing=settings.password_hashing,
-                    ),
-                    *turn_routes(service, authenticate, settings.rate_limits),
-                    *web_routes(
-                        service,
-                        authenticate,
-                        settings.rate_limits,
-                        live,
-                        secure_cookies=settings.secure_cookies,
-                        sign_ins=sign_ins,
-                        hashing=settings.password_hashing,
-                    ),
-                ]
+            app.state.running = Running(
+                service,
+                authenticate,
+                sign_ins,
+                settings.rate_limits,
+                secure_cookies=settings.secure_cookies,
+                hashing=settings.password_hashing,
             )
+            web = web_routes(
+                service,
+                authenticate,
+                settings.rate_limits,
+                live,
+                secure_cookies=settings.secure_cookies,
+                sign_ins=sign_ins,
+                hashing=settings.password_hashing,
+            )
+            app.router.routes.extend(web)
             async with hosts.running(), anyio.create_task_group() as sweeping:
                 await sweep(service)
                 await sweep_questions(service)
@@ -202,10 +187,9 @@ def org_app(settings: OrgSettings) -> Starlette:
                     yield
                 finally:
                     sweeping.cancel_scope.cancel()
-
-    async def openapi(request: Request) -> Response:
-        del request
-        return JSONResponse(openapi_document())
+                    app.state.running = None
+                    for route in web:
+                        app.router.routes.remove(route)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         del exc
@@ -228,7 +212,7 @@ def org_app(settings: OrgSettings) -> Starlette:
 
     handlers: dict[Any, Any] = {404: not_found, 405: not_allowed, 500: failed, Exception: failed}
     app = Starlette(
-        routes=[Route("/api/v1/openapi.json", openapi, methods=["GET"])],
+        routes=api_routes(),
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[

@@ -1,24 +1,21 @@
-"""People and programs in the JSON API: login, browser sessions, members and API tokens (ORG-1, API-6)."""
+"""People and programs in the JSON API: signing in, browser sessions, who is asking, members and API tokens
+(ORG-1, API-6)."""
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
 from typing import Any
 
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from mcpyard.errors import Forbidden, Invalid, NotSignedIn, ServiceError, UnsupportedMedia
-from mcpyard.org._bodies import check_text, json_body
+from mcpyard.org._bodies import json_body
 from mcpyard.org._caller import Caller
-from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
+from mcpyard.org.api._operations import Operations, running
+from mcpyard.org.api._schema import NSTR, STR, S, array, enum, obj, op
+from mcpyard.org.keys import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 from mcpyard.org.services import (
     COOKIE,
-    Authenticator,
-    SignInLimits,
-    TooManySignIns,
     change_role,
     create_token,
     invite_member,
@@ -31,23 +28,25 @@ from mcpyard.org.services import (
 )
 from mcpyard.org.store import Member
 
-__all__ = ["people_routes"]
+__all__ = ["API"]
 
+API = Operations()
 LOGIN_FIELDS = ("email", "password")
 MEMBER_FIELDS = ("email", "role", "password")
 TOKEN_FIELDS = ("label",)
 ROLE_FIELDS = ("role",)
 
+_ROLE = enum("owner", "admin", "member")
+_ME = obj(["id", "email", "role", "org_id"], id=STR, email=STR, role=_ROLE, org_id=STR)
+_MEMBER = obj(["id", "email", "role", "org_id"], id=STR, email=STR, role=_ROLE, org_id=STR)
+_LISTED_MEMBER = obj(["id", "email", "role", "created_at"], id=STR, email=STR, role=_ROLE, created_at=STR)
+_LISTED_TOKEN = obj(["id", "label", "created_at", "last_used_at"], id=STR, label=STR, created_at=STR, last_used_at=NSTR)
+_PASSWORD: S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
+_CREDENTIALS = obj(["email", "password"], email=STR, password=STR)
+
 
 def _member_json(member: Member) -> dict[str, str]:
     return {"id": member.id, "email": member.email, "role": member.role, "org_id": member.org_id}
-
-
-def _refused(exc: ServiceError) -> JSONResponse:
-    response = JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
-    if isinstance(exc, TooManySignIns):
-        response.headers["Retry-After"] = str(exc.retry_after)
-    return response
 
 
 def _credentials(body: dict[str, Any]) -> tuple[str, str]:
@@ -70,116 +69,191 @@ def _same_site_json(request: Request) -> None:
         raise Forbidden("csrf", "a browser session starts only from this service's own pages")
 
 
-def people_routes(
-    db: async_sessionmaker[AsyncSession],
-    authenticate: Authenticator,
-    *,
-    secure_cookies: bool,
-    sign_ins: SignInLimits | None = None,
-    wake: Callable[[str], None] | None = None,
-    hashing: PasswordHashing = PRODUCTION_HASHING,
-) -> list[Route]:
-    """Routes for signing in and for managing members and tokens; `wake` tells a call waiting in this process on a
-    question that the question ended (a removed member's)."""
-    sign_ins = sign_ins or SignInLimits()
+async def _login(request: Request) -> Member:
+    """The member these credentials name; failed attempts are counted per address before anything is awaited."""
+    parts = running(request)
+    address = request.client.host if request.client is not None else "unknown"
+    # Counted before anything is awaited: attempts sent at once are each counted (see `_throttle`).
+    attempt = parts.sign_ins.reserve(address)
+    try:
+        email, password = _credentials(await json_body(request, fields=LOGIN_FIELDS))
+    except ServiceError:
+        parts.sign_ins.give_back(address, attempt)  # no password was tried
+        raise
+    async with parts.service.db() as session:
+        member = await verify_login(session, email=email, password=password, hashing=parts.hashing)
+    if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
+        raise NotSignedIn("unauthorized", "that email and password do not match a member")
+    parts.sign_ins.give_back(address, attempt)
+    return member
 
-    def guarded(
-        handler: Callable[[Request, Caller], Awaitable[Response]],
-    ) -> Callable[[Request], Awaitable[Response]]:
-        async def endpoint(request: Request) -> Response:
-            try:
-                caller = await authenticate(request)
-                check_text(request)
-                return await handler(request, caller)
-            except ServiceError as exc:
-                return JSONResponse({"error": {"code": exc.code, "message": exc.message}}, status_code=exc.status)
 
-        return endpoint
+@API.public(
+    "POST",
+    "/api/v1/login",
+    op(
+        "A new API token for the member with this email and password",
+        {"200": ("the new token, shown once", obj(["token"], token=STR))},
+        "400 401 413 422 429",
+        body=_CREDENTIALS,
+    ),
+)
+async def login(request: Request) -> Response:
+    member = await _login(request)
+    async with running(request).service.db() as session:
+        _, token = await create_token(session, member, label="login")
+    return JSONResponse({"token": token})
 
-    async def _login(request: Request) -> Member:
-        check_text(request)
-        address = request.client.host if request.client is not None else "unknown"
-        # Counted before anything is awaited: attempts sent at once are each counted (see `_throttle`).
-        attempt = sign_ins.reserve(address)
-        try:
-            email, password = _credentials(await json_body(request, fields=LOGIN_FIELDS))
-        except ServiceError:
-            sign_ins.give_back(address, attempt)  # no password was tried
-            raise
-        async with db() as session:
-            member = await verify_login(session, email=email, password=password, hashing=hashing)
-        if member is None:  # the same answer for an unknown email and a wrong password (THREATS)
-            raise NotSignedIn("unauthorized", "that email and password do not match a member")
-        sign_ins.give_back(address, attempt)
-        return member
 
-    async def login(request: Request) -> Response:
-        try:
-            member = await _login(request)
-            async with db() as session:
-                _, token = await create_token(session, member, label="login")
-        except ServiceError as exc:
-            return _refused(exc)
-        return JSONResponse({"token": token})
+@API.public(
+    "POST",
+    "/api/v1/session",
+    op(
+        "Sign in for the web pages: a session cookie, and its CSRF token in the X-CSRF-Token header",
+        {"200": ("signed in", obj(["member"], member=_MEMBER))},
+        "400 401 403 413 415 422 429",
+        body=_CREDENTIALS,
+    ),
+)
+async def start_session(request: Request) -> Response:
+    _same_site_json(request)
+    member = await _login(request)
+    parts = running(request)
+    response = JSONResponse({"member": _member_json(member)})
+    csrf = await parts.authenticate.start_session(request, response, member, secure=parts.secure_cookies)
+    response.headers["X-CSRF-Token"] = csrf
+    return response
 
-    async def session_start(request: Request) -> Response:
-        try:
-            _same_site_json(request)
-            member = await _login(request)
-        except ServiceError as exc:
-            return _refused(exc)
-        response = JSONResponse({"member": _member_json(member)})
-        csrf = await authenticate.start_session(request, response, member, secure=secure_cookies)
-        response.headers["X-CSRF-Token"] = csrf
-        return response
 
-    async def session_end(request: Request, caller: Caller) -> Response:
-        del caller
-        await authenticate.end_session(request.cookies.get(COOKIE))  # every copy of the cookie, everywhere
-        response = Response(status_code=204)
-        response.delete_cookie(COOKIE, path="/")
-        return response
+@API.member(
+    "DELETE",
+    "/api/v1/session",
+    op(
+        "Sign out: the session ends on the server, so every copy of its cookie is refused from now on",
+        {"204": ("signed out", None)},
+        "401 403",
+    ),
+)
+async def end_session(request: Request, caller: Caller) -> Response:
+    del caller
+    await running(request).authenticate.end_session(request.cookies.get(COOKIE))  # every copy, everywhere
+    response = Response(status_code=204)
+    response.delete_cookie(COOKIE, path="/")
+    return response
 
-    async def members(request: Request, caller: Caller) -> Response:
-        if request.method == "GET":  # any member may see who else is in the organization
-            async with db() as session:
-                return JSONResponse(await list_members(session, caller.org_id))
-        body = await json_body(request, fields=MEMBER_FIELDS)
-        member = await invite_member(
-            db, caller, body.get("email"), body.get("role"), body.get("password"), hashing=hashing
-        )
-        return JSONResponse(_member_json(member), status_code=201)
 
-    async def member(request: Request, caller: Caller) -> Response:
-        member_id = request.path_params["member_id"]
-        if request.method == "DELETE":
-            removal = await remove_member(db, caller, member_id)
-            for question in removal.questions:
-                if wake is not None:
-                    wake(question)
-            return Response(status_code=204)
-        body: dict[str, Any] = await json_body(request, fields=ROLE_FIELDS)
-        changed = await change_role(db, caller, member_id, body.get("role"))
-        return JSONResponse(_member_json(changed))
+@API.member("GET", "/api/v1/me", op("Who the caller is", {"200": ("the caller", _ME)}, "401"))
+async def me(request: Request, caller: Caller) -> Response:
+    del request
+    return JSONResponse({"id": caller.member_id, "email": caller.email, "role": caller.role, "org_id": caller.org_id})
 
-    async def tokens(request: Request, caller: Caller) -> Response:
-        if request.method == "GET":  # the caller's own, never another member's
-            async with db() as session:
-                return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
-        body = await json_body(request, fields=TOKEN_FIELDS)
-        row, token = await make_token(db, caller, body.get("label", ""))
-        return JSONResponse({"token": token, "id": row.id}, status_code=201)
 
-    async def token(request: Request, caller: Caller) -> Response:
-        await revoke_member_token(db, caller, request.path_params["token_id"])
-        return Response(status_code=204)
+@API.member(
+    "GET",
+    "/api/v1/members",
+    op("The organization's members, by email", {"200": ("every member", array(_LISTED_MEMBER))}, "401"),
+)
+async def members(request: Request, caller: Caller) -> Response:
+    async with running(request).service.db() as session:  # any member may see who else is in the organization
+        return JSONResponse(await list_members(session, caller.org_id))
 
-    return [
-        Route("/api/v1/login", login, methods=["POST"]),
-        Route("/api/v1/session", session_start, methods=["POST"]),
-        Route("/api/v1/session", guarded(session_end), methods=["DELETE"]),
-        Route("/api/v1/members", guarded(members), methods=["GET", "POST"]),
-        Route("/api/v1/members/{member_id}", guarded(member), methods=["PATCH", "DELETE"]),
-        Route("/api/v1/tokens", guarded(tokens), methods=["GET", "POST"]),
-        Route("/api/v1/tokens/{token_id}", guarded(token), methods=["DELETE"]),
-    ]
+
+@API.member(
+    "POST",
+    "/api/v1/members",
+    op(
+        "Add a member (owner, admin; only an owner adds an owner)",
+        {"201": ("the new member", _MEMBER)},
+        "400 401 403 413 422",
+        body=obj(["email", "role", "password"], email=STR, role=_ROLE, password=_PASSWORD),
+    ),
+)
+async def add_member(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=MEMBER_FIELDS)
+    parts = running(request)
+    member = await invite_member(
+        parts.service.db, caller, body.get("email"), body.get("role"), body.get("password"), hashing=parts.hashing
+    )
+    return JSONResponse(_member_json(member), status_code=201)
+
+
+@API.member(
+    "PATCH",
+    "/api/v1/members/{member_id}",
+    op(
+        "Change a member's role (owner, admin; only an owner grants or takes the owner role; 409 `last_owner`"
+        " for the last owner's demotion); audited as `member.role_changed`",
+        {"200": ("the member as it now is", _MEMBER)},
+        "400 401 403 404 409 413 422",
+        body=obj(["role"], role=_ROLE),
+    ),
+)
+async def change_member(request: Request, caller: Caller) -> Response:
+    body: dict[str, Any] = await json_body(request, fields=ROLE_FIELDS)
+    changed = await change_role(running(request).service.db, caller, request.path_params["member_id"], body.get("role"))
+    return JSONResponse(_member_json(changed))
+
+
+@API.member(
+    "DELETE",
+    "/api/v1/members/{member_id}",
+    op(
+        "Remove a member (owner, admin; only an owner removes an owner; anyone may remove themselves, i.e."
+        " leave; 409 `last_owner` for the last owner). Its sessions end and its API tokens are revoked at"
+        " once, the approvals it started that wait are declined and its calls' pending questions cancelled;"
+        " its records stay. Audited as `member.removed`",
+        {"204": ("removed", None)},
+        "401 403 404 409",
+    ),
+)
+async def delete_member(request: Request, caller: Caller) -> Response:
+    svc = running(request).service
+    removal = await remove_member(svc.db, caller, request.path_params["member_id"])
+    for question in removal.questions:  # a call waiting on one in this process hears that it ended
+        svc.wakeups.wake(question)
+    return Response(status_code=204)
+
+
+@API.member(
+    "GET",
+    "/api/v1/tokens",
+    op(
+        "The caller's own API tokens not revoked, newest first (never a token or its hash)",
+        {"200": ("the tokens", array(_LISTED_TOKEN))},
+        "401",
+    ),
+)
+async def tokens(request: Request, caller: Caller) -> Response:
+    async with running(request).service.db() as session:  # the caller's own, never another member's
+        return JSONResponse(await list_tokens(session, caller.org_id, caller.member_id))
+
+
+@API.member(
+    "POST",
+    "/api/v1/tokens",
+    op(
+        "A new API token for the caller, shown once",
+        {"201": ("the new token and its id", obj(["token", "id"], token=STR, id=STR))},
+        "400 401 403 413 422",
+        body=obj([], label=STR),
+        body_required=False,
+    ),
+)
+async def new_token(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=TOKEN_FIELDS)
+    row, token = await make_token(running(request).service.db, caller, body.get("label", ""))
+    return JSONResponse({"token": token, "id": row.id}, status_code=201)
+
+
+@API.member(
+    "DELETE",
+    "/api/v1/tokens/{token_id}",
+    op(
+        "Revoke a token: the caller's own (owners and admins: any in the organization)",
+        {"204": ("revoked", None)},
+        "401 403 404",
+    ),
+)
+async def revoke_token(request: Request, caller: Caller) -> Response:
+    await revoke_member_token(running(request).service.db, caller, request.path_params["token_id"])
+    return Response(status_code=204)

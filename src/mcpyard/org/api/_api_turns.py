@@ -1,122 +1,186 @@
-"""The routes of turns: the organization's model, teammates and their conversations, assistants, visitors (API-6).
+"""Teammates in the JSON API: the organization's model, teammates, their conversations and turns (API-6).
 
-Like every route, each parses, authorizes and calls a service function; visitors' routes
-(`/public/…`) need no credentials and answer only what a published assistant may show.
+Like every operation, each parses, authorizes and calls a service function of `turns`.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
-from mcpyard.errors import ServiceError
 from mcpyard.org import turns
-from mcpyard.org._bodies import check_text, json_body
+from mcpyard.org._bodies import json_body
 from mcpyard.org._caller import Caller
-from mcpyard.org.api._api import Authenticate, Handler, error_response, guard
-from mcpyard.org.services import OrgService
+from mcpyard.org.api._operations import Operations, running
+from mcpyard.org.api._schema import STR, array, obj, op
+from mcpyard.org.api._turn_schemas import (
+    CONVERSATION,
+    LISTED_CONVERSATION,
+    MESSAGE_BODY,
+    MODEL,
+    MODEL_BODY,
+    TEAMMATE,
+    TEAMMATE_BODY,
+    TEAMMATE_CHANGE,
+    TRACED,
+    TURN,
+)
 
-__all__ = ["turn_routes"]
+__all__ = ["API", "MESSAGE_FIELDS"]
 
+API = Operations()
 MODEL_FIELDS = ("base_url", "model", "api_key")
 TEAMMATE_FIELDS = ("name", "instructions", "model", "server_ids")
-ASSISTANT_FIELDS = ("name", "instructions", "tool_ids")
 MESSAGE_FIELDS = ("message",)
-VISITOR_FIELDS = ("message", "conversation")
 
 
-def turn_routes(svc: OrgService, authenticate: Authenticate, rate_limits: turns.RateLimits) -> list[Route]:
-    def guarded(handler: Handler) -> Callable[[Request], Awaitable[Response]]:
-        return guard(authenticate, handler)
+@API.member(
+    "GET", "/api/v1/model", op("The organization's model (never its key)", {"200": ("the model", MODEL)}, "401")
+)
+async def get_model(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await turns.get_model(running(request).service, caller))
 
-    async def model(request: Request, caller: Caller) -> Response:
-        if request.method == "PUT":
-            return JSONResponse(await turns.put_model(svc, caller, await json_body(request, fields=MODEL_FIELDS)))
-        return JSONResponse(await turns.get_model(svc, caller))
 
-    async def teammates(request: Request, caller: Caller) -> Response:
-        if request.method == "POST":
-            created = await turns.create_teammate(svc, caller, await json_body(request, fields=TEAMMATE_FIELDS))
-            return JSONResponse(created, status_code=201)
-        return JSONResponse(await turns.list_teammates(svc, caller))
+@API.member(
+    "PUT",
+    "/api/v1/model",
+    op(
+        "Set the organization's model (owner, admin): an OpenAI-compatible endpoint; the key is sealed",
+        {"200": ("the model, never its key", MODEL)},
+        "400 401 403 413 422",
+        body=MODEL_BODY,
+    ),
+)
+async def put_model(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=MODEL_FIELDS)
+    return JSONResponse(await turns.put_model(running(request).service, caller, body))
 
-    async def teammate(request: Request, caller: Caller) -> Response:
-        teammate_id = request.path_params["teammate_id"]
-        if request.method == "PATCH":
-            await turns.update_teammate(svc, caller, teammate_id, await json_body(request, fields=TEAMMATE_FIELDS))
-        elif request.method == "DELETE":
-            await turns.delete_teammate(svc, caller, teammate_id)
-            return Response(status_code=204)
-        return JSONResponse(await turns.get_teammate(svc, caller, teammate_id))
 
-    async def conversations(request: Request, caller: Caller) -> Response:
-        teammate_id = request.path_params["teammate_id"]
-        if request.method == "GET":
-            return JSONResponse(await turns.list_conversations(svc, caller, teammate_id))
-        await json_body(request, fields=())
-        return JSONResponse(await turns.start_conversation(svc, caller, teammate_id), status_code=201)
+@API.member("GET", "/api/v1/teammates", op("The teammates", {"200": ("every teammate", array(TEAMMATE))}, "401"))
+async def list_teammates(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await turns.list_teammates(running(request).service, caller))
 
-    async def conversation(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await turns.get_conversation(svc, caller, request.path_params["conversation_id"]))
 
-    async def new_turn(request: Request, caller: Caller) -> Response:
-        conversation_id = request.path_params["conversation_id"]
-        body = await json_body(request, fields=MESSAGE_FIELDS)
-        status, turn = await turns.take_turn(svc, caller, conversation_id, body)
-        return JSONResponse(turn, status_code=status)
+@API.member(
+    "POST",
+    "/api/v1/teammates",
+    op(
+        "Create a teammate (owner, admin) with the servers it may use",
+        {"201": ("the teammate, with the tools it is offered", TEAMMATE)},
+        "400 401 403 409 413 422",
+        body=TEAMMATE_BODY,
+    ),
+)
+async def create_teammate(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=TEAMMATE_FIELDS)
+    return JSONResponse(await turns.create_teammate(running(request).service, caller, body), status_code=201)
 
-    async def turn(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await turns.get_turn(svc, caller, request.path_params["turn_id"]))
 
-    async def assistants(request: Request, caller: Caller) -> Response:
-        if request.method == "POST":
-            created = await turns.create_assistant(svc, caller, await json_body(request, fields=ASSISTANT_FIELDS))
-            return JSONResponse(created, status_code=201)
-        return JSONResponse(await turns.list_assistants(svc, caller))
+@API.member(
+    "GET",
+    "/api/v1/teammates/{teammate_id}",
+    op("One teammate (a deleted one too, with `deleted_at`)", {"200": ("the teammate", TEAMMATE)}, "401 404"),
+)
+async def get_teammate(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await turns.get_teammate(running(request).service, caller, request.path_params["teammate_id"]))
 
-    async def assistant(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await turns.get_assistant(svc, caller, request.path_params["assistant_id"]))
 
-    async def publications(request: Request, caller: Caller) -> Response:
-        return JSONResponse(await turns.list_publications(svc, caller, request.path_params["assistant_id"]))
+@API.member(
+    "PATCH",
+    "/api/v1/teammates/{teammate_id}",
+    op(
+        "Change a teammate (owner, admin): any of its name, instructions, servers and model; its next call "
+        "uses what it has now. 409 `teammate_deleted` for a deleted one; 422 `unknown_server` names each "
+        "server id that is not a live server of the organization",
+        {"200": ("the teammate, with the tools it is offered now", TEAMMATE)},
+        "400 401 403 404 409 413 422",
+        body=TEAMMATE_CHANGE,
+    ),
+)
+async def update_teammate(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=TEAMMATE_FIELDS)
+    svc, teammate_id = running(request).service, request.path_params["teammate_id"]
+    await turns.update_teammate(svc, caller, teammate_id, body)
+    return JSONResponse(await turns.get_teammate(svc, caller, teammate_id))
 
-    async def publish(request: Request, caller: Caller) -> Response:
-        await json_body(request, fields=())
-        return JSONResponse(await turns.publish(svc, caller, request.path_params["assistant_id"]))
 
-    async def preview(request: Request, caller: Caller) -> Response:
-        body = await json_body(request, fields=MESSAGE_FIELDS)
-        return JSONResponse(await turns.preview(svc, caller, request.path_params["assistant_id"], body))
+@API.member(
+    "DELETE",
+    "/api/v1/teammates/{teammate_id}",
+    op(
+        "Delete a teammate (owner, admin), keeping its conversations, turns and traces readable: it leaves "
+        "the list, takes no new conversation or turn (409 `teammate_deleted`), its turns waiting for an "
+        "approval end and their pending approvals are declined",
+        {"204": ("deleted", None)},
+        "401 403 404 409",
+    ),
+)
+async def delete_teammate(request: Request, caller: Caller) -> Response:
+    await turns.delete_teammate(running(request).service, caller, request.path_params["teammate_id"])
+    return Response(status_code=204)
 
-    async def visitor(request: Request) -> Response:
-        try:
-            check_text(request)
-            body = await json_body(request, fields=VISITOR_FIELDS)
-            client = request.client.host if request.client is not None else "unknown"
-            answer = await turns.visitor_turn(svc, request.path_params["slug"], body, client, rate_limits)
-            return JSONResponse(answer)
-        except turns.RateLimited as exc:
-            response = error_response(exc.status, exc.code, exc.message)
-            response.headers["Retry-After"] = str(exc.retry_after)
-            return response
-        except ServiceError as exc:
-            return error_response(exc.status, exc.code, exc.message, exc.details)
 
-    return [
-        Route("/api/v1/model", guarded(model), methods=["GET", "PUT"]),
-        Route("/api/v1/teammates", guarded(teammates), methods=["GET", "POST"]),
-        Route("/api/v1/teammates/{teammate_id}", guarded(teammate), methods=["GET", "PATCH", "DELETE"]),
-        Route("/api/v1/teammates/{teammate_id}/conversations", guarded(conversations), methods=["GET", "POST"]),
-        Route("/api/v1/conversations/{conversation_id}", guarded(conversation), methods=["GET"]),
-        Route("/api/v1/conversations/{conversation_id}/turns", guarded(new_turn), methods=["POST"]),
-        Route("/api/v1/turns/{turn_id}", guarded(turn), methods=["GET"]),
-        Route("/api/v1/assistants", guarded(assistants), methods=["GET", "POST"]),
-        Route("/api/v1/assistants/{assistant_id}", guarded(assistant), methods=["GET"]),
-        Route("/api/v1/assistants/{assistant_id}/publications", guarded(publications), methods=["GET"]),
-        Route("/api/v1/assistants/{assistant_id}/publish", guarded(publish), methods=["POST"]),
-        Route("/api/v1/assistants/{assistant_id}/preview", guarded(preview), methods=["POST"]),
-        Route("/public/assistants/{slug}/turns", visitor, methods=["POST"]),
-    ]
+@API.member(
+    "GET",
+    "/api/v1/teammates/{teammate_id}/conversations",
+    op(
+        "The caller's own conversations with a teammate, newest first",
+        {"200": ("the conversations, each with its turn count and first message", array(LISTED_CONVERSATION))},
+        "401 404",
+    ),
+)
+async def list_conversations(request: Request, caller: Caller) -> Response:
+    teammate_id = request.path_params["teammate_id"]
+    return JSONResponse(await turns.list_conversations(running(request).service, caller, teammate_id))
+
+
+@API.member(
+    "POST",
+    "/api/v1/teammates/{teammate_id}/conversations",
+    op(
+        "Start a conversation with a teammate (the caller's own)",
+        {"201": ("the conversation", obj(["id", "teammate_id"], id=STR, teammate_id=STR))},
+        "401 404 409",
+    ),
+)
+async def start_conversation(request: Request, caller: Caller) -> Response:
+    await json_body(request, fields=())
+    started = await turns.start_conversation(running(request).service, caller, request.path_params["teammate_id"])
+    return JSONResponse(started, status_code=201)
+
+
+@API.member(
+    "GET",
+    "/api/v1/conversations/{conversation_id}",
+    op(
+        "A conversation with a teammate and its turns, oldest first (its member's alone)",
+        {"200": ("the conversation", CONVERSATION)},
+        "401 404",
+    ),
+)
+async def get_conversation(request: Request, caller: Caller) -> Response:
+    conversation_id = request.path_params["conversation_id"]
+    return JSONResponse(await turns.get_conversation(running(request).service, caller, conversation_id))
+
+
+@API.member(
+    "POST",
+    "/api/v1/conversations/{conversation_id}/turns",
+    op(
+        "A turn: 200 when it ended, 202 when it waits for an approval (it goes on once that is decided) or "
+        "for the answer to a question one of its servers asked (it goes on once that is answered)",
+        {"200": ("the turn", TURN), "202": ("the turn, waiting for an approval or an answer", TURN)},
+        "400 401 404 409 413 422",
+        body=MESSAGE_BODY,
+    ),
+)
+async def take_turn(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=MESSAGE_FIELDS)
+    conversation_id = request.path_params["conversation_id"]
+    status, turn = await turns.take_turn(running(request).service, caller, conversation_id, body)
+    return JSONResponse(turn, status_code=status)
+
+
+@API.member("GET", "/api/v1/turns/{turn_id}", op("A turn and its trace", {"200": ("the turn", TRACED)}, "401 404"))
+async def get_turn(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await turns.get_turn(running(request).service, caller, request.path_params["turn_id"]))

@@ -1,25 +1,30 @@
-"""The OpenAPI document of the organization's JSON API, served at `/api/v1/openapi.json` (API-6).
+"""The JSON API's operations, gathered: its route table and its OpenAPI document, served at `/api/v1/openapi.json`
+(API-6).
 
-Written out by hand from the contract, so that a change to the API is a change here too. Each
-operation lists exactly the statuses it answers with; what a request may hold is what the
-service accepts (the bounds come from the modules that enforce them). The tests send generated
+Both are built from the operations each module declares beside its handlers, so a path is written
+once. Each operation lists exactly the statuses it answers with; what a request may hold is what
+the service accepts (the bounds come from the modules that enforce them). The tests send generated
 requests to every operation (schemathesis) and check each answer against this document.
 """
 
 from __future__ import annotations
 
+import copy
 from typing import Any
 
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
 from mcpyard import __version__
-from mcpyard.org.api._openapi_calls import calls_paths
-from mcpyard.org.api._openapi_parts import ANY_OBJ, S, op
-from mcpyard.org.api._openapi_people import people_paths
-from mcpyard.org.api._openapi_questions import questions_paths
-from mcpyard.org.api._openapi_servers import servers_paths
-from mcpyard.org.api._openapi_turns import turn_paths
+from mcpyard.org.api import _api_assistants, _api_calls, _api_people, _api_questions, _api_servers, _api_turns
+from mcpyard.org.api._operations import Operations, paths, routes
+from mcpyard.org.api._schema import ANY_OBJ, op
 from mcpyard.org.services import COOKIE
 
-__all__ = ["openapi_document"]
+__all__ = ["OPERATIONS", "api_routes", "openapi_document"]
+
+API = Operations()
 
 DESCRIPTION = (
     "The organization service's JSON API. Programs send `Authorization: Bearer <API token>`; the web pages use a "
@@ -29,18 +34,31 @@ DESCRIPTION = (
 )
 
 
+@API.public("GET", "/api/v1/openapi.json", op("This document", {"200": ("the OpenAPI document", ANY_OBJ)}, ""))
+async def document(request: Request) -> Response:
+    del request
+    return JSONResponse(openapi_document())
+
+
+OPERATIONS = (
+    *_api_people.API.declared,
+    *_api_servers.API.declared,
+    *_api_calls.API.declared,
+    *_api_questions.API.declared,
+    *_api_turns.API.declared,
+    *_api_assistants.API.declared,
+    *API.declared,
+)
+"""Every operation of the API, in the order the document lists them."""
+
+
+def api_routes() -> list[Route]:
+    """The API's routes: one per path, each taking the methods declared on it."""
+    return routes(OPERATIONS)
+
+
 def openapi_document() -> dict[str, Any]:
     """The document, as a fresh dictionary."""
-    paths: S = {
-        "/api/v1/openapi.json": {
-            "get": op("This document", {"200": ("the OpenAPI document", ANY_OBJ)}, "", public=True)
-        },
-        **people_paths(),
-        **servers_paths(),
-        **calls_paths(),
-        **questions_paths(),
-        **turn_paths(),
-    }
     return {
         "openapi": "3.1.0",
         "info": {"title": "mcpyard organization service", "version": __version__, "description": DESCRIPTION},
@@ -51,5 +69,5 @@ def openapi_document() -> dict[str, Any]:
             }
         },
         "security": [{"token": []}, {"session": []}],
-        "paths": paths,
+        "paths": copy.deepcopy(paths(OPERATIONS)),
     }

@@ -23,10 +23,8 @@ class TooManySignIns(TooMany):
     """429, with how long to wait."""
 
     def __init__(self, retry_after: int) -> None:
-        super().__init__(
-            "too_many_attempts", f"too many failed sign-ins from your address: try again in {retry_after} s"
-        )
-        self.retry_after = retry_after
+        message = f"too many failed sign-ins from your address: try again in {retry_after} s"
+        super().__init__("too_many_attempts", message, retry_after=retry_after)
 
 
 class SignInLimits:

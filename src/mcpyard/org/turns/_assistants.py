@@ -54,8 +54,7 @@ class RateLimited(TooMany):
     """429, with how long to wait."""
 
     def __init__(self, message: str, retry_after: int) -> None:
-        super().__init__("rate_limited", message)
-        self.retry_after = retry_after
+        super().__init__("rate_limited", message, retry_after=retry_after)
 
 
 class RateLimits:

@@ -1,4 +1,4 @@
-"""The building blocks of the organization's OpenAPI document: schema helpers, the error body, an operation."""
+"""The building blocks of the OpenAPI document: schema helpers, the error body, an operation object."""
 
 from __future__ import annotations
 

@@ -1,0 +1,247 @@
+"""Calls in the JSON API: a member's call, the inbox's approvals, stored results, the audit log, alerts (API-6)."""
+
+from __future__ import annotations
+
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+
+from mcpyard.errors import Invalid
+from mcpyard.org import services
+from mcpyard.org._bodies import json_body, query_text
+from mcpyard.org._caller import ADMINS, Caller, require
+from mcpyard.org.api._operations import Operations, running
+from mcpyard.org.api._schema import ANY_OBJ, BOOL, NOBJ, NSTR, STR, S, array, enum, obj, op, query
+from mcpyard.org.services import MAX_CONVERSATION, MAX_TOOL_NAME, list_alerts, list_audit
+
+__all__ = ["API", "CALL_RESULT"]
+
+API = Operations()
+APPROVAL_STATES = ("pending", "running", "done", "failed", "declined")
+CALL_FIELDS = ("tool", "arguments", "conversation")
+
+CALL_RESULT = obj(
+    ["ok", "text", "content", "structured", "cached", "handle", "error", "tool", "server", "call_id"],
+    ok=BOOL,
+    text=STR,
+    content={"type": "array", "items": ANY_OBJ},
+    structured={},
+    cached=BOOL,
+    handle=NSTR,
+    error={"oneOf": [{"type": "null"}, obj(["code", "message"], code=STR, message=STR)]},
+    tool=NSTR,
+    server=NSTR,
+    call_id=NSTR,
+)
+_PARKED = obj(["approval"], approval=obj(["id", "status"], id=STR, status={"const": "pending"}))
+_QUESTION_ASKED = obj(["id", "status"], id=STR, status={"const": "pending"})
+_ASKING = obj(["call_id", "question"], call_id=STR, question=_QUESTION_ASKED)
+_RUNNING = obj(
+    ["approval", "question"],
+    approval=obj(["id", "status"], id=STR, status={"const": "running"}),
+    question={"oneOf": [{"type": "null"}, _QUESTION_ASKED]},
+)
+_APPROVAL = obj(
+    [
+        "id",
+        "status",
+        "tool",
+        "tool_id",
+        "member_id",
+        "arguments",
+        "reason",
+        "conversation",
+        "created_at",
+        "decided_by",
+        "decided_at",
+        "result",
+    ],
+    id=STR,
+    status=enum(*APPROVAL_STATES),
+    tool=STR,
+    tool_id=STR,
+    member_id=STR,
+    arguments=STR,
+    reason=STR,
+    conversation=STR,
+    created_at=STR,
+    decided_by=NSTR,
+    decided_at=NSTR,
+    result={"oneOf": [{"type": "null"}, CALL_RESULT]},
+)
+_AUDIT = obj(
+    ["id", "at", "actor", "action", "target", "old", "new"],
+    id=STR,
+    at=STR,
+    actor=STR,
+    action=STR,
+    target=STR,
+    old=NOBJ,
+    new=NOBJ,
+)
+_ALERT = obj(
+    ["id", "server_id", "assistant_id", "kind", "message", "raised_at", "cleared_at"],
+    id=STR,
+    server_id=NSTR,
+    assistant_id=NSTR,
+    kind=STR,
+    message=STR,
+    raised_at=STR,
+    cleared_at=NSTR,
+)
+_CONVERSATION: S = {"type": "string", "maxLength": MAX_CONVERSATION}
+
+_CALL_BODY = obj(
+    ["tool"],
+    tool={"type": "string", "minLength": 1, "maxLength": MAX_TOOL_NAME},
+    arguments={**ANY_OBJ, "default": {}},
+    conversation=_CONVERSATION,
+)
+
+
+def _choice(request: Request, name: str, choices: tuple[str, ...]) -> str | None:
+    """A query parameter that must be one of `choices` when given (None when absent), else 422."""
+    value = query_text(request, name)
+    if value is not None and value not in choices:
+        raise Invalid("invalid_request", f"`{name}` must be one of {', '.join(choices)}")
+    return value
+
+
+def _int(request: Request, name: str, default: int | None) -> int | None:
+    raw = request.query_params.get(name)
+    if raw is None or raw == "":
+        return default
+    try:
+        value = int(raw)
+    except ValueError:
+        raise Invalid("invalid_request", f"`{name}` must be a whole number") from None
+    if value < 0:
+        raise Invalid("invalid_request", f"`{name}` must not be negative")
+    return value
+
+
+@API.member(
+    "POST",
+    "/api/v1/calls",
+    op(
+        "Call a tool by the name the model sees: refusals are 200 with `ok: false` and the pipeline's code",
+        {
+            "200": ("the call's result", CALL_RESULT),
+            "202": (
+                "parked for approval (the saved arguments run once it is approved), or running: its server "
+                "asked a question (the call goes on once it is answered; its result comes with the question)",
+                {"oneOf": [_PARKED, _ASKING]},
+            ),
+        },
+        "400 401 403 413 422",
+        body=_CALL_BODY,
+    ),
+)
+async def call_tool(request: Request, caller: Caller) -> Response:
+    body = await json_body(request, fields=CALL_FIELDS, opaque=("arguments",))
+    status, answer = await services.call_tool(
+        running(request).service, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
+    )
+    return JSONResponse(answer, status_code=status)
+
+
+@API.member(
+    "GET",
+    "/api/v1/approvals",
+    op(
+        "The inbox: a member's own calls; owners and admins see every one",
+        {"200": ("the approvals, oldest first", array(_APPROVAL))},
+        "401 422",
+        params=[query("status", enum(*APPROVAL_STATES))],
+    ),
+)
+async def list_approvals(request: Request, caller: Caller) -> Response:
+    status = _choice(request, "status", APPROVAL_STATES)
+    return JSONResponse(await services.list_approvals(running(request).service, caller, status))
+
+
+@API.member(
+    "POST",
+    "/api/v1/approvals/{approval_id}/approve",
+    op(
+        "Approve: policy, definition and access checked again, then the saved call runs once",
+        {
+            "200": ("the result of that one run", CALL_RESULT),
+            "202": ("running: its server asked a question; its result becomes the approval's", _RUNNING),
+        },
+        "401 403 404 409",
+    ),
+)
+async def approve(request: Request, caller: Caller) -> Response:
+    await json_body(request, fields=())
+    status, ran = await services.approve(running(request).service, caller, request.path_params["approval_id"])
+    return JSONResponse(ran, status_code=status)
+
+
+@API.member(
+    "POST",
+    "/api/v1/approvals/{approval_id}/decline",
+    op("Decline: nothing is sent", {"200": ("the approval", _APPROVAL)}, "401 403 404 409"),
+)
+async def decline(request: Request, caller: Caller) -> Response:
+    await json_body(request, fields=())
+    return JSONResponse(await services.decline(running(request).service, caller, request.path_params["approval_id"]))
+
+
+@API.member(
+    "GET",
+    "/api/v1/results/{handle}",
+    op(
+        "A window of a stored result, only in the caller's conversation that made it",
+        {"200": ("the window", CALL_RESULT)},
+        "401 404 422",
+        params=[
+            query("offset", {"type": "integer", "minimum": 0}),
+            query("length", {"type": "integer", "minimum": 1}),
+            query("conversation", _CONVERSATION),
+        ],
+    ),
+)
+async def read_result(request: Request, caller: Caller) -> Response:
+    offset = _int(request, "offset", 0) or 0
+    length = _int(request, "length", None)
+    if length == 0:
+        raise Invalid("invalid_request", "`length` must be at least 1")
+    conversation = services.checked_conversation(query_text(request, "conversation") or None)
+    handle = request.path_params["handle"]
+    window = await services.read_result(running(request).service, caller, handle, offset, length, conversation)
+    return JSONResponse(window)
+
+
+@API.member(
+    "GET",
+    "/api/v1/audit",
+    op(
+        "The audit log, newest first (owner, admin)",
+        {"200": ("the events", array(_AUDIT))},
+        "401 403 422",
+        params=[query("action", STR), query("actor", STR)],
+    ),
+)
+async def audit(request: Request, caller: Caller) -> Response:
+    require(caller, *ADMINS)
+    action, actor = query_text(request, "action"), query_text(request, "actor")
+    async with running(request).service.db.begin() as session:
+        rows = await list_audit(session, caller.org_id, action=action, actor=actor)
+    return JSONResponse(rows)
+
+
+@API.member(
+    "GET",
+    "/api/v1/alerts",
+    op(
+        "Alerts, newest first, open and cleared (`cleared_at` is null while one is open)",
+        {"200": ("the alerts", array(_ALERT))},
+        "401 422",
+        params=[query("open", enum("true", "false"))],
+    ),
+)
+async def alerts(request: Request, caller: Caller) -> Response:
+    open_only = _choice(request, "open", ("true", "false"))
+    async with running(request).service.db.begin() as session:
+        rows = await list_alerts(session, caller.org_id, open_only=open_only == "true")
+    return JSONResponse(rows)
