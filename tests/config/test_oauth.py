@@ -377,10 +377,10 @@ def test_a_changed_secret_restarts_the_server_on_reload_sec_1_cfg_7(cfg: Setup) 
     assert before.fingerprint() == same.fingerprint()
 
 
-def test_the_readmes_oauth_example_loads_as_written_auth_2(cfg: Setup) -> None:
-    """AUTH-2: the "Signing in" example of README.md is a configuration mcpyard reads without a problem."""
-    readme = (Path(__file__).resolve().parents[2] / "README.md").read_text(encoding="utf-8")
-    example = readme.split("## Signing in", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
+def test_the_documented_oauth_example_loads_as_written_auth_2(cfg: Setup) -> None:
+    """AUTH-2: the "Signing in" example of docs/security.md is a configuration mcpyard reads without a problem."""
+    page = (Path(__file__).resolve().parents[2] / "docs" / "security.md").read_text(encoding="utf-8")
+    example = page.split("## Signing in", 1)[1].split("```toml\n", 1)[1].split("```", 1)[0]
     loaded = cfg.load(
         config_file=cfg.flag(example, "flag.toml"), secrets={"TRACKER_CLIENT": SECRET, "NIGHTLY_KEY": EC_KEY}
     )
