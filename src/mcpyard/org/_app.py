@@ -1,9 +1,12 @@
-"""The organization service as one Starlette app: its parts opened in the lifespan, its routes, its errors.
+"""The organization service as one Starlette app: its routes, its parts opened in the lifespan, its errors.
 
-`org_app(settings)` builds the app; serving it (`mcpyard org serve`, or a test's uvicorn) opens
-the database, checks its schema, reads the sealing key, and keeps one host per organization
-open until it stops. Approvals a stopped process left half-run are marked failed at start; questions
-no process holds any more expire at start and every half minute.
+`org_app(settings)` builds the app with every route, the API's and the pages', made once;
+serving it (`mcpyard org serve`, or a test's uvicorn) opens the database, checks its schema,
+reads the sealing key, and keeps one host per organization open until it stops. Handlers read
+what the lifespan opened from the app's state (`mcpyard org serve` opens the service before it
+listens, so a missing database is one line, not a traceback: a server's own lifespan runs
+nothing). Approvals a stopped process left half-run are marked failed at start; questions no
+process holds any more expire at start and every half minute.
 """
 
 from __future__ import annotations
@@ -43,7 +46,7 @@ from mcpyard.org.services import (
 )
 from mcpyard.org.store import check_schema, open_database
 from mcpyard.org.turns import RateLimits, after_decision
-from mcpyard.org.web import Live, SecurityHeaders, web_routes
+from mcpyard.org.web import Live, Pages, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]
 
@@ -87,12 +90,13 @@ class OrgSettings:
 
 @dataclass
 class OrgState:
-    """What the lifespan opened, for whoever needs to look (tests, the demo)."""
+    """What the app holds, for whoever needs to look (tests, the demo): the pages' live updates, and what the
+    lifespan opened while it is open."""
 
+    live: Live
+    """The pages' open live-update streams."""
     service: OrgService | None = None
     authenticate: Authenticator | None = None
-    live: Live | None = None
-    """The pages' open live-update streams."""
 
 
 def _session_key(sealer: Sealer) -> bytes:
@@ -130,7 +134,7 @@ async def _keep_sweeping(service: OrgService) -> None:
 
 def org_app(settings: OrgSettings) -> Starlette:
     """The organization service's app; its parts open when it is served."""
-    state = OrgState()
+    state = OrgState(live=Live(settings.live_seconds))
     guard = settings.guard or EgressGuard(dev=settings.dev)
 
     async def check_url(url: str) -> str:
@@ -158,9 +162,8 @@ def org_app(settings: OrgSettings) -> Starlette:
                 decided=after_decision,
             )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
-            live = Live(settings.live_seconds)
             sign_ins = settings.sign_ins or SignInLimits()
-            state.service, state.authenticate, state.live = service, authenticate, live
+            state.service, state.authenticate = service, authenticate
             app.state.running = Running(
                 service,
                 authenticate,
@@ -169,16 +172,6 @@ def org_app(settings: OrgSettings) -> Starlette:
                 secure_cookies=settings.secure_cookies,
                 hashing=settings.password_hashing,
             )
-            web = web_routes(
-                service,
-                authenticate,
-                settings.rate_limits,
-                live,
-                secure_cookies=settings.secure_cookies,
-                sign_ins=sign_ins,
-                hashing=settings.password_hashing,
-            )
-            app.router.routes.extend(web)
             async with hosts.running(), anyio.create_task_group() as sweeping:
                 await sweep(service)
                 await sweep_questions(service)
@@ -188,8 +181,6 @@ def org_app(settings: OrgSettings) -> Starlette:
                 finally:
                     sweeping.cancel_scope.cancel()
                     app.state.running = None
-                    for route in web:
-                        app.router.routes.remove(route)
 
     async def not_found(request: Request, exc: Exception) -> Response:
         del exc
@@ -212,7 +203,7 @@ def org_app(settings: OrgSettings) -> Starlette:
 
     handlers: dict[Any, Any] = {404: not_found, 405: not_allowed, 500: failed, Exception: failed}
     app = Starlette(
-        routes=api_routes(),
+        routes=[*api_routes(), *web_routes(Pages(lambda: getattr(app.state, "running", None)), state.live)],
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[

@@ -4,7 +4,7 @@ Pages are Jinja2 templates, escaped everywhere; one small script (`static/app.js
 live, and every core action also works without it (forms post, then redirect).
 """
 
-from mcpyard.org.web._routes import Live, web_routes
+from mcpyard.org.web._routes import Live, Pages, web_routes
 from mcpyard.org.web._security import SecurityHeaders
 
-__all__ = ["Live", "SecurityHeaders", "web_routes"]
+__all__ = ["Live", "Pages", "SecurityHeaders", "web_routes"]

@@ -22,11 +22,13 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, TooLarge
+from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, StateError, TooLarge
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller
-from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, same_secret
+from mcpyard.org.api import Running
+from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
+from mcpyard.org.turns import RateLimits
 
 __all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
 
@@ -90,24 +92,11 @@ def _notice_value(notice: Notice, signer: SessionSigner) -> str:
 
 
 class Pages:
-    """Renders templates and guards page routes for one running service."""
+    """Renders templates and guards page routes; the running service behind them is read at each request, so the
+    routes are made once, with the app, and serve whichever service its lifespan opened."""
 
-    def __init__(
-        self,
-        svc: OrgService,
-        authenticate: Authenticator,
-        *,
-        secure_cookies: bool,
-        sign_ins: SignInLimits | None = None,
-        hashing: PasswordHashing = PRODUCTION_HASHING,
-    ) -> None:
-        self.svc = svc
-        self.hashing = hashing
-        """How new passwords are hashed (and the cost of checking an unknown account's)."""
-        self.authenticate = authenticate
-        self.secure_cookies = secure_cookies
-        self.sign_ins = sign_ins or SignInLimits()
-        """Failed sign-ins per address, shared with the JSON API's."""
+    def __init__(self, opened: Callable[[], Running | None]) -> None:
+        self._opened = opened
         self.templates = Environment(
             loader=PackageLoader("mcpyard.org.web", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -118,9 +107,40 @@ class Pages:
         self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, default=str)
         self.templates.filters["when"] = lambda value: (value or "")[:19].replace("T", " ")
 
+    @property
+    def running(self) -> Running:
+        """What the lifespan opened; a page asked for before it opened, or after it closed, fails (500)."""
+        found = self._opened()
+        if found is None:
+            raise StateError("the organization service is not running: it answers only while it is served")
+        return found
+
+    @property
+    def svc(self) -> OrgService:
+        return self.running.service
+
+    @property
+    def authenticate(self) -> Authenticator:
+        return self.running.authenticate
+
+    @property
+    def sign_ins(self) -> SignInLimits:
+        """Failed sign-ins per address, shared with the JSON API's."""
+        return self.running.sign_ins
+
+    @property
+    def hashing(self) -> PasswordHashing:
+        """How new passwords are hashed (and the cost of checking an unknown account's)."""
+        return self.running.hashing
+
+    @property
+    def rate_limits(self) -> RateLimits:
+        """Visitors' turns per minute, shared with the JSON API's."""
+        return self.running.rate_limits
+
     def secure(self, request: Request) -> bool:
         """Whether cookies are marked Secure: always over https, and by default everywhere."""
-        return self.secure_cookies or request.url.scheme == "https"
+        return self.running.secure_cookies or request.url.scheme == "https"
 
     def render(
         self, request: Request, template: str, context: Mapping[str, Any], *, visit: Visit | None, status: int = 200

@@ -40,7 +40,6 @@ def _next(value: str) -> str:
 
 
 def people_pages(pages: Pages) -> list[Route]:
-    svc = pages.svc
 
     def login_csrf(value: str) -> str:
         return pages.authenticate.signer.csrf(f"login:{value}")
@@ -75,7 +74,7 @@ def people_pages(pages: Pages) -> list[Route]:
             refused = pages.render(request, "login.html", context, visit=None, status=429)
             refused.headers["Retry-After"] = str(exc.retry_after)
             return refused
-        async with svc.db() as session:
+        async with pages.svc.db() as session:
             member = await verify_login(session, email=email, password=password, hashing=pages.hashing)
         if member is None:
             context = {
@@ -103,7 +102,7 @@ def people_pages(pages: Pages) -> list[Route]:
         return pages.redirect(request, "/servers" if visit.caller.is_admin else "/teammates")
 
     async def members_page(request: Request, visit: Visit, *, new_token: str | None = None) -> Response:
-        async with svc.db.begin() as session:
+        async with pages.svc.db.begin() as session:
             members = await list_members(session, visit.caller.org_id)
             tokens = await list_tokens(session, visit.caller.org_id, visit.caller.member_id)
         context = {"title": "Members & tokens", "members": members, "tokens": tokens, "new_token": new_token}
@@ -115,34 +114,34 @@ def people_pages(pages: Pages) -> list[Route]:
         form = await pages.form(request, visit)
         role = field(form, "role")
         member = await invite_member(
-            svc.db, visit.caller, field(form, "email"), role, field(form, "password"), hashing=pages.hashing
+            pages.svc.db, visit.caller, field(form, "email"), role, field(form, "password"), hashing=pages.hashing
         )
         return pages.redirect(request, "/members", Notice("done", f"{member.email} is added, as {role}."))
 
     async def tokens(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
-        _, token = await make_token(svc.db, visit.caller, field(form, "label"))
+        _, token = await make_token(pages.svc.db, visit.caller, field(form, "label"))
         return await members_page(request, visit, new_token=token)
 
     async def revoke(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        await revoke_member_token(svc.db, visit.caller, request.path_params["token_id"])
+        await revoke_member_token(pages.svc.db, visit.caller, request.path_params["token_id"])
         return pages.redirect(
             request, "/members", Notice("done", "The token is revoked; programs using it are refused.")
         )
 
     async def role(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
-        changed = await change_role(svc.db, visit.caller, request.path_params["member_id"], field(form, "role"))
+        changed = await change_role(pages.svc.db, visit.caller, request.path_params["member_id"], field(form, "role"))
         return pages.redirect(request, "/members", Notice("done", f"{changed.email} is now {changed.role}."))
 
     async def remove(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         if field(form, "confirm") != "yes":
             raise Invalid("not_confirmed", "tick the box to confirm the removal, then press Remove again")
-        removal = await remove_member(svc.db, visit.caller, request.path_params["member_id"])
+        removal = await remove_member(pages.svc.db, visit.caller, request.path_params["member_id"])
         for question in removal.questions:
-            svc.wakeups.wake(question)
+            pages.svc.wakeups.wake(question)
         if removal.member_id == visit.caller.member_id:
             left = pages.redirect(request, "/login", Notice("done", "You left the organization."))
             left.delete_cookie(COOKIE, path="/")

@@ -31,7 +31,6 @@ def _back(target: str) -> str:
 
 
 def question_pages(pages: Pages) -> list[Route]:
-    svc = pages.svc
 
     async def answer(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
@@ -43,7 +42,7 @@ def question_pages(pages: Pages) -> list[Route]:
         }
         try:
             answered = await services.answer_from_page(
-                svc, visit.caller, request.path_params["question_id"], field(form, "action"), values
+                pages.svc, visit.caller, request.path_params["question_id"], field(form, "action"), values
             )
         except ServiceError as exc:
             return pages.redirect(request, back, Notice("error", exc.message))

@@ -56,14 +56,13 @@ def client_credentials(form: FormData) -> dict[str, Any] | None:
 
 
 def registry_pages(pages: Pages) -> list[Route]:
-    svc = pages.svc
     common = {"policy_labels": POLICY_LABELS, "hints": hints}
 
     async def servers(request: Request, visit: Visit) -> Response:
         if request.method == "POST":
             form = await pages.form(request, visit)
             created = await services.register_server(
-                svc,
+                pages.svc,
                 visit.caller,
                 field(form, "name"),
                 field(form, "url"),
@@ -75,11 +74,11 @@ def registry_pages(pages: Pages) -> list[Route]:
                 "done", f"{created['name']} is registered ({created['state']}, {tools} tools). Set each tool's policy."
             )
             return pages.redirect(request, f"/servers/{created['id']}", notice)
-        listed = await services.list_servers(svc, visit.caller)
+        listed = await services.list_servers(pages.svc, visit.caller)
         return pages.render(request, "servers.html", {"title": "MCP servers", "servers": listed}, visit=visit)
 
     async def server(request: Request, visit: Visit) -> Response:
-        found = await services.get_server(svc, visit.caller, request.path_params["server_id"])
+        found = await services.get_server(pages.svc, visit.caller, request.path_params["server_id"])
         context = {"title": found["name"], "server": found, **common}
         return pages.render(request, "server.html", context, visit=visit)
 
@@ -95,7 +94,7 @@ def registry_pages(pages: Pages) -> list[Route]:
             changes["bearer_token"] = None
         if field(form, "remove_client_credentials") == "yes":
             changes["client_credentials"] = None
-        updated = await services.update_server(svc, visit.caller, request.path_params["server_id"], changes)
+        updated = await services.update_server(pages.svc, visit.caller, request.path_params["server_id"], changes)
         text = f"{updated['name']} is saved."
         if dropped := updated["credentials_dropped"]:
             what = "bearer token" if dropped == ["bearer_token"] else "client credentials"
@@ -107,7 +106,7 @@ def registry_pages(pages: Pages) -> list[Route]:
 
     async def refresh(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        found = await services.refresh_server(svc, visit.caller, request.path_params["server_id"])
+        found = await services.refresh_server(pages.svc, visit.caller, request.path_params["server_id"])
         changed = [tool["name"] for tool in found["tools"] if tool["state"] == "changed"]
         text = f"{found['name']} refreshed: {found['state']}."
         if changed:
@@ -116,18 +115,18 @@ def registry_pages(pages: Pages) -> list[Route]:
 
     async def delete(request: Request, visit: Visit) -> Response:
         server_id = request.path_params["server_id"]
-        found = await services.get_server(svc, visit.caller, server_id)
+        found = await services.get_server(pages.svc, visit.caller, server_id)
         if request.method == "GET":
-            selections = await services.server_selections(svc, visit.caller, server_id)
+            selections = await services.server_selections(pages.svc, visit.caller, server_id)
             context = {"title": f"Delete {found['name']}", "server": found, "selections": selections}
             return pages.render(request, "server_delete.html", context, visit=visit)
         await pages.form(request, visit)
-        await services.delete_server(svc, visit.caller, server_id)
+        await services.delete_server(pages.svc, visit.caller, server_id)
         return pages.redirect(request, "/servers", Notice("done", f"{found['name']} is deleted; its tools stopped."))
 
     async def tools(request: Request, visit: Visit) -> Response:
-        listed = await services.list_tools(svc, visit.caller)
-        names = {item["id"]: item["name"] for item in await services.list_servers(svc, visit.caller)}
+        listed = await services.list_tools(pages.svc, visit.caller)
+        names = {item["id"]: item["name"] for item in await services.list_servers(pages.svc, visit.caller)}
         groups: dict[str, list[dict[str, Any]]] = {}
         for item in listed:
             groups.setdefault(names.get(item["server_id"], "?"), []).append(item)
@@ -135,7 +134,7 @@ def registry_pages(pages: Pages) -> list[Route]:
         return pages.render(request, "tools.html", context, visit=visit)
 
     async def tool(request: Request, visit: Visit) -> Response:
-        found = await services.get_tool(svc, visit.caller, request.path_params["tool_id"])
+        found = await services.get_tool(pages.svc, visit.caller, request.path_params["tool_id"])
         rows = []
         if "reviewed_definition" in found:
             rows = side_by_side(definition_text(found["reviewed_definition"]), definition_text(found["definition"]))
@@ -146,7 +145,7 @@ def registry_pages(pages: Pages) -> list[Route]:
         form = await pages.form(request, visit)
         tool_id = request.path_params["tool_id"]
         chosen = field(form, "policy")
-        updated = await services.set_policy(svc, visit.caller, tool_id, chosen, field(form, "definition_hash"))
+        updated = await services.set_policy(pages.svc, visit.caller, tool_id, chosen, field(form, "definition_hash"))
         label = POLICY_LABELS.get(chosen, chosen)
         back = field(form, "back")
         to = "/tools" if back == "tools" else f"/tools/{tool_id}"
@@ -159,13 +158,13 @@ def registry_pages(pages: Pages) -> list[Route]:
         actor = request.query_params.get("actor", "").strip() or None
         if any(value is not None and "\x00" in value for value in (action, actor)):
             raise Invalid("invalid_request", "a filter held a NUL character")
-        async with svc.db.begin() as session:
+        async with pages.svc.db.begin() as session:
             rows = await list_audit(session, visit.caller.org_id, action=action, actor=actor)
         context = {"title": "Audit log", "rows": rows, "action": action or "", "actor": actor or ""}
         return pages.render(request, "audit.html", context, visit=visit)
 
     async def alerts(request: Request, visit: Visit) -> Response:
-        async with svc.db.begin() as session:
+        async with pages.svc.db.begin() as session:
             rows = await list_alerts(session, visit.caller.org_id)
         opened = [row for row in rows if row["cleared_at"] is None]
         cleared = [row for row in rows if row["cleared_at"] is not None]

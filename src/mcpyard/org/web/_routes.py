@@ -8,9 +8,6 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import BaseRoute, Route
 
-from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
-from mcpyard.org.services import Authenticator, OrgService, SignInLimits
-from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._live import Live, live_routes
 from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._people_pages import people_pages
@@ -18,7 +15,7 @@ from mcpyard.org.web._question_pages import question_pages
 from mcpyard.org.web._registry_pages import registry_pages
 from mcpyard.org.web._turn_pages import turn_pages
 
-__all__ = ["Live", "web_routes"]
+__all__ = ["Live", "Pages", "web_routes"]
 
 STATIC = {"app.js": "text/javascript; charset=utf-8", "style.css": "text/css; charset=utf-8"}
 
@@ -28,18 +25,8 @@ def _static_files() -> dict[str, bytes]:
     return {name: (folder / name).read_bytes() for name in STATIC}
 
 
-def web_routes(
-    svc: OrgService,
-    authenticate: Authenticator,
-    rate_limits: RateLimits,
-    live: Live,
-    *,
-    secure_cookies: bool,
-    sign_ins: SignInLimits | None = None,
-    hashing: PasswordHashing = PRODUCTION_HASHING,
-) -> list[BaseRoute]:
-    """The pages, their live updates and their static files, for one running service."""
-    pages = Pages(svc, authenticate, secure_cookies=secure_cookies, sign_ins=sign_ins, hashing=hashing)
+def web_routes(pages: Pages, live: Live) -> list[BaseRoute]:
+    """The pages, their live updates and their static files, made once with the app."""
     content = _static_files()
 
     async def static(request: Request) -> Response:
@@ -52,7 +39,7 @@ def web_routes(
         Route("/static/{name}", static, methods=["GET"]),
         *people_pages(pages),
         *registry_pages(pages),
-        *turn_pages(pages, rate_limits),
+        *turn_pages(pages),
         *question_pages(pages),
         *live_routes(pages, live),
     ]

@@ -52,8 +52,7 @@ async def _emails(pages: Pages, org_id: str) -> dict[str, str]:
         return {member["id"]: member["email"] for member in await list_members(session, org_id)}
 
 
-def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
-    svc = pages.svc
+def turn_pages(pages: Pages) -> list[Route]:
 
     async def teammates(request: Request, visit: Visit) -> Response:
         if request.method == "POST":
@@ -64,20 +63,20 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
                 "server_ids": _server_ids(form),
                 "model": field(form, "model") or None,
             }
-            created = await turns.create_teammate(svc, visit.caller, body)
+            created = await turns.create_teammate(pages.svc, visit.caller, body)
             return pages.redirect(
                 request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready.")
             )
-        listed = await turns.list_teammates(svc, visit.caller)
-        servers = await services.list_servers(svc, visit.caller) if visit.caller.is_admin else []
+        listed = await turns.list_teammates(pages.svc, visit.caller)
+        servers = await services.list_servers(pages.svc, visit.caller) if visit.caller.is_admin else []
         context = {"title": "Teammates", "teammates": listed, "servers": servers}
         return pages.render(request, "teammates.html", context, visit=visit)
 
     async def teammate(request: Request, visit: Visit) -> Response:
         teammate_id = request.path_params["teammate_id"]
-        found = await turns.get_teammate(svc, visit.caller, teammate_id)
-        conversations = await turns.list_conversations(svc, visit.caller, teammate_id)
-        servers = await services.list_servers(svc, visit.caller)
+        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
+        conversations = await turns.list_conversations(pages.svc, visit.caller, teammate_id)
+        servers = await services.list_servers(pages.svc, visit.caller)
         names = {item["id"]: item["name"] for item in servers}
         context = {
             "title": found["name"] + (" (deleted)" if found["deleted_at"] else ""),
@@ -98,34 +97,34 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
             "model": field(form, "model") or None,
         }
         teammate_id = request.path_params["teammate_id"]
-        await turns.update_teammate(svc, visit.caller, teammate_id, body)
-        found = await turns.get_teammate(svc, visit.caller, teammate_id)
+        await turns.update_teammate(pages.svc, visit.caller, teammate_id, body)
+        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
         return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
 
     async def delete(request: Request, visit: Visit) -> Response:
         teammate_id = request.path_params["teammate_id"]
-        found = await turns.get_teammate(svc, visit.caller, teammate_id)
+        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
         if request.method == "GET":
             context = {"title": f"Delete {found['name']}", "teammate": found}
             return pages.render(request, "teammate_delete.html", context, visit=visit)
         await pages.form(request, visit)
-        await turns.delete_teammate(svc, visit.caller, teammate_id)
+        await turns.delete_teammate(pages.svc, visit.caller, teammate_id)
         text = f"{found['name']} is deleted; its conversations stay readable."
         return pages.redirect(request, "/teammates", Notice("done", text))
 
     async def start(request: Request, visit: Visit) -> Response:
         await pages.form(request, visit)
-        started = await turns.start_conversation(svc, visit.caller, request.path_params["teammate_id"])
+        started = await turns.start_conversation(pages.svc, visit.caller, request.path_params["teammate_id"])
         return pages.redirect(request, f"/conversations/{started['id']}")
 
     async def conversation(request: Request, visit: Visit) -> Response:
-        found = await turns.get_conversation(svc, visit.caller, request.path_params["conversation_id"])
-        teammate = await turns.get_teammate(svc, visit.caller, found["teammate_id"])
+        found = await turns.get_conversation(pages.svc, visit.caller, request.path_params["conversation_id"])
+        teammate = await turns.get_teammate(pages.svc, visit.caller, found["teammate_id"])
         traces = {}
         for turn in found["turns"]:
             if turn["status"] in UNFINISHED:
-                traces[turn["id"]] = (await turns.get_turn(svc, visit.caller, turn["id"]))["trace"]
-        waiting = {item["id"]: item for item in await services.list_approvals(svc, visit.caller, "pending")}
+                traces[turn["id"]] = (await turns.get_turn(pages.svc, visit.caller, turn["id"]))["trace"]
+        waiting = {item["id"]: item for item in await services.list_approvals(pages.svc, visit.caller, "pending")}
         busy = any(turn["status"] in UNFINISHED for turn in found["turns"])
         context = {
             "title": f"{teammate['name']}: conversation",
@@ -143,22 +142,22 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
     async def take_turn(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         conversation_id = request.path_params["conversation_id"]
-        _, turn = await turns.take_turn(svc, visit.caller, conversation_id, {"message": field(form, "message")})
+        _, turn = await turns.take_turn(pages.svc, visit.caller, conversation_id, {"message": field(form, "message")})
         return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
 
     async def turn(request: Request, visit: Visit) -> Response:
-        found = await turns.get_turn(svc, visit.caller, request.path_params["turn_id"])
+        found = await turns.get_turn(pages.svc, visit.caller, request.path_params["turn_id"])
         return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
 
     async def inbox(request: Request, visit: Visit) -> Response:
-        pending = await services.list_approvals(svc, visit.caller, "pending")
-        answered = await services.list_questions(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        decided = await services.list_approvals(svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        tools = {item["id"]: item for item in await services.list_tools(svc, visit.caller)}
-        servers = {item["id"]: item["name"] for item in await services.list_servers(svc, visit.caller)}
+        pending = await services.list_approvals(pages.svc, visit.caller, "pending")
+        answered = await services.list_questions(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+        decided = await services.list_approvals(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+        tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
+        servers = {item["id"]: item["name"] for item in await services.list_servers(pages.svc, visit.caller)}
         context = {
             "title": "Inbox",
-            "questions": await services.list_questions(svc, visit.caller, "pending"),
+            "questions": await services.list_questions(pages.svc, visit.caller, "pending"),
             "answered": answered[::-1],
             "pending": pending,
             "decided": decided[::-1],
@@ -172,7 +171,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
         form = await pages.form(request, visit)
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
-            status, ran = await services.approve(svc, visit.caller, approval_id)
+            status, ran = await services.approve(pages.svc, visit.caller, approval_id)
             if status == 202:
                 text = "Approved: it runs, and its server asks a question first (see below)."
             elif ran.get("ok"):
@@ -180,7 +179,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
             else:
                 text = f"Approved, but it did not run: {ran['error']['message']}"
         elif verb == "decline":
-            await services.decline(svc, visit.caller, approval_id)
+            await services.decline(pages.svc, visit.caller, approval_id)
             text = "Declined: it will not run."
         else:
             raise NotFound("not_found", "an approval is approved or declined")
@@ -192,20 +191,20 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
             form = await pages.form(request, visit)
             tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
             body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
-            created = await turns.create_assistant(svc, visit.caller, body)
+            created = await turns.create_assistant(pages.svc, visit.caller, body)
             return pages.redirect(
                 request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved.")
             )
-        listed = await turns.list_assistants(svc, visit.caller)
-        tools = [item for item in await services.list_tools(svc, visit.caller) if item["policy"] == "run_freely"]
+        listed = await turns.list_assistants(pages.svc, visit.caller)
+        tools = [item for item in await services.list_tools(pages.svc, visit.caller) if item["policy"] == "run_freely"]
         context = {"title": "Assistants", "assistants": listed, "tools": tools}
         return pages.render(request, "assistants.html", context, visit=visit)
 
     async def assistant_page(
         request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
     ) -> Response:
-        found = await turns.get_assistant(svc, visit.caller, request.path_params["assistant_id"])
-        tools = {item["id"]: item for item in await services.list_tools(svc, visit.caller)}
+        found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
+        tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
         context = {
             "title": found["name"],
             "assistant": found,
@@ -222,7 +221,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
         await pages.form(request, visit)
         assistant_id = request.path_params["assistant_id"]
         try:
-            published = await turns.publish(svc, visit.caller, assistant_id)
+            published = await turns.publish(pages.svc, visit.caller, assistant_id)
         except ServiceError as exc:
             if exc.code != "not_publishable":
                 raise
@@ -234,7 +233,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
     async def preview(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         assistant_id = request.path_params["assistant_id"]
-        answer = await turns.preview(svc, visit.caller, assistant_id, {"message": field(form, "message")})
+        answer = await turns.preview(pages.svc, visit.caller, assistant_id, {"message": field(form, "message")})
         return await assistant_page(request, visit, preview=answer)
 
     async def visitor(request: Request) -> Response:
@@ -243,7 +242,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
         csrf = pages.authenticate.signer.csrf(f"visitor:{cookie}")
         found = None
         if text_problem(slug) is None:  # a slug with a NUL or a lone surrogate names no assistant
-            async with svc.db.begin() as session:
+            async with pages.svc.db.begin() as session:
                 found = await session.scalar(
                     select(Assistant)
                     .join(Publication, Publication.assistant_id == Assistant.id)
@@ -265,7 +264,7 @@ def turn_pages(pages: Pages, rate_limits: turns.RateLimits) -> list[Route]:
                 if conversation_id:
                     body["conversation"] = conversation_id
                 client = request.client.host if request.client is not None else "unknown"
-                answer = await turns.visitor_turn(svc, slug, body, client, rate_limits)
+                answer = await turns.visitor_turn(pages.svc, slug, body, client, pages.rate_limits)
                 conversation_id = answer["conversation"]
             except ServiceError as exc:
                 context["error"] = exc.message
