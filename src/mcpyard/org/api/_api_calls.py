@@ -9,7 +9,7 @@ from mcpyard.errors import Invalid
 from mcpyard.org import services
 from mcpyard.org._bodies import json_body, query_text
 from mcpyard.org._caller import ADMINS, Caller, require
-from mcpyard.org.api._operations import Operations, running
+from mcpyard.org.api._operations import Operations, answered, running
 from mcpyard.org.api._schema import ANY_OBJ, BOOL, NOBJ, NSTR, STR, S, array, enum, obj, op, query
 from mcpyard.org.services import MAX_CONVERSATION, MAX_TOOL_NAME, list_alerts, list_audit
 
@@ -138,10 +138,10 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
 )
 async def call_tool(request: Request, caller: Caller) -> Response:
     body = await json_body(request, fields=CALL_FIELDS, opaque=("arguments",))
-    status, answer = await services.call_tool(
+    outcome = await services.call_tool(
         running(request).service, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
     )
-    return JSONResponse(answer, status_code=status)
+    return answered(outcome)
 
 
 @API.member(
@@ -173,8 +173,7 @@ async def list_approvals(request: Request, caller: Caller) -> Response:
 )
 async def approve(request: Request, caller: Caller) -> Response:
     await json_body(request, fields=())
-    status, ran = await services.approve(running(request).service, caller, request.path_params["approval_id"])
-    return JSONResponse(ran, status_code=status)
+    return answered(await services.approve(running(request).service, caller, request.path_params["approval_id"]))
 
 
 @API.member(

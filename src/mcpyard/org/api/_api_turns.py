@@ -11,7 +11,7 @@ from starlette.responses import JSONResponse, Response
 from mcpyard.org import turns
 from mcpyard.org._bodies import json_body
 from mcpyard.org._caller import Caller
-from mcpyard.org.api._operations import Operations, running
+from mcpyard.org.api._operations import Operations, answered, running
 from mcpyard.org.api._schema import STR, array, obj, op
 from mcpyard.org.api._turn_schemas import (
     CONVERSATION,
@@ -177,8 +177,7 @@ async def get_conversation(request: Request, caller: Caller) -> Response:
 async def take_turn(request: Request, caller: Caller) -> Response:
     body = await json_body(request, fields=MESSAGE_FIELDS)
     conversation_id = request.path_params["conversation_id"]
-    status, turn = await turns.take_turn(running(request).service, caller, conversation_id, body)
-    return JSONResponse(turn, status_code=status)
+    return answered(await turns.take_turn(running(request).service, caller, conversation_id, body))
 
 
 @API.member("GET", "/api/v1/turns/{turn_id}", op("A turn and its trace", {"200": ("the turn", TRACED)}, "401 404"))

@@ -23,7 +23,7 @@ from mcpyard.org._bodies import check_text
 from mcpyard.org._caller import Caller
 from mcpyard.org.api._schema import S, path
 from mcpyard.org.keys import PasswordHashing
-from mcpyard.org.services import Authenticator, OrgService, SignInLimits
+from mcpyard.org.services import Authenticator, OrgService, Outcome, SignInLimits
 from mcpyard.org.turns import RateLimits
 
 __all__ = [
@@ -32,6 +32,7 @@ __all__ = [
     "Operation",
     "Operations",
     "Running",
+    "answered",
     "error_response",
     "paths",
     "refusal",
@@ -65,6 +66,11 @@ def running(request: Request) -> Running:
 
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
     return JSONResponse({"error": {"code": code, "message": message, **(details or {})}}, status_code=status)
+
+
+def answered(outcome: Outcome) -> JSONResponse:
+    """A call's, an approved run's or a turn's outcome: 200 when it ended, 202 while it is still going on."""
+    return JSONResponse(outcome.body, status_code=202 if outcome.waiting else 200)
 
 
 def refusal(exc: ServiceError) -> JSONResponse:

@@ -10,7 +10,7 @@ from mcpyard.org.services._answers import (
     questions_of_turns,
 )
 from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
-from mcpyard.org.services._call_results import result_json
+from mcpyard.org.services._call_results import Outcome, result_json
 from mcpyard.org.services._calls import TurnCalls
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals, sweep
@@ -66,6 +66,7 @@ __all__ = [
     "Inbox",
     "ModelFactory",
     "OrgService",
+    "Outcome",
     "SessionSigner",
     "SignInLimits",
     "TooManySignIns",

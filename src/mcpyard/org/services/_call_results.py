@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from dataclasses import dataclass
 from typing import Any
 
 from mcpyard.org.hosts import OrgHost
@@ -10,7 +11,17 @@ from mcpyard.org.services._events import clear_alert, raise_alert
 from mcpyard.org.services._service import OrgService
 from mcpyard.pipeline import CallResult
 
-__all__ = ["CODES", "keep_connection_state", "result_json"]
+__all__ = ["CODES", "Outcome", "keep_connection_state", "result_json"]
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    """What a call, an approved run or a turn came to: the JSON the member reads, and whether it is still going on
+    (parked for an approval, or waiting for the answer to a server's question; the API answers 202 then)."""
+
+    body: dict[str, Any]
+    waiting: bool = False
+
 
 CODES = {"off": "policy_off", "removed": "tool_removed"}
 """The pipeline's refusal codes as the organization's API names them (API-6)."""

@@ -20,7 +20,7 @@ from mcpyard.errors import Conflict
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.hosts import CALL_DEADLINE_SECS, call_tags
 from mcpyard.org.rules import Reason
-from mcpyard.org.services._call_results import keep_connection_state, result_json
+from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
@@ -209,8 +209,8 @@ async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str)
     return found is not None
 
 
-async def approve(svc: OrgService, caller: Caller, approval_id: str) -> tuple[int, dict[str, Any]]:
-    """Claim the approval and run its saved arguments once: 200 with the `CallResult` of that one run, or 202 with
+async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
+    """Claim the approval and run its saved arguments once: the `CallResult` of that one run, or, still going on,
     the question its server asked meanwhile (the run goes on once it is answered; its result is then the
     approval's). Once the run ended, a turn parked on the approval goes on (`OrgService.decided`)."""
     failed: dict[str, Any] | None = None
@@ -229,7 +229,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> tuple[in
         turn_id, member_id = approval.turn_id, approval.member_id
     if failed is not None:
         await _decided(svc, caller, approval_id)
-        return 200, failed
+        return Outcome(failed)
     name, arguments, conversation, definition_hash = saved
     opened = await svc.hosts.get(caller.org_id)
     call_id = new_id()
@@ -262,8 +262,8 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> tuple[in
     ended, body = await until_done_or_asked(svc, asker, run, "an approved call waiting for an answer")
     if not ended or body is None:
         question = {"id": asker.question_ids[0], "status": "pending"} if asker.question_ids else None
-        return 202, {"approval": {"id": approval_id, "status": "running"}, "question": question}
-    return 200, body
+        return Outcome({"approval": {"id": approval_id, "status": "running"}, "question": question}, waiting=True)
+    return Outcome(body)
 
 
 async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:

@@ -14,7 +14,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Invalid
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
-from mcpyard.org.services._call_results import keep_connection_state, result_json
+from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._inbox import Inbox
 from mcpyard.org.services._questions import Asker, until_done_or_asked
@@ -46,9 +46,9 @@ async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str |
 
 async def call_tool(
     svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
-) -> tuple[int, dict[str, Any]]:
-    """Run a tool for a member: 200 with the `CallResult` (refusals too), 202 with the parked approval, or 202 with
-    the question its server asked (the call goes on once it is answered; its result then comes with the question).
+) -> Outcome:
+    """Run a tool for a member: the `CallResult` (refusals too), or, still going on, the parked approval or the
+    question its server asked (the call goes on once it is answered; its result then comes with the question).
 
     `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
     """
@@ -63,7 +63,7 @@ async def call_tool(
     call_id = new_id()
     asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
 
-    async def run() -> tuple[int, dict[str, Any]]:
+    async def run() -> Outcome:
         result = await org_call(
             svc,
             opened.host,
@@ -77,34 +77,32 @@ async def call_tool(
         answer = await _answer(svc, caller, opened, name, result, call_id)
         if asker.question_ids:  # whoever answered its questions reads the result with them
             async with svc.db.begin() as session:
-                await session.execute(update(Question).where(Question.call_id == call_id).values(result=answer[1]))
+                await session.execute(update(Question).where(Question.call_id == call_id).values(result=answer.body))
         return answer
 
     ended, answer = await until_done_or_asked(svc, asker, run, "a call waiting for an answer")
     if not ended:
-        return 202, {"call_id": call_id, "question": {"id": asker.question_ids[0], "status": "pending"}}
+        return Outcome(
+            {"call_id": call_id, "question": {"id": asker.question_ids[0], "status": "pending"}}, waiting=True
+        )
     if inbox.approval_id is not None:
-        return _parked(inbox.approval_id)
+        return Outcome({"approval": {"id": inbox.approval_id, "status": "pending"}}, waiting=True)
     if answer is None:
         raise RuntimeError("the call ended without an answer")
     return answer
 
 
-def _parked(approval_id: str) -> tuple[int, dict[str, Any]]:
-    return 202, {"approval": {"id": approval_id, "status": "pending"}}
-
-
 async def _answer(
     svc: OrgService, caller: Caller, opened: OrgHost, name: str, result: CallResult, call_id: str
-) -> tuple[int, dict[str, Any]]:
+) -> Outcome:
     if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
         async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
                 message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
                 refused = CallResult.refusal("server_deleted", message, tool=name)
-                return 200, result_json(refused, call_id)
+                return Outcome(result_json(refused, call_id))
     await keep_connection_state(svc, opened, caller.org_id, result)
-    return 200, result_json(result, call_id)
+    return Outcome(result_json(result, call_id))
 
 
 async def read_result(

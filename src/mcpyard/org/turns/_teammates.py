@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import conversation_key
-from mcpyard.org.services import Asker, OrgService, audit, questions_of_turns, until_done_or_asked
+from mcpyard.org.services import Asker, OrgService, Outcome, audit, questions_of_turns, until_done_or_asked
 from mcpyard.org.store import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
 from mcpyard.org.turns._model_setting import MAX_MODEL_NAME
 from mcpyard.org.turns._teammate_edits import (
@@ -265,10 +265,8 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
     )
 
 
-async def take_turn(
-    svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]
-) -> tuple[int, dict[str, Any]]:
-    """One turn of a member's conversation: 200 when it ended, 202 when it waits for an approval."""
+async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]) -> Outcome:
+    """One turn of a member's conversation: ended, or still going on (waiting for an approval or an answer)."""
     message = text_field(body, "message", MAX_MESSAGE, required=True)
     assert message is not None
     async with svc.db.begin() as session:
@@ -303,7 +301,7 @@ async def take_turn(
             raise not_found("turn")
         questions = await questions_of_turns(session, caller.org_id, [turn_id])
     shown = {**turn_json(fresh), "questions": questions.get(turn_id, [])}
-    return (202 if not ended or fresh.status in UNFINISHED else 200), shown
+    return Outcome(shown, waiting=not ended or fresh.status in UNFINISHED)
 
 
 async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> dict[str, Any]:

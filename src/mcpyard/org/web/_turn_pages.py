@@ -142,7 +142,9 @@ def turn_pages(pages: Pages) -> list[Route]:
     async def take_turn(request: Request, visit: Visit) -> Response:
         form = await pages.form(request, visit)
         conversation_id = request.path_params["conversation_id"]
-        _, turn = await turns.take_turn(pages.svc, visit.caller, conversation_id, {"message": field(form, "message")})
+        turn = (
+            await turns.take_turn(pages.svc, visit.caller, conversation_id, {"message": field(form, "message")})
+        ).body
         return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
 
     async def turn(request: Request, visit: Visit) -> Response:
@@ -171,8 +173,9 @@ def turn_pages(pages: Pages) -> list[Route]:
         form = await pages.form(request, visit)
         approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
         if verb == "approve":
-            status, ran = await services.approve(pages.svc, visit.caller, approval_id)
-            if status == 202:
+            outcome = await services.approve(pages.svc, visit.caller, approval_id)
+            ran = outcome.body
+            if outcome.waiting:
                 text = "Approved: it runs, and its server asks a question first (see below)."
             elif ran.get("ok"):
                 text = "Approved: it ran once."
