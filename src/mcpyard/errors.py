@@ -32,7 +32,8 @@ data, and has a message that says what went wrong and what to do::
         ├── NotFound           404 no such thing in the caller's organization (or not theirs to see)
         ├── Conflict           409 the thing is not in a state that allows it (decided, taken, removed)
         ├── Invalid            422 a field is missing or wrong; the message names it and the rule
-        └── TooMany            429 too many requests from here: wait, then try again
+        ├── TooMany            429 too many requests from here: wait, then try again
+        └── Unavailable        503 the service is not serving yet, or any more: try again in a moment
 
 Per-server problems (a bad value, a missing command, a dead process) are not raised:
 they become that server's state and reason on the status page, and the other servers
@@ -61,6 +62,7 @@ __all__ = [
     "StateError",
     "TooLarge",
     "TooMany",
+    "Unavailable",
     "Unreadable",
     "UnsupportedMedia",
     "UrlRefused",
@@ -253,3 +255,9 @@ class TooMany(ServiceError):
     def __init__(self, code: str, message: str, *, retry_after: int | None = None) -> None:
         super().__init__(code, message)
         self.retry_after = retry_after
+
+
+class Unavailable(ServiceError):
+    """The service is not serving: it has not opened yet, or it closed (a request that came in between)."""
+
+    status = 503

@@ -9,6 +9,7 @@ import pkgutil
 from collections.abc import AsyncIterator
 from importlib import import_module
 
+import httpx2
 import pytest
 
 import mcpyard.org
@@ -20,11 +21,13 @@ from mcpyard.errors import (
     NotFound,
     NotSignedIn,
     ServiceError,
+    Unavailable,
     Unreadable,
     UnsupportedMedia,
 )
+from mcpyard.org.services import COOKIE
 from tests.conftest import Home
-from tests.org._service import Service, running_service
+from tests.org._service import Service, running_service, service_app
 
 KINDS = [
     kind
@@ -45,11 +48,11 @@ def _org_refusals() -> list[type[ServiceError]]:
     return found
 
 
-def test_err1_each_kind_of_refusal_is_one_client_status() -> None:
+def test_err1_each_kind_of_refusal_is_one_status() -> None:
     statuses = [kind.status for kind in KINDS]
-    assert len(KINDS) >= 10
+    assert len(KINDS) >= 11
     assert len(set(statuses)) == len(statuses), "two kinds answer with one status: one of them is not needed"
-    assert all(400 <= status < 500 for status in statuses), statuses
+    assert all(400 <= status < 500 for status in statuses if status != Unavailable.status), statuses
 
 
 def test_err1_the_services_own_refusals_are_kinds_of_the_tree() -> None:
@@ -89,3 +92,23 @@ async def test_api6_the_api_answers_each_kind_with_its_status_and_one_error_obje
         error = answer.json()["error"]
         assert set(error) >= {"code", "message"}, (kind.__name__, error)
         assert error["message"], kind.__name__
+
+
+@pytest.mark.anyio
+async def test_err1_a_request_while_the_service_is_not_serving_is_503_and_reads_nothing(
+    database_url: str, home: Home
+) -> None:
+    """Before its lifespan opened the service (or after it closed), every route answers 503, the API with one
+    error object and a page as a page; nothing is counted or read (a sign-in is not a failed attempt)."""
+    app = service_app(database_url, home.data_home)
+    transport = httpx2.ASGITransport(app=app)
+    async with httpx2.AsyncClient(transport=transport, base_url="http://org.test") as client:
+        api = await client.get("/api/v1/servers", headers={"Authorization": "Bearer anything"})
+        login = await client.post("/api/v1/login", json={"email": "a@b.test", "password": "x" * 12})
+        page = await client.get("/servers", headers={"Accept": "text/html", "Cookie": f"{COOKIE}=anything"})
+    for answer in (api, login):
+        assert answer.status_code == Unavailable.status, answer.text
+        assert answer.json()["error"]["code"] == "unavailable"
+    assert page.status_code == Unavailable.status
+    assert "not serving" in page.text
+    assert "Traceback" not in page.text

@@ -13,6 +13,8 @@ from mcpyard.errors import Conflict, TooMany
 from mcpyard.org.api import OPERATIONS
 from mcpyard.org.api._operations import Operations, paths, refusal, routes
 from mcpyard.org.api._schema import op
+from tests.conftest import Home
+from tests.org._service import running_service
 
 
 async def _hello(request: Request) -> Response:
@@ -67,3 +69,14 @@ def test_err1_a_refusal_is_one_error_object_with_its_kinds_status_and_when_to_tr
     assert conflict.status_code == 409
     assert "retry-after" not in conflict.headers
     assert conflict.body == b'{"error":{"code":"not_publishable","message":"no","tools":[]}}'
+
+
+@pytest.mark.anyio
+async def test_api6_head_runs_the_get_operation_never_another(database_url: str, home: Home) -> None:
+    """HEAD on a path that takes GET and POST answers as GET would, without a body, and never runs the POST
+    (a HEAD of /api/v1/tokens makes no token)."""
+    async with running_service(database_url, home.data_home) as service:
+        before = await service.get("/api/v1/tokens")
+        head = await service.request("HEAD", "/api/v1/tokens")
+        assert (head.status_code, head.content) == (200, b"")
+        assert await service.get("/api/v1/tokens") == before

@@ -28,7 +28,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from mcpyard.connect import EgressGuard
-from mcpyard.errors import Invalid, UrlRefused
+from mcpyard.errors import Invalid, ServiceError, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
 from mcpyard.org.api import BodyLimits, Running, api_routes, error_response
 from mcpyard.org.hosts import OrgHosts
@@ -181,6 +181,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 finally:
                     sweeping.cancel_scope.cancel()
                     app.state.running = None
+                    state.service = state.authenticate = None
 
     async def not_found(request: Request, exc: Exception) -> Response:
         del exc
@@ -201,7 +202,20 @@ def org_app(settings: OrgSettings) -> Starlette:
             return _page(500, "Something went wrong", message)
         return error_response(500, "internal_error", message)
 
-    handlers: dict[Any, Any] = {404: not_found, 405: not_allowed, 500: failed, Exception: failed}
+    async def refused(request: Request, exc: Exception) -> Response:
+        # A refusal no route answered itself (a page asked for while the service is not serving).
+        assert isinstance(exc, ServiceError)
+        if _wants_page(request):
+            return _page(exc.status, "Not possible", exc.message)
+        return error_response(exc.status, exc.code, exc.message, exc.details)
+
+    handlers: dict[Any, Any] = {
+        404: not_found,
+        405: not_allowed,
+        500: failed,
+        ServiceError: refused,
+        Exception: failed,
+    }
     app = Starlette(
         routes=[*api_routes(), *web_routes(Pages(lambda: getattr(app.state, "running", None)), state.live)],
         lifespan=lifespan,

@@ -37,7 +37,6 @@ TOKEN_FIELDS = ("label",)
 ROLE_FIELDS = ("role",)
 
 _ROLE = enum("owner", "admin", "member")
-_ME = obj(["id", "email", "role", "org_id"], id=STR, email=STR, role=_ROLE, org_id=STR)
 _MEMBER = obj(["id", "email", "role", "org_id"], id=STR, email=STR, role=_ROLE, org_id=STR)
 _LISTED_MEMBER = obj(["id", "email", "role", "created_at"], id=STR, email=STR, role=_ROLE, created_at=STR)
 _LISTED_TOKEN = obj(["id", "label", "created_at", "last_used_at"], id=STR, label=STR, created_at=STR, last_used_at=NSTR)
@@ -142,7 +141,7 @@ async def end_session(request: Request, caller: Caller) -> Response:
     return response
 
 
-@API.member("GET", "/api/v1/me", op("Who the caller is", {"200": ("the caller", _ME)}, "401"))
+@API.member("GET", "/api/v1/me", op("Who the caller is", {"200": ("the caller", _MEMBER)}, "401"))
 async def me(request: Request, caller: Caller) -> Response:
     del request
     return JSONResponse({"id": caller.member_id, "email": caller.email, "role": caller.role, "org_id": caller.org_id})

@@ -1,8 +1,8 @@
 """The JSON API's operations, gathered: its route table and its OpenAPI document, served at `/api/v1/openapi.json`
 (API-6).
 
-Both are built from the operations each module declares beside its handlers, so a path is written
-once. Each operation lists exactly the statuses it answers with; what a request may hold is what
+Both are built from the operations each module declares beside its handlers, so each operation
+is written once. Each operation lists exactly the statuses it answers with; what a request may hold is what
 the service accepts (the bounds come from the modules that enforce them). The tests send generated
 requests to every operation (schemathesis) and check each answer against this document.
 """

@@ -1,9 +1,9 @@
-"""Each API operation declared once, beside its handler: the route table and the OpenAPI paths are built from it.
+"""Each API operation declared once, beside its handler: the route table and the OpenAPI paths are built from them.
 
 A handler module keeps an `Operations` and declares each handler with its method, path and
 OpenAPI operation object (`@API.member(...)` for a member's request, `@API.public(...)` for
 one that needs no credentials). Handlers are module-level functions; what the lifespan opened
-(the service, who is asking, the limits) reaches them as `running(request)`. A refusal of the
+(the service, the authenticator, the limits) reaches them as `running(request)`. A refusal of the
 error tree becomes one error object with its kind's status, wherever it is raised.
 """
 
@@ -18,7 +18,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
-from mcpyard.errors import ServiceError, StateError, TooMany
+from mcpyard.errors import ServiceError, TooMany, Unavailable
 from mcpyard.org._bodies import check_text
 from mcpyard.org._caller import Caller
 from mcpyard.org.api._schema import S, path
@@ -34,6 +34,7 @@ __all__ = [
     "Running",
     "answered",
     "error_response",
+    "opened",
     "paths",
     "refusal",
     "routes",
@@ -56,12 +57,16 @@ class Running:
     hashing: PasswordHashing
 
 
-def running(request: Request) -> Running:
-    """The running service behind a request; a request before the lifespan opened it, or after, fails (500)."""
-    found = getattr(request.app.state, "running", None)
+def opened(found: object) -> Running:
+    """What the lifespan opened; before it opened, or after it closed, a request is refused with 503."""
     if not isinstance(found, Running):
-        raise StateError("the organization service is not running: it answers only while it is served")
+        raise Unavailable("unavailable", "the organization service is not serving yet, or any more; try again soon")
     return found
+
+
+def running(request: Request) -> Running:
+    """The running service behind a request (503 when there is none: see `opened`)."""
+    return opened(getattr(request.app.state, "running", None))
 
 
 def error_response(status: int, code: str, message: str, details: dict[str, Any] | None = None) -> JSONResponse:
@@ -98,7 +103,10 @@ class Operations:
         self.declared: list[Operation] = []
 
     def member(self, method: str, route: str, doc: S) -> Callable[[Handler], Handler]:
-        """Declare a member's operation: who asks is checked first (THREATS: every endpoint, every role)."""
+        """Declare a member's operation: who asks is checked first (THREATS: every endpoint, every role).
+
+        The handler is returned as it is: the declared route is what checks, so call it only from a route.
+        """
 
         def declare(handler: Handler) -> Handler:
             async def endpoint(request: Request) -> Response:
@@ -120,6 +128,7 @@ class Operations:
         def declare(handler: Endpoint) -> Endpoint:
             async def endpoint(request: Request) -> Response:
                 try:
+                    running(request)  # nothing is read or counted while the service is not serving
                     check_text(request)
                     return await handler(request)
                 except ServiceError as exc:

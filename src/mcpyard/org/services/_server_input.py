@@ -89,7 +89,7 @@ async def check_client_credentials(svc: OrgService, value: object) -> dict[str, 
     try:
         await svc.check_url(issuer)
     except ServiceError as exc:
-        raise type(exc)(exc.code, f"client_credentials.issuer: {exc.message}", details=exc.details) from None
+        raise Invalid(exc.code, f"client_credentials.issuer: {exc.message}") from None
     scopes = value.get("scopes", [])
     if scopes is None:
         scopes = []

@@ -22,10 +22,10 @@ from starlette.datastructures import FormData
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, RedirectResponse, Response
 
-from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, StateError, TooLarge
+from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, TooLarge
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller
-from mcpyard.org.api import Running
+from mcpyard.org.api import Running, opened
 from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 from mcpyard.org.turns import RateLimits
@@ -109,11 +109,8 @@ class Pages:
 
     @property
     def running(self) -> Running:
-        """What the lifespan opened; a page asked for before it opened, or after it closed, fails (500)."""
-        found = self._opened()
-        if found is None:
-            raise StateError("the organization service is not running: it answers only while it is served")
-        return found
+        """What the lifespan opened (503 before it opened, or after it closed)."""
+        return opened(self._opened())
 
     @property
     def svc(self) -> OrgService:
