@@ -32,6 +32,19 @@ ROOT = Path(__file__).resolve().parent.parent
 README = (ROOT / "README.md").read_text(encoding="utf-8")
 
 
+def _run_as_user(home: Home, program: Path) -> subprocess.CompletedProcess[str]:
+    """A Python program run as a user runs it: in their workspace, with their environment, for at most a minute."""
+    return subprocess.run(
+        [sys.executable, str(program)],
+        cwd=home.workspace,
+        env=home.environ,
+        capture_output=True,
+        text=True,
+        timeout=60,
+        check=False,
+    )
+
+
 def test_readme_starts_with_the_two_commands() -> None:
     block = README.split("```")[1]
     commands = [line.split("#")[0].strip() for line in block.strip().splitlines()]
@@ -49,15 +62,7 @@ def test_readme_examples_are_the_example_files() -> None:
 def test_the_library_example_runs_as_shipped(home: Home) -> None:
     """As a user runs it: no variable set for it, a `python3` on PATH that may not have mcpyard (API-1)."""
     assert "MCPYARD_PYTHON" not in home.environ
-    done = subprocess.run(
-        [sys.executable, str(ROOT / "examples" / "quickstart.py")],
-        cwd=home.workspace,
-        env=home.environ,
-        capture_output=True,
-        text=True,
-        timeout=60,
-        check=False,
-    )
+    done = _run_as_user(home, ROOT / "examples" / "quickstart.py")
     assert done.returncode == 0, done.stderr
     assert "notes__add_note - Create a note." in done.stdout
     assert done.stdout.strip().endswith("Added note 'hello'.")
@@ -227,15 +232,7 @@ def test_the_docs_whole_python_programs_run(home: Home) -> None:
     for number, block in enumerate(programs):
         program = home.root / f"program_{number}.py"
         program.write_text(block.text, encoding="utf-8")
-        done = subprocess.run(
-            [sys.executable, str(program)],
-            cwd=home.workspace,
-            env=home.environ,
-            capture_output=True,
-            text=True,
-            timeout=60,
-            check=False,
-        )
+        done = _run_as_user(home, program)
         assert done.returncode == 0, f"{block}: {done.stderr}"
         assert "Traceback" not in done.stderr, f"{block}: {done.stderr}"
 
