@@ -71,6 +71,8 @@ class ServerStatus:
     url: str | None = None
     refused_tools: tuple[RefusedTool, ...] = ()
     """Tools the server lists that are not offered, each with why (a schema past a bound)."""
+    stderr: tuple[str, ...] = ()
+    """The last lines a stdio server wrote to its standard error, cleaned and redacted (what `doctor` shows)."""
 
     def to_json(self) -> dict[str, Any]:
         return {
@@ -90,6 +92,7 @@ class ServerStatus:
             "refused_tools": [
                 {"name": tool.name, "tool": tool.tool, "reason": tool.reason} for tool in self.refused_tools
             ],
+            "stderr": list(self.stderr),
         }
 
 
@@ -195,5 +198,6 @@ def _server_status(view: HostView, spec: ServerSpec, removed: dict[str, tuple[st
         sign_in_url=snapshot.sign_in_url if snapshot.state == "waiting_for_sign_in" else None,
         note=clean_and_redact(snapshot.note, redact) if snapshot.note else websocket_note(spec),
         refused_tools=tuple(view.catalog.refused_of_server(spec.id)),
+        stderr=tuple(clean_and_redact(line, redact) for line in snapshot.stderr),
         **base,
     )

@@ -28,27 +28,28 @@ def doctor(
     async def main() -> bool:
         import anyio
 
-        from mcpyard import __version__
+        from mcpyard import Host
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
         from mcpyard.catalog import clean_and_redact_json
         from mcpyard.config import secrets_in_use
-        from mcpyard.connect import ClientIdentity, Supervisor
         from mcpyard.secrets import Redactor, default_secret_store
 
+        env = environ()
         root = await anyio.to_thread.run_sync(resolve_workspace, opts.workspace)
+        secrets = default_secret_store(data_home(env)).get_all()
         config = await anyio.to_thread.run_sync(
             lambda: read_config(
                 workspace=root,
                 config_file=opts.mcp_config,
                 trust_project=opts.trust,
-                environ=environ(),
-                config_home=config_home(environ()),
-                data_home=data_home(environ()),
-                secrets=default_secret_store(data_home(environ())).get_all(),
+                environ=env,
+                config_home=config_home(env),
+                data_home=data_home(env),
+                secrets=secrets,
             )
         )
-        redactor = Redactor(secrets_in_use(config.servers, environ()))
+        redactor = Redactor(secrets_in_use(config.servers, env))
         matches = [s for s in config.servers if server in (s.id, s.name)]
         if not matches:
             known = ", ".join(s.id for s in config.servers) or "none"
@@ -73,28 +74,21 @@ def doctor(
             "warnings": [w for w in config.warnings if repr(spec.id) in w],
         }
         if spec.state == "ok":
-            async with anyio.create_task_group() as tg:
-                supervisor = Supervisor(
-                    spec,
-                    workspace=root,
-                    environ=environ(),
-                    identity=ClientIdentity("mcpyard", __version__),
-                    on_change=lambda _: None,
-                    redact=redactor.redact,
-                )
-                tg.start_soon(supervisor.run)
-                await supervisor.wait_settled()
-                seen = supervisor.snapshot
+            # The same host every command opens, on the configuration read above; only this server starts.
+            async with Host.open(
+                root, config=config, lazy=True, environ=env, secrets=secrets, data_home=data_home(env)
+            ) as host:
+                await host.start([spec.id])
+                seen = next(s for s in host.status().servers if s.id == spec.id)
                 report |= {
-                    "state": str(seen.state),
+                    "state": seen.state,
                     "reason": seen.reason,
                     "protocol_version": seen.protocol_version,
-                    "tools": [tool.get("name") for tool in seen.tools],
-                    "instructions_bytes": len((seen.instructions or "").encode()),
+                    "tools": [tool.tool for tool in seen.tools if tool.policy != "removed"],
+                    "instructions_bytes": seen.instructions_bytes,
                 }
-                supervisor.request_stop()
-            if spec.transport == "stdio":
-                report["stderr"] = list(supervisor.snapshot.stderr)
+                if spec.transport == "stdio":
+                    report["stderr"] = list(seen.stderr)
         # Everything a server printed or sent is cleaned of terminal sequences, then redacted (CLI-1, SEC-3).
         report = clean_and_redact_json(report, redactor.redact_json)
         failed = spec.state == "failed" or (spec.state == "ok" and report.get("state") != "connected")
