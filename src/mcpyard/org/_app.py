@@ -217,7 +217,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         Exception: failed,
     }
     app = Starlette(
-        routes=[*api_routes(), *web_routes(Pages(lambda: getattr(app.state, "running", None)), state.live)],
+        routes=[*api_routes(), *web_routes()],
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[
@@ -231,4 +231,5 @@ def org_app(settings: OrgSettings) -> Starlette:
         ],
     )
     app.state.org = state
+    app.state.pages = Pages(lambda: getattr(app.state, "running", None), state.live)
     return app

@@ -4,7 +4,9 @@ Pages are Jinja2 templates, escaped everywhere; one small script (`static/app.js
 live, and every core action also works without it (forms post, then redirect).
 """
 
-from mcpyard.org.web._routes import Live, Pages, web_routes
+from mcpyard.org.web._pages import Pages
+from mcpyard.org.web._routes import PAGE_ROUTES, web_routes
 from mcpyard.org.web._security import SecurityHeaders
+from mcpyard.org.web._streams import Live
 
-__all__ = ["Live", "Pages", "SecurityHeaders", "web_routes"]
+__all__ = ["PAGE_ROUTES", "Live", "Pages", "SecurityHeaders", "web_routes"]

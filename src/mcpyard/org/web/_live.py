@@ -11,26 +11,24 @@ its turns, their calls and their questions.
 
 from __future__ import annotations
 
-import contextlib
 import hashlib
 import re
 import time
-from collections.abc import AsyncIterator, Iterator
+from collections.abc import AsyncIterator
 from typing import Any
 
 import anyio
 from sqlalchemy import func, select
 from starlette.requests import Request
 from starlette.responses import Response, StreamingResponse
-from starlette.routing import Route
 
 from mcpyard.errors import Invalid, TooMany
 from mcpyard.org._caller import Caller
 from mcpyard.org.services import COOKIE
 from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow
-from mcpyard.org.web._pages import Pages, Visit
+from mcpyard.org.web._pages import PageRoutes, Pages, Visit
 
-__all__ = ["Live", "live_routes"]
+__all__ = ["PAGES"]
 
 MAX_TOPICS = 8
 MAX_STREAMS = 500
@@ -41,44 +39,7 @@ HEARTBEAT_SECONDS = 15.0
 _RECENT = 200
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 
-
-class Live:
-    """The open event streams of this process: how many, and a way to wait until none is open."""
-
-    def __init__(self, poll_seconds: float = 1.0) -> None:
-        self.poll_seconds = poll_seconds
-        self.open = 0
-        self._members: dict[str, int] = {}
-        self._changed = anyio.Event()
-
-    def open_for(self, member_id: str) -> int:
-        """How many streams one member has open in this process."""
-        return self._members.get(member_id, 0)
-
-    @contextlib.contextmanager
-    def streaming(self, member_id: str) -> Iterator[None]:
-        self.open += 1
-        self._members[member_id] = self._members.get(member_id, 0) + 1
-        self._wake()
-        try:
-            yield
-        finally:
-            self.open -= 1
-            left = self._members[member_id] - 1
-            if left:
-                self._members[member_id] = left
-            else:
-                del self._members[member_id]
-            self._wake()
-
-    def _wake(self) -> None:
-        self._changed.set()
-        self._changed = anyio.Event()
-
-    async def wait_for(self, count: int) -> None:
-        """Return once exactly `count` streams are open (bound the wait with `anyio.fail_after`)."""
-        while self.open != count:
-            await self._changed.wait()
+PAGES = PageRoutes()
 
 
 def _topics(raw: str) -> list[str]:
@@ -137,38 +98,37 @@ async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
         return _digest([*turns, calls, *questions])
 
 
-def live_routes(pages: Pages, live: Live) -> list[Route]:
-    async def events(request: Request, visit: Visit) -> Response:
-        topics = _topics(request.query_params.get("topics", ""))
-        caller = visit.caller
-        if live.open >= MAX_STREAMS or live.open_for(caller.member_id) >= MAX_STREAMS_A_MEMBER:
-            raise TooMany("busy", "too many pages are open for live updates; reload the page to see changes")
+@PAGES.page("/events", "GET")
+async def events(pages: Pages, request: Request, visit: Visit) -> Response:
+    live = pages.live
+    topics = _topics(request.query_params.get("topics", ""))
+    caller = visit.caller
+    if live.open >= MAX_STREAMS or live.open_for(caller.member_id) >= MAX_STREAMS_A_MEMBER:
+        raise TooMany("busy", "too many pages are open for live updates; reload the page to see changes")
 
-        cookie = request.cookies.get(COOKIE, "")
+    cookie = request.cookies.get(COOKIE, "")
 
-        async def stream() -> AsyncIterator[str]:
-            with live.streaming(caller.member_id):
-                yield "retry: 3000\n\n"
-                seen = {topic: await _fingerprint(pages, caller, topic) for topic in topics}
-                started = beat = time.monotonic()
-                while time.monotonic() - started < MAX_STREAM_SECONDS:
-                    await anyio.sleep(live.poll_seconds)
-                    # The session is looked at again each round: signed out, or the member removed, and the
-                    # stream ends at once (on every replica); a changed role is the one the next round sees.
-                    found = await pages.authenticate.session_of(cookie)
-                    if found is None:
-                        return
-                    now_caller = found[0]
-                    for topic in topics:
-                        now = await _fingerprint(pages, now_caller, topic)
-                        if now != seen[topic]:
-                            seen[topic] = now
-                            yield f"event: change\ndata: {topic}\n\n"
-                    if time.monotonic() - beat >= HEARTBEAT_SECONDS:
-                        beat = time.monotonic()
-                        yield ": still here\n\n"
+    async def stream() -> AsyncIterator[str]:
+        with live.streaming(caller.member_id):
+            yield "retry: 3000\n\n"
+            seen = {topic: await _fingerprint(pages, caller, topic) for topic in topics}
+            started = beat = time.monotonic()
+            while time.monotonic() - started < MAX_STREAM_SECONDS:
+                await anyio.sleep(live.poll_seconds)
+                # The session is looked at again each round: signed out, or the member removed, and the
+                # stream ends at once (on every replica); a changed role is the one the next round sees.
+                found = await pages.authenticate.session_of(cookie)
+                if found is None:
+                    return
+                now_caller = found[0]
+                for topic in topics:
+                    now = await _fingerprint(pages, now_caller, topic)
+                    if now != seen[topic]:
+                        seen[topic] = now
+                        yield f"event: change\ndata: {topic}\n\n"
+                if time.monotonic() - beat >= HEARTBEAT_SECONDS:
+                    beat = time.monotonic()
+                    yield ": still here\n\n"
 
-        headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
-        return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)
-
-    return [Route("/events", pages.page(events), methods=["GET"])]
+    headers = {"Cache-Control": "no-store", "X-Accel-Buffering": "no"}
+    return StreamingResponse(stream(), media_type="text/event-stream", headers=headers)

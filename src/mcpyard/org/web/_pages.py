@@ -1,10 +1,12 @@
 """What every page shares: who is signed in, the CSRF check of its forms, rendering, and notices after a redirect.
 
-A page route is `async (request, visit) -> Response`. `Pages.page` signs the visitor in from the
-session cookie (else sends them to sign in), checks the CSRF token of every form it posts (a hidden
-`csrf_token` field, or the `X-CSRF-Token` header of a script's request), and turns a `ServiceError`
-into a notice on the page the action came from. Forms post and redirect (303), so every core action
-works without JavaScript; the script only makes it smoother.
+A page is a module-level `async (pages, request, visit) -> Response`, declared once with its path and
+methods (`@PAGES.page("/servers/{server_id}", "GET")`); the route table is built from those
+declarations. Each request signs the visitor in from the session cookie (else sends them to sign
+in), and a `ServiceError` becomes a notice on the page the action came from. `Pages.form` checks the
+CSRF token of every form posted (a hidden `csrf_token` field, or the `X-CSRF-Token` header of a
+script's request). Forms post and redirect (303), so every core action works without JavaScript;
+the script only makes it smoother. The app keeps its `Pages` on `app.state.pages`.
 """
 
 from __future__ import annotations
@@ -29,8 +31,19 @@ from mcpyard.org.api import Running, opened
 from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 from mcpyard.org.turns import RateLimits
+from mcpyard.org.web._streams import Live
 
-__all__ = ["NOTICE_COOKIE", "Notice", "PageHandler", "Pages", "Visit", "field"]
+__all__ = [
+    "NOTICE_COOKIE",
+    "Notice",
+    "PageHandler",
+    "PageRoute",
+    "PageRoutes",
+    "Pages",
+    "PublicHandler",
+    "Visit",
+    "field",
+]
 
 NOTICE_COOKIE = "mcpyard_notice"
 MAX_FORM_FIELDS = 400
@@ -65,7 +78,7 @@ class Visit:
     csrf: str
 
 
-PageHandler = Callable[[Request, Visit], Awaitable[Response]]
+Endpoint = Callable[[Request], Awaitable[Response]]
 
 
 def _notice_from(request: Request, signer: SessionSigner) -> Notice | None:
@@ -95,8 +108,10 @@ class Pages:
     """Renders templates and guards page routes; the running service behind them is read at each request, so the
     routes are made once, with the app, and serve whichever service its lifespan opened."""
 
-    def __init__(self, opened: Callable[[], Running | None]) -> None:
+    def __init__(self, opened: Callable[[], Running | None], live: Live) -> None:
         self._opened = opened
+        self.live = live
+        """The open live-update streams of this process (`/events`)."""
         self.templates = Environment(
             loader=PackageLoader("mcpyard.org.web", "templates"),
             autoescape=select_autoescape(default=True, default_for_string=True),
@@ -202,30 +217,80 @@ class Pages:
                 raise Invalid("invalid_request", f"{where}: {problem}")
         return form
 
-    def page(self, handler: PageHandler, *, back: str | None = None) -> Callable[[Request], Awaitable[Response]]:
-        """A route that needs a signed-in member; a refused action goes back to `back` (or the page) with why."""
-
-        async def endpoint(request: Request) -> Response:
-            visit = await self.visit_of(request)
-            if visit is None:
-                if request.method != "GET":
-                    return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
-                return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
-            if any(text_problem(str(value)) for value in request.path_params.values()):
-                return self.error(request, visit, NotFound("not_found", "nothing here has that id"))
-            try:
-                return await handler(request, visit)
-            except ServiceError as exc:
-                if request.method == "GET":
-                    return self.error(request, visit, exc)
-                target = (back or request.url.path).format(**request.path_params)
-                return self.redirect(request, target, Notice("error", exc.message))
-
-        return endpoint
+    async def serve(self, request: Request, handler: PageHandler, back: str | None) -> Response:
+        """Run a signed-in member's page; a refused action goes back to `back` (or the page) with why."""
+        visit = await self.visit_of(request)
+        if visit is None:
+            if request.method != "GET":
+                return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
+            return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
+        if any(text_problem(str(value)) for value in request.path_params.values()):
+            return self.error(request, visit, NotFound("not_found", "nothing here has that id"))
+        try:
+            return await handler(self, request, visit)
+        except ServiceError as exc:
+            if request.method == "GET":
+                return self.error(request, visit, exc)
+            target = (back or request.url.path).format(**request.path_params)
+            return self.redirect(request, target, Notice("error", exc.message))
 
     def error(self, request: Request, visit: Visit | None, exc: ServiceError) -> HTMLResponse:
         context = {"title": "Not possible", "status": exc.status, "code": exc.code, "message": exc.message}
         return self.render(request, "error.html", context, visit=visit, status=exc.status)
+
+
+PageHandler = Callable[[Pages, Request, Visit], Awaitable[Response]]
+"""A signed-in member's page."""
+PublicHandler = Callable[[Pages, Request], Awaitable[Response]]
+"""A page anyone may open (signing in, a published assistant's visitors), which checks what it needs itself."""
+
+
+def pages_of(request: Request) -> Pages:
+    """The app's pages (set by `org_app`)."""
+    found = request.app.state.pages
+    assert isinstance(found, Pages), "org_app sets app.state.pages"
+    return found
+
+
+@dataclass(frozen=True, slots=True)
+class PageRoute:
+    """One declared page: `methods` on `path` run `endpoint`."""
+
+    path: str
+    methods: tuple[str, ...]
+    endpoint: Endpoint
+
+
+class PageRoutes:
+    """A module's pages, in the order they are declared."""
+
+    def __init__(self) -> None:
+        self.declared: list[PageRoute] = []
+
+    def page(self, path: str, *methods: str, back: str | None = None) -> Callable[[PageHandler], PageHandler]:
+        """Declare a signed-in member's page; a refused action goes back to `back` (a path like `path`), or to
+        the page itself. The handler is returned as it is: call it only from its route, which signs in."""
+
+        def declare(handler: PageHandler) -> PageHandler:
+            async def endpoint(request: Request) -> Response:
+                return await pages_of(request).serve(request, handler, back)
+
+            self.declared.append(PageRoute(path, methods, endpoint))
+            return handler
+
+        return declare
+
+    def public(self, path: str, *methods: str) -> Callable[[PublicHandler], PublicHandler]:
+        """Declare a page that needs no account."""
+
+        def declare(handler: PublicHandler) -> PublicHandler:
+            async def endpoint(request: Request) -> Response:
+                return await handler(pages_of(request), request)
+
+            self.declared.append(PageRoute(path, methods, endpoint))
+            return handler
+
+        return declare
 
 
 def field(form: FormData, name: str, default: str = "") -> str:

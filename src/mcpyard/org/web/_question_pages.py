@@ -10,13 +10,12 @@ from __future__ import annotations
 
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from mcpyard.errors import ServiceError
 from mcpyard.org import services
-from mcpyard.org.web._pages import Notice, Pages, Visit, field
+from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
 
-__all__ = ["question_pages"]
+__all__ = ["PAGES"]
 
 FIELD_PREFIX = "field-"
 DONE = {
@@ -30,22 +29,22 @@ def _back(target: str) -> str:
     return target if target.startswith("/conversations/") else "/inbox"
 
 
-def question_pages(pages: Pages) -> list[Route]:
+PAGES = PageRoutes()
 
-    async def answer(request: Request, visit: Visit) -> Response:
-        form = await pages.form(request, visit)
-        back = _back(field(form, "back"))
-        values = {
-            key.removeprefix(FIELD_PREFIX): [value for value in form.getlist(key) if isinstance(value, str)]
-            for key in form
-            if key.startswith(FIELD_PREFIX)
-        }
-        try:
-            answered = await services.answer_from_page(
-                pages.svc, visit.caller, request.path_params["question_id"], field(form, "action"), values
-            )
-        except ServiceError as exc:
-            return pages.redirect(request, back, Notice("error", exc.message))
-        return pages.redirect(request, back, Notice("done", DONE.get(answered["status"], "Answered.")))
 
-    return [Route("/questions/{question_id}/answer", pages.page(answer, back="/inbox"), methods=["POST"])]
+@PAGES.page("/questions/{question_id}/answer", "POST", back="/inbox")
+async def answer(pages: Pages, request: Request, visit: Visit) -> Response:
+    form = await pages.form(request, visit)
+    back = _back(field(form, "back"))
+    values = {
+        key.removeprefix(FIELD_PREFIX): [value for value in form.getlist(key) if isinstance(value, str)]
+        for key in form
+        if key.startswith(FIELD_PREFIX)
+    }
+    try:
+        answered = await services.answer_from_page(
+            pages.svc, visit.caller, request.path_params["question_id"], field(form, "action"), values
+        )
+    except ServiceError as exc:
+        return pages.redirect(request, back, Notice("error", exc.message))
+    return pages.redirect(request, back, Notice("done", DONE.get(answered["status"], "Answered.")))

@@ -9,13 +9,11 @@ to a cookie of the visitor's own, and it reaches only what the published assista
 from __future__ import annotations
 
 import secrets
-from collections.abc import Awaitable, Callable
 from typing import Any
 
 from sqlalchemy import select
 from starlette.requests import Request
 from starlette.responses import Response
-from starlette.routing import Route
 
 from mcpyard.errors import NotFound, ServiceError
 from mcpyard.org import services, turns
@@ -23,9 +21,9 @@ from mcpyard.org._bodies import text_problem
 from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org.turns import UNFINISHED
-from mcpyard.org.web._pages import Notice, PageHandler, Pages, Visit, field
+from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
 
-__all__ = ["VISITOR_COOKIE", "turn_pages"]
+__all__ = ["PAGES", "VISITOR_COOKIE"]
 
 VISITOR_COOKIE = "mcpyard_visitor"
 MAX_VISITOR_TURNS_SHOWN = 50
@@ -52,43 +50,12 @@ async def _emails(pages: Pages, org_id: str) -> dict[str, str]:
         return {member["id"]: member["email"] for member in await list_members(session, org_id)}
 
 
-def turn_pages(pages: Pages) -> list[Route]:
+PAGES = PageRoutes()
 
-    async def teammates(request: Request, visit: Visit) -> Response:
-        if request.method == "POST":
-            form = await pages.form(request, visit)
-            body = {
-                "name": field(form, "name"),
-                "instructions": field(form, "instructions"),
-                "server_ids": _server_ids(form),
-                "model": field(form, "model") or None,
-            }
-            created = await turns.create_teammate(pages.svc, visit.caller, body)
-            return pages.redirect(
-                request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready.")
-            )
-        listed = await turns.list_teammates(pages.svc, visit.caller)
-        servers = await services.list_servers(pages.svc, visit.caller) if visit.caller.is_admin else []
-        context = {"title": "Teammates", "teammates": listed, "servers": servers}
-        return pages.render(request, "teammates.html", context, visit=visit)
 
-    async def teammate(request: Request, visit: Visit) -> Response:
-        teammate_id = request.path_params["teammate_id"]
-        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
-        conversations = await turns.list_conversations(pages.svc, visit.caller, teammate_id)
-        servers = await services.list_servers(pages.svc, visit.caller)
-        names = {item["id"]: item["name"] for item in servers}
-        context = {
-            "title": found["name"] + (" (deleted)" if found["deleted_at"] else ""),
-            "teammate": found,
-            "conversations": conversations,
-            "server_names": names,
-            "servers": servers if visit.caller.is_admin else [],
-        }
-        return pages.render(request, "teammate.html", context, visit=visit)
-
-    async def edit(request: Request, visit: Visit) -> Response:
-        """The edit form's post: the service checks the role (a member's post changes nothing, 403)."""
+@PAGES.page("/teammates", "GET", "POST")
+async def teammates(pages: Pages, request: Request, visit: Visit) -> Response:
+    if request.method == "POST":
         form = await pages.form(request, visit)
         body = {
             "name": field(form, "name"),
@@ -96,228 +63,247 @@ def turn_pages(pages: Pages) -> list[Route]:
             "server_ids": _server_ids(form),
             "model": field(form, "model") or None,
         }
-        teammate_id = request.path_params["teammate_id"]
-        await turns.update_teammate(pages.svc, visit.caller, teammate_id, body)
-        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
-        return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
+        created = await turns.create_teammate(pages.svc, visit.caller, body)
+        return pages.redirect(request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready."))
+    listed = await turns.list_teammates(pages.svc, visit.caller)
+    servers = await services.list_servers(pages.svc, visit.caller) if visit.caller.is_admin else []
+    context = {"title": "Teammates", "teammates": listed, "servers": servers}
+    return pages.render(request, "teammates.html", context, visit=visit)
 
-    async def delete(request: Request, visit: Visit) -> Response:
-        teammate_id = request.path_params["teammate_id"]
-        found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
-        if request.method == "GET":
-            context = {"title": f"Delete {found['name']}", "teammate": found}
-            return pages.render(request, "teammate_delete.html", context, visit=visit)
-        await pages.form(request, visit)
-        await turns.delete_teammate(pages.svc, visit.caller, teammate_id)
-        text = f"{found['name']} is deleted; its conversations stay readable."
-        return pages.redirect(request, "/teammates", Notice("done", text))
 
-    async def start(request: Request, visit: Visit) -> Response:
-        await pages.form(request, visit)
-        started = await turns.start_conversation(pages.svc, visit.caller, request.path_params["teammate_id"])
-        return pages.redirect(request, f"/conversations/{started['id']}")
+@PAGES.page("/teammates/{teammate_id}", "GET")
+async def teammate(pages: Pages, request: Request, visit: Visit) -> Response:
+    teammate_id = request.path_params["teammate_id"]
+    found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
+    conversations = await turns.list_conversations(pages.svc, visit.caller, teammate_id)
+    servers = await services.list_servers(pages.svc, visit.caller)
+    names = {item["id"]: item["name"] for item in servers}
+    context = {
+        "title": found["name"] + (" (deleted)" if found["deleted_at"] else ""),
+        "teammate": found,
+        "conversations": conversations,
+        "server_names": names,
+        "servers": servers if visit.caller.is_admin else [],
+    }
+    return pages.render(request, "teammate.html", context, visit=visit)
 
-    async def conversation(request: Request, visit: Visit) -> Response:
-        found = await turns.get_conversation(pages.svc, visit.caller, request.path_params["conversation_id"])
-        teammate = await turns.get_teammate(pages.svc, visit.caller, found["teammate_id"])
-        traces = {}
-        for turn in found["turns"]:
-            if turn["status"] in UNFINISHED:
-                traces[turn["id"]] = (await turns.get_turn(pages.svc, visit.caller, turn["id"]))["trace"]
-        waiting = {item["id"]: item for item in await services.list_approvals(pages.svc, visit.caller, "pending")}
-        busy = any(turn["status"] in UNFINISHED for turn in found["turns"])
-        context = {
-            "title": f"{teammate['name']}: conversation",
-            "conversation": found,
-            "teammate": teammate,
-            "traces": traces,
-            "waiting": waiting,
-            "busy": busy,
-            "turn_endings": TURN_ENDINGS,
-            "waiting_words": WAITING_WORDS,
-            "emails": await _emails(pages, visit.caller.org_id),
-        }
-        return pages.render(request, "conversation.html", context, visit=visit)
 
-    async def take_turn(request: Request, visit: Visit) -> Response:
-        form = await pages.form(request, visit)
-        conversation_id = request.path_params["conversation_id"]
-        turn = (
-            await turns.take_turn(pages.svc, visit.caller, conversation_id, {"message": field(form, "message")})
-        ).body
-        return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
+@PAGES.page("/teammates/{teammate_id}/edit", "POST", back="/teammates/{teammate_id}")
+async def edit(pages: Pages, request: Request, visit: Visit) -> Response:
+    """The edit form's post: the service checks the role (a member's post changes nothing, 403)."""
+    form = await pages.form(request, visit)
+    body = {
+        "name": field(form, "name"),
+        "instructions": field(form, "instructions"),
+        "server_ids": _server_ids(form),
+        "model": field(form, "model") or None,
+    }
+    teammate_id = request.path_params["teammate_id"]
+    await turns.update_teammate(pages.svc, visit.caller, teammate_id, body)
+    found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
+    return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
 
-    async def turn(request: Request, visit: Visit) -> Response:
-        found = await turns.get_turn(pages.svc, visit.caller, request.path_params["turn_id"])
-        return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
 
-    async def inbox(request: Request, visit: Visit) -> Response:
-        pending = await services.list_approvals(pages.svc, visit.caller, "pending")
-        answered = await services.list_questions(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        decided = await services.list_approvals(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
-        tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
-        servers = {item["id"]: item["name"] for item in await services.list_servers(pages.svc, visit.caller)}
-        context = {
-            "title": "Inbox",
-            "questions": await services.list_questions(pages.svc, visit.caller, "pending"),
-            "answered": answered[::-1],
-            "pending": pending,
-            "decided": decided[::-1],
-            "emails": await _emails(pages, visit.caller.org_id),
-            "server_of": {key: servers.get(item["server_id"], "?") for key, item in tools.items()},
-            "result_shown": RESULT_SHOWN,
-        }
-        return pages.render(request, "inbox.html", context, visit=visit)
+@PAGES.page("/teammates/{teammate_id}/delete", "GET", "POST", back="/teammates/{teammate_id}")
+async def delete(pages: Pages, request: Request, visit: Visit) -> Response:
+    teammate_id = request.path_params["teammate_id"]
+    found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
+    if request.method == "GET":
+        context = {"title": f"Delete {found['name']}", "teammate": found}
+        return pages.render(request, "teammate_delete.html", context, visit=visit)
+    await pages.form(request, visit)
+    await turns.delete_teammate(pages.svc, visit.caller, teammate_id)
+    text = f"{found['name']} is deleted; its conversations stay readable."
+    return pages.redirect(request, "/teammates", Notice("done", text))
 
-    async def decide(request: Request, visit: Visit) -> Response:
-        form = await pages.form(request, visit)
-        approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
-        if verb == "approve":
-            outcome = await services.approve(pages.svc, visit.caller, approval_id)
-            ran = outcome.body
-            if outcome.waiting:
-                text = "Approved: it runs, and its server asks a question first (see below)."
-            elif ran.get("ok"):
-                text = "Approved: it ran once."
-            else:
-                text = f"Approved, but it did not run: {ran['error']['message']}"
-        elif verb == "decline":
-            await services.decline(pages.svc, visit.caller, approval_id)
-            text = "Declined: it will not run."
+
+@PAGES.page("/teammates/{teammate_id}/conversations", "POST", back="/teammates/{teammate_id}")
+async def start(pages: Pages, request: Request, visit: Visit) -> Response:
+    await pages.form(request, visit)
+    started = await turns.start_conversation(pages.svc, visit.caller, request.path_params["teammate_id"])
+    return pages.redirect(request, f"/conversations/{started['id']}")
+
+
+@PAGES.page("/conversations/{conversation_id}", "GET")
+async def conversation(pages: Pages, request: Request, visit: Visit) -> Response:
+    found = await turns.get_conversation(pages.svc, visit.caller, request.path_params["conversation_id"])
+    teammate = await turns.get_teammate(pages.svc, visit.caller, found["teammate_id"])
+    traces = {}
+    for turn in found["turns"]:
+        if turn["status"] in UNFINISHED:
+            traces[turn["id"]] = (await turns.get_turn(pages.svc, visit.caller, turn["id"]))["trace"]
+    waiting = {item["id"]: item for item in await services.list_approvals(pages.svc, visit.caller, "pending")}
+    busy = any(turn["status"] in UNFINISHED for turn in found["turns"])
+    context = {
+        "title": f"{teammate['name']}: conversation",
+        "conversation": found,
+        "teammate": teammate,
+        "traces": traces,
+        "waiting": waiting,
+        "busy": busy,
+        "turn_endings": TURN_ENDINGS,
+        "waiting_words": WAITING_WORDS,
+        "emails": await _emails(pages, visit.caller.org_id),
+    }
+    return pages.render(request, "conversation.html", context, visit=visit)
+
+
+@PAGES.page("/conversations/{conversation_id}/turns", "POST", back="/conversations/{conversation_id}")
+async def take_turn(pages: Pages, request: Request, visit: Visit) -> Response:
+    form = await pages.form(request, visit)
+    conversation_id = request.path_params["conversation_id"]
+    turn = (await turns.take_turn(pages.svc, visit.caller, conversation_id, {"message": field(form, "message")})).body
+    return pages.redirect(request, f"/conversations/{conversation_id}#turn-{turn['id']}")
+
+
+@PAGES.page("/turns/{turn_id}", "GET")
+async def turn(pages: Pages, request: Request, visit: Visit) -> Response:
+    found = await turns.get_turn(pages.svc, visit.caller, request.path_params["turn_id"])
+    return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
+
+
+@PAGES.page("/inbox", "GET")
+async def inbox(pages: Pages, request: Request, visit: Visit) -> Response:
+    pending = await services.list_approvals(pages.svc, visit.caller, "pending")
+    answered = await services.list_questions(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+    decided = await services.list_approvals(pages.svc, visit.caller, None, newest=DECIDED_SHOWN, decided=True)
+    tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
+    servers = {item["id"]: item["name"] for item in await services.list_servers(pages.svc, visit.caller)}
+    context = {
+        "title": "Inbox",
+        "questions": await services.list_questions(pages.svc, visit.caller, "pending"),
+        "answered": answered[::-1],
+        "pending": pending,
+        "decided": decided[::-1],
+        "emails": await _emails(pages, visit.caller.org_id),
+        "server_of": {key: servers.get(item["server_id"], "?") for key, item in tools.items()},
+        "result_shown": RESULT_SHOWN,
+    }
+    return pages.render(request, "inbox.html", context, visit=visit)
+
+
+@PAGES.page("/approvals/{approval_id}/{verb}", "POST", back="/inbox")
+async def decide(pages: Pages, request: Request, visit: Visit) -> Response:
+    form = await pages.form(request, visit)
+    approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
+    if verb == "approve":
+        outcome = await services.approve(pages.svc, visit.caller, approval_id)
+        ran = outcome.body
+        if outcome.waiting:
+            text = "Approved: it runs, and its server asks a question first (see below)."
+        elif ran.get("ok"):
+            text = "Approved: it ran once."
         else:
-            raise NotFound("not_found", "an approval is approved or declined")
-        back = field(form, "back")
-        return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
+            text = f"Approved, but it did not run: {ran['error']['message']}"
+    elif verb == "decline":
+        await services.decline(pages.svc, visit.caller, approval_id)
+        text = "Declined: it will not run."
+    else:
+        raise NotFound("not_found", "an approval is approved or declined")
+    back = field(form, "back")
+    return pages.redirect(request, back if back.startswith("/conversations/") else "/inbox", Notice("done", text))
 
-    async def assistants(request: Request, visit: Visit) -> Response:
-        if request.method == "POST":
-            form = await pages.form(request, visit)
-            tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
-            body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
-            created = await turns.create_assistant(pages.svc, visit.caller, body)
-            return pages.redirect(
-                request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved.")
-            )
-        listed = await turns.list_assistants(pages.svc, visit.caller)
-        tools = [item for item in await services.list_tools(pages.svc, visit.caller) if item["policy"] == "run_freely"]
-        context = {"title": "Assistants", "assistants": listed, "tools": tools}
-        return pages.render(request, "assistants.html", context, visit=visit)
 
-    async def assistant_page(
-        request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
-    ) -> Response:
-        found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
-        tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
-        context = {
-            "title": found["name"],
-            "assistant": found,
-            "tools": tools,
-            "refused": refused,
-            "preview": preview,
-        }
-        return pages.render(request, "assistant.html", context, visit=visit, status=409 if refused else 200)
-
-    async def assistant(request: Request, visit: Visit) -> Response:
-        return await assistant_page(request, visit)
-
-    async def publish(request: Request, visit: Visit) -> Response:
-        await pages.form(request, visit)
-        assistant_id = request.path_params["assistant_id"]
-        try:
-            published = await turns.publish(pages.svc, visit.caller, assistant_id)
-        except ServiceError as exc:
-            if exc.code != "not_publishable":
-                raise
-            reasons = (exc.details or {}).get("tools", [])
-            return await assistant_page(request, visit, refused=reasons or [{"tool": "", "reason": exc.message}])
-        notice = Notice("done", f"Published: visitors can use it at /a/{published['slug']}.")
-        return pages.redirect(request, f"/assistants/{assistant_id}", notice)
-
-    async def preview(request: Request, visit: Visit) -> Response:
+@PAGES.page("/assistants", "GET", "POST")
+async def assistants(pages: Pages, request: Request, visit: Visit) -> Response:
+    if request.method == "POST":
         form = await pages.form(request, visit)
-        assistant_id = request.path_params["assistant_id"]
-        answer = await turns.preview(pages.svc, visit.caller, assistant_id, {"message": field(form, "message")})
-        return await assistant_page(request, visit, preview=answer)
+        tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
+        body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
+        created = await turns.create_assistant(pages.svc, visit.caller, body)
+        return pages.redirect(request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved."))
+    listed = await turns.list_assistants(pages.svc, visit.caller)
+    tools = [item for item in await services.list_tools(pages.svc, visit.caller) if item["policy"] == "run_freely"]
+    context = {"title": "Assistants", "assistants": listed, "tools": tools}
+    return pages.render(request, "assistants.html", context, visit=visit)
 
-    async def visitor(request: Request) -> Response:
-        slug = request.path_params["slug"]
-        cookie = request.cookies.get(VISITOR_COOKIE) or secrets.token_urlsafe(24)
-        csrf = pages.authenticate.signer.csrf(f"visitor:{cookie}")
-        found = None
-        if text_problem(slug) is None:  # a slug with a NUL or a lone surrogate names no assistant
-            async with pages.svc.db.begin() as session:
-                found = await session.scalar(
-                    select(Assistant)
-                    .join(Publication, Publication.assistant_id == Assistant.id)
-                    .where(Assistant.slug == slug)
-                    .limit(1)
-                )
-        context: dict[str, Any] = {"title": "Assistant", "slug": slug, "visitor_csrf": csrf, "turns": [], "error": None}
-        status = 200
-        if found is None:
-            context["missing"] = True
-            return pages.render(request, "public.html", context, visit=None, status=404)
-        context["name"], context["title"], context["missing"] = found.name, found.name, False
-        conversation_id = None
-        if request.method == "POST":
-            try:
-                form = await pages.form(request, None, csrf=csrf if request.cookies.get(VISITOR_COOKIE) else "")
-                conversation_id = field(form, "conversation") or None
-                body: dict[str, Any] = {"message": field(form, "message")}
-                if conversation_id:
-                    body["conversation"] = conversation_id
-                client = request.client.host if request.client is not None else "unknown"
-                answer = await turns.visitor_turn(pages.svc, slug, body, client, pages.rate_limits)
-                conversation_id = answer["conversation"]
-            except ServiceError as exc:
-                context["error"] = exc.message
-                status = exc.status
-        if conversation_id:
-            context["turns"] = await _visitor_turns(pages, found.id, conversation_id)
-        context["conversation"] = conversation_id or ""
-        response = pages.render(request, "public.html", context, visit=None, status=status)
-        if not request.cookies.get(VISITOR_COOKIE):
-            response.set_cookie(
-                VISITOR_COOKIE, cookie, max_age=86400, httponly=True, samesite="strict", secure=pages.secure(request)
+
+async def assistant_page(
+    pages: Pages, request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
+) -> Response:
+    found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
+    tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
+    context = {
+        "title": found["name"],
+        "assistant": found,
+        "tools": tools,
+        "refused": refused,
+        "preview": preview,
+    }
+    return pages.render(request, "assistant.html", context, visit=visit, status=409 if refused else 200)
+
+
+@PAGES.page("/assistants/{assistant_id}", "GET")
+async def assistant(pages: Pages, request: Request, visit: Visit) -> Response:
+    return await assistant_page(pages, request, visit)
+
+
+@PAGES.page("/assistants/{assistant_id}/publish", "POST", back="/assistants/{assistant_id}")
+async def publish(pages: Pages, request: Request, visit: Visit) -> Response:
+    await pages.form(request, visit)
+    assistant_id = request.path_params["assistant_id"]
+    try:
+        published = await turns.publish(pages.svc, visit.caller, assistant_id)
+    except ServiceError as exc:
+        if exc.code != "not_publishable":
+            raise
+        reasons = (exc.details or {}).get("tools", [])
+        return await assistant_page(pages, request, visit, refused=reasons or [{"tool": "", "reason": exc.message}])
+    notice = Notice("done", f"Published: visitors can use it at /a/{published['slug']}.")
+    return pages.redirect(request, f"/assistants/{assistant_id}", notice)
+
+
+@PAGES.page("/assistants/{assistant_id}/preview", "POST", back="/assistants/{assistant_id}")
+async def preview(pages: Pages, request: Request, visit: Visit) -> Response:
+    form = await pages.form(request, visit)
+    assistant_id = request.path_params["assistant_id"]
+    answer = await turns.preview(pages.svc, visit.caller, assistant_id, {"message": field(form, "message")})
+    return await assistant_page(pages, request, visit, preview=answer)
+
+
+@PAGES.public("/a/{slug}", "GET", "POST")
+async def visitor(pages: Pages, request: Request) -> Response:
+    slug = request.path_params["slug"]
+    cookie = request.cookies.get(VISITOR_COOKIE) or secrets.token_urlsafe(24)
+    csrf = pages.authenticate.signer.csrf(f"visitor:{cookie}")
+    found = None
+    if text_problem(slug) is None:  # a slug with a NUL or a lone surrogate names no assistant
+        async with pages.svc.db.begin() as session:
+            found = await session.scalar(
+                select(Assistant)
+                .join(Publication, Publication.assistant_id == Assistant.id)
+                .where(Assistant.slug == slug)
+                .limit(1)
             )
-        return response
-
-    def back_to(handler: PageHandler, path: str) -> Callable[[Request], Awaitable[Response]]:
-        return pages.page(handler, back=path)
-
-    return [
-        Route("/teammates", pages.page(teammates), methods=["GET", "POST"]),
-        Route("/teammates/{teammate_id}", pages.page(teammate), methods=["GET"]),
-        Route("/teammates/{teammate_id}/edit", back_to(edit, "/teammates/{teammate_id}"), methods=["POST"]),
-        Route("/teammates/{teammate_id}/delete", back_to(delete, "/teammates/{teammate_id}"), methods=["GET", "POST"]),
-        Route(
-            "/teammates/{teammate_id}/conversations",
-            back_to(start, "/teammates/{teammate_id}"),
-            methods=["POST"],
-        ),
-        Route("/conversations/{conversation_id}", pages.page(conversation), methods=["GET"]),
-        Route(
-            "/conversations/{conversation_id}/turns",
-            pages.page(take_turn, back="/conversations/{conversation_id}"),
-            methods=["POST"],
-        ),
-        Route("/turns/{turn_id}", pages.page(turn), methods=["GET"]),
-        Route("/inbox", pages.page(inbox), methods=["GET"]),
-        Route("/approvals/{approval_id}/{verb}", pages.page(decide, back="/inbox"), methods=["POST"]),
-        Route("/assistants", pages.page(assistants), methods=["GET", "POST"]),
-        Route("/assistants/{assistant_id}", pages.page(assistant), methods=["GET"]),
-        Route(
-            "/assistants/{assistant_id}/publish",
-            back_to(publish, "/assistants/{assistant_id}"),
-            methods=["POST"],
-        ),
-        Route(
-            "/assistants/{assistant_id}/preview",
-            back_to(preview, "/assistants/{assistant_id}"),
-            methods=["POST"],
-        ),
-        Route("/a/{slug}", visitor, methods=["GET", "POST"]),
-    ]
+    context: dict[str, Any] = {"title": "Assistant", "slug": slug, "visitor_csrf": csrf, "turns": [], "error": None}
+    status = 200
+    if found is None:
+        context["missing"] = True
+        return pages.render(request, "public.html", context, visit=None, status=404)
+    context["name"], context["title"], context["missing"] = found.name, found.name, False
+    conversation_id = None
+    if request.method == "POST":
+        try:
+            form = await pages.form(request, None, csrf=csrf if request.cookies.get(VISITOR_COOKIE) else "")
+            conversation_id = field(form, "conversation") or None
+            body: dict[str, Any] = {"message": field(form, "message")}
+            if conversation_id:
+                body["conversation"] = conversation_id
+            client = request.client.host if request.client is not None else "unknown"
+            answer = await turns.visitor_turn(pages.svc, slug, body, client, pages.rate_limits)
+            conversation_id = answer["conversation"]
+        except ServiceError as exc:
+            context["error"] = exc.message
+            status = exc.status
+    if conversation_id:
+        context["turns"] = await _visitor_turns(pages, found.id, conversation_id)
+    context["conversation"] = conversation_id or ""
+    response = pages.render(request, "public.html", context, visit=None, status=status)
+    if not request.cookies.get(VISITOR_COOKIE):
+        response.set_cookie(
+            VISITOR_COOKIE, cookie, max_age=86400, httponly=True, samesite="strict", secure=pages.secure(request)
+        )
+    return response
 
 
 async def _visitor_turns(pages: Pages, assistant_id: str, conversation_id: str) -> list[dict[str, Any]]:
