@@ -43,7 +43,8 @@ def test_org1_a_page_method_declared_twice_on_one_path_is_refused_by_name() -> N
 
 def test_org1_the_app_serves_the_declared_operations_and_pages_and_nothing_else(tmp_path: Path) -> None:
     app = org_app(OrgSettings(database_url=f"sqlite+aiosqlite:///{tmp_path / 'org.db'}", data_home=tmp_path))
-    served = {(route.path, method) for route in app.routes if isinstance(route, Route) for method in route.methods or ()}
+    routes = [route for route in app.routes if isinstance(route, Route)]
+    served = {(route.path, method) for route in routes for method in route.methods or ()}
     declared = {(operation.path, operation.method) for operation in OPERATIONS}
     declared |= {(page.path, method) for page in PAGE_ROUTES for method in page.methods}
     assert {item for item in served if item[1] != "HEAD"} == declared
