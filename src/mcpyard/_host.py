@@ -36,7 +36,17 @@ from mcpyard.connect import ClientIdentity, Connections, EgressGuard, InputRelay
 from mcpyard.elicitation import Elicitor, keep_answers_out_of_logs
 from mcpyard.errors import StateError, UsageError
 from mcpyard.model import ToolFormatter
-from mcpyard.pipeline import CallRecorder, CallRequest, CallResult, MemoryRecorder, Recorders, Session, run
+from mcpyard.pipeline import (
+    CallRecorder,
+    CallRequest,
+    CallResult,
+    IdempotentCache,
+    MemoryRecorder,
+    Recorders,
+    Results,
+    Session,
+    run,
+)
 from mcpyard.policy import Approver, PolicySource
 from mcpyard.secrets import Redactor
 
@@ -57,12 +67,14 @@ class Host(ModelOffer, ResourceReader):
         approver: Approver | None,
         recorder: CallRecorder | None,
         elicitor: Elicitor | None = None,
+        parts: Mapping[str, Any] | None = None,
     ) -> None:
         self.workspace = options.workspace
         self._options = options
         self._history = MemoryRecorder()
         recorders = self._history if recorder is None else Recorders([self._history, recorder])
-        self.session = Session(mode=mode, approver=approver, recorder=recorders, elicitor=elicitor)
+        # `parts`: the session's own result store or cache, where `open` was given one.
+        self.session = Session(mode, approver, recorders, **(parts or {}), elicitor=elicitor)
         identity = ClientIdentity("mcpyard", __version__, self.session.id)
         self._servers = Servers(options, identity, redactor=lambda: self._redactor, on_change=self._on_server_change)
         if self._servers.reaper.spawns:
@@ -99,6 +111,8 @@ class Host(ModelOffer, ResourceReader):
         elicitor: Elicitor | None = None,
         auth_store: AuthStore | None = None,
         connections: Connections | None = None,
+        results: Results | None = None,
+        cache: IdempotentCache | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -137,6 +151,8 @@ class Host(ModelOffer, ResourceReader):
             connections: how to reach servers in place of their configured transports: `InMemoryServers`
                 connects the servers it builds in this process over the SDK's in-memory transport (a
                 program's own servers, or tests). None: every server as configured.
+            results: where long results are kept by handle (CALL-4). None: in memory, for this host only.
+            cache: the idempotent cache (CALL-6); `IdempotentCache(max_entries=0)` keeps nothing. None: the default.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -170,7 +186,8 @@ class Host(ModelOffer, ResourceReader):
             keep_answers_out_of_logs()  # what a person types into a form is never logged (SEC-2)
         plan, pinned = await anyio.to_thread.run_sync(read_plan, options)
         chosen = mode or plan.config.settings.mode or "ask"
-        host = cls(options, mode=chosen, approver=approver, recorder=recorder, elicitor=elicitor)
+        parts = {name: part for name, part in (("store", results), ("cache", cache)) if part is not None}
+        host = cls(options, mode=chosen, approver=approver, recorder=recorder, elicitor=elicitor, parts=parts)
         try:
             async with anyio.create_task_group() as tg:
                 host._tg = tg

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import re
 
+import anyio
 import mcp_types as types
 import pytest
 from hypothesis import given, settings
@@ -39,7 +40,7 @@ def shape(
         max_stored_bytes=max_stored_bytes,
     )
     result = types.CallToolResult(content=[types.TextContent(type="text", text=text)], is_error=is_error)
-    return shape_result(ENTRY, result, context), store
+    return anyio.run(shape_result, ENTRY, result, context), store
 
 
 def stored_text(store: ResultStore, handle: str | None) -> str:

@@ -39,7 +39,7 @@ from mcpyard.pipeline._stages import (
     shape,
     validate,
 )
-from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore, Window
+from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, Results, ResultStore, Window
 from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, quick_check, validate_arguments
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "Recorders",
     "Refusal",
     "ResultStore",
+    "Results",
     "Session",
     "ShapeContext",
     "Stage",

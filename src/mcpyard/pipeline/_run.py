@@ -74,7 +74,7 @@ async def run(view: HostView, session: Session, request: CallRequest) -> CallRes
     call = Call(request, started=time.time())
     if request.name == READ_RESULT:
         checked = await check_sendable(view, session, call)
-        found = checked if isinstance(checked, Refusal) else read_result(view, session, request)
+        found = checked if isinstance(checked, Refusal) else await read_result(view, session, request)
         return await _finish(view, session, call, found)
     outcome: Call | Refusal = call
     for stage in STAGES:
@@ -161,7 +161,7 @@ def _summary(view: HostView, result: CallResult) -> str:
     return clean_and_redact(text[: SUMMARY_CHARS * 2 + redactor.longest], redactor.redact)[:SUMMARY_CHARS]
 
 
-def read_result(view: HostView, session: Session, request: CallRequest) -> CallResult | Refusal:
+async def read_result(view: HostView, session: Session, request: CallRequest) -> CallResult | Refusal:
     """The built-in `read_result(handle, offset, length)`: a window of a stored result (CALL-4)."""
     arguments = request.arguments
     limit = view.settings.max_result_bytes
@@ -172,7 +172,7 @@ def read_result(view: HostView, session: Session, request: CallRequest) -> CallR
         return Refusal("invalid_arguments", "read_result takes handle (string), offset and length (integers)")
     if offset < 0 or length < 1:
         return Refusal("invalid_arguments", "read_result: offset must be ≥ 0 and length ≥ 1")
-    stored = session.store.read(request.conversation, handle, offset, min(length, limit))
+    stored = await session.store.window(request.conversation, handle, offset, min(length, limit))
     if stored is None:
         return Refusal("unknown_handle", f"no stored result {handle!r} in this conversation")
     server, window = stored

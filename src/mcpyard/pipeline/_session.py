@@ -9,7 +9,7 @@ from mcpyard.config import Mode
 from mcpyard.elicitation import Elicitor
 from mcpyard.pipeline._cache import IdempotentCache
 from mcpyard.pipeline._record import CallRecorder, MemoryRecorder
-from mcpyard.pipeline._store import ResultStore
+from mcpyard.pipeline._store import Results, ResultStore
 from mcpyard.policy import Approver, HookSpawn
 
 __all__ = ["Session"]
@@ -26,7 +26,7 @@ class Session:
     marker: str = field(default_factory=lambda: secrets.token_hex(8))
     """Random per session, so text inside a result can never close the fence (CALL-7)."""
     session_allows: set[str] = field(default_factory=set)
-    store: ResultStore = field(default_factory=ResultStore)
+    store: Results = field(default_factory=ResultStore)
     cache: IdempotentCache = field(default_factory=IdempotentCache)
     start_hooks: HookSpawn | None = None
     """How pre_call hooks are started (the host's reaper, so none of their processes outlives

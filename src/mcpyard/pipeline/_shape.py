@@ -13,7 +13,7 @@ import mcp_types as types
 from mcpyard.catalog import CatalogEntry, canonical_json, clean_json, clean_text
 from mcpyard.files import LocalFile
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, ResultStore
+from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, Results
 from mcpyard.secrets import Redactor
 
 __all__ = [
@@ -42,7 +42,7 @@ class ShapeContext:
     """The session's random fence marker (CALL-7)."""
     max_bytes: int
     """The most of a result's text (UTF-8) the model reads at once (`max_result_bytes`)."""
-    store: ResultStore
+    store: Results
     files: Sequence[LocalFile] = ()
     cached: bool = False
     redactor: Redactor = field(default_factory=Redactor)
@@ -175,7 +175,7 @@ def _clean_wire(block: types.ContentBlock) -> dict[str, Any]:
     return wire
 
 
-def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: ShapeContext) -> CallResult:
+async def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: ShapeContext) -> CallResult:
     """Turn a server result into what the model reads.
 
     A text over `context.max_bytes` is cut there with a mark naming its full size and a handle;
@@ -201,7 +201,7 @@ def shape_result(entry: CatalogEntry, result: types.CallToolResult, context: Sha
     size = len(body) if encoded is None else len(encoded)
     handle = None
     if size > context.max_bytes:
-        handle, body = _cut_and_store(entry, body, encoded, size, context)
+        handle, body = await _cut_and_store(entry, body, encoded, size, context)
     lines = [CACHED_LINE] if context.cached else []
     lines += [file_line(file) for file in context.files]
     lines.append(fence(body, server=entry.server, marker=context.marker))
@@ -232,17 +232,16 @@ def _prefix(text: str, encoded: bytes | None, size: int, limit: int) -> tuple[st
     return _decode_prefix(encoded, end), end
 
 
-def _cut_and_store(
+async def _cut_and_store(
     entry: CatalogEntry, body: str, encoded: bytes | None, size: int, context: ShapeContext
 ) -> tuple[str, str]:
     """The handle of the stored part of a long text, and the window the model reads with its mark (CALL-4)."""
     # The store keeps at least what the model reads, so reading on from the mark always works.
     kept, kept_bytes = _prefix(body, encoded, size, max(context.max_stored_bytes, context.max_bytes))
-    handle = context.store.put(context.conversation, kept, server=entry.server)
-    stored = context.store.read(context.conversation, handle, 0, 0)
-    if stored is not None and stored[1].total < len(kept):
+    handle, kept_chars = await context.store.keep(context.conversation, kept, server=entry.server)
+    if kept_chars < len(kept):
         # The store cut it further to stay within its own bound.
-        kept = kept[: stored[1].total]
+        kept = kept[:kept_chars]
         kept_bytes = len(kept.encode("utf-8", "surrogatepass"))
     shown, _ = _prefix(body, encoded, size, context.max_bytes)
     dropped = ""

@@ -359,12 +359,12 @@ async def shape(view: HostView, session: Session, call: Call) -> Call | Refusal:
     if call.server_error is not None:
         # The server's error text is external data like any result: echoes replaced, redacted, capped, fenced.
         failed = types.CallToolResult(content=[types.TextContent(type="text", text=call.server_error)], is_error=True)
-        shaped = shape_result(entry, failed, context)
+        shaped = await shape_result(entry, failed, context)
         message = shaped.error["message"] if shaped.error else call.server_error
         call.result = replace(shaped, error={"code": "server_error", "message": message})
         return call
     raw = call.cached if call.cached is not None else call.raw
     if raw is None:
         raise RuntimeError("the call was not dispatched: stages run in order")
-    call.result = shape_result(entry, raw, context)
+    call.result = await shape_result(entry, raw, context)
     return call

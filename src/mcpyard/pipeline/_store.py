@@ -1,4 +1,8 @@
-"""The result store: full results kept by handle, readable only from the conversation that made them (CALL-4)."""
+"""The result store: full results kept by handle, readable only from the conversation that made them (CALL-4).
+
+`Results` is the seam: the host keeps long results in a `ResultStore` in memory by default; a
+service whose replicas share a database keeps them there instead (the organization service).
+"""
 
 from __future__ import annotations
 
@@ -6,8 +10,9 @@ import secrets
 import sys
 from collections import OrderedDict
 from dataclasses import dataclass
+from typing import Protocol
 
-__all__ = ["MAX_STORED_RESULT_BYTES", "STORE_BYTES", "STORE_RESULTS", "ResultStore", "Window"]
+__all__ = ["MAX_STORED_RESULT_BYTES", "STORE_BYTES", "STORE_RESULTS", "ResultStore", "Results", "Window"]
 
 MAX_STORED_RESULT_BYTES = 16 * 1024 * 1024
 """The default of the `max_stored_result_bytes` setting: the most of one result's text (UTF-8) kept by handle."""
@@ -32,6 +37,20 @@ class Window:
     @property
     def end(self) -> int:
         return self.offset + len(self.text)
+
+
+class Results(Protocol):
+    """Where long results are kept by handle: a handle reads only in the conversation that made it (CALL-4)."""
+
+    async def keep(self, conversation: str, text: str, *, server: str) -> tuple[str, int]:
+        """Keep `text` for `conversation`; its new random handle, and how many of its characters were kept (a
+        store may keep less than all, to stay within its bound)."""
+        ...
+
+    async def window(self, conversation: str, handle: str, offset: int, length: int) -> tuple[str, Window] | None:
+        """The server a stored result came from and `length` characters of it from `offset`; None when this
+        conversation has no such handle (another conversation's handle included)."""
+        ...
 
 
 @dataclass(frozen=True, slots=True)
@@ -97,6 +116,13 @@ class ResultStore:
         text = stored.text
         start = max(0, min(offset, len(text)))
         return stored.server, Window(text[start : start + max(0, length)], start, len(text))
+
+    async def keep(self, conversation: str, text: str, *, server: str) -> tuple[str, int]:
+        handle = self.put(conversation, text, server=server)
+        return handle, len(self._results[handle].text)
+
+    async def window(self, conversation: str, handle: str, offset: int, length: int) -> tuple[str, Window] | None:
+        return self.read(conversation, handle, offset, length)
 
     def forget(self, conversation: str) -> None:
         """Drop every result this conversation made."""

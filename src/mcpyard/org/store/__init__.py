@@ -31,6 +31,7 @@ from mcpyard.org.store._models import (
     Question,
     RegisteredServer,
     Role,
+    StoredResult,
     Teammate,
     TeammateServer,
     Tool,
@@ -39,8 +40,10 @@ from mcpyard.org.store._models import (
     new_id,
     utcnow,
 )
+from mcpyard.org.store._revision import CHANNEL, announce, note_change, revision_of
 
 __all__ = [
+    "CHANNEL",
     "DATABASE_ENV",
     "ROLES",
     "Alert",
@@ -61,10 +64,12 @@ __all__ = [
     "Question",
     "RegisteredServer",
     "Role",
+    "StoredResult",
     "Teammate",
     "TeammateServer",
     "Tool",
     "TurnRow",
+    "announce",
     "check_schema",
     "database_error",
     "default_database_url",
@@ -73,8 +78,10 @@ __all__ = [
     "head_revision",
     "is_role",
     "new_id",
+    "note_change",
     "open_database",
     "resolve_database_url",
+    "revision_of",
     "transaction",
     "upgrade",
     "utcnow",

@@ -47,6 +47,9 @@ class Approval(Base):
     """The teammate's turn parked on it: it goes on once the call is decided (ORG-5)."""
     tool_call_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     """The model's id for the call in that turn."""
+    held_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """While `running`: the process running it renews this; once it lapses (the process died) any replica marks
+    the run failed, never running it again (ORG-9)."""
 
 
 class CallRow(Base):
@@ -76,9 +79,11 @@ class CallRow(Base):
 
 
 class StoredResult(Base):
-    """A long result kept by handle, readable only in the conversation that made it (CALL-4, ORG-7)."""
+    """A long result kept by handle, readable only in the conversation that made it, on any replica (CALL-4, ORG-7,
+    ORG-9); bounded per organization, least recently used out."""
 
     __tablename__ = "results"
+    __table_args__ = (Index("ix_results_org_used", "org_id", "last_used_at"),)
 
     handle: Mapped[str] = mapped_column(String(64), primary_key=True)
     org_id: Mapped[str] = org_column()
@@ -86,3 +91,6 @@ class StoredResult(Base):
     server: Mapped[str] = mapped_column(String(64))
     text: Mapped[str] = mapped_column(Text)
     created_at: Mapped[datetime] = time_column()
+    size: Mapped[int] = mapped_column(Integer, default=0, server_default="0")
+    """The text's length in UTF-8 bytes: what the organization's bound counts."""
+    last_used_at: Mapped[datetime] = time_column()

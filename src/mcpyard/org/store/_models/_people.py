@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Literal, TypeGuard, get_args
 
-from sqlalchemy import ForeignKey, Integer, String, UniqueConstraint
+from sqlalchemy import BigInteger, ForeignKey, Integer, String, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
@@ -28,6 +28,9 @@ class Organization(Base):
     id: Mapped[str] = id_column()
     name: Mapped[str] = mapped_column(String(200), unique=True)
     created_at: Mapped[datetime] = time_column()
+    revision: Mapped[int] = mapped_column(BigInteger, default=0, server_default="0")
+    """Counts the changes that decide what a call may do (servers, tools, policies, alerts): every replica reads it
+    before a call and brings its host in step when it moved (ORG-9)."""
 
 
 class Member(Base):

@@ -11,7 +11,14 @@ from sqlalchemy.orm import Mapped, mapped_column
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 TurnRowStatus = Literal[
-    "running", "waiting_for_approval", "waiting_for_answer", "done", "call_limit", "time_limit", "model_error"
+    "running",
+    "waiting_for_approval",
+    "waiting_for_answer",
+    "done",
+    "call_limit",
+    "time_limit",
+    "model_error",
+    "interrupted",
 ]
 
 __all__ = ["Assistant", "Conversation", "ModelSetting", "Publication", "Teammate", "TeammateServer", "TurnRow"]
@@ -127,8 +134,8 @@ class TurnRow(Base):
     )
     message: Mapped[str] = mapped_column(Text)
     status: Mapped[TurnRowStatus] = mapped_column(String(32), default="running")
-    """`running`, `waiting_for_approval` or `waiting_for_answer`, then `done`, `call_limit`, `time_limit` or
-    `model_error`."""
+    """`running`, `waiting_for_approval` or `waiting_for_answer`, then `done`, `call_limit`, `time_limit`,
+    `model_error` or `interrupted` (the process driving it stopped or died)."""
     reply: Mapped[str] = mapped_column(Text, default="")
     calls: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
     state: Mapped[dict[str, Any] | None] = mapped_column(JSON, nullable=True)
@@ -136,3 +143,6 @@ class TurnRow(Base):
     error: Mapped[str | None] = mapped_column(Text, nullable=True)
     created_at: Mapped[datetime] = time_column()
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    held_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
+    """While `running`: the process driving it renews this; once it lapses (the process died) any replica ends
+    the turn as failed (ORG-9)."""
