@@ -5,8 +5,8 @@ serving it (`mcpyard org serve`, or a test's uvicorn) opens the database, checks
 reads the sealing key, and keeps one host per organization open until it stops. Handlers read
 what the lifespan opened from the app's state (`mcpyard org serve` opens the service before it
 listens, so a missing database is one line, not a traceback: a server's own lifespan runs
-nothing). Approvals a stopped process left half-run are marked failed at start; questions no
-process holds any more expire at start and every half minute.
+nothing). Approved runs and turns a stopped replica left half-run end as failed, and questions no
+process holds any more expire, at start and every half minute, once their holder's lease lapsed.
 """
 
 from __future__ import annotations
@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import html
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -44,7 +44,7 @@ from mcpyard.org.services import (
     sweep,
     sweep_questions,
 )
-from mcpyard.org.store import check_schema, open_database
+from mcpyard.org.store import check_schema, listen, open_database
 from mcpyard.org.turns import RateLimits, after_decision
 from mcpyard.org.web import Live, Pages, SecurityHeaders, web_routes
 
@@ -123,13 +123,29 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
 
 
 async def _keep_sweeping(service: OrgService) -> None:
-    """Questions whose process stopped holding them expire, on whichever replica looks first."""
+    """Questions, approved runs and turns whose process stopped holding them end, on whichever replica looks first."""
     while True:
         await anyio.sleep(SWEEP_SECONDS)
         try:
+            await sweep(service)
             await sweep_questions(service)
         except Exception as exc:  # the database is away for a moment: the next round tries again
-            _log.warning("sweeping questions failed (%s)", type(exc).__name__)
+            _log.warning("sweeping lapsed work failed (%s)", type(exc).__name__)
+
+
+def _hearing(service: OrgService) -> Callable[[str], None]:
+    """What a replica does with another's announcement: a question answered wakes the call waiting on it here;
+    any other change brings the organization's host in step."""
+
+    def heard(payload: str) -> None:
+        org_id, _, what = payload.partition(" ")
+        kind, _, ident = what.partition(" ")
+        if kind == "question":
+            service.wakeups.wake(ident)
+        else:
+            service.hosts.heard(org_id)
+
+    return heard
 
 
 def org_app(settings: OrgSettings) -> Starlette:
@@ -173,6 +189,8 @@ def org_app(settings: OrgSettings) -> Starlette:
                 hashing=settings.password_hashing,
             )
             async with hosts.running(), anyio.create_task_group() as sweeping:
+                if not db.is_sqlite:  # SQLite's replicas read the change counter before each call instead
+                    await sweeping.start(listen, db.url, _hearing(service), hosts.missed)
                 await sweep(service)
                 await sweep_questions(service)
                 sweeping.start_soon(_keep_sweeping, service)

@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+from typing import get_args
+
 from mcpyard.org.api._api_questions import QUESTION
 from mcpyard.org.api._schema import BOOL, NSTR, STR, S, array, enum, obj
+from mcpyard.org.store import TurnRowStatus
 from mcpyard.org.turns import (
     MAX_ASSISTANT_INSTRUCTIONS,
     MAX_ASSISTANT_NAME,
@@ -95,9 +98,7 @@ TURN_FIELDS = ["id", "conversation_id", "status", "message", "reply", "calls", "
 TURN_PROPS = {
     "id": STR,
     "conversation_id": STR,
-    "status": enum(
-        "running", "waiting_for_approval", "waiting_for_answer", "done", "call_limit", "time_limit", "model_error"
-    ),
+    "status": enum(*get_args(TurnRowStatus)),
     "message": STR,
     "reply": STR,
     "calls": array(CALL),

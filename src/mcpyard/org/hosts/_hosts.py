@@ -1,10 +1,17 @@
-"""One Host per organization per process, built from the database instead of files (DESIGN "org/").
+"""One Host per organization per process, built from the database and kept in step with it (DESIGN "org/", ORG-9).
 
 Each registered server becomes a streamable HTTP `ServerSpec` whose bearer token, or client
 credentials (an `oauth` client-credentials grant, its access tokens kept in memory only), is
-unsealed only to build it, in memory; the host is lazy (a server connects when something needs it),
-reads the organization's policies from memory (`OrgPolicies`) and writes every call's record to
-the database (`OrgRecorder`). Registering, refreshing or deleting a server reloads the host.
+unsealed only to build it, in memory; the host is lazy (a server connects when something needs
+it), reads the organization's policies from memory (`OrgPolicies`), keeps long results in the
+database (`OrgResults`) and writes every call's record there (`OrgRecorder`).
+
+Replicas share the database and nothing else: before each call, `current` reads the
+organization's change counter and, when another replica (or this one) changed something, brings
+the host in step first: policies and alerts anew, only the servers whose definition changed
+restarted, and a server whose tools were listed again elsewhere listed again here. Results are
+never reused across calls (no idempotent cache): a call through another replica could have changed
+what a server holds without this one hearing of it.
 """
 
 from __future__ import annotations
@@ -14,103 +21,39 @@ import logging
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
-from typing import Any, Protocol
+from typing import Any
 
 import anyio
 import anyio.abc
-from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
-from mcpyard.config import HostSettings, LoadedConfig
 from mcpyard.errors import Conflict, StateError
+from mcpyard.org.hosts._loading import CredentialOpener, Loaded, load_organization
 from mcpyard.org.hosts._policies import OrgPolicies
-from mcpyard.org.hosts._records import RecordWriter
-from mcpyard.org.hosts._server_spec import SOURCE, bound_credential, server_spec, unsealed_oauth
-from mcpyard.org.store import Alert, Credential, Policy, RegisteredServer, Tool, new_id
-from mcpyard.pipeline import CallRecord
-from mcpyard.policy import PinPolicy
+from mcpyard.org.hosts._records import OrgRecorder, RecordWriter
+from mcpyard.org.hosts._results import OrgResults
+from mcpyard.org.store import revision_of
+from mcpyard.pipeline import IdempotentCache
 
-__all__ = [
-    "CredentialOpener",
-    "OrgHost",
-    "OrgHosts",
-    "OrgRecorder",
-    "call_tags",
-    "conversation_key",
-    "member_of",
-]
+__all__ = ["CredentialOpener", "OrgHost", "OrgHosts"]
 
 _log = logging.getLogger("mcpyard.org")
 
 
-class CredentialOpener(Protocol):
-    """Unseals a registered server's stored credential (only to connect; never kept beyond the host's spec)."""
-
-    def unseal_credential(self, credential: Credential) -> str: ...
-
-
-def call_tags(*, call_id: str | None = None, turn_id: str | None = None) -> dict[str, str]:
-    """What a call of the organization carries to its record (`Host.call(tags=...)`): the id its record takes, the
-    id a member or an approval already knows it by; the turn whose trace it belongs to."""
-    tags = {"call_id": call_id, "turn_id": turn_id}
-    return {key: value for key, value in tags.items() if value is not None}
-
-
-def conversation_key(member_id: str, conversation: str | None) -> str:
-    """The host-level conversation of a member's call: result handles never cross members (CALL-4, ORG-7)."""
-    return f"{member_id}:{conversation or 'default'}"
-
-
-def member_of(conversation: str) -> str | None:
-    """The member a host-level conversation belongs to."""
-    member, sep, _ = conversation.partition(":")
-    return member if sep else None
-
-
-class OrgRecorder:
-    """A `CallRecorder` that keeps each call of one organization as a row (the trace and the inbox read them)."""
-
-    def __init__(self, writer: RecordWriter, org_id: str, ids: dict[str, str]) -> None:
-        self._writer = writer
-        self._org_id = org_id
-        self._ids = ids
-        """Server name (the host's id for it) → its id in the database."""
-
-    async def record(self, record: CallRecord) -> None:
-        await self._writer.write(
-            {
-                "id": record.tags.get("call_id") or new_id(),
-                "org_id": self._org_id,
-                "member_id": member_of(record.conversation),
-                "conversation": record.conversation,
-                "server_id": self._ids.get(record.server) if record.server is not None else None,
-                "tool": record.tool,
-                "arguments": dict(record.arguments),
-                "decision": record.decision,
-                "why": record.why,
-                "status": record.status,
-                "error_code": record.error_code,
-                "duration_ms": record.duration_ms,
-                "result_bytes": record.result_bytes,
-                "summary": record.summary,
-                "approval_id": None,
-                "turn_id": record.tags.get("turn_id"),
-                "started_at": record.at,
-            }
-        )
-
-
 @dataclass
 class OrgHost:
-    """An organization's open host and the policies it reads."""
+    """An organization's open host and what it was last brought in step with."""
 
     host: Host
     policies: OrgPolicies
     ids: dict[str, str]
     """Server name (the host's id for it) → its id in the database."""
+    revision: int = 0
+    """The organization's change counter the host is in step with."""
     stop: anyio.Event = field(default_factory=anyio.Event)
     alerted: set[str] = field(default_factory=set)
     """Names of servers with an open connection alert: a call that reaches one clears it."""
@@ -118,6 +61,8 @@ class OrgHost:
     """The host's OAuth tokens (client credentials), in memory only: never written to a file."""
     fingerprints: dict[str, tuple[object, ...]] = field(default_factory=dict)
     """Server name → its spec's fingerprint when last applied: a changed server's tokens are forgotten."""
+    listed: dict[str, datetime | None] = field(default_factory=dict)
+    """Server name → when its tools were listed into the database, as of the host's last listing of it."""
 
 
 class OrgHosts:
@@ -143,6 +88,8 @@ class OrgHosts:
         self._tg: anyio.abc.TaskGroup | None = None
         self._background: anyio.abc.TaskGroup | None = None
         """Where `spawn` runs work: cancelled first when the service stops."""
+        self._catching_up: dict[str, bool] = {}
+        """Organizations being brought in step in the background, each with whether another change came since."""
         self._running = 0
         self._quiet = anyio.Event()
         """Set while no background work runs."""
@@ -204,7 +151,7 @@ class OrgHosts:
             await self._quiet.wait()
 
     async def get(self, org_id: str) -> OrgHost:
-        """The organization's host, opened now if it is not open yet."""
+        """The organization's host, opened now if it is not open yet (as the database holds it now)."""
         if (opened := self._hosts.get(org_id)) is not None:
             return opened
         async with self._locks.setdefault(org_id, anyio.Lock()):
@@ -216,8 +163,25 @@ class OrgHosts:
             self._hosts[org_id] = started
             return started
 
+    async def current(self, org_id: str) -> OrgHost:
+        """The organization's host in step with the database: what a call runs on (ORG-9).
+
+        Reads the organization's change counter; when it moved since the host was last brought in step (a
+        change on any replica), applies what changed before returning. A server that changed while calls to it
+        are in flight keeps its old definition until they end (its policies apply at once); the next call tries
+        again.
+        """
+        opened = await self.get(org_id)
+        async with self._db.begin() as session:
+            revision = await revision_of(session, org_id)
+        if revision != opened.revision:
+            with contextlib.suppress(Conflict):
+                await self._catch_up(org_id, opened, known=revision)
+        return opened
+
     async def reload(self, org_id: str) -> OrgHost:
-        """Apply the organization's servers as the database has them now (a host not open yet opens with them).
+        """Apply the organization's servers as the database has them now (a host not open yet opens with them); a
+        server that failed or stopped starts again.
 
         Raises:
             ServiceError: 409 `calls_in_flight`: a server that changed has calls in flight (one may wait for an
@@ -226,26 +190,86 @@ class OrgHosts:
         opened = self._hosts.get(org_id)
         if opened is None:
             return await self.get(org_id)
-        async with self._locks.setdefault(org_id, anyio.Lock()):
-            config, reviewed, ids = await self._load(org_id)
-            opened.policies.replace_all(reviewed)
-            opened.ids.clear()
-            opened.ids.update(ids)
-            _forget_changed(opened, config)
-            try:
-                await opened.host.reload(config=config)
-            except StateError:
-                raise Conflict(
-                    "calls_in_flight",
-                    "the change is saved, but a changed server still has calls in flight (a call may be waiting for "
-                    "an answer in the inbox): it applies once they end; refresh the server then",
-                ) from None
+        await self._catch_up(org_id, opened, restart=True)
         return opened
 
+    async def _catch_up(self, org_id: str, opened: OrgHost, *, known: int | None = None, restart: bool = False) -> None:
+        """Bring `opened` in step with the database, unless another task did since the counter read `known`
+        (`restart`: reload the host's servers even if none changed, which starts failed ones again)."""
+        async with self._locks.setdefault(org_id, anyio.Lock()):
+            if known is not None and opened.revision == known:
+                return
+            loaded = await load_organization(self._db, self._credentials, org_id)
+            opened.policies.replace_all(loaded.reviewed)
+            opened.ids.clear()
+            opened.ids.update(loaded.ids)
+            opened.alerted = set(loaded.alerted)
+            fresh = {spec.id: spec.fingerprint() for spec in loaded.config.servers}
+            if restart or fresh != opened.fingerprints:
+                _forget_changed(opened, fresh)
+                try:
+                    await opened.host.reload(config=loaded.config)
+                except StateError:
+                    raise Conflict(
+                        "calls_in_flight",
+                        "the change is saved, but a changed server still has calls in flight (a call may be waiting "
+                        "for an answer in the inbox): it applies once they end; refresh the server then",
+                    ) from None
+                opened.fingerprints = fresh
+            await self._list_again(opened, loaded)
+            opened.revision = loaded.revision
+
+    async def _list_again(self, opened: OrgHost, loaded: Loaded) -> None:
+        """List again the tools of each running server whose tools were listed into the database since this host
+        last listed them (a refresh on another replica): the host offers what the database knows."""
+        host = opened.host
+        for name, refreshed in loaded.refreshed.items():
+            before = opened.listed.get(name)
+            opened.listed[name] = refreshed
+            snapshot = host.server(name)
+            if before is None or refreshed == before or snapshot is None or not snapshot.connected:
+                continue
+            try:
+                await host.refresh(name)
+            except Exception as exc:  # the server's failure: its tools stay as the database says (changed: refused)
+                _log.warning("listing the tools of %s again failed (%s)", name, type(exc).__name__)
+
+    def heard(self, org_id: str) -> None:
+        """A replica announced a change of the organization: bring its host (if open here) in step now, in the
+        background, so the next call finds it done (a call reads the counter either way)."""
+        if org_id not in self._hosts or self._background is None:
+            return
+        if org_id in self._catching_up:
+            self._catching_up[org_id] = True  # read again once the current round ends
+            return
+        self._catching_up[org_id] = False
+
+        async def catch_up() -> None:
+            try:
+                while True:
+                    await self.current(org_id)
+                    if not self._catching_up[org_id]:
+                        return
+                    self._catching_up[org_id] = False
+            finally:
+                del self._catching_up[org_id]
+
+        self.spawn(catch_up, "bringing an organization's host in step")
+
+    def missed(self) -> None:
+        """Announcements may have been missed (the listener reconnected): bring every open host in step."""
+        for org_id in list(self._hosts):
+            self.heard(org_id)
+
+    def listed_here(self, opened: OrgHost, name: str, refreshed: datetime | None) -> None:
+        """This process itself listed `name`'s tools into the database (at `refreshed`): nothing to list again."""
+        opened.listed[name] = refreshed
+
     async def _keep(self, org_id: str, *, task_status: anyio.abc.TaskStatus[OrgHost]) -> None:
-        config, reviewed, ids = await self._load(org_id)
-        policies = OrgPolicies(reviewed)
+        loaded = await load_organization(self._db, self._credentials, org_id)
+        policies = OrgPolicies(loaded.reviewed)
         tokens = MemoryAuthStore()
+        ids = dict(loaded.ids)
         home = self._data_home / "org-hosts" / org_id
         workspace = home / "workspace"  # empty, and no grants: an organization's calls never read local files
         await anyio.Path(workspace).mkdir(parents=True, exist_ok=True)
@@ -259,73 +283,29 @@ class OrgHosts:
             policies=policies,
             recorder=OrgRecorder(self.records, org_id, ids),
             lazy=True,
-            config=config,
+            config=loaded.config,
             auth_store=tokens,
+            results=OrgResults(self._db, org_id),
+            cache=IdempotentCache(max_entries=0),
             **self._host_options(),
         ) as host:
-            alerted = await self._alerted(org_id)
             opened = OrgHost(
                 host,
                 policies,
                 ids,
-                alerted={name for name, id_ in ids.items() if id_ in alerted},
+                revision=loaded.revision,
+                alerted=set(loaded.alerted),
                 tokens=tokens,
-                fingerprints={spec.id: spec.fingerprint() for spec in config.servers},
+                fingerprints={spec.id: spec.fingerprint() for spec in loaded.config.servers},
+                listed=dict(loaded.refreshed),
             )
             task_status.started(opened)
             await opened.stop.wait()
 
-    async def _alerted(self, org_id: str) -> set[str]:
-        async with self._db.begin() as session:
-            rows = await session.scalars(
-                select(Alert.server_id).where(
-                    Alert.org_id == org_id, Alert.kind == "connection", Alert.cleared_at.is_(None)
-                )
-            )
-            return {server for server in rows if server is not None}
 
-    async def _load(self, org_id: str) -> tuple[LoadedConfig, list[tuple[str, str, PinPolicy, str]], dict[str, str]]:
-        async with self._db.begin() as session:
-            servers = (
-                await session.scalars(
-                    select(RegisteredServer)
-                    .where(RegisteredServer.org_id == org_id, RegisteredServer.deleted_at.is_(None))
-                    .order_by(RegisteredServer.created_at)
-                )
-            ).all()
-            credentials = {
-                c.server_id: c for c in (await session.scalars(select(Credential).where(Credential.org_id == org_id)))
-            }
-            rows = (
-                await session.execute(
-                    select(RegisteredServer.name, Tool.name, Policy.policy, Policy.reviewed_hash)
-                    .join(Policy, Policy.tool_id == Tool.id)
-                    .join(RegisteredServer, RegisteredServer.id == Tool.server_id)
-                    .where(Tool.org_id == org_id, RegisteredServer.deleted_at.is_(None))
-                )
-            ).all()
-        specs = []
-        for position, server in enumerate(servers):
-            credential = bound_credential(server, credentials.get(server.id))
-            secret = self._credentials.unseal_credential(credential) if credential is not None else None
-            if credential is not None and secret is not None and credential.kind == "client_credentials":
-                specs.append(server_spec(server, position, None, unsealed_oauth(secret)))
-            else:
-                specs.append(server_spec(server, position, secret))
-        config = LoadedConfig(
-            servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", SOURCE),)
-        )
-        reviewed: list[tuple[str, str, PinPolicy, str]] = [
-            (server, tool, policy, reviewed_hash) for server, tool, policy, reviewed_hash in rows
-        ]
-        return config, reviewed, {server.name: server.id for server in servers}
-
-
-def _forget_changed(opened: OrgHost, config: LoadedConfig) -> None:
+def _forget_changed(opened: OrgHost, fresh: dict[str, tuple[object, ...]]) -> None:
     """Forget the tokens of every server whose spec changed or went: a new client or issuer never gets the old
     client's tokens (THREATS: credentials per authorization server)."""
-    fresh = {spec.id: spec.fingerprint() for spec in config.servers}
     for name, fingerprint in opened.fingerprints.items():
         if fresh.get(name) != fingerprint:
             opened.tokens.forget(name)
-    opened.fingerprints = fresh

@@ -1,4 +1,7 @@
-"""Call records, written behind the calls and in groups.
+"""Call records of an organization's calls, written behind the calls and in groups.
+
+`OrgRecorder` turns a host's `CallRecord` into a row; the tags a call carries (`call_tags`) name
+its id and its turn, and its conversation (`conversation_key`) names its member.
 
 A call's answer does not wait for its record: the record joins a queue, and one writer task inserts
 what gathered over `GATHER_SECS` in one transaction (a commit costs far more than a row: at 100
@@ -24,9 +27,10 @@ import anyio
 from sqlalchemy import insert
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mcpyard.org.store import CallRow
+from mcpyard.org.store import CallRow, new_id
+from mcpyard.pipeline import CallRecord
 
-__all__ = ["MAX_GROUP", "MAX_QUEUED", "RecordWriter"]
+__all__ = ["MAX_GROUP", "MAX_QUEUED", "OrgRecorder", "RecordWriter", "call_tags", "conversation_key", "member_of"]
 
 MAX_GROUP = 500
 """Rows in one transaction at most."""
@@ -126,3 +130,54 @@ class RecordWriter:
         with anyio.CancelScope(shield=True):  # a record is written whole, even for a call given up on
             async with self._db.begin() as session:
                 await session.execute(insert(CallRow), [row])
+
+
+def call_tags(*, call_id: str | None = None, turn_id: str | None = None) -> dict[str, str]:
+    """What a call of the organization carries to its record (`Host.call(tags=...)`): the id its record takes, the
+    id a member or an approval already knows it by; the turn whose trace it belongs to."""
+    tags = {"call_id": call_id, "turn_id": turn_id}
+    return {key: value for key, value in tags.items() if value is not None}
+
+
+def conversation_key(member_id: str, conversation: str | None) -> str:
+    """The host-level conversation of a member's call: result handles never cross members (CALL-4, ORG-7)."""
+    return f"{member_id}:{conversation or 'default'}"
+
+
+def member_of(conversation: str) -> str | None:
+    """The member a host-level conversation belongs to."""
+    member, sep, _ = conversation.partition(":")
+    return member if sep else None
+
+
+class OrgRecorder:
+    """A `CallRecorder` that keeps each call of one organization as a row (the trace and the inbox read them)."""
+
+    def __init__(self, writer: RecordWriter, org_id: str, ids: dict[str, str]) -> None:
+        self._writer = writer
+        self._org_id = org_id
+        self._ids = ids
+        """Server name (the host's id for it) → its id in the database."""
+
+    async def record(self, record: CallRecord) -> None:
+        await self._writer.write(
+            {
+                "id": record.tags.get("call_id") or new_id(),
+                "org_id": self._org_id,
+                "member_id": member_of(record.conversation),
+                "conversation": record.conversation,
+                "server_id": self._ids.get(record.server) if record.server is not None else None,
+                "tool": record.tool,
+                "arguments": dict(record.arguments),
+                "decision": record.decision,
+                "why": record.why,
+                "status": record.status,
+                "error_code": record.error_code,
+                "duration_ms": record.duration_ms,
+                "result_bytes": record.result_bytes,
+                "summary": record.summary,
+                "approval_id": None,
+                "turn_id": record.tags.get("turn_id"),
+                "started_at": record.at,
+            }
+        )

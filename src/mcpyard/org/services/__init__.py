@@ -13,7 +13,8 @@ from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org.services._call_results import Outcome, result_json
 from mcpyard.org.services._calls import TurnCalls
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
-from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals, sweep
+from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals
+from mcpyard.org.services._leases import held_until, holding, sweep
 from mcpyard.org.services._member_calls import (
     MAX_CONVERSATION,
     MAX_TOOL_NAME,
@@ -88,6 +89,8 @@ __all__ = [
     "get_question",
     "get_server",
     "get_tool",
+    "held_until",
+    "holding",
     "init_organization",
     "invite_member",
     "issue_token",

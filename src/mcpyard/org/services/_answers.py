@@ -22,7 +22,7 @@ from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.services._question_form import checked_answer, content_from_form, form_fields_of
 from mcpyard.org.services._questions import answer_context
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.store import Question, utcnow
+from mcpyard.org.store import Question, announce, utcnow
 
 __all__ = [
     "QUESTION_STATES",
@@ -136,6 +136,7 @@ async def answer_question(
             if question.status == "pending" and question.expires_at <= utcnow():
                 raise Conflict("expired", "this question expired before it was answered")
             raise Conflict("already_decided", "this question was answered already, or it expired")
+        await announce(session, caller.org_id, "question", question_id)  # the replica whose call waits hears it
     svc.wakeups.wake(question_id)  # the call waiting in this process hears it at once
     return await get_question(svc, caller, question_id)
 

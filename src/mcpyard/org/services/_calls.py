@@ -47,10 +47,12 @@ async def org_call(
 
 
 class TurnCalls:
-    """A host as a turn drives it (`TurnHost`): every call is an `org_call` of the turn, with the turn's asker."""
+    """A host as a turn drives it (`TurnHost`): every call is an `org_call` of the turn, with the turn's asker, on
+    the organization's host as the database has it at that call (ORG-9)."""
 
-    def __init__(self, host: Host, svc: OrgService, asker: Asker | None, turn_id: str) -> None:
+    def __init__(self, host: Host, svc: OrgService, asker: Asker | None, turn_id: str, org_id: str) -> None:
         self._host, self._svc, self._asker, self._tags = host, svc, asker, call_tags(turn_id=turn_id)
+        self._org_id = org_id
 
     @property
     def approver(self) -> Approver | None:
@@ -67,9 +69,10 @@ class TurnCalls:
         conversation: str | None = None,
         approver: Approver | None = None,
     ) -> CallResult:
+        opened = await self._svc.hosts.current(self._org_id)
         return await org_call(
             self._svc,
-            self._host,
+            opened.host,
             name,
             arguments,
             conversation=conversation,

@@ -17,8 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.catalog import definition_hash
 from mcpyard.org.services._events import clear_alert, raise_alert
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.store import Policy, RegisteredServer, Tool, utcnow
-from mcpyard.policy import PinPolicy
+from mcpyard.org.store import Policy, RegisteredServer, Tool, note_change, utcnow
 from mcpyard.secrets import Redactor
 
 __all__ = ["CONNECTION_ALERT", "connect_and_sync"]
@@ -57,20 +56,17 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
         version = redactor.redact(snapshot.protocol_version) if snapshot.protocol_version is not None else None
         server.state, server.last_error, server.protocol_version = "connected", None, version
         await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
-        changed = await sync_tools(session, server, snapshot.tools, redactor)
-    if error is None:
-        opened.alerted.discard(name)
-    for tool, policy, reviewed_hash in changed:
-        opened.policies.set(name, tool, policy, reviewed_hash)
+        await sync_tools(session, server, snapshot.tools, redactor)
+        await note_change(session, org_id)
+        refreshed = server.refreshed_at
+    svc.hosts.listed_here(opened, name, refreshed)
 
 
 async def sync_tools(
     session: AsyncSession, server: RegisteredServer, listed: Sequence[Mapping[str, Any]], redactor: Redactor
-) -> list[tuple[str, PinPolicy, str]]:
-    """Keep what the server lists, redacted, each under the hash of what it sent; returns each new tool's
-    `(name, "off", hash)` for the host's policies."""
+) -> None:
+    """Keep what the server lists, redacted, each under the hash of what it sent; a new tool starts `off`."""
     known = {tool.name: tool for tool in await session.scalars(select(Tool).where(Tool.server_id == server.id))}
-    fresh: list[tuple[str, PinPolicy, str]] = []
     seen: set[str] = set()
     now = utcnow()
     for wire in listed:
@@ -102,7 +98,6 @@ async def sync_tools(
                     reviewed_definition=dict(kept),
                 )
             )
-            fresh.append((name, "off", digest))
             continue
         await session.refresh(tool, ["policy"])
         tool.definition, tool.definition_hash, tool.updated_at = kept, digest, now
@@ -110,4 +105,3 @@ async def sync_tools(
     for name, tool in known.items():
         if name not in seen and tool.state != "removed":
             tool.state, tool.updated_at = "removed", now
-    return fresh

@@ -7,7 +7,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org.store import Alert, AuditEvent, utcnow
+from mcpyard.org.store import Alert, AuditEvent, note_change, utcnow
 
 __all__ = ["audit", "clear_alert", "list_alerts", "list_audit", "raise_alert"]
 
@@ -44,6 +44,7 @@ async def raise_alert(
         open_alert.message = message
         return
     session.add(Alert(org_id=org_id, kind=kind, message=message, server_id=server_id, assistant_id=assistant_id))
+    await note_change(session, org_id)
 
 
 async def clear_alert(
@@ -55,7 +56,9 @@ async def clear_alert(
         query = query.where(Alert.server_id == server_id)
     if assistant_id is not None:
         query = query.where(Alert.assistant_id == assistant_id)
-    await session.execute(query.values(cleared_at=utcnow()))
+    cleared = await session.execute(query.values(cleared_at=utcnow()))
+    if getattr(cleared, "rowcount", 0):
+        await note_change(session, org_id)
 
 
 def _when(value: Any) -> str | None:

@@ -9,19 +9,19 @@ are checked again; the saved arguments then run through the whole pipeline once.
 
 from __future__ import annotations
 
-from datetime import timedelta
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import ParkCall
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import Caller, not_found
-from mcpyard.org.hosts import CALL_DEADLINE_SECS, call_tags
+from mcpyard.org.hosts import call_tags
 from mcpyard.org.rules import Reason
 from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
+from mcpyard.org.services._leases import held_until, holding
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import (
@@ -40,7 +40,7 @@ from mcpyard.org.store import (
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Declined
 
-__all__ = ["Inbox", "approval_json", "approve", "decline", "list_approvals", "sweep"]
+__all__ = ["Inbox", "approval_json", "approve", "decline", "list_approvals"]
 
 
 class Inbox:
@@ -156,7 +156,12 @@ async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status
     claimed = await session.scalar(
         update(Approval)
         .where(Approval.id == approval_id, Approval.org_id == caller.org_id, Approval.status == "pending")
-        .values(status=status, decided_by=caller.member_id, decided_at=utcnow())
+        .values(
+            status=status,
+            decided_by=caller.member_id,
+            decided_at=utcnow(),
+            held_until=held_until() if status == "running" else None,
+        )
         .returning(Approval)
         .execution_options(synchronize_session=False)
     )
@@ -231,30 +236,31 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
         await _decided(svc, caller, approval_id)
         return Outcome(failed)
     name, arguments, conversation, definition_hash = saved
-    opened = await svc.hosts.get(caller.org_id)
+    opened = await svc.hosts.current(caller.org_id)
     call_id = new_id()
     # Its server's questions go to whoever may decide the call: the member who asked for it, owners, admins.
     asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
 
     async def run() -> dict[str, Any]:
-        result = await org_call(
-            svc,
-            opened.host,
-            name,
-            arguments,
-            conversation=conversation,
-            approver=_once,
-            asker=asker,
-            tags=call_tags(call_id=call_id, turn_id=turn_id),  # the run belongs to the turn's trace
-            definition_hash=definition_hash,
-        )
-        body = result_json(result, call_id)
-        async with svc.db.begin() as session:
-            await session.execute(
-                update(Approval)
-                .where(Approval.id == approval_id)
-                .values(status="done" if result.ok else "failed", result=body)
+        async with holding(svc.db, Approval, approval_id):  # a replica that dies now leaves it to the sweep
+            result = await org_call(
+                svc,
+                opened.host,
+                name,
+                arguments,
+                conversation=conversation,
+                approver=_once,
+                asker=asker,
+                tags=call_tags(call_id=call_id, turn_id=turn_id),  # the run belongs to the turn's trace
+                definition_hash=definition_hash,
             )
+            body = result_json(result, call_id)
+            async with svc.db.begin() as session:
+                await session.execute(
+                    update(Approval)
+                    .where(Approval.id == approval_id)
+                    .values(status="done" if result.ok else "failed", result=body, held_until=None)
+                )
         await keep_connection_state(svc, opened, caller.org_id, result)
         await _decided(svc, caller, approval_id)
         return body
@@ -278,16 +284,3 @@ async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str
 async def _decided(svc: OrgService, caller: Caller, approval_id: str) -> None:
     if svc.decided is not None:
         await svc.decided(svc, caller.org_id, approval_id)
-
-
-async def sweep(svc: OrgService) -> int:
-    """Approvals claimed by a process that died before finishing: failed, never run twice (DESIGN "The claim")."""
-    cutoff = utcnow() - timedelta(seconds=CALL_DEADLINE_SECS * 2)
-    interrupted = CallResult.refusal("interrupted", "the service stopped while this approved call ran; call it again")
-    async with svc.db.begin() as session:
-        swept = await session.execute(
-            update(Approval)
-            .where(Approval.status == "running", or_(Approval.decided_at.is_(None), Approval.decided_at < cutoff))
-            .values(status="failed", result=result_json(interrupted, None))
-        )
-    return int(getattr(swept, "rowcount", 0) or 0)

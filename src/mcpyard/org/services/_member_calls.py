@@ -57,7 +57,7 @@ async def call_tool(
     if not isinstance(arguments, dict):
         raise Invalid("invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
     conversation = checked_conversation(conversation)
-    opened = await svc.hosts.get(caller.org_id)
+    opened = await svc.hosts.current(caller.org_id)
     key = conversation_key(caller.member_id, conversation)
     inbox = Inbox(svc, caller, name, arguments, key)
     call_id = new_id()
@@ -109,7 +109,7 @@ async def read_result(
     svc: OrgService, caller: Caller, handle: str, offset: int, length: int | None, conversation: str | None
 ) -> dict[str, Any]:
     """A window of a stored result, only within the member's conversation that made it (CALL-4, ORG-7)."""
-    opened = await svc.hosts.get(caller.org_id)
+    opened = await svc.hosts.get(caller.org_id)  # results are read from the database: any replica's
     arguments: dict[str, Any] = {"handle": handle, "offset": offset}
     if length is not None:
         arguments["length"] = length

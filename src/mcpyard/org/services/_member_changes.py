@@ -32,7 +32,9 @@ from mcpyard.org.store import (
     Organization,
     Question,
     TurnRow,
+    announce,
     is_role,
+    note_change,
     utcnow,
 )
 from mcpyard.pipeline import CallResult
@@ -197,4 +199,7 @@ async def remove_member(db: Sessions, caller: Caller, member_id: str) -> Removal
                 "questions_cancelled": [question for (question,) in cancelled],
             },
         )
+        await note_change(session, caller.org_id)
+        for (question,) in cancelled:  # a call waiting on one, on any replica, hears that it ended
+            await announce(session, caller.org_id, "question", question)
     return Removal(target.id, target.email, [question for (question,) in cancelled])

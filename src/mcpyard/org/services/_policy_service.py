@@ -12,7 +12,7 @@ from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.services._events import audit
 from mcpyard.org.services._server_json import tool_json
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.store import Policy, RegisteredServer, Tool, utcnow
+from mcpyard.org.store import Policy, RegisteredServer, Tool, note_change, utcnow
 from mcpyard.policy import POLICIES, PinPolicy
 
 __all__ = ["get_tool", "list_tools", "set_policy"]
@@ -101,8 +101,8 @@ async def set_policy(
             old=old,
             new={"policy": chosen, "definition_hash": tool.definition_hash, "tool": tool.name, "server": server.name},
         )
-    opened = await svc.hosts.get(caller.org_id)
-    opened.policies.set(server.name, tool.name, chosen, tool.definition_hash)
+        await note_change(session, caller.org_id)
+    opened = await svc.hosts.current(caller.org_id)
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         return tool_json(tool, server, opened, full=True)

@@ -35,7 +35,7 @@ from mcpyard.org.services._server_input import (
 )
 from mcpyard.org.services._server_json import CLIENT_CREDENTIALS, server_json
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.store import Credential, RegisteredServer, Tool, utcnow
+from mcpyard.org.store import Credential, RegisteredServer, Tool, note_change, utcnow
 
 __all__ = [
     "delete_server",
@@ -130,6 +130,7 @@ async def register_server(
                     "has_client_credentials": client is not None,
                 },
             )
+            await note_change(session, caller.org_id)
     except IntegrityError:  # another registration took the name between our look and our write
         raise _name_taken(name) from None
     await connect_and_sync(svc, caller.org_id, server.id)
@@ -208,6 +209,7 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                     "credentials_dropped": dropped,
                 },
             )
+            await note_change(session, caller.org_id)
     except IntegrityError:  # another edit or registration took the name between our look and our write
         raise _name_taken(str(changes["name"])) from None
     await connect_and_sync(svc, caller.org_id, server_id)
@@ -232,10 +234,9 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
             server.id,
             old={"name": server.name, "url": server.url},
         )
-    opened = await svc.hosts.get(caller.org_id)
-    opened.policies.forget_server(server.name)
-    # A call of its still in flight (waiting for an answer, say): its tools are refused already; the next reload
-    # stops the server.
+        await note_change(session, caller.org_id)
+    # A call of its still in flight (waiting for an answer, say): its tools are refused already; the next call
+    # that finds it ended stops the server.
     with contextlib.suppress(ServiceError):
         await svc.hosts.reload(caller.org_id)
 

@@ -11,6 +11,7 @@ from mcpyard.org.store._db import (
     transaction,
 )
 from mcpyard.org.store._facts import facts_of, why_not_now
+from mcpyard.org.store._listen import listen
 from mcpyard.org.store._migrate import check_schema, head_revision, upgrade
 from mcpyard.org.store._models import (
     ROLES,
@@ -36,6 +37,7 @@ from mcpyard.org.store._models import (
     TeammateServer,
     Tool,
     TurnRow,
+    TurnRowStatus,
     is_role,
     new_id,
     utcnow,
@@ -69,6 +71,7 @@ __all__ = [
     "TeammateServer",
     "Tool",
     "TurnRow",
+    "TurnRowStatus",
     "announce",
     "check_schema",
     "database_error",
@@ -77,6 +80,7 @@ __all__ = [
     "facts_of",
     "head_revision",
     "is_role",
+    "listen",
     "new_id",
     "note_change",
     "open_database",

@@ -23,7 +23,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict, Invalid, NotFound, TooMany
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import model_name
-from mcpyard.org.services import PUBLICATION_ALERT, Asker, OrgService, audit, clear_alert, raise_alert
+from mcpyard.org.services import PUBLICATION_ALERT, Asker, OrgService, audit, clear_alert, held_until, raise_alert
 from mcpyard.org.store import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow, why_not_now
 from mcpyard.org.turns._turn_json import turn_json
 from mcpyard.org.turns._turn_offer import Offer, limits, model_for
@@ -309,11 +309,16 @@ async def _visitor_turn_in(
     model = await model_for(svc, assistant.org_id, None)
     async with svc.db.begin() as session:
         row = TurnRow(
-            org_id=assistant.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
+            org_id=assistant.org_id,
+            conversation_id=conversation.id,
+            message=message,
+            status="running",
+            calls=[],
+            held_until=held_until(),
         )
         session.add(row)
     async with ends_if_it_fails(svc, row.id):
-        opened = await svc.hosts.get(assistant.org_id)
+        opened = await svc.hosts.current(assistant.org_id)
         offer = _visitor_offer(assistant, names, refusal)
         return await drive_turn(svc, opened, model, conversation, row, offer, key=f"visitor:{conversation.id}")
 

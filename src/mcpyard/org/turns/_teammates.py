@@ -20,7 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import conversation_key
-from mcpyard.org.services import Asker, OrgService, Outcome, audit, questions_of_turns, until_done_or_asked
+from mcpyard.org.services import Asker, OrgService, Outcome, audit, held_until, questions_of_turns, until_done_or_asked
 from mcpyard.org.store import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
 from mcpyard.org.turns._model_setting import MAX_MODEL_NAME
 from mcpyard.org.turns._teammate_edits import (
@@ -282,7 +282,12 @@ async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body:
     model = await model_for(svc, caller.org_id, setting.model)
     async with svc.db.begin() as session:
         row = TurnRow(
-            org_id=caller.org_id, conversation_id=conversation.id, message=message, status="running", calls=[]
+            org_id=caller.org_id,
+            conversation_id=conversation.id,
+            message=message,
+            status="running",
+            calls=[],
+            held_until=held_until(),
         )
         session.add(row)
     turn_id = row.id
@@ -291,7 +296,7 @@ async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body:
 
     async def run() -> TurnRow:
         async with ends_if_it_fails(svc, turn_id):
-            opened = await svc.hosts.get(caller.org_id)
+            opened = await svc.hosts.current(caller.org_id)
             return await drive_turn(svc, opened, model, conversation, row, offer, key=setting.key)
 
     ended, _ = await until_done_or_asked(svc, asker, run, "a turn waiting for an answer")

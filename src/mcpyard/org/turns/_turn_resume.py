@@ -10,7 +10,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import TurnState
 from mcpyard.errors import ServiceError
-from mcpyard.org.services import OrgService
+from mcpyard.org.services import OrgService, held_until
 from mcpyard.org.store import Approval, Conversation, TurnRow
 from mcpyard.org.turns._turn_offer import Offer, model_for
 from mcpyard.org.turns._turns import drive_turn, ends_if_it_fails
@@ -67,7 +67,7 @@ async def continue_after_decision(svc: OrgService, org_id: str, turn_id: str, of
             claimed = await session.scalar(
                 update(TurnRow)
                 .where(TurnRow.id == turn_id, TurnRow.org_id == org_id, TurnRow.status == "waiting_for_approval")
-                .values(status="running")
+                .values(status="running", held_until=held_until())
                 .returning(TurnRow)
                 .execution_options(synchronize_session=False)
             )
@@ -84,7 +84,7 @@ async def continue_after_decision(svc: OrgService, org_id: str, turn_id: str, of
             async with ends_if_it_fails(svc, turn_id):
                 offer, key, name = await offer_for(conversation)
                 model = await model_for(svc, org_id, name)
-                opened = await svc.hosts.get(org_id)
+                opened = await svc.hosts.current(org_id)
                 row = await drive_turn(
                     svc, opened, model, conversation, claimed, offer, key=key, resume=(state, decided)
                 )

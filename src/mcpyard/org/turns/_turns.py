@@ -32,7 +32,7 @@ from mcpyard.model import (
     messages_to_json,
 )
 from mcpyard.org.hosts import OrgHost
-from mcpyard.org.services import OrgService, TurnCalls
+from mcpyard.org.services import OrgService, TurnCalls, holding
 from mcpyard.org.store import Conversation, TurnRow, utcnow
 from mcpyard.org.turns._turn_json import merged_calls
 from mcpyard.org.turns._turn_offer import Offer
@@ -67,7 +67,7 @@ async def drive_turn(
         if isinstance(event, ErrorEvent):
             errors.append(event.message)
 
-    host: TurnHost = TurnCalls(opened.host, svc, offer.asker, row.id)
+    host: TurnHost = TurnCalls(opened.host, svc, offer.asker, row.id, row.org_id)
     if offer.still_offered is not None:
         host = _StillOffered(host, offer.still_offered)
     try:
@@ -172,9 +172,11 @@ async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:
 
 @contextlib.asynccontextmanager
 async def ends_if_it_fails(svc: OrgService, turn_id: str) -> AsyncIterator[None]:
-    """Around a turn that runs: if it fails or is stopped (cancelled), it ends saying why, never left `running`."""
+    """Around a turn that runs: if it fails or is stopped (cancelled), it ends saying why, never left `running`; while
+    it runs, this process holds it (a replica that dies leaves it to the sweep, which ends it `interrupted`)."""
     try:
-        yield
+        async with holding(svc.db, TurnRow, turn_id):
+            yield
     except BaseException as exc:
         with anyio.CancelScope(shield=True):  # a stopping service still writes how the turn ended
             await end_failed(svc, turn_id, exc)

@@ -35,6 +35,7 @@ TURN_ENDINGS = {
     "model_error": "The model could not answer.",
     "call_limit": "The turn asked for more tool calls than it may make.",
     "time_limit": "The turn took longer than it may.",
+    "interrupted": "The service stopped while the turn ran; send the message again.",
 }
 """What a page says of a turn that ended without its answer, by the turn's status."""
 WAITING_WORDS = {"waiting_for_approval": "Waiting for an approval…", "waiting_for_answer": "Waiting for an answer…"}
