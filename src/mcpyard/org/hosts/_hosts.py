@@ -88,6 +88,8 @@ class OrgHosts:
         self._tg: anyio.abc.TaskGroup | None = None
         self._background: anyio.abc.TaskGroup | None = None
         """Where `spawn` runs work: cancelled first when the service stops."""
+        self._stepped = anyio.Event()
+        """Set (and replaced) each time a host was brought in step."""
         self._catching_up: dict[str, bool] = {}
         """Organizations being brought in step in the background, each with whether another change came since."""
         self._running = 0
@@ -218,6 +220,8 @@ class OrgHosts:
                 opened.fingerprints = fresh
             await self._list_again(opened, loaded)
             opened.revision = loaded.revision
+            stepped, self._stepped = self._stepped, anyio.Event()
+            stepped.set()
 
     async def _list_again(self, opened: OrgHost, loaded: Loaded) -> None:
         """List again the tools of each running server whose tools were listed into the database since this host
@@ -233,6 +237,12 @@ class OrgHosts:
                 await host.refresh(name)
             except Exception as exc:  # the server's failure: its tools stay as the database says (changed: refused)
                 _log.warning("listing the tools of %s again failed (%s)", name, type(exc).__name__)
+
+    async def in_step(self, org_id: str, revision: int) -> None:
+        """Return once the organization's open host is in step with `revision` or later (bound it with
+        `anyio.fail_after`): how a change announced by another replica is seen to have arrived."""
+        while (opened := self._hosts.get(org_id)) is None or opened.revision < revision:
+            await self._stepped.wait()
 
     def heard(self, org_id: str) -> None:
         """A replica announced a change of the organization: bring its host (if open here) in step now, in the
