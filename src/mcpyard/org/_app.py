@@ -16,7 +16,7 @@ import hashlib
 import hmac
 import html
 import logging
-from collections.abc import AsyncIterator, Callable, Mapping
+from collections.abc import AsyncIterator, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Any
@@ -30,7 +30,7 @@ from starlette.responses import HTMLResponse, Response
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import Invalid, ServiceError, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
-from mcpyard.org.api import BodyLimits, Running, api_routes, error_response
+from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
 from mcpyard.org.services import (
@@ -50,6 +50,8 @@ from mcpyard.org.web import Live, Pages, SecurityHeaders, web_routes
 
 __all__ = ["OrgSettings", "org_app"]
 
+LISTENING = "hearing the other replicas' changes"
+NOT_LISTENING = "not hearing the other replicas (the database is away?): each call still reads the change counter"
 SWEEP_SECONDS = 30.0
 """How often each process looks for questions no process holds any more."""
 _log = logging.getLogger("mcpyard.org")
@@ -133,19 +135,26 @@ async def _keep_sweeping(service: OrgService) -> None:
             _log.warning("sweeping lapsed work failed (%s)", type(exc).__name__)
 
 
-def _hearing(service: OrgService) -> Callable[[str], None]:
-    """What a replica does with another's announcement: a question answered wakes the call waiting on it here;
-    any other change brings the organization's host in step."""
+@dataclass(frozen=True, slots=True)
+class _Replicas:
+    """What a replica does with the others' announcements (`Ears`): a question answered wakes the call waiting on it
+    here; any other change brings the organization's host in step; after a reconnection, every host."""
 
-    def heard(payload: str) -> None:
+    service: OrgService
+
+    def heard(self, payload: str) -> None:
         org_id, _, what = payload.partition(" ")
         kind, _, ident = what.partition(" ")
         if kind == "question":
-            service.wakeups.wake(ident)
+            self.service.wakeups.wake(ident)
         else:
-            service.hosts.heard(org_id)
+            self.service.hosts.heard(org_id)
 
-    return heard
+    def missed(self) -> None:
+        self.service.hosts.missed()
+
+    def listening(self, up: bool) -> None:
+        self.service.hosts.hearing = LISTENING if up else NOT_LISTENING
 
 
 def org_app(settings: OrgSettings) -> Starlette:
@@ -190,7 +199,8 @@ def org_app(settings: OrgSettings) -> Starlette:
             )
             async with hosts.running(), anyio.create_task_group() as sweeping:
                 if not db.is_sqlite:  # SQLite's replicas read the change counter before each call instead
-                    await sweeping.start(listen, db.url, _hearing(service), hosts.missed)
+                    hosts.hearing = NOT_LISTENING
+                    await sweeping.start(listen, db.url, _Replicas(service))
                 await sweep(service)
                 await sweep_questions(service)
                 sweeping.start_soon(_keep_sweeping, service)
@@ -235,7 +245,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         Exception: failed,
     }
     app = Starlette(
-        routes=[*api_routes(), *web_routes()],
+        routes=[*api_routes(), *health_routes(), *web_routes()],
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[

@@ -2,7 +2,17 @@
 and the OpenAPI document built from them; the bounds on request bodies."""
 
 from mcpyard.org.api._body_limits import BodyLimits
+from mcpyard.org.api._health import health_routes
 from mcpyard.org.api._openapi import OPERATIONS, api_routes, openapi_document
 from mcpyard.org.api._operations import Running, error_response, opened
 
-__all__ = ["OPERATIONS", "BodyLimits", "Running", "api_routes", "error_response", "openapi_document", "opened"]
+__all__ = [
+    "OPERATIONS",
+    "BodyLimits",
+    "Running",
+    "api_routes",
+    "error_response",
+    "health_routes",
+    "openapi_document",
+    "opened",
+]

@@ -88,6 +88,8 @@ class OrgHosts:
         self._tg: anyio.abc.TaskGroup | None = None
         self._background: anyio.abc.TaskGroup | None = None
         """Where `spawn` runs work: cancelled first when the service stops."""
+        self.hearing = "no announcements on SQLite: each call reads the change counter"
+        """Whether this replica hears the others' announcements (what `/readyz` says)."""
         self._stepped = anyio.Event()
         """Set (and replaced) each time a host was brought in step."""
         self._catching_up: dict[str, bool] = {}

@@ -115,6 +115,10 @@ class Sealer:
             what=f"the credential {credential.id}",
         )
 
+    def holds(self, kid: str) -> bool:
+        """Whether the key `kid` is held (read again from the source once when it is not)."""
+        return self._key_for(kid) is not None
+
     def _key_for(self, kid: str) -> bytes | None:
         key = self.keyring().key(kid)
         if key is None:

@@ -46,7 +46,7 @@ from mcpyard.org.services._registry import (
 )
 from mcpyard.org.services._review import PUBLICATION_ALERT
 from mcpyard.org.services._server_input import MAX_CC_FIELD, MAX_SCOPE, MAX_SCOPES, MAX_SERVER_NAME, NAME_PATTERN
-from mcpyard.org.services._service import QUESTION_SECONDS, ModelFactory, OrgService
+from mcpyard.org.services._service import QUESTION_SECONDS, CredentialSealer, ModelFactory, OrgService
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 
 __all__ = [
@@ -64,6 +64,7 @@ __all__ = [
     "QUESTION_STATES",
     "Asker",
     "Authenticator",
+    "CredentialSealer",
     "Inbox",
     "ModelFactory",
     "OrgService",

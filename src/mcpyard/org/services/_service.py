@@ -47,6 +47,8 @@ class CredentialSealer(Protocol):
 
     def unseal(self, key_id: str, sealed: bytes, *, context: bytes, what: str = ...) -> str: ...
 
+    def holds(self, kid: str) -> bool: ...
+
 
 class Wakeups:
     """Who in this process waits for a question's answer: an answer given here wakes its call at once (an answer

@@ -11,7 +11,7 @@ from mcpyard.org.store._db import (
     transaction,
 )
 from mcpyard.org.store._facts import facts_of, why_not_now
-from mcpyard.org.store._listen import listen
+from mcpyard.org.store._listen import Ears, listen
 from mcpyard.org.store._migrate import check_schema, head_revision, upgrade
 from mcpyard.org.store._models import (
     ROLES,
@@ -58,6 +58,7 @@ __all__ = [
     "Conversation",
     "Credential",
     "Database",
+    "Ears",
     "Member",
     "ModelSetting",
     "Organization",

@@ -9,7 +9,7 @@ channel: its replicas read the change counter before every call instead.
 from __future__ import annotations
 
 import logging
-from collections.abc import Callable
+from typing import Protocol
 
 import anyio
 import anyio.abc
@@ -19,7 +19,7 @@ from sqlalchemy.engine import URL
 from mcpyard.org.store._db import CONNECT_TIMEOUT_S
 from mcpyard.org.store._revision import CHANNEL
 
-__all__ = ["listen"]
+__all__ = ["Ears", "listen"]
 
 KEEPALIVE_SECONDS = 15.0
 """How long the listener waits in silence before it checks that its connection is still alive."""
@@ -28,14 +28,21 @@ RETRY_SECONDS = (0.2, 0.5, 1.0, 2.0, 5.0)
 _log = logging.getLogger("mcpyard.org")
 
 
-async def listen(
-    url: URL,
-    heard: Callable[[str], None],
-    missed: Callable[[], None],
-    *,
-    task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED,
-) -> None:
-    """Hand each announcement's payload to `heard` until cancelled; `missed()` after each reconnection.
+class Ears(Protocol):
+    """Who hears the announcements."""
+
+    def heard(self, payload: str) -> None:
+        """One announcement: the organization's id, then what (if anything) it is about."""
+
+    def missed(self) -> None:
+        """The connection was lost and is back: announcements may have been missed meanwhile."""
+
+    def listening(self, up: bool) -> None:
+        """Whether announcements are heard now."""
+
+
+async def listen(url: URL, ears: Ears, *, task_status: anyio.abc.TaskStatus[None] = anyio.TASK_STATUS_IGNORED) -> None:
+    """Hand each announcement to `ears` until cancelled.
 
     Started (for `task_group.start`) once the first connection listens, or once it failed: a database that is
     away at start delays nothing, the listener keeps trying.
@@ -49,19 +56,21 @@ async def listen(
                 conninfo, autocommit=True, connect_timeout=CONNECT_TIMEOUT_S
             ) as connection:
                 await connection.execute(f"LISTEN {CHANNEL}")
+                ears.listening(True)
                 if started:
                     if failures:
                         _log.info("listening to the other replicas again")
-                    missed()  # whatever was announced while no one listened
+                    ears.missed()  # whatever was announced while no one listened
                 else:
                     started = True
                     task_status.started()
                 failures = 0
                 while True:
                     async for note in connection.notifies(timeout=KEEPALIVE_SECONDS):
-                        heard(note.payload)
+                        ears.heard(note.payload)
                     await connection.execute("SELECT 1")  # a connection that died quietly says so here
         except (psycopg.Error, OSError) as exc:
+            ears.listening(False)
             if failures == 0:  # once per outage; the error names no password (psycopg never puts it there)
                 _log.warning("not hearing the other replicas (%s); trying again", type(exc).__name__)
             failures += 1

@@ -1,0 +1,83 @@
+"""Whether the service answers and whether it can serve: `/healthz` and `/readyz`, for load balancers (API-8).
+
+`/healthz` says the process answers. `/readyz` says the replica can serve now: the database
+answers, and the sealing key is usable and holds every key the stored secrets were sealed with (a
+replica started with an old key during a rotation is not ready). It also says whether the replica
+hears the others' announcements (PostgreSQL); a replica that does not still serves correctly (it
+reads the change counter before each call), so that alone never makes it unready.
+"""
+
+from __future__ import annotations
+
+import anyio
+from sqlalchemy import select, text
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from mcpyard.errors import ConfigError, ServiceError
+from mcpyard.org.api._operations import running
+from mcpyard.org.services import CredentialSealer
+from mcpyard.org.store import Credential, ModelSetting
+
+__all__ = ["health_routes"]
+
+CHECK_SECONDS = 5.0
+"""How long `/readyz` waits for the database before it says it is not ready."""
+_PROBE = b"mcpyard readiness probe"
+
+
+async def healthz(request: Request) -> Response:
+    del request
+    return JSONResponse({"status": "ok"}, headers={"Cache-Control": "no-store"})
+
+
+async def readyz(request: Request) -> Response:
+    checks: dict[str, str] = {}
+    try:
+        service = running(request).service
+    except ServiceError as exc:
+        return _answer({"service": exc.message})
+    try:
+        with anyio.fail_after(CHECK_SECONDS):
+            async with service.db.begin() as session:
+                await session.execute(text("SELECT 1"))
+                in_use = set(await session.scalars(select(Credential.key_id).distinct()))
+                in_use |= {kid for kid in await session.scalars(select(ModelSetting.key_id).distinct()) if kid}
+        checks["database"] = "ok"
+    except TimeoutError:
+        return _answer({"database": f"did not answer within {CHECK_SECONDS:g} s"})
+    except Exception as exc:  # whatever the driver raises: named by its kind only (never a URL or a password)
+        return _answer({"database": f"not usable ({type(exc).__name__})"})
+    problem = _key_problem(service.sealer, in_use)
+    if problem is not None:
+        return _answer({**checks, "key": problem})
+    checks["key"] = "ok"
+    checks["replicas"] = service.hosts.hearing
+    return _answer(checks, ready=True)
+
+
+def _key_problem(sealer: CredentialSealer, in_use: set[str]) -> str | None:
+    """Why the sealing key is not usable: it does not load or open what it seals, or misses a key in use."""
+    try:
+        opened = sealer.unseal(*sealer.seal("probe", context=_PROBE), context=_PROBE)
+    except ConfigError as exc:
+        return exc.message
+    if opened != "probe":
+        return "the sealing key does not open what it sealed"
+    missing = sorted(kid for kid in in_use if not sealer.holds(kid))
+    if missing:
+        return (
+            f"secrets in the database were sealed with key {', '.join(missing)}, which this replica does not hold: "
+            "give it every key (MCPYARD_ORG_KEY=NEW,OLD while rotating)"
+        )
+    return None
+
+
+def _answer(checks: dict[str, str], *, ready: bool = False) -> JSONResponse:
+    body = {"status": "ok" if ready else "unavailable", "checks": checks}
+    return JSONResponse(body, status_code=200 if ready else 503, headers={"Cache-Control": "no-store"})
+
+
+def health_routes() -> list[Route]:
+    return [Route("/healthz", healthz, methods=["GET"]), Route("/readyz", readyz, methods=["GET"])]
