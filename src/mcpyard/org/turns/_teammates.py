@@ -265,7 +265,9 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
     )
 
 
-async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]) -> Outcome:
+async def take_turn(
+    svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]
+) -> Outcome[dict[str, Any]]:
     """One turn of a member's conversation: ended, or still going on (waiting for an approval or an answer)."""
     message = text_field(body, "message", MAX_MESSAGE, required=True)
     assert message is not None

@@ -187,14 +187,14 @@ async def decide(pages: Pages, request: Request, visit: Visit) -> Response:
     form = await pages.form(request, visit)
     approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
     if verb == "approve":
-        outcome = await services.approve(pages.svc, visit.caller, approval_id)
-        ran = outcome.body
-        if outcome.waiting:
+        ran = (await services.approve(pages.svc, visit.caller, approval_id)).body
+        if "ok" not in ran:  # still running: no result yet
             text = "Approved: it runs, and its server asks a question first (see below)."
-        elif ran.get("ok"):
+        elif ran["ok"]:
             text = "Approved: it ran once."
         else:
-            text = f"Approved, but it did not run: {ran['error']['message']}"
+            why = ran["error"]["message"] if ran["error"] is not None else ran["text"]
+            text = f"Approved, but it did not run: {why}"
     elif verb == "decline":
         await services.decline(pages.svc, visit.caller, approval_id)
         text = "Declined: it will not run."
