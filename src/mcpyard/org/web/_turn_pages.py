@@ -20,7 +20,7 @@ from mcpyard.org import services, turns
 from mcpyard.org._bodies import text_problem
 from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
-from mcpyard.org.turns import UNFINISHED
+from mcpyard.org.turns import UNFINISHED, PreviewView
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
 
 __all__ = ["PAGES", "VISITOR_COOKIE"]
@@ -219,7 +219,12 @@ async def assistants(pages: Pages, request: Request, visit: Visit) -> Response:
 
 
 async def assistant_page(
-    pages: Pages, request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
+    pages: Pages,
+    request: Request,
+    visit: Visit,
+    *,
+    refused: list[dict[str, Any]] | None = None,
+    preview: PreviewView | None = None,
 ) -> Response:
     found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
     tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
