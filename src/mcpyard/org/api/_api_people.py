@@ -29,7 +29,7 @@ from mcpyard.org.services import (
 )
 from mcpyard.org.store import Member
 
-__all__ = ["API"]
+__all__ = ["API", "BODIES"]
 
 API = Operations()
 LOGIN_FIELDS = ("email", "password")
@@ -43,6 +43,8 @@ _LISTED_MEMBER = obj(["id", "email", "role", "created_at"], id=STR, email=STR, r
 _LISTED_TOKEN = obj(["id", "label", "created_at", "last_used_at"], id=STR, label=STR, created_at=STR, last_used_at=NSTR)
 _PASSWORD: S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
 _CREDENTIALS = obj(["email", "password"], email=STR, password=STR)
+BODIES = {"member_identity": _MEMBER, "member": _LISTED_MEMBER, "token": _LISTED_TOKEN}
+"""The bodies these operations answer with, by the name the views test pairs with a service's view."""
 
 
 def _member_json(member: Member) -> MemberIdentityView:
