@@ -3,10 +3,11 @@ and the OpenAPI document built from them; the bounds on request bodies."""
 
 from mcpyard.org.api._body_limits import BodyLimits
 from mcpyard.org.api._health import health_routes
-from mcpyard.org.api._openapi import OPERATIONS, api_routes, openapi_document
+from mcpyard.org.api._openapi import BODY_SCHEMAS, OPERATIONS, api_routes, openapi_document
 from mcpyard.org.api._operations import Running, error_response, opened
 
 __all__ = [
+    "BODY_SCHEMAS",
     "OPERATIONS",
     "BodyLimits",
     "Running",

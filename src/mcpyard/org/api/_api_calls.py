@@ -13,7 +13,7 @@ from mcpyard.org.api._operations import Operations, answered, running
 from mcpyard.org.api._schema import ANY_OBJ, BOOL, NOBJ, NSTR, STR, S, array, enum, obj, op, query
 from mcpyard.org.services import MAX_CONVERSATION, MAX_TOOL_NAME, list_alerts, list_audit
 
-__all__ = ["API", "CALL_RESULT"]
+__all__ = ["API", "BODIES", "CALL_RESULT"]
 
 API = Operations()
 APPROVAL_STATES = ("pending", "running", "done", "failed", "declined")
@@ -32,14 +32,12 @@ CALL_RESULT = obj(
     server=NSTR,
     call_id=NSTR,
 )
-_PARKED = obj(["approval"], approval=obj(["id", "status"], id=STR, status={"const": "pending"}))
-_QUESTION_ASKED = obj(["id", "status"], id=STR, status={"const": "pending"})
-_ASKING = obj(["call_id", "question"], call_id=STR, question=_QUESTION_ASKED)
-_RUNNING = obj(
-    ["approval", "question"],
-    approval=obj(["id", "status"], id=STR, status={"const": "running"}),
-    question={"oneOf": [{"type": "null"}, _QUESTION_ASKED]},
-)
+_PENDING = obj(["id", "status"], id=STR, status={"const": "pending"})
+"""An approval or a question that waits for a person."""
+_RUNNING_APPROVAL = obj(["id", "status"], id=STR, status={"const": "running"})
+_PARKED = obj(["approval"], approval=_PENDING)
+_ASKING = obj(["call_id", "question"], call_id=STR, question=_PENDING)
+_RUNNING = obj(["approval", "question"], approval=_RUNNING_APPROVAL, question={"oneOf": [{"type": "null"}, _PENDING]})
 _APPROVAL = obj(
     [
         "id",
@@ -88,6 +86,18 @@ _ALERT = obj(
     raised_at=STR,
     cleared_at=NSTR,
 )
+BODIES = {
+    "call_result": CALL_RESULT,
+    "pending": _PENDING,
+    "running_approval": _RUNNING_APPROVAL,
+    "parked": _PARKED,
+    "asking": _ASKING,
+    "running": _RUNNING,
+    "approval": _APPROVAL,
+    "audit_entry": _AUDIT,
+    "alert": _ALERT,
+}
+"""The bodies these operations answer with, by the name the views test pairs with a service's view."""
 _CONVERSATION: S = {"type": "string", "maxLength": MAX_CONVERSATION}
 
 _CALL_BODY = obj(

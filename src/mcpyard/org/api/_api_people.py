@@ -16,6 +16,7 @@ from mcpyard.org.api._schema import NSTR, STR, S, array, enum, obj, op
 from mcpyard.org.keys import MAX_PASSWORD_LENGTH, MIN_PASSWORD_LENGTH
 from mcpyard.org.services import (
     COOKIE,
+    MemberIdentityView,
     change_role,
     create_token,
     invite_member,
@@ -28,7 +29,7 @@ from mcpyard.org.services import (
 )
 from mcpyard.org.store import Member
 
-__all__ = ["API"]
+__all__ = ["API", "BODIES"]
 
 API = Operations()
 LOGIN_FIELDS = ("email", "password")
@@ -42,9 +43,11 @@ _LISTED_MEMBER = obj(["id", "email", "role", "created_at"], id=STR, email=STR, r
 _LISTED_TOKEN = obj(["id", "label", "created_at", "last_used_at"], id=STR, label=STR, created_at=STR, last_used_at=NSTR)
 _PASSWORD: S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
 _CREDENTIALS = obj(["email", "password"], email=STR, password=STR)
+BODIES = {"member_identity": _MEMBER, "member": _LISTED_MEMBER, "token": _LISTED_TOKEN}
+"""The bodies these operations answer with, by the name the views test pairs with a service's view."""
 
 
-def _member_json(member: Member) -> dict[str, str]:
+def _member_json(member: Member) -> MemberIdentityView:
     return {"id": member.id, "email": member.email, "role": member.role, "org_id": member.org_id}
 
 
@@ -144,7 +147,8 @@ async def end_session(request: Request, caller: Caller) -> Response:
 @API.member("GET", "/api/v1/me", op("Who the caller is", {"200": ("the caller", _MEMBER)}, "401"))
 async def me(request: Request, caller: Caller) -> Response:
     del request
-    return JSONResponse({"id": caller.member_id, "email": caller.email, "role": caller.role, "org_id": caller.org_id})
+    shown = MemberIdentityView(id=caller.member_id, email=caller.email, role=caller.role, org_id=caller.org_id)
+    return JSONResponse(shown)
 
 
 @API.member(

@@ -20,7 +20,7 @@ from mcpyard.org.api._operations import Operations, running
 from mcpyard.org.api._schema import ANY_OBJ, BOOL, NSTR, STR, S, array, enum, obj, op, query
 from mcpyard.org.services import ACTIONS, QUESTION_STATES
 
-__all__ = ["API", "QUESTION"]
+__all__ = ["API", "BODIES", "QUESTION"]
 
 API = Operations()
 ANSWER_FIELDS = ("action", "content")
@@ -97,6 +97,8 @@ QUESTION = obj(
     },
 )
 """A server's question as the inbox shows it: never an answer typed into it."""
+BODIES = {"question": QUESTION}
+"""The bodies these operations answer with, by the name the views test pairs with a service's view."""
 
 
 _ANSWER = obj(

@@ -18,7 +18,7 @@ from mcpyard.org.api._operations import Operations, running
 from mcpyard.org.api._schema import ANY_OBJ, BOOL, NSTR, STR, S, array, enum, obj, op
 from mcpyard.org.services import MAX_CC_FIELD, MAX_SCOPE, MAX_SCOPES, MAX_SERVER_NAME, NAME_PATTERN
 
-__all__ = ["API"]
+__all__ = ["API", "BODIES"]
 
 API = Operations()
 SERVER_FIELDS = ("name", "url", "bearer_token", "client_credentials")
@@ -112,6 +112,15 @@ _EDITED = {
 }
 """A server as an edit answers it: which credential the edit dropped."""
 _SELECTION = obj(["kind", "id", "name"], kind=enum("assistant", "teammate"), id=STR, name=STR)
+BODIES = {
+    "definition": _DEFINITION,
+    "tool": _TOOL,
+    "tool_detail": _TOOL_DETAIL,
+    "server": _SERVER,
+    "edited_server": _EDITED,
+    "selection": _SELECTION,
+}
+"""The bodies these operations answer with, by the name the views test pairs with a service's view."""
 _SERVER_NAME: S = {"type": "string", "pattern": NAME_PATTERN, "minLength": 1, "maxLength": MAX_SERVER_NAME}
 _URL: S = {"type": "string", "minLength": 1}
 _BEARER: S = {"type": "string", "minLength": 1, "pattern": "^[^\\r\\n]+$"}

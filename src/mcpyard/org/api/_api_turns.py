@@ -12,13 +12,14 @@ from mcpyard.org import turns
 from mcpyard.org._bodies import json_body
 from mcpyard.org._caller import Caller
 from mcpyard.org.api._operations import Operations, answered, running
-from mcpyard.org.api._schema import STR, array, obj, op
+from mcpyard.org.api._schema import array, op
 from mcpyard.org.api._turn_schemas import (
     CONVERSATION,
     LISTED_CONVERSATION,
     MESSAGE_BODY,
     MODEL,
     MODEL_BODY,
+    STARTED,
     TEAMMATE,
     TEAMMATE_BODY,
     TEAMMATE_CHANGE,
@@ -139,7 +140,7 @@ async def list_conversations(request: Request, caller: Caller) -> Response:
     "/api/v1/teammates/{teammate_id}/conversations",
     op(
         "Start a conversation with a teammate (the caller's own)",
-        {"201": ("the conversation", obj(["id", "teammate_id"], id=STR, teammate_id=STR))},
+        {"201": ("the conversation", STARTED)},
         "401 404 409",
     ),
 )

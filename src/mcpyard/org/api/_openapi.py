@@ -17,12 +17,20 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from mcpyard import __version__
-from mcpyard.org.api import _api_assistants, _api_calls, _api_people, _api_questions, _api_servers, _api_turns
+from mcpyard.org.api import (
+    _api_assistants,
+    _api_calls,
+    _api_people,
+    _api_questions,
+    _api_servers,
+    _api_turns,
+    _turn_schemas,
+)
 from mcpyard.org.api._operations import Operations, paths, routes
-from mcpyard.org.api._schema import ANY_OBJ, op
+from mcpyard.org.api._schema import ANY_OBJ, S, op
 from mcpyard.org.services import COOKIE
 
-__all__ = ["OPERATIONS", "api_routes", "openapi_document"]
+__all__ = ["BODY_SCHEMAS", "OPERATIONS", "api_routes", "openapi_document"]
 
 API = Operations()
 
@@ -50,6 +58,15 @@ OPERATIONS = (
     *API.declared,
 )
 """Every operation of the API, in the order the document lists them."""
+BODY_SCHEMAS: dict[str, S] = {
+    **_api_people.BODIES,
+    **_api_servers.BODIES,
+    **_api_calls.BODIES,
+    **_api_questions.BODIES,
+    **_turn_schemas.BODIES,
+}
+"""The schemas of the bodies the API answers with, by name: each is what a service's TypedDict view says, key by
+key (the views test pairs them)."""
 
 
 def api_routes() -> list[Route]:

@@ -73,7 +73,7 @@ def error_response(status: int, code: str, message: str, details: dict[str, Any]
     return JSONResponse({"error": {"code": code, "message": message, **(details or {})}}, status_code=status)
 
 
-def answered(outcome: Outcome) -> JSONResponse:
+def answered(outcome: Outcome[object]) -> JSONResponse:
     """A call's, an approved run's or a turn's outcome: 200 when it ended, 202 while it is still going on."""
     return JSONResponse(outcome.body, status_code=202 if outcome.waiting else 200)
 

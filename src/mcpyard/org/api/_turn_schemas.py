@@ -21,6 +21,7 @@ from mcpyard.org.turns import (
 __all__ = [
     "ASSISTANT",
     "ASSISTANT_BODY",
+    "BODIES",
     "CALL",
     "CONVERSATION",
     "LISTED_CONVERSATION",
@@ -29,6 +30,8 @@ __all__ = [
     "MODEL_BODY",
     "PREVIEWED",
     "PUBLICATION",
+    "PUBLISHED_TOOL",
+    "STARTED",
     "STEP",
     "TEAMMATE",
     "TEAMMATE_BODY",
@@ -109,7 +112,7 @@ TURN_PROPS = {
 }
 TURN = obj(TURN_FIELDS, **TURN_PROPS)
 STEP = obj(
-    ["server", "tool", "arguments", "status", "summary", "duration_ms", "at"],
+    ["server", "tool", "arguments", "status", "error", "summary", "duration_ms", "at"],
     server=NSTR,
     tool=STR,
     arguments={"type": "object"},
@@ -120,6 +123,7 @@ STEP = obj(
     at=STR,
 )
 TRACED = obj([*TURN_FIELDS, "trace"], **TURN_PROPS, trace=array(STEP))
+STARTED = obj(["id", "teammate_id"], id=STR, teammate_id=STR)
 LISTED_CONVERSATION = obj(
     ["id", "teammate_id", "created_at", "turns", "first_message"],
     id=STR,
@@ -133,12 +137,13 @@ CONVERSATION = obj(
 )
 PREVIEWED = obj([*TURN_FIELDS, "left_out"], **TURN_PROPS, left_out=array(STR))
 MESSAGE_BODY = obj(["message"], message=bounded(MAX_MESSAGE, required=True))
+PUBLISHED_TOOL = obj(["server_id", "tool", "definition_hash"], server_id=STR, tool=STR, definition_hash=STR)
 PUBLICATION = obj(
     ["id", "assistant_id", "slug", "tools", "published_by", "published_at"],
     id=STR,
     assistant_id=STR,
     slug=STR,
-    tools=array(obj(["server_id", "tool", "definition_hash"], server_id=STR, tool=STR, definition_hash=STR)),
+    tools=array(PUBLISHED_TOOL),
     published_by=STR,
     published_at=STR,
 )
@@ -176,3 +181,20 @@ VISITOR = obj(["conversation", "reply", "calls", "status"], conversation=STR, re
 VISITOR_BODY = obj(
     ["message"], message=bounded(MAX_MESSAGE, required=True), conversation={"type": "string", "maxLength": 64}
 )
+BODIES = {
+    "model": MODEL,
+    "teammate": TEAMMATE,
+    "started_conversation": STARTED,
+    "listed_conversation": LISTED_CONVERSATION,
+    "conversation": CONVERSATION,
+    "turn_call": CALL,
+    "turn": TURN,
+    "trace_step": STEP,
+    "traced_turn": TRACED,
+    "preview": PREVIEWED,
+    "published_tool": PUBLISHED_TOOL,
+    "publication": PUBLICATION,
+    "assistant": ASSISTANT,
+    "visitor_turn": VISITOR,
+}
+"""The bodies the turns' operations answer with, by the name the views test pairs with a turn's view."""

@@ -22,6 +22,7 @@ from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.services._question_form import checked_answer, content_from_form, form_fields_of
 from mcpyard.org.services._questions import answer_context
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import QuestionView
 from mcpyard.org.store import Question, announce, utcnow
 
 __all__ = [
@@ -38,7 +39,7 @@ QUESTION_STATES = ("pending", "accepted", "declined", "cancelled", "expired")
 DONE = {"accept": "accepted", "decline": "declined", "cancel": "cancelled"}
 
 
-def question_json(question: Question) -> dict[str, Any]:
+def question_json(question: Question) -> QuestionView:
     """A question as the API and the pages show it: what the server asks, who may answer, how it ended."""
     return {
         "id": question.id,
@@ -72,7 +73,7 @@ def _visible(caller: Caller) -> Select[Question]:
 
 async def list_questions(
     svc: OrgService, caller: Caller, status: str | None, *, newest: int | None = None, decided: bool = False
-) -> list[dict[str, Any]]:
+) -> list[QuestionView]:
     """The inbox's questions, oldest first; with `newest`, only that many of the latest; with `decided`, only
     those no longer pending."""
     query = _visible(caller)
@@ -96,7 +97,7 @@ async def _question(session: AsyncSession, caller: Caller, question_id: str) -> 
     return question
 
 
-async def get_question(svc: OrgService, caller: Caller, question_id: str) -> dict[str, Any]:
+async def get_question(svc: OrgService, caller: Caller, question_id: str) -> QuestionView:
     async with svc.db.begin() as session:
         return question_json(await _question(session, caller, question_id))
 
@@ -109,7 +110,7 @@ def _unfit(problems: list[str]) -> ServiceError:
 
 async def answer_question(
     svc: OrgService, caller: Caller, question_id: str, action: object, content: object = None
-) -> dict[str, Any]:
+) -> QuestionView:
     """Answer once: `accept` (with the form's content), `decline` or `cancel`; the question as it now stands."""
     async with svc.db.begin() as session:
         question = await _question(session, caller, question_id)
@@ -143,7 +144,7 @@ async def answer_question(
 
 async def answer_from_page(
     svc: OrgService, caller: Caller, question_id: str, action: str, values: Mapping[str, list[str]]
-) -> dict[str, Any]:
+) -> QuestionView:
     """Answer from a page's form: each field's values as text, read against the question's form first."""
     content: dict[str, Any] | None = None
     if action == "accept":
@@ -158,7 +159,7 @@ async def answer_from_page(
 
 async def questions_of_turns(
     session: AsyncSession, org_id: str, turn_ids: Collection[str]
-) -> dict[str, list[dict[str, Any]]]:
+) -> dict[str, list[QuestionView]]:
     """The questions each turn's calls asked, oldest first, by turn."""
     if not turn_ids:
         return {}
@@ -167,7 +168,7 @@ async def questions_of_turns(
         .where(Question.org_id == org_id, Question.turn_id.in_(tuple(turn_ids)))
         .order_by(Question.created_at, Question.id)
     )
-    found: dict[str, list[dict[str, Any]]] = {}
+    found: dict[str, list[QuestionView]] = {}
     for question in rows:
         if question.turn_id is not None:
             found.setdefault(question.turn_id, []).append(question_json(question))

@@ -3,23 +3,26 @@
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import Generic, TypeVar
 
 from mcpyard.org.hosts import OrgHost
 from mcpyard.org.services._discovery import CONNECTION_ALERT
 from mcpyard.org.services._events import clear_alert, raise_alert
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import CallResultView
 from mcpyard.pipeline import CallResult
 
 __all__ = ["CODES", "Outcome", "keep_connection_state", "result_json"]
 
+Body_co = TypeVar("Body_co", covariant=True)
+
 
 @dataclass(frozen=True, slots=True)
-class Outcome:
+class Outcome(Generic[Body_co]):
     """What a call, an approved run or a turn came to: the JSON the member reads, and whether it is still going on
     (parked for an approval, or waiting for the answer to a server's question; the API answers 202 then)."""
 
-    body: dict[str, Any]
+    body: Body_co
     waiting: bool = False
 
 
@@ -28,12 +31,23 @@ CODES = {"off": "policy_off", "removed": "tool_removed"}
 CONNECTION_FAILURES = frozenset({"server_unavailable", "connection_lost", "timeout"})
 
 
-def result_json(result: CallResult, call_id: str | None) -> dict[str, Any]:
-    body = result.to_json()
-    if result.error is not None:
-        body["error"] = {**result.error, "code": CODES.get(result.error["code"], result.error["code"])}
-    body["call_id"] = call_id
-    return body
+def result_json(result: CallResult, call_id: str | None) -> CallResultView:
+    """The result as `CallResult.to_json` gives it, its refusal code as the API names it, and the call's id."""
+    error = result.error
+    if error is not None:
+        error = {**error, "code": CODES.get(error["code"], error["code"])}
+    return {
+        "ok": result.ok,
+        "text": result.text,
+        "content": result.content,
+        "structured": result.structured,
+        "cached": result.cached,
+        "handle": result.handle,
+        "error": error,
+        "tool": result.tool,
+        "server": result.server,
+        "call_id": call_id,
+    }
 
 
 async def keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, result: CallResult) -> None:

@@ -7,6 +7,7 @@ from typing import Any
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.org.services._views import AlertView, AuditEntryView
 from mcpyard.org.store import Alert, AuditEvent, note_change, utcnow
 
 __all__ = ["audit", "clear_alert", "list_alerts", "list_audit", "raise_alert"]
@@ -61,13 +62,9 @@ async def clear_alert(
         await note_change(session, org_id)
 
 
-def _when(value: Any) -> str | None:
-    return value.isoformat() if value is not None else None
-
-
 async def list_audit(
     session: AsyncSession, org_id: str, *, action: str | None = None, actor: str | None = None, limit: int = 500
-) -> list[dict[str, Any]]:
+) -> list[AuditEntryView]:
     """The organization's audit log, newest first, filtered by action or actor."""
     query = select(AuditEvent).where(AuditEvent.org_id == org_id)
     if action:
@@ -78,7 +75,7 @@ async def list_audit(
     return [
         {
             "id": e.id,
-            "at": _when(e.at),
+            "at": e.at.isoformat(),
             "actor": e.actor,
             "action": e.action,
             "target": e.target,
@@ -89,7 +86,7 @@ async def list_audit(
     ]
 
 
-async def list_alerts(session: AsyncSession, org_id: str, *, open_only: bool = False) -> list[dict[str, Any]]:
+async def list_alerts(session: AsyncSession, org_id: str, *, open_only: bool = False) -> list[AlertView]:
     """The organization's alerts, newest first (`cleared_at` is null while one is open)."""
     query = select(Alert).where(Alert.org_id == org_id)
     if open_only:
@@ -102,8 +99,8 @@ async def list_alerts(session: AsyncSession, org_id: str, *, open_only: bool = F
             "assistant_id": a.assistant_id,
             "kind": a.kind,
             "message": a.message,
-            "raised_at": _when(a.raised_at),
-            "cleared_at": _when(a.cleared_at),
+            "raised_at": a.raised_at.isoformat(),
+            "cleared_at": a.cleared_at.isoformat() if a.cleared_at is not None else None,
         }
         for a in rows
     ]

@@ -24,6 +24,7 @@ from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._leases import held_until, holding
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import ApprovalView, ApprovedBody, CallResultView, PendingRef
 from mcpyard.org.store import (
     Approval,
     Conversation,
@@ -100,7 +101,7 @@ async def _once(card: ApprovalCard) -> Answer:
     return "once"
 
 
-def approval_json(approval: Approval) -> dict[str, Any]:
+def approval_json(approval: Approval) -> ApprovalView:
     return {
         "id": approval.id,
         "status": approval.status,
@@ -119,7 +120,7 @@ def approval_json(approval: Approval) -> dict[str, Any]:
 
 async def list_approvals(
     svc: OrgService, caller: Caller, status: str | None, *, newest: int | None = None, decided: bool = False
-) -> list[dict[str, Any]]:
+) -> list[ApprovalView]:
     """The inbox: a member sees the calls they asked for; owners and admins see every one.
 
     Oldest first; with `newest`, only that many of the latest (still oldest first); with `decided`, only those
@@ -214,11 +215,11 @@ async def _teammate_may_use(session: AsyncSession, turn_id: str, server_id: str)
     return found is not None
 
 
-async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
+async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome[ApprovedBody]:
     """Claim the approval and run its saved arguments once: the `CallResult` of that one run, or, still going on,
     the question its server asked meanwhile (the run goes on once it is answered; its result is then the
     approval's). Once the run ended, a turn parked on the approval goes on (`OrgService.decided`)."""
-    failed: dict[str, Any] | None = None
+    failed: CallResultView | None = None
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "running")
         problem = await _still_allowed(session, approval)
@@ -228,8 +229,8 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
                 f"{approval.tool_name} may no longer run ({problem}); nothing was sent",
                 tool=approval.tool_name,
             )
-            approval.status, approval.result = "failed", result_json(refused, None)
-            failed = approval.result
+            failed = result_json(refused, None)
+            approval.status, approval.result = "failed", dict(failed)  # the column takes a plain dict
         saved = (approval.tool_name, dict(approval.arguments), approval.conversation, approval.definition_hash)
         turn_id, member_id = approval.turn_id, approval.member_id
     if failed is not None:
@@ -241,7 +242,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
     # Its server's questions go to whoever may decide the call: the member who asked for it, owners, admins.
     asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
 
-    async def run() -> dict[str, Any]:
+    async def run() -> CallResultView:
         async with holding(svc.db, Approval, approval_id):  # a replica that dies now leaves it to the sweep
             result = await org_call(
                 svc,
@@ -267,12 +268,12 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome:
 
     ended, body = await until_done_or_asked(svc, asker, run, "an approved call waiting for an answer")
     if not ended or body is None:
-        question = {"id": asker.question_ids[0], "status": "pending"} if asker.question_ids else None
+        question = PendingRef(id=asker.question_ids[0], status="pending") if asker.question_ids else None
         return Outcome({"approval": {"id": approval_id, "status": "running"}, "question": question}, waiting=True)
     return Outcome(body)
 
 
-async def decline(svc: OrgService, caller: Caller, approval_id: str) -> dict[str, Any]:
+async def decline(svc: OrgService, caller: Caller, approval_id: str) -> ApprovalView:
     """Leave the call refused: nothing is sent (409 when it was decided already); a turn parked on it goes on."""
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "declined")

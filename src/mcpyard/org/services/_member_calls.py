@@ -19,6 +19,7 @@ from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._inbox import Inbox
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import CallBody, CallResultView
 from mcpyard.org.store import Question, RegisteredServer, new_id
 from mcpyard.pipeline import CallResult
 
@@ -46,7 +47,7 @@ async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str |
 
 async def call_tool(
     svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
-) -> Outcome:
+) -> Outcome[CallBody]:
     """Run a tool for a member: the `CallResult` (refusals too), or, still going on, the parked approval or the
     question its server asked (the call goes on once it is answered; its result then comes with the question).
 
@@ -63,7 +64,7 @@ async def call_tool(
     call_id = new_id()
     asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
 
-    async def run() -> Outcome:
+    async def run() -> Outcome[CallResultView]:
         result = await org_call(
             svc,
             opened.host,
@@ -94,7 +95,7 @@ async def call_tool(
 
 async def _answer(
     svc: OrgService, caller: Caller, opened: OrgHost, name: str, result: CallResult, call_id: str
-) -> Outcome:
+) -> Outcome[CallResultView]:
     if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
         async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
@@ -107,7 +108,7 @@ async def _answer(
 
 async def read_result(
     svc: OrgService, caller: Caller, handle: str, offset: int, length: int | None, conversation: str | None
-) -> dict[str, Any]:
+) -> CallResultView:
     """A window of a stored result, only within the member's conversation that made it (CALL-4, ORG-7)."""
     opened = await svc.hosts.get(caller.org_id)  # results are read from the database: any replica's
     arguments: dict[str, Any] = {"handle": handle, "offset": offset}

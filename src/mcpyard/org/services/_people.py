@@ -28,6 +28,7 @@ from mcpyard.org.keys import (
     token_hash,
     verify_password,
 )
+from mcpyard.org.services._views import MemberView, TokenView
 from mcpyard.org.store import ROLES, ApiToken, Member, Organization, Role, is_role, new_id, transaction, utcnow
 
 __all__ = [
@@ -108,7 +109,7 @@ async def owners(session: AsyncSession, org_id: str) -> list[Member]:
         return list(await session.scalars(query.order_by(Member.created_at, Member.id)))
 
 
-async def list_members(session: AsyncSession, org_id: str) -> list[dict[str, Any]]:
+async def list_members(session: AsyncSession, org_id: str) -> list[MemberView]:
     """The organization's members by email: id, email, role and since when (never a password or its hash); a
     removed member is not listed."""
     async with transaction(session):
@@ -122,7 +123,7 @@ async def list_members(session: AsyncSession, org_id: str) -> list[dict[str, Any
     ]
 
 
-async def list_tokens(session: AsyncSession, org_id: str, member_id: str) -> list[dict[str, Any]]:
+async def list_tokens(session: AsyncSession, org_id: str, member_id: str) -> list[TokenView]:
     """The member's own API tokens not revoked, newest first: id, label, made and last used (never a token or
     its hash)."""
     async with transaction(session):

@@ -2,16 +2,15 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Conflict, Invalid
 from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.services._events import audit
-from mcpyard.org.services._server_json import tool_json
+from mcpyard.org.services._server_json import tool_detail_json, tool_json
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import ToolDetailView, ToolView
 from mcpyard.org.store import Policy, RegisteredServer, Tool, note_change, utcnow
 from mcpyard.policy import POLICIES, PinPolicy
 
@@ -33,7 +32,7 @@ async def _tool(session: AsyncSession, caller: Caller, tool_id: str) -> tuple[To
     return tool, server
 
 
-async def list_tools(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+async def list_tools(svc: OrgService, caller: Caller) -> list[ToolView]:
     """Every tool of the organization's servers, with its state and policy."""
     opened = await svc.hosts.get(caller.org_id)
     async with svc.db.begin() as session:
@@ -45,24 +44,24 @@ async def list_tools(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
                 .order_by(RegisteredServer.name, Tool.name)
             )
         ).all()
-        items = []
+        items: list[ToolView] = []
         for tool, server in rows:
             await session.refresh(tool, ["policy"])
             items.append(tool_json(tool, server, opened))
         return items
 
 
-async def get_tool(svc: OrgService, caller: Caller, tool_id: str) -> dict[str, Any]:
+async def get_tool(svc: OrgService, caller: Caller, tool_id: str) -> ToolDetailView:
     """One tool; when it changed since it was reviewed, the reviewed definition beside the current one."""
     opened = await svc.hosts.get(caller.org_id)
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
-        return tool_json(tool, server, opened, full=True)
+        return tool_detail_json(tool, server, opened)
 
 
 async def set_policy(
     svc: OrgService, caller: Caller, tool_id: str, policy: object, definition_hash: object
-) -> dict[str, Any]:
+) -> ToolDetailView:
     """Set a tool's policy for the definition the caller reviewed: 409 `stale_hash` unless it is the current one."""
     require(caller, *ADMINS)
     if policy not in POLICIES:
@@ -105,4 +104,4 @@ async def set_policy(
     opened = await svc.hosts.current(caller.org_id)
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
-        return tool_json(tool, server, opened, full=True)
+        return tool_detail_json(tool, server, opened)

@@ -35,6 +35,7 @@ from mcpyard.org.services._server_input import (
 )
 from mcpyard.org.services._server_json import CLIENT_CREDENTIALS, server_json
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import CredentialField, EditedServerView, SelectionView, ServerView
 from mcpyard.org.store import Credential, RegisteredServer, Tool, note_change, utcnow
 
 __all__ = [
@@ -73,7 +74,7 @@ async def _credential(session: AsyncSession, server_id: str) -> Credential | Non
     return await session.scalar(select(Credential).where(Credential.server_id == server_id))
 
 
-async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer) -> dict[str, Any]:
+async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer) -> ServerView:
     opened = await svc.hosts.get(server.org_id)
     return server_json(server, await _tools(session, server.id), await _credential(session, server.id), opened)
 
@@ -101,7 +102,7 @@ async def register_server(
     url: object,
     bearer_token: object = None,
     client_credentials: object = None,
-) -> dict[str, Any]:
+) -> ServerView:
     """Register a server, connect and discover its tools (each starting `off`); 201's body."""
     require(caller, *ADMINS)
     if bearer_token is not None and client_credentials is not None:
@@ -138,7 +139,7 @@ async def register_server(
         return await _json(svc, session, await _server(session, caller, server.id))
 
 
-async def list_servers(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+async def list_servers(svc: OrgService, caller: Caller) -> list[ServerView]:
     async with svc.db.begin() as session:
         servers = await session.scalars(
             select(RegisteredServer)
@@ -148,12 +149,14 @@ async def list_servers(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
         return [await _json(svc, session, server) for server in servers]
 
 
-async def get_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
+async def get_server(svc: OrgService, caller: Caller, server_id: str) -> ServerView:
     async with svc.db.begin() as session:
         return await _json(svc, session, await _server(session, caller, server_id))
 
 
-async def update_server(svc: OrgService, caller: Caller, server_id: str, changes: Mapping[str, Any]) -> dict[str, Any]:
+async def update_server(
+    svc: OrgService, caller: Caller, server_id: str, changes: Mapping[str, Any]
+) -> EditedServerView:
     """Edit a server's name, URL, token or client credentials (`bearer_token: null` or `client_credentials: null`
     removes it; giving one replaces the other); it connects again with them.
 
@@ -181,7 +184,7 @@ async def update_server(svc: OrgService, caller: Caller, server_id: str, changes
                 server.name = name
             if "url" in changes:
                 server.url = await check_url(svc, changes["url"])
-            dropped: list[str] = []
+            dropped: list[CredentialField] = []
             if token is not None or client is not None:  # a server has one credential: the new one replaces it
                 await session.execute(delete(Credential).where(Credential.server_id == server.id))
                 session.add(new_credential(svc, caller.org_id, server.id, server.url, token, client))
@@ -241,7 +244,7 @@ async def delete_server(svc: OrgService, caller: Caller, server_id: str) -> None
         await svc.hosts.reload(caller.org_id)
 
 
-async def server_selections(svc: OrgService, caller: Caller, server_id: str) -> list[dict[str, Any]]:
+async def server_selections(svc: OrgService, caller: Caller, server_id: str) -> list[SelectionView]:
     """What deleting the server would affect: the assistants using its tools and the teammates allowed it, as
     `{kind, id, name}` by kind then name (owner, admin)."""
     require(caller, *ADMINS)
@@ -250,7 +253,7 @@ async def server_selections(svc: OrgService, caller: Caller, server_id: str) -> 
         return await selections_using(session, caller.org_id, server.id)
 
 
-async def refresh_server(svc: OrgService, caller: Caller, server_id: str) -> dict[str, Any]:
+async def refresh_server(svc: OrgService, caller: Caller, server_id: str) -> ServerView:
     """Discover the tools again: changed ones are suspended, missing ones `removed`, new ones `off` (ORG-3)."""
     require(caller, *ADMINS)
     async with svc.db.begin() as session:

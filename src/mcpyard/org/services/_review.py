@@ -2,12 +2,11 @@
 
 from __future__ import annotations
 
-from typing import Any
-
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org.services._events import raise_alert
+from mcpyard.org.services._views import SelectionView
 from mcpyard.org.store import Assistant, Publication, Teammate, TeammateServer, Tool
 
 __all__ = ["PUBLICATION_ALERT", "assistants_using", "mark_for_review", "selections_using"]
@@ -33,19 +32,19 @@ async def assistants_using(session: AsyncSession, org_id: str, server_id: str) -
     return using
 
 
-async def selections_using(session: AsyncSession, org_id: str, server_id: str) -> list[dict[str, Any]]:
+async def selections_using(session: AsyncSession, org_id: str, server_id: str) -> list[SelectionView]:
     """Every assistant using the server and every teammate allowed it, as `{kind, id, name}`, by kind then name."""
     teammates = await session.scalars(
         select(Teammate)
         .join(TeammateServer, TeammateServer.teammate_id == Teammate.id)
         .where(Teammate.org_id == org_id, TeammateServer.server_id == server_id, Teammate.deleted_at.is_(None))
     )
-    found = [
+    found: list[SelectionView] = [
         *(
-            {"kind": "assistant", "id": item.id, "name": item.name}
+            SelectionView(kind="assistant", id=item.id, name=item.name)
             for item in await assistants_using(session, org_id, server_id)
         ),
-        *({"kind": "teammate", "id": item.id, "name": item.name} for item in teammates),
+        *(SelectionView(kind="teammate", id=item.id, name=item.name) for item in teammates),
     ]
     # Sorted here: the engines' collations order text differently, and the pages should not.
     return sorted(found, key=lambda item: (item["kind"], item["name"], item["id"]))

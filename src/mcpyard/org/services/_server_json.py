@@ -8,15 +8,16 @@ from typing import Any
 from mcpyard.catalog import ServerTools, build_catalog, server_prefix
 from mcpyard.org.hosts import OrgHost, model_name
 from mcpyard.org.rules import tool_state
+from mcpyard.org.services._views import DefinitionView, ServerView, ToolDetailView, ToolView
 from mcpyard.org.store import Credential, RegisteredServer, Tool, facts_of
 
-__all__ = ["CLIENT_CREDENTIALS", "server_json", "tool_json"]
+__all__ = ["CLIENT_CREDENTIALS", "server_json", "tool_detail_json", "tool_json"]
 
 CLIENT_CREDENTIALS = "client_credentials"
 """The kind of a credential that holds a client-credentials grant (sealed as JSON; `details` shows the rest)."""
 
 
-def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mapping[str, Any]) -> dict[str, Any]:
+def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mapping[str, Any]) -> DefinitionView:
     """A definition as people and models may read it: texts cleaned, redacted and tag-escaped (CAT-4)."""
     redactor = opened.host.view.redactor if opened is not None else None
     listing = ServerTools(server.id, server_prefix(server.name, None, 0), (definition,))
@@ -39,12 +40,10 @@ def _display(opened: OrgHost | None, server: RegisteredServer, definition: Mappi
     }
 
 
-def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, full: bool = False) -> dict[str, Any]:
-    """A tool as the API shows it (API-6); with `full`, the reviewed definition beside the current one when changed."""
+def _tool_item(tool: Tool, server: RegisteredServer, shown: DefinitionView) -> ToolDetailView:
+    """What every tool shows; typed as the detail, which only adds to it."""
     policy = tool.policy
-    state = tool_state(facts_of(tool, policy, server))
-    shown = _display(opened, server, tool.definition)
-    item: dict[str, Any] = {
+    return {
         "id": tool.id,
         "server_id": server.id,
         "name": model_name(server.name, tool.name),
@@ -54,19 +53,31 @@ def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None, *, f
         "input_schema": shown["input_schema"],
         "annotations": shown["annotations"],
         "definition_hash": tool.definition_hash,
-        "state": state,
+        "state": tool_state(facts_of(tool, policy, server)),
         "policy": policy.policy if policy is not None else "off",
         "reviewed_hash": policy.reviewed_hash if policy is not None else None,
     }
-    if full and state == "changed" and policy is not None:
-        item["reviewed_definition"] = _display(opened, server, policy.reviewed_definition)
+
+
+def tool_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None) -> ToolView:
+    """A tool as the API lists it (API-6)."""
+    return _tool_item(tool, server, _display(opened, server, tool.definition))
+
+
+def tool_detail_json(tool: Tool, server: RegisteredServer, opened: OrgHost | None) -> ToolDetailView:
+    """One tool as the API shows it: when it changed since it was reviewed, the reviewed definition beside the
+    current one."""
+    shown = _display(opened, server, tool.definition)
+    item = _tool_item(tool, server, shown)
+    if item["state"] == "changed" and tool.policy is not None:
+        item["reviewed_definition"] = _display(opened, server, tool.policy.reviewed_definition)
         item["definition"] = shown
     return item
 
 
 def server_json(
     server: RegisteredServer, tools: Sequence[Tool], credential: Credential | None, opened: OrgHost | None
-) -> dict[str, Any]:
+) -> ServerView:
     """A server as the API shows it: never its token or client secret, only whether it has one, and of client
     credentials the client id and issuer (ORG-2)."""
     client = credential is not None and credential.kind == CLIENT_CREDENTIALS

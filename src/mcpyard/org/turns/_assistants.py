@@ -28,6 +28,7 @@ from mcpyard.org.store import Assistant, Conversation, Policy, Publication, Regi
 from mcpyard.org.turns._turn_json import turn_json
 from mcpyard.org.turns._turn_offer import Offer, limits, model_for
 from mcpyard.org.turns._turns import MAX_MESSAGE, drive_turn, ends_if_it_fails
+from mcpyard.org.turns._views import AssistantView, PreviewView, PublicationView, PublishedToolView, VisitorTurnView
 
 __all__ = [
     "MAX_VISITOR_CALLS",
@@ -100,18 +101,22 @@ async def _latest(session: AsyncSession, assistant_id: str) -> Publication | Non
     )
 
 
-def _publication_json(publication: Publication, slug: str) -> dict[str, Any]:
+def _publication_json(publication: Publication, slug: str) -> PublicationView:
+    tools = [
+        PublishedToolView(server_id=item["server_id"], tool=item["tool"], definition_hash=item["definition_hash"])
+        for item in publication.tools
+    ]
     return {
         "id": publication.id,
         "assistant_id": publication.assistant_id,
         "slug": slug,
-        "tools": publication.tools,
+        "tools": tools,
         "published_by": publication.published_by,
         "published_at": publication.published_at.isoformat(),
     }
 
 
-async def _assistant_json(svc: OrgService, assistant: Assistant) -> dict[str, Any]:
+async def _assistant_json(svc: OrgService, assistant: Assistant) -> AssistantView:
     async with svc.db.begin() as session:
         latest = await _latest(session, assistant.id)
         history = list(
@@ -133,7 +138,7 @@ async def _assistant_json(svc: OrgService, assistant: Assistant) -> dict[str, An
     }
 
 
-async def create_assistant(svc: OrgService, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+async def create_assistant(svc: OrgService, caller: Caller, body: dict[str, Any]) -> AssistantView:
     require(caller, *ADMINS)
     name = _text(body, "name", MAX_ASSISTANT_NAME, required=True)
     instructions = _text(body, "instructions", MAX_ASSISTANT_INSTRUCTIONS)
@@ -175,7 +180,7 @@ async def _assistant(svc: OrgService, caller: Caller, assistant_id: str) -> Assi
     return assistant
 
 
-async def list_assistants(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+async def list_assistants(svc: OrgService, caller: Caller) -> list[AssistantView]:
     async with svc.db.begin() as session:
         rows = list(
             await session.scalars(select(Assistant).where(Assistant.org_id == caller.org_id).order_by(Assistant.name))
@@ -183,11 +188,11 @@ async def list_assistants(svc: OrgService, caller: Caller) -> list[dict[str, Any
     return [await _assistant_json(svc, row) for row in rows]
 
 
-async def get_assistant(svc: OrgService, caller: Caller, assistant_id: str) -> dict[str, Any]:
+async def get_assistant(svc: OrgService, caller: Caller, assistant_id: str) -> AssistantView:
     return await _assistant_json(svc, await _assistant(svc, caller, assistant_id))
 
 
-async def list_publications(svc: OrgService, caller: Caller, assistant_id: str) -> list[dict[str, Any]]:
+async def list_publications(svc: OrgService, caller: Caller, assistant_id: str) -> list[PublicationView]:
     """The assistant's publications, newest first, each as `publish` answered it."""
     assistant = await _assistant(svc, caller, assistant_id)
     async with svc.db.begin() as session:
@@ -214,7 +219,7 @@ async def _selection(
     return [(tool_id, *found.get(tool_id, (None, None, None))) for tool_id in tool_ids]
 
 
-async def publish(svc: OrgService, caller: Caller, assistant_id: str) -> dict[str, Any]:
+async def publish(svc: OrgService, caller: Caller, assistant_id: str) -> PublicationView:
     """Publish the selection as it stands, or 409 `not_publishable` naming each tool that may not be published."""
     require(caller, *ADMINS)
     assistant = await _assistant(svc, caller, assistant_id)
@@ -323,7 +328,7 @@ async def _visitor_turn_in(
         return await drive_turn(svc, opened, model, conversation, row, offer, key=f"visitor:{conversation.id}")
 
 
-async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict[str, Any]) -> dict[str, Any]:
+async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict[str, Any]) -> PreviewView:
     """A turn of the assistant as visitors would have it, with the current selection under the same rules."""
     require(caller, *ADMINS)
     assistant = await _assistant(svc, caller, assistant_id)
@@ -340,7 +345,7 @@ async def preview(svc: OrgService, caller: Caller, assistant_id: str, body: dict
 
 async def visitor_turn(
     svc: OrgService, slug: str, body: dict[str, Any], visitor: str, limits_: RateLimits
-) -> dict[str, Any]:
+) -> VisitorTurnView:
     """A visitor's turn of a published assistant: `{conversation, reply, calls}`."""
     message = _text(body, "message", MAX_MESSAGE, required=True)
     wanted = body.get("conversation")

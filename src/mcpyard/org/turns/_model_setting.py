@@ -17,6 +17,7 @@ from mcpyard.org._caller import ADMINS, Caller, require
 from mcpyard.org.keys import model_key_context
 from mcpyard.org.services import OrgService, audit
 from mcpyard.org.store import ModelSetting, utcnow
+from mcpyard.org.turns._views import ModelView
 
 __all__ = ["get_model", "put_model"]
 
@@ -24,18 +25,18 @@ MAX_MODEL_NAME = 200
 MAX_KEY = 4096
 
 
-def _json(setting: ModelSetting | None) -> dict[str, Any]:
+def _json(setting: ModelSetting | None) -> ModelView:
     if setting is None:
         return {"base_url": None, "model": None, "has_key": False}
     return {"base_url": setting.base_url, "model": setting.model, "has_key": setting.sealed_key is not None}
 
 
-async def get_model(svc: OrgService, caller: Caller) -> dict[str, Any]:
+async def get_model(svc: OrgService, caller: Caller) -> ModelView:
     async with svc.db.begin() as session:
         return _json(await session.scalar(select(ModelSetting).where(ModelSetting.org_id == caller.org_id)))
 
 
-async def put_model(svc: OrgService, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+async def put_model(svc: OrgService, caller: Caller, body: dict[str, Any]) -> ModelView:
     require(caller, *ADMINS)
     base_url, model, api_key = body.get("base_url"), body.get("model"), body.get("api_key")
     if not isinstance(base_url, str) or not base_url:

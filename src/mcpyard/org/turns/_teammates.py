@@ -35,6 +35,14 @@ from mcpyard.org.turns._turn_json import turn_json, turn_trace
 from mcpyard.org.turns._turn_offer import Offer, TurnInbox, limits, model_for, offered_names
 from mcpyard.org.turns._turn_resume import continue_after_decision
 from mcpyard.org.turns._turns import MAX_MESSAGE, drive_turn, ends_if_it_fails
+from mcpyard.org.turns._views import (
+    ConversationView,
+    ListedConversationView,
+    StartedConversationView,
+    TeammateView,
+    TracedTurnView,
+    TurnView,
+)
 
 __all__ = [
     "after_decision",
@@ -54,7 +62,7 @@ FIRST_MESSAGE_CHARS = 120
 """How much of a conversation's first message its listing shows."""
 
 
-async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
+async def _teammate_json(svc: OrgService, teammate: Teammate) -> TeammateView:
     async with svc.db.begin() as session:
         servers = list(
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
@@ -72,7 +80,7 @@ async def _teammate_json(svc: OrgService, teammate: Teammate) -> dict[str, Any]:
     }
 
 
-async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any]) -> dict[str, Any]:
+async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any]) -> TeammateView:
     require(caller, *ADMINS)
     name = text_field(body, "name", MAX_TEAMMATE_NAME, required=True)
     instructions = text_field(body, "instructions", MAX_TEAMMATE_INSTRUCTIONS) or ""
@@ -113,7 +121,7 @@ async def _teammate(svc: OrgService, caller: Caller, teammate_id: str, *, in_use
     return teammate
 
 
-async def list_teammates(svc: OrgService, caller: Caller) -> list[dict[str, Any]]:
+async def list_teammates(svc: OrgService, caller: Caller) -> list[TeammateView]:
     async with svc.db.begin() as session:
         teammates = list(
             await session.scalars(
@@ -125,11 +133,11 @@ async def list_teammates(svc: OrgService, caller: Caller) -> list[dict[str, Any]
     return [await _teammate_json(svc, teammate) for teammate in teammates]
 
 
-async def get_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> dict[str, Any]:
+async def get_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> TeammateView:
     return await _teammate_json(svc, await _teammate(svc, caller, teammate_id))
 
 
-async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) -> dict[str, Any]:
+async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) -> StartedConversationView:
     teammate = await _teammate(svc, caller, teammate_id, in_use=True)
     async with svc.db.begin() as session:
         conversation = Conversation(
@@ -139,7 +147,7 @@ async def start_conversation(svc: OrgService, caller: Caller, teammate_id: str) 
     return {"id": conversation.id, "teammate_id": teammate.id}
 
 
-async def list_conversations(svc: OrgService, caller: Caller, teammate_id: str) -> list[dict[str, Any]]:
+async def list_conversations(svc: OrgService, caller: Caller, teammate_id: str) -> list[ListedConversationView]:
     """The caller's own conversations with the teammate, newest first: how many turns, and how the first began."""
     teammate = await _teammate(svc, caller, teammate_id)
     turns = select(func.count(TurnRow.id)).where(TurnRow.conversation_id == Conversation.id).scalar_subquery()
@@ -189,7 +197,7 @@ async def _own_conversation(session: AsyncSession, caller: Caller, conversation_
     return conversation
 
 
-async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str) -> dict[str, Any]:
+async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str) -> ConversationView:
     """A conversation with a teammate and its turns, oldest first: its member's alone to read (404 for anyone
     else, owners and admins too, as for a conversation that does not exist)."""
     async with svc.db.begin() as session:
@@ -201,10 +209,12 @@ async def get_conversation(svc: OrgService, caller: Caller, conversation_id: str
         )
         listed = list(rows)
         questions = await questions_of_turns(session, caller.org_id, [row.id for row in listed])
-        turns = [{**turn_json(row), "questions": questions.get(row.id, [])} for row in listed]
+        turns: list[TurnView] = [{**turn_json(row), "questions": questions.get(row.id, [])} for row in listed]
+    teammate_id = conversation.teammate_id
+    assert teammate_id is not None, "_own_conversation finds only conversations with a teammate"
     return {
         "id": conversation.id,
-        "teammate_id": conversation.teammate_id,
+        "teammate_id": teammate_id,
         "created_at": conversation.created_at.isoformat(),
         "turns": turns,
     }
@@ -254,18 +264,17 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
         )
         names = await offered_names(session, teammate.org_id, server_ids=servers)
-    role: Any = member.role
     return _Setting(
         names=frozenset(names),
         teammate_id=teammate.id,
         instructions=teammate.instructions,
-        member=Caller(member.id, member.org_id, member.email, role),
+        member=Caller(member.id, member.org_id, member.email, member.role),
         key=conversation_key(member.id, conversation.id),
         model=teammate.model or None,
     )
 
 
-async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]) -> Outcome:
+async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body: dict[str, Any]) -> Outcome[TurnView]:
     """One turn of a member's conversation: ended, or still going on (waiting for an approval or an answer)."""
     message = text_field(body, "message", MAX_MESSAGE, required=True)
     assert message is not None
@@ -305,11 +314,11 @@ async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body:
         if fresh is None:
             raise not_found("turn")
         questions = await questions_of_turns(session, caller.org_id, [turn_id])
-    shown = {**turn_json(fresh), "questions": questions.get(turn_id, [])}
+    shown: TurnView = {**turn_json(fresh), "questions": questions.get(turn_id, [])}
     return Outcome(shown, waiting=not ended or fresh.status in UNFINISHED)
 
 
-async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> dict[str, Any]:
+async def get_turn(svc: OrgService, caller: Caller, turn_id: str) -> TracedTurnView:
     """A turn and its trace: the conversation's member sees it, and so do owners and admins."""
     async with svc.db.begin() as session:
         found = (

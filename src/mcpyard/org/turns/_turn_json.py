@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping, Sequence
 from typing import Any
 
 from sqlalchemy import select
@@ -10,15 +11,22 @@ from mcpyard.agent import PARKED, Turn
 from mcpyard.model import ToolCall
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import CallRow, RegisteredServer, TurnRow
+from mcpyard.org.turns._views import TraceStepView, TurnCallStatus, TurnCallView, TurnView
 from mcpyard.pipeline import CallResult
 
-__all__ = ["call_status", "merged_calls", "turn_json", "turn_trace"]
+__all__ = ["StoredCall", "call_status", "merged_calls", "turn_json", "turn_trace"]
 
 FAILED = frozenset({"tool_error", "timeout", "connection_lost", "response_too_large", "interrupted"})
 """Codes of a call that was sent and ended in an error (the rest were refused: nothing was sent)."""
 
 
-def call_status(result: CallResult) -> str:
+class StoredCall(TurnCallView):
+    """A call as its turn's row keeps it: with the model's id for it, which the turn's JSON leaves out."""
+
+    id: str
+
+
+def call_status(result: CallResult) -> TurnCallStatus:
     """How a call of a turn ended, as the API says it: `ran`, `cached`, `failed`, `refused`, `waiting_for_approval`."""
     if result.ok:
         return "cached" if result.cached else "ran"
@@ -28,11 +36,9 @@ def call_status(result: CallResult) -> str:
     return "failed" if code in FAILED or result.content else "refused"
 
 
-def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | None = None) -> dict[str, Any]:
-    item: dict[str, Any] = {"id": call.id, "tool": call.model_name}
-    if result is None:
-        item["status"] = "waiting_for_approval"
-    else:
+def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | None = None) -> StoredCall:
+    item: StoredCall = {"id": call.id, "tool": call.model_name, "status": "waiting_for_approval"}
+    if result is not None:
         item["status"] = call_status(result)
         if result.error is not None:
             item["error"] = result.error["code"]
@@ -43,12 +49,24 @@ def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | Non
     return item
 
 
-def merged_calls(before: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any]]:
+def _shown_call(item: Mapping[str, Any]) -> TurnCallView:
+    """A call read back from its turn's row, as the turn shows it: all but the model's id for it."""
+    shown: TurnCallView = {"tool": item["tool"], "status": item["status"]}
+    if "error" in item:
+        shown["error"] = item["error"]
+    if "handle" in item:
+        shown["handle"] = item["handle"]
+    if "approval_id" in item:
+        shown["approval_id"] = item["approval_id"]
+    return shown
+
+
+def merged_calls(before: Sequence[Mapping[str, Any]], turn: Turn) -> list[StoredCall]:
     """The turn's calls so far: earlier ones kept (a waiting one replaced by its result), new ones appended."""
-    calls = {item["id"]: dict(item) for item in before}
+    calls: dict[str, StoredCall] = {item["id"]: {"id": item["id"], **_shown_call(item)} for item in before}
     order = [item["id"] for item in before]
     for call, result in turn.results:
-        approval = calls.get(call.id, {}).get("approval_id")
+        approval = calls[call.id].get("approval_id") if call.id in calls else None
         if call.id not in calls:
             order.append(call.id)
         calls[call.id] = _call_json(call, result, approval)
@@ -59,21 +77,21 @@ def merged_calls(before: list[dict[str, Any]], turn: Turn) -> list[dict[str, Any
     return [calls[call_id] for call_id in order]
 
 
-def turn_json(row: TurnRow) -> dict[str, Any]:
+def turn_json(row: TurnRow) -> TurnView:
     return {
         "id": row.id,
         "conversation_id": row.conversation_id,
         "status": row.status,
         "message": row.message,
         "reply": row.reply,
-        "calls": [{key: value for key, value in item.items() if key != "id"} for item in row.calls],
+        "calls": [_shown_call(item) for item in row.calls],
         "error": row.error,
         "created_at": row.created_at.isoformat(),
         "finished_at": row.finished_at.isoformat() if row.finished_at else None,
     }
 
 
-async def turn_trace(svc: OrgService, row: TurnRow) -> list[dict[str, Any]]:
+async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
     """Every call the turn made, from the pipeline's records: server, tool, redacted arguments, status, summary."""
     await svc.hosts.records.flush()
     async with svc.db.begin() as session:

@@ -4,8 +4,9 @@ from __future__ import annotations
 
 import difflib
 import json
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any, Literal
+from typing import Literal
 
 __all__ = ["Row", "definition_text", "side_by_side"]
 
@@ -21,7 +22,7 @@ class Row:
     kind: Kind
 
 
-def definition_text(definition: dict[str, Any]) -> str:
+def definition_text(definition: Mapping[str, object]) -> str:
     """A definition as the diff shows it: title and description first, then its schema and annotations, as JSON."""
     keys = ("title", "description", "input_schema", "annotations")
     shown = {key: definition[key] for key in keys if definition.get(key) is not None}

@@ -15,7 +15,7 @@ from starlette.responses import Response
 
 from mcpyard.errors import Forbidden, Invalid
 from mcpyard.org import services
-from mcpyard.org.services import list_alerts, list_audit
+from mcpyard.org.services import ToolView, list_alerts, list_audit
 from mcpyard.org.web._diff import definition_text, side_by_side
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
 
@@ -140,7 +140,7 @@ async def delete(pages: Pages, request: Request, visit: Visit) -> Response:
 async def tools(pages: Pages, request: Request, visit: Visit) -> Response:
     listed = await services.list_tools(pages.svc, visit.caller)
     names = {item["id"]: item["name"] for item in await services.list_servers(pages.svc, visit.caller)}
-    groups: dict[str, list[dict[str, Any]]] = {}
+    groups: dict[str, list[ToolView]] = {}
     for item in listed:
         groups.setdefault(names.get(item["server_id"], "?"), []).append(item)
     context = {"title": "Tools & policies", "groups": groups, **common}

@@ -20,7 +20,7 @@ from mcpyard.org import services, turns
 from mcpyard.org._bodies import text_problem
 from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
-from mcpyard.org.turns import UNFINISHED
+from mcpyard.org.turns import UNFINISHED, PreviewView
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
 
 __all__ = ["PAGES", "VISITOR_COOKIE"]
@@ -188,14 +188,14 @@ async def decide(pages: Pages, request: Request, visit: Visit) -> Response:
     form = await pages.form(request, visit)
     approval_id, verb = request.path_params["approval_id"], request.path_params["verb"]
     if verb == "approve":
-        outcome = await services.approve(pages.svc, visit.caller, approval_id)
-        ran = outcome.body
-        if outcome.waiting:
+        ran = (await services.approve(pages.svc, visit.caller, approval_id)).body
+        if "ok" not in ran:  # still running: no result yet
             text = "Approved: it runs, and its server asks a question first (see below)."
-        elif ran.get("ok"):
+        elif ran["ok"]:
             text = "Approved: it ran once."
         else:
-            text = f"Approved, but it did not run: {ran['error']['message']}"
+            why = ran["error"]["message"] if ran["error"] is not None else ran["text"]
+            text = f"Approved, but it did not run: {why}"
     elif verb == "decline":
         await services.decline(pages.svc, visit.caller, approval_id)
         text = "Declined: it will not run."
@@ -220,7 +220,12 @@ async def assistants(pages: Pages, request: Request, visit: Visit) -> Response:
 
 
 async def assistant_page(
-    pages: Pages, request: Request, visit: Visit, *, refused: list[dict[str, Any]] | None = None, preview: Any = None
+    pages: Pages,
+    request: Request,
+    visit: Visit,
+    *,
+    refused: list[dict[str, Any]] | None = None,
+    preview: PreviewView | None = None,
 ) -> Response:
     found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
     tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}

@@ -8,11 +8,11 @@ service; this package gathers them, so `Base.metadata` holds every table.
 """
 
 from mcpyard.org.store._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
-from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, StoredResult
+from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, CallRowStatus, StoredResult
 from mcpyard.org.store._models._events import Alert, AuditEvent
 from mcpyard.org.store._models._people import ROLES, ApiToken, BrowserSession, Member, Organization, Role, is_role
-from mcpyard.org.store._models._questions import Question, QuestionStatus
-from mcpyard.org.store._models._servers import Credential, Listed, Policy, RegisteredServer, Tool
+from mcpyard.org.store._models._questions import Question, QuestionMode, QuestionStatus
+from mcpyard.org.store._models._servers import Credential, Listed, Policy, RegisteredServer, ServerState, Tool
 from mcpyard.org.store._models._turns import (
     Assistant,
     Conversation,
@@ -36,6 +36,7 @@ __all__ = [
     "Base",
     "BrowserSession",
     "CallRow",
+    "CallRowStatus",
     "Conversation",
     "Credential",
     "Listed",
@@ -45,9 +46,11 @@ __all__ = [
     "Policy",
     "Publication",
     "Question",
+    "QuestionMode",
     "QuestionStatus",
     "RegisteredServer",
     "Role",
+    "ServerState",
     "StoredResult",
     "Teammate",
     "TeammateServer",

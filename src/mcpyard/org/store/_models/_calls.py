@@ -11,6 +11,8 @@ from sqlalchemy.orm import Mapped, mapped_column
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 ApprovalStatus = Literal["pending", "running", "done", "failed", "declined"]
+CallRowStatus = Literal["ran", "failed", "refused", "cached"]
+"""How a recorded call ended: the pipeline's `CallStatus`, as stored."""
 
 __all__ = ["Approval", "CallRow", "StoredResult"]
 
@@ -67,7 +69,7 @@ class CallRow(Base):
     arguments: Mapped[dict[str, Any]] = mapped_column(JSON)
     decision: Mapped[str | None] = mapped_column(String(16), nullable=True)
     why: Mapped[str] = mapped_column(Text, default="")
-    status: Mapped[str] = mapped_column(String(32))
+    status: Mapped[CallRowStatus] = mapped_column(String(32))
     error_code: Mapped[str | None] = mapped_column(String(64), nullable=True)
     duration_ms: Mapped[float] = mapped_column(default=0.0)
     result_bytes: Mapped[int] = mapped_column(Integer, default=0)

@@ -11,6 +11,7 @@ from sqlalchemy.orm import Mapped, mapped_column
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 QuestionStatus = Literal["pending", "accepted", "declined", "cancelled", "expired"]
+QuestionMode = Literal["form", "url"]
 
 __all__ = ["Question"]
 
@@ -34,8 +35,7 @@ class Question(Base):
     turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     call_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     """A member's own call (`POST /api/v1/calls`): its result comes here too once the call ends."""
-    mode: Mapped[str] = mapped_column(String(8))
-    """`form` or `url`."""
+    mode: Mapped[QuestionMode] = mapped_column(String(8))
     message: Mapped[str] = mapped_column(Text)
     """The server's words, cleaned and redacted."""
     form: Mapped[list[Any]] = mapped_column(JSON)

@@ -13,6 +13,8 @@ from mcpyard.policy import PinPolicy
 
 Listed = Literal["active", "removed"]
 """Whether a server still lists a tool. Whether it changed since review is not stored: the rules derive it."""
+ServerState = Literal["connecting", "connected", "failed", "deleted"]
+"""Where a registered server stands: `deleted` only once it was deleted (it is never shown then)."""
 
 __all__ = ["Credential", "Policy", "RegisteredServer", "Tool"]
 
@@ -28,8 +30,7 @@ class RegisteredServer(Base):
     name: Mapped[str] = mapped_column(String(64))
     """The tool prefix (CAT-1)."""
     url: Mapped[str] = mapped_column(Text)
-    state: Mapped[str] = mapped_column(String(16), default="connecting")
-    """`connected`, `failed` or `connecting`."""
+    state: Mapped[ServerState] = mapped_column(String(16), default="connecting")
     last_error: Mapped[str | None] = mapped_column(Text, nullable=True)
     protocol_version: Mapped[str | None] = mapped_column(String(32), nullable=True)
     created_at: Mapped[datetime] = time_column()
