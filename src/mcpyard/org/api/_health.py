@@ -18,7 +18,7 @@ from starlette.routing import Route
 from mcpyard.errors import ConfigError, ServiceError
 from mcpyard.org.api._operations import running
 from mcpyard.org.services import CredentialSealer
-from mcpyard.org.store import Credential, ModelSetting
+from mcpyard.org.store import Credential, ModelSetting, Question
 
 __all__ = ["health_routes"]
 
@@ -43,7 +43,8 @@ async def readyz(request: Request) -> Response:
             async with service.db.begin() as session:
                 await session.execute(text("SELECT 1"))
                 in_use = set(await session.scalars(select(Credential.key_id).distinct()))
-                in_use |= {kid for kid in await session.scalars(select(ModelSetting.key_id).distinct()) if kid}
+                for sealed in (ModelSetting.key_id, Question.key_id):  # a model's key; an answer waiting for its call
+                    in_use |= {kid for kid in await session.scalars(select(sealed).distinct()) if kid}
         checks["database"] = "ok"
     except TimeoutError:
         return _answer({"database": f"did not answer within {CHECK_SECONDS:g} s"})
