@@ -34,6 +34,7 @@ from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, hea
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
 from mcpyard.org.services import (
+    HOLD_SECONDS,
     QUESTION_SECONDS,
     Authenticator,
     ModelFactory,
@@ -82,6 +83,11 @@ class OrgSettings:
     """argon2id's cost for new passwords (the production parameters; tests give cheaper ones)."""
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits in the inbox before it expires and the server hears `cancel`."""
+    lease_seconds: float = HOLD_SECONDS
+    """How far ahead a replica holds the approved runs and turns it runs; a replica that died leaves them to be
+    ended that long after (and at most `sweep_seconds` more)."""
+    sweep_seconds: float = SWEEP_SECONDS
+    """How often each replica looks for work no replica holds any more."""
     max_body_bytes: int = MAX_BODY_BYTES
     """The largest request body any route reads (1 MiB); a longer one is refused with 413 as it arrives."""
     body_idle_seconds: float = 10.0
@@ -124,10 +130,10 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
     return HTMLResponse(body, status_code=status)
 
 
-async def _keep_sweeping(service: OrgService) -> None:
+async def _keep_sweeping(service: OrgService, every: float) -> None:
     """Questions, approved runs and turns whose process stopped holding them end, on whichever replica looks first."""
     while True:
-        await anyio.sleep(SWEEP_SECONDS)
+        await anyio.sleep(every)
         try:
             await sweep(service)
             await sweep_questions(service)
@@ -184,6 +190,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 settings.models,
                 guard,
                 question_seconds=settings.question_seconds,
+                hold_seconds=settings.lease_seconds,
                 decided=after_decision,
             )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
@@ -203,7 +210,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                     await sweeping.start(listen, db.url, _Replicas(service))
                 await sweep(service)
                 await sweep_questions(service)
-                sweeping.start_soon(_keep_sweeping, service)
+                sweeping.start_soon(_keep_sweeping, service, settings.sweep_seconds)
                 try:
                     yield
                 finally:

@@ -46,7 +46,7 @@ from mcpyard.org.services._registry import (
 )
 from mcpyard.org.services._review import PUBLICATION_ALERT
 from mcpyard.org.services._server_input import MAX_CC_FIELD, MAX_SCOPE, MAX_SCOPES, MAX_SERVER_NAME, NAME_PATTERN
-from mcpyard.org.services._service import QUESTION_SECONDS, CredentialSealer, ModelFactory, OrgService
+from mcpyard.org.services._service import HOLD_SECONDS, QUESTION_SECONDS, CredentialSealer, ModelFactory, OrgService
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 from mcpyard.org.services._views import (
     AlertView,
@@ -76,6 +76,7 @@ from mcpyard.org.services._views import (
 __all__ = [
     "ACTIONS",
     "COOKIE",
+    "HOLD_SECONDS",
     "MAX_CC_FIELD",
     "MAX_CONVERSATION",
     "MAX_SCOPE",

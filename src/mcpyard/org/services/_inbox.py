@@ -9,6 +9,7 @@ are checked again; the saved arguments then run through the whole pipeline once.
 
 from __future__ import annotations
 
+from datetime import datetime
 from typing import Any
 
 from sqlalchemy import select, update
@@ -151,7 +152,9 @@ async def _decidable(session: AsyncSession, caller: Caller, approval_id: str) ->
     return approval
 
 
-async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status: str) -> Approval:
+async def _claim(
+    session: AsyncSession, caller: Caller, approval_id: str, status: str, held: datetime | None = None
+) -> Approval:
     """`pending` → `status`, in one conditional update: of two deciders, exactly one gets the row."""
     await _decidable(session, caller, approval_id)
     claimed = await session.scalar(
@@ -161,7 +164,7 @@ async def _claim(session: AsyncSession, caller: Caller, approval_id: str, status
             status=status,
             decided_by=caller.member_id,
             decided_at=utcnow(),
-            held_until=held_until() if status == "running" else None,
+            held_until=held,
         )
         .returning(Approval)
         .execution_options(synchronize_session=False)
@@ -221,7 +224,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome[
     approval's). Once the run ended, a turn parked on the approval goes on (`OrgService.decided`)."""
     failed: CallResultView | None = None
     async with svc.db.begin() as session:
-        approval = await _claim(session, caller, approval_id, "running")
+        approval = await _claim(session, caller, approval_id, "running", held_until(svc))
         problem = await _still_allowed(session, approval)
         if problem is not None:
             refused = CallResult.refusal(
@@ -243,7 +246,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome[
     asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)
 
     async def run() -> CallResultView:
-        async with holding(svc.db, Approval, approval_id):  # a replica that dies now leaves it to the sweep
+        async with holding(svc, Approval, approval_id):  # a replica that dies now leaves it to the sweep
             result = await org_call(
                 svc,
                 opened.host,

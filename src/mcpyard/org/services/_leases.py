@@ -14,7 +14,6 @@ from datetime import datetime, timedelta
 
 import anyio
 from sqlalchemy import update
-from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org.hosts import CALL_DEADLINE_SECS
 from mcpyard.org.services._call_results import result_json
@@ -22,31 +21,29 @@ from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Approval, TurnRow, utcnow
 from mcpyard.pipeline import CallResult
 
-__all__ = ["HOLD_SECONDS", "held_until", "holding", "sweep"]
+__all__ = ["held_until", "holding", "sweep"]
 
-HOLD_SECONDS = 30.0
-"""How far ahead a process holds what it runs; it renews every third of that."""
 INTERRUPTED = "the service stopped while this ran"
 _log = logging.getLogger("mcpyard.org")
 
 Held = type[Approval] | type[TurnRow]
 
 
-def held_until() -> datetime:
-    """The lease a claim takes."""
-    return utcnow() + timedelta(seconds=HOLD_SECONDS)
+def held_until(svc: OrgService) -> datetime:
+    """The lease a claim takes (`OrgService.hold_seconds` ahead)."""
+    return utcnow() + timedelta(seconds=svc.hold_seconds)
 
 
 @contextlib.asynccontextmanager
-async def holding(db: async_sessionmaker[AsyncSession], table: Held, row_id: str) -> AsyncIterator[None]:
+async def holding(svc: OrgService, table: Held, row_id: str) -> AsyncIterator[None]:
     """Keep holding the row while the block runs (a renewal the database refuses is tried again next round)."""
 
     async def renew() -> None:
         while True:
-            await anyio.sleep(HOLD_SECONDS / 3)
+            await anyio.sleep(svc.hold_seconds / 3)
             try:
-                async with db.begin() as session:
-                    await session.execute(update(table).where(table.id == row_id).values(held_until=held_until()))
+                async with svc.db.begin() as session:
+                    await session.execute(update(table).where(table.id == row_id).values(held_until=held_until(svc)))
             except Exception as exc:  # the database is away for a moment: the lease has time left
                 _log.warning("renewing a lease failed (%s)", type(exc).__name__)
 

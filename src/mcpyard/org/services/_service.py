@@ -16,8 +16,11 @@ if TYPE_CHECKING:
     from mcpyard.connect import EgressGuard
     from mcpyard.model import Model
 
-__all__ = ["QUESTION_SECONDS", "CredentialSealer", "ModelFactory", "OrgService", "UrlCheck", "Wakeups"]
+__all__ = ["HOLD_SECONDS", "QUESTION_SECONDS", "CredentialSealer", "ModelFactory", "OrgService", "UrlCheck", "Wakeups"]
 
+HOLD_SECONDS = 30.0
+"""How far ahead a process holds an approved run or a turn it runs (renewed every third of that): once a dead
+process's lease lapsed, any replica ends what it held."""
 QUESTION_SECONDS = 600.0
 """How long a server's question waits for a person before it expires and the server hears `cancel` (10 minutes)."""
 
@@ -83,6 +86,8 @@ class OrgService:
     """The outbound guard every request to an organization's model endpoint goes through (NET-1)."""
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits for an answer before it expires (the server then hears `cancel`)."""
+    hold_seconds: float = HOLD_SECONDS
+    """How far ahead this process holds the runs and turns it runs (a dead replica's end that long after)."""
     wakeups: Wakeups = field(default_factory=Wakeups)
     decided: Decided | None = None
     """Awaited by approving (once the run ended) and declining: a turn parked on the approval goes on."""

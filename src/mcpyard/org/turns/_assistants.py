@@ -319,7 +319,7 @@ async def _visitor_turn_in(
             message=message,
             status="running",
             calls=[],
-            held_until=held_until(),
+            held_until=held_until(svc),
         )
         session.add(row)
     async with ends_if_it_fails(svc, row.id):

@@ -296,7 +296,7 @@ async def take_turn(svc: OrgService, caller: Caller, conversation_id: str, body:
             message=message,
             status="running",
             calls=[],
-            held_until=held_until(),
+            held_until=held_until(svc),
         )
         session.add(row)
     turn_id = row.id

@@ -67,7 +67,7 @@ async def continue_after_decision(svc: OrgService, org_id: str, turn_id: str, of
             claimed = await session.scalar(
                 update(TurnRow)
                 .where(TurnRow.id == turn_id, TurnRow.org_id == org_id, TurnRow.status == "waiting_for_approval")
-                .values(status="running", held_until=held_until())
+                .values(status="running", held_until=held_until(svc))
                 .returning(TurnRow)
                 .execution_options(synchronize_session=False)
             )

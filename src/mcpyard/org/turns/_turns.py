@@ -175,7 +175,7 @@ async def ends_if_it_fails(svc: OrgService, turn_id: str) -> AsyncIterator[None]
     """Around a turn that runs: if it fails or is stopped (cancelled), it ends saying why, never left `running`; while
     it runs, this process holds it (a replica that dies leaves it to the sweep, which ends it `interrupted`)."""
     try:
-        async with holding(svc.db, TurnRow, turn_id):
+        async with holding(svc, TurnRow, turn_id):
             yield
     except BaseException as exc:
         with anyio.CancelScope(shield=True):  # a stopping service still writes how the turn ended
