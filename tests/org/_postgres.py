@@ -82,14 +82,18 @@ class TemporaryCluster:
     binaries: Path
     user: str | None
 
+    durable: bool = False
+    """Whether a commit survives a crash of the server (fsync and synchronous commits on): for the tests that
+    crash it; the others run faster without."""
+
     @classmethod
-    def start(cls) -> TemporaryCluster:
+    def start(cls, *, durable: bool = False) -> TemporaryCluster:
         """Create and start a cluster; raises NotAvailable with what to do when it cannot be."""
         binaries = find_binaries()
         user = _service_user()
         # As root the folder sits directly in /tmp, where the unprivileged user can reach it.
         folder = Path(tempfile.mkdtemp(prefix="mcpyard-pg-", dir="/tmp" if user else None))
-        cluster = cls(folder, 0, secrets.token_urlsafe(24), binaries, user)
+        cluster = cls(folder, 0, secrets.token_urlsafe(24), binaries, user, durable)
         try:
             cluster.create()
             cluster.run_server()
@@ -134,12 +138,18 @@ class TemporaryCluster:
         if done.returncode != 0:
             raise NotAvailable(f"initdb failed: {(done.stderr or done.stdout).strip()[-800:]}")
 
+    OPTIONS = (
+        "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c max_connections=200 -c shared_buffers=32MB"
+    )
+    FAST = "-c fsync=off -c synchronous_commit=off -c full_page_writes=off"
+    """Fast and throwaway, unless `durable`: nothing of it must survive a crash of the machine."""
+
+    @property
+    def options(self) -> str:
+        return self.OPTIONS if self.durable else f"{self.OPTIONS} {self.FAST}"
+
     def run_server(self) -> None:
-        # Fast and throwaway: nothing here must survive a crash of the machine.
-        options = (
-            "-c listen_addresses=127.0.0.1 -c unix_socket_directories='' -c fsync=off "
-            "-c synchronous_commit=off -c full_page_writes=off -c max_connections=200 -c shared_buffers=32MB"
-        )
+        options = self.options
         for _ in range(5):  # another process may take the probed port first
             self.port = _free_port()
             done = self.run_tool(
@@ -159,6 +169,25 @@ class TemporaryCluster:
                 return
         log = (self.folder / "log").read_text(encoding="utf-8", errors="replace")[-800:]
         raise NotAvailable(f"PostgreSQL did not start: {done.stderr.strip()[-400:]} {log}")
+
+    def restart(self) -> None:
+        """Stop the server at once (every connection dropped, as in a crash) and start it again on the same port."""
+        self.run_tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", str(START_SECONDS), "stop")
+        done = self.run_tool(
+            "pg_ctl",
+            "-D",
+            str(self.data),
+            "-l",
+            str(self.folder / "log"),
+            "-w",
+            "-t",
+            str(START_SECONDS),
+            "-o",
+            f"{self.options} -p {self.port}",
+            "start",
+        )
+        if done.returncode != 0:
+            raise NotAvailable(f"PostgreSQL did not start again: {done.stderr.strip()[-400:]}")
 
     def url(self, database: str = "postgres") -> str:
         return f"postgresql+psycopg://{SUPERUSER}:{self.password}@127.0.0.1:{self.port}/{database}"

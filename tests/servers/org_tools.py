@@ -16,6 +16,7 @@ from collections.abc import Sequence
 from pathlib import Path
 from typing import Any
 
+import anyio
 from mcp.server.mcpserver import Context, MCPServer
 from mcp_types import Tool, ToolAnnotations
 from starlette.requests import Request
@@ -61,6 +62,19 @@ def build_server(definitions: Path | None) -> MCPServer:
         """Write a note."""
         written.append(note)
         return f"wrote {note}"
+
+    @server.tool(annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False))
+    async def slow_write(note: str, seconds: float) -> str:
+        """Write a note after `seconds`: a call long enough to stop a replica in the middle of."""
+        await anyio.sleep(min(seconds, 60.0))
+        written.append(note)
+        return f"wrote {note}"
+
+    @server.tool(annotations=READ_ONLY)
+    async def hang() -> str:
+        """Never answer: a server that hangs on a call."""
+        await anyio.sleep_forever()
+        return "never"
 
     @server.tool(annotations=READ_ONLY)
     def writes() -> int:

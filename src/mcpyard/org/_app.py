@@ -22,13 +22,14 @@ from pathlib import Path
 from typing import Any
 
 import anyio
+from sqlalchemy.exc import InterfaceError, OperationalError
 from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
 
 from mcpyard.connect import EgressGuard
-from mcpyard.errors import Invalid, ServiceError, UrlRefused
+from mcpyard.errors import Invalid, ServiceError, Unavailable, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
 from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes
 from mcpyard.org.hosts import OrgHosts
@@ -237,6 +238,20 @@ def org_app(settings: OrgSettings) -> Starlette:
             return _page(500, "Something went wrong", message)
         return error_response(500, "internal_error", message)
 
+    async def database_away(request: Request, exc: Exception) -> Response:
+        # The database dropped or refused the connection (restarting, failing over): the request is not served,
+        # nothing of it was acknowledged, and the next one may well be. One line on the log, no traceback.
+        _log.warning("a request found the database away (%s)", type(exc).__name__)
+        away = Unavailable(
+            "database_unavailable",
+            "the database did not answer (it may be restarting); nothing was done: try again in a moment",
+        )
+        if _wants_page(request):
+            return _page(away.status, "Try again in a moment", away.message)
+        response = error_response(away.status, away.code, away.message)
+        response.headers["Retry-After"] = "2"
+        return response
+
     async def refused(request: Request, exc: Exception) -> Response:
         # A refusal no route answered itself (a page asked for while the service is not serving).
         assert isinstance(exc, ServiceError)
@@ -249,6 +264,8 @@ def org_app(settings: OrgSettings) -> Starlette:
         405: not_allowed,
         500: failed,
         ServiceError: refused,
+        OperationalError: database_away,
+        InterfaceError: database_away,
         Exception: failed,
     }
     app = Starlette(
