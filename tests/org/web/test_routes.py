@@ -1,6 +1,6 @@
 """The web console's pages are declared once, beside their handlers, and its route table is built from the
 declarations: each page takes exactly its declared methods, a method declared twice on one path is refused by
-name, and the app serves no route that is neither an API operation nor a declared page (ORG-1, STYLE 14)."""
+name, and the app serves no route that is neither an API operation, a declared page nor a probe (ORG-1, STYLE 14)."""
 
 from __future__ import annotations
 
@@ -47,6 +47,7 @@ def test_org1_the_app_serves_the_declared_operations_and_pages_and_nothing_else(
     served = {(route.path, method) for route in routes for method in route.methods or ()}
     declared = {(operation.path, operation.method) for operation in OPERATIONS}
     declared |= {(page.path, method) for page in PAGE_ROUTES for method in page.methods}
+    declared |= {("/healthz", "GET"), ("/readyz", "GET")}  # the probes, for load balancers (API-8)
     assert {item for item in served if item[1] != "HEAD"} == declared
     pages = {page.path for page in PAGE_ROUTES}
     assert {"/login", "/servers", "/tools/{tool_id}", "/inbox", "/a/{slug}", "/events", "/static/{name}"} <= pages
