@@ -1,0 +1,21 @@
+#!/bin/sh
+# One replica of the mcpyard organization service: bring the database's schema up to date, then serve.
+# The container's entrypoint (deploy/Dockerfile), and what the deployment test starts for each replica.
+#
+#   MCPYARD_ORG_DATABASE  the shared database, postgresql://USER:PASSWORD@HOST:PORT/DB (required)
+#   MCPYARD_ORG_KEY       the sealing key(s), base64, shared by every replica (required; NEW,OLD while rotating)
+#   MCPYARD_HOST          the address to listen on (default 0.0.0.0)
+#   MCPYARD_PORT          the port to listen on (default 8760)
+#   MCPYARD_ORG_DEV       1: development only, registered servers may be plain http on this machine
+#
+# Replicas migrating at once migrate once; the others wait for it. SIGTERM stops the replica after its
+# requests in flight end (at most 30 s): a load balancer has sent the next ones elsewhere by then.
+set -eu
+: "${MCPYARD_ORG_DATABASE:?set MCPYARD_ORG_DATABASE to the shared database}"
+: "${MCPYARD_ORG_KEY:?set MCPYARD_ORG_KEY to the sealing key every replica shares}"
+MCPYARD="${MCPYARD:-mcpyard}"
+$MCPYARD org migrate
+if [ "${MCPYARD_ORG_DEV:-0}" = "1" ]; then
+  exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}" --dev
+fi
+exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}"
