@@ -31,6 +31,7 @@ COUNTS = frozenset(
         "calls",
         "characters",
         "choices",
+        "connections",
         "entries",
         "errors",
         "failures",

@@ -22,6 +22,9 @@ class Caller:
     org_id: str
     email: str
     role: Role
+    revision: int | None = None
+    """The organization's change count, read with the caller's credentials (None: not read): the call this request
+    makes runs against the organization as it was then, with no second read (ORG-9)."""
 
     @property
     def is_admin(self) -> bool:

@@ -167,17 +167,19 @@ class OrgHosts:
             self._hosts[org_id] = started
             return started
 
-    async def current(self, org_id: str) -> OrgHost:
+    async def current(self, org_id: str, *, seen: int | None = None) -> OrgHost:
         """The organization's host in step with the database: what a call runs on (ORG-9).
 
-        Reads the organization's change counter; when it moved since the host was last brought in step (a
-        change on any replica), applies what changed before returning. A server that changed while calls to it
-        are in flight keeps its old definition until they end (its policies apply at once); the next call tries
-        again.
+        Reads the organization's change counter (or takes `seen`, read just now with the request's credentials);
+        when it moved since the host was last brought in step (a change on any replica), applies what changed
+        before returning. A server that changed while calls to it are in flight keeps its old definition until
+        they end (its policies apply at once); the next call tries again.
         """
         opened = await self.get(org_id)
-        async with self._db.begin() as session:
-            revision = await revision_of(session, org_id)
+        revision = seen
+        if revision is None:
+            async with self._db.begin() as session:
+                revision = await revision_of(session, org_id)
         if revision != opened.revision:
             with contextlib.suppress(Conflict):
                 await self._catch_up(org_id, opened, known=revision)

@@ -26,8 +26,8 @@ from starlette.responses import Response
 from mcpyard.errors import Forbidden, NotSignedIn
 from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
-from mcpyard.org.services._people import member_for_token
-from mcpyard.org.store import BrowserSession, Member, utcnow
+from mcpyard.org.services._people import token_holder
+from mcpyard.org.store import BrowserSession, Member, revision_of, utcnow
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]
 
@@ -37,8 +37,8 @@ SESSION_SECONDS = 12 * 3600
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _caller(member: Member) -> Caller:
-    return Caller(member.id, member.org_id, member.email, member.role)
+def _caller(member: Member, revision: int | None = None) -> Caller:
+    return Caller(member.id, member.org_id, member.email, member.role, revision)
 
 
 def _row_id(session_id: str) -> str:
@@ -100,10 +100,11 @@ class Authenticator:
 
     async def _by_token(self, token: str) -> Caller:
         async with self.db() as session:
-            member = await member_for_token(session, token)
-        if member is None:
+            # With the organization's change count: what the request's call will be checked against (ORG-9).
+            found = await token_holder(session, token)
+        if found is None:
             raise NotSignedIn("unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
-        return _caller(member)
+        return _caller(*found)
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
         found = await self.session_of(cookie)
@@ -136,7 +137,8 @@ class Authenticator:
         )
         async with self.db.begin() as session:
             member = await session.scalar(query)
-        return None if member is None else (_caller(member), csrf)
+            revision = await revision_of(session, member.org_id) if member is not None else None
+        return None if member is None else (_caller(member, revision), csrf)
 
     async def end_session(self, cookie: str | None) -> None:
         """Sign the session out: every copy of its cookie is refused from now on, by every process."""

@@ -240,7 +240,7 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome[
         await _decided(svc, caller, approval_id)
         return Outcome(failed)
     name, arguments, conversation, definition_hash = saved
-    opened = await svc.hosts.current(caller.org_id)
+    opened = await svc.hosts.current(caller.org_id)  # read after the claim: the run's own moment
     call_id = new_id()
     # Its server's questions go to whoever may decide the call: the member who asked for it, owners, admins.
     asker = Asker(caller.org_id, member_id, turn_id=turn_id, call_id=call_id)

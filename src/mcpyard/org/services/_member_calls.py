@@ -58,7 +58,7 @@ async def call_tool(
     if not isinstance(arguments, dict):
         raise Invalid("invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
     conversation = checked_conversation(conversation)
-    opened = await svc.hosts.current(caller.org_id)
+    opened = await svc.hosts.current(caller.org_id, seen=caller.revision)
     key = conversation_key(caller.member_id, conversation)
     inbox = Inbox(svc, caller, name, arguments, key)
     call_id = new_id()

@@ -47,6 +47,7 @@ __all__ = [
     "normalize_email",
     "owners",
     "revoke_token",
+    "token_holder",
     "verify_login",
 ]
 
@@ -273,25 +274,38 @@ async def revoke_token(
 
 async def member_for_token(session: AsyncSession, token: str, *, now: datetime | None = None) -> Member | None:
     """The member a presented API token belongs to; None for an unknown, revoked or malformed token."""
+    found = await token_holder(session, token, now=now)
+    return found[0] if found is not None else None
+
+
+async def token_holder(
+    session: AsyncSession, token: str, *, now: datetime | None = None
+) -> tuple[Member, int] | None:
+    """The member a presented API token belongs to and their organization's change count (ORG-9), read together;
+    None for an unknown, revoked or malformed token."""
     if not looks_like_token(token):
         return None
     presented = token_hash(token)
     now = now or utcnow()
     async with transaction(session):
         # One query on the token's unique hash, joined to its member: a removed member's tokens fail with it.
-        query = select(ApiToken, Member).join(Member, Member.id == ApiToken.member_id)
+        query = (
+            select(ApiToken, Member, Organization.revision)
+            .join(Member, Member.id == ApiToken.member_id)
+            .join(Organization, Organization.id == Member.org_id)
+        )
         query = query.where(ApiToken.token_hash == presented, Member.removed_at.is_(None))
         found = (await session.execute(query)).first()
         if found is None:
             return None
-        row, member = found
+        row, member, revision = found
         # The look-up matched on the hash; compare again in constant time so that no index or
         # collation quirk ever lets a near miss through.
         if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
             return None
         if row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY:
             row.last_used_at = now
-        return member
+        return member, int(revision)
 
 
 async def verify_login(

@@ -45,6 +45,12 @@ BUSY_TIMEOUT_MS = 10_000
 """How long a SQLite writer waits for another one before it gives up (never forever: ERR-1)."""
 CONNECT_TIMEOUT_S = 10
 """How long connecting to PostgreSQL may take before it is reported unreachable."""
+POOL_SIZE = 10
+"""PostgreSQL connections a replica keeps open for its requests (a request takes one for each of its short
+transactions): enough for its concurrent requests, so none pays for a new connection."""
+POOL_OVERFLOW = 20
+"""Connections a replica opens beyond those at a peak (closed again after): three replicas stay within
+PostgreSQL's default of 100 connections."""
 
 _SQLITE = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _POSTGRESQL = {"postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg_async", "postgresql+asyncpg"}
@@ -156,6 +162,8 @@ def create_engine(url: URL) -> AsyncEngine:
         return _sqlite_engine(url)
     options: dict[str, Any] = {
         "pool_pre_ping": True,
+        "pool_size": POOL_SIZE,
+        "max_overflow": POOL_OVERFLOW,
         "connect_args": {"connect_timeout": CONNECT_TIMEOUT_S, "application_name": "mcpyard-org"},
     }
     return create_async_engine(url, **options)
