@@ -278,9 +278,7 @@ async def member_for_token(session: AsyncSession, token: str, *, now: datetime |
     return found[0] if found is not None else None
 
 
-async def token_holder(
-    session: AsyncSession, token: str, *, now: datetime | None = None
-) -> tuple[Member, int] | None:
+async def token_holder(session: AsyncSession, token: str, *, now: datetime | None = None) -> tuple[Member, int] | None:
     """The member a presented API token belongs to and their organization's change count (ORG-9), read together;
     None for an unknown, revoked or malformed token."""
     if not looks_like_token(token):
