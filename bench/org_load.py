@@ -317,7 +317,7 @@ async def contextforge(bench: Bench, workers: int, cf_url: str, members: int, db
         body = json.dumps(
             {"jsonrpc": "2.0", "id": 1, "method": "tools/call", "params": {"name": tool, "arguments": {"text": TEXT}}}
         )
-        sessions = [secrets.token_hex(16) for _ in range(members)]
+        sessions = [] if bench.args.contextforge_no_sessions else [secrets.token_hex(16) for _ in range(members)]
         script = write_script(
             bench.home.root, f"cf-{workers}", tokens=[token], sessions=sessions, path="/rpc", body=body, marker=TEXT
         )
@@ -424,6 +424,9 @@ def parse(argv: Sequence[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--contextforge-workers", type=numbers, default=[2, 5], help="ContextForge worker counts")
     parser.add_argument("--contextforge-venv", type=Path, default=DEFAULT_CONTEXTFORGE_VENV)
     parser.add_argument("--skip-contextforge", action="store_true")
+    parser.add_argument(
+        "--contextforge-no-sessions", action="store_true", help="send ContextForge no Mcp-Session-Id (to compare)"
+    )
     parser.add_argument("--client", default="httpx", help=argparse.SUPPRESS)
     parser.add_argument("--profile", default=None, help=argparse.SUPPRESS)
     parser.add_argument("--calls", type=int, default=0, help=argparse.SUPPRESS)
