@@ -148,23 +148,16 @@ class TemporaryCluster:
     def options(self) -> str:
         return self.OPTIONS if self.durable else f"{self.OPTIONS} {self.FAST}"
 
+    def _start(self) -> subprocess.CompletedProcess[str]:
+        """`pg_ctl start` on `self.port`, waiting until it takes connections."""
+        log, wait = str(self.folder / "log"), str(START_SECONDS)
+        options = f"{self.options} -p {self.port}"
+        return self.run_tool("pg_ctl", "-D", str(self.data), "-l", log, "-w", "-t", wait, "-o", options, "start")
+
     def run_server(self) -> None:
-        options = self.options
         for _ in range(5):  # another process may take the probed port first
             self.port = _free_port()
-            done = self.run_tool(
-                "pg_ctl",
-                "-D",
-                str(self.data),
-                "-l",
-                str(self.folder / "log"),
-                "-w",
-                "-t",
-                str(START_SECONDS),
-                "-o",
-                f"{options} -p {self.port}",
-                "start",
-            )
+            done = self._start()
             if done.returncode == 0:
                 return
         log = (self.folder / "log").read_text(encoding="utf-8", errors="replace")[-800:]
@@ -172,20 +165,8 @@ class TemporaryCluster:
 
     def restart(self) -> None:
         """Stop the server at once (every connection dropped, as in a crash) and start it again on the same port."""
-        self.run_tool("pg_ctl", "-D", str(self.data), "-m", "immediate", "-w", "-t", str(START_SECONDS), "stop")
-        done = self.run_tool(
-            "pg_ctl",
-            "-D",
-            str(self.data),
-            "-l",
-            str(self.folder / "log"),
-            "-w",
-            "-t",
-            str(START_SECONDS),
-            "-o",
-            f"{self.options} -p {self.port}",
-            "start",
-        )
+        self.stop()
+        done = self._start()
         if done.returncode != 0:
             raise NotAvailable(f"PostgreSQL did not start again: {done.stderr.strip()[-400:]}")
 
