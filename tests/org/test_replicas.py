@@ -25,7 +25,7 @@ from mcpyard.org.hosts import OrgResults
 from mcpyard.org.services import OrgService, sweep
 from mcpyard.org.store import Approval, open_database, revision_of, utcnow
 from tests.conftest import Home
-from tests.org._flows import by_tool, call, register, set_policy
+from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org._service import Org, Service, service_app, set_up
 
 pytestmark = pytest.mark.anyio
@@ -89,6 +89,24 @@ async def test_org9_a_server_registered_on_one_replica_is_called_on_the_other_an
     assert deleted.status_code == 204
     refused = await call(a, "tools__lookup", {"key": "k"})
     assert refused["error"]["code"] == "server_deleted", refused
+
+
+async def test_org9_a_server_edited_on_one_replica_is_reached_as_edited_by_the_other(
+    replicas: tuple[Service, Service], upstream: str
+) -> None:
+    a, b = replicas
+    server = await register(a, upstream)
+    await set_policy(a, by_tool(server)["whoami"], "run_freely")
+    assert (await call(a, "tools__whoami"))["ok"] is True
+    edited = await b.request(
+        "PATCH", f"/api/v1/servers/{server['id']}", json={"bearer_token": "another-token-0123456789"}
+    )
+    assert edited.status_code == 200, edited.text
+    refused = await call(a, "tools__whoami")
+    assert refused["ok"] is False, "A sends the token B saved, which the server refuses: A restarted it as edited"
+    fixed = await b.request("PATCH", f"/api/v1/servers/{server['id']}", json={"bearer_token": TOKEN})
+    assert fixed.status_code == 200, fixed.text
+    assert (await call(a, "tools__whoami"))["ok"] is True
 
 
 async def test_org9_a_definition_change_found_on_one_replica_suspends_the_tool_on_the_other(
