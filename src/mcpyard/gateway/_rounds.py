@@ -11,7 +11,7 @@ waiting call in this process: it carries nothing, and a guessed one finds nothin
 from __future__ import annotations
 
 import secrets
-from collections.abc import Mapping
+from collections.abc import Hashable, Mapping
 from dataclasses import dataclass, field
 from typing import Any
 
@@ -96,6 +96,8 @@ class RoundTrip:
         """The downstream call's: cancelled when the client gives up on a round."""
         self.ctx: Any = None
         """The request of the round under way (its progress goes there), None between rounds."""
+        self.audience: Hashable = None
+        """Who started it (the face's audience of its first request): only they may answer its rounds."""
 
     async def ask(self, method: str, params: Mapping[str, Any]) -> Mapping[str, Any]:
         """The call's `on_input`: wait for the client's answer, given on one of its next calls."""
