@@ -102,8 +102,8 @@ class ToolFace:
 
     # ----------------------------------------------------------------- what a face says
 
-    def offer(self, ctx: ServerRequestContext[Any] | None) -> Offer:
-        """The tools offered to the client of `ctx` (None: outside any request)."""
+    async def offer(self, ctx: ServerRequestContext[Any]) -> Offer:
+        """The tools offered to the client of `ctx`."""
         raise NotImplementedError
 
     async def run_call(
@@ -190,7 +190,7 @@ class ToolFace:
     ) -> types.ListToolsResult:
         del params
         self._remember(ctx)
-        offer = self.offer(ctx)
+        offer = await self.offer(ctx)
         offered = {catalog: public for public, catalog in offer.names.items()}
         return types.ListToolsResult(tools=[wire_tool(tool, offered[tool.name]) for tool in offer.tools])
 
@@ -198,7 +198,7 @@ class ToolFace:
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
     ) -> types.CallToolResult | types.InputRequiredResult:
         self._remember(ctx)
-        name = self.offer(ctx).names.get(params.name)
+        name = (await self.offer(ctx)).names.get(params.name)
         if name is None:
             return error_result(f"no tool {params.name!r} is offered to you here: list the tools again")
         rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS

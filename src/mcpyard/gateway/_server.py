@@ -66,12 +66,15 @@ class Gateway(ToolFace):
 
         `readOnlyHint` alone never shares a tool; the built-in `read_result` always comes along.
         """
-        return list(self.offer(None).tools)
+        return list(self._shared().tools)
 
-    def offer(self, ctx: ServerRequestContext[Any] | None) -> Offer:
-        """What is offered (the same to every client), worked out again only when the catalog, the pins or the
-        configuration change."""
+    async def offer(self, ctx: ServerRequestContext[Any]) -> Offer:
+        """What is offered: the same to every client."""
         del ctx
+        return self._shared()
+
+    def _shared(self) -> Offer:
+        """The shared tools, worked out again only when the catalog, the pins or the configuration change."""
         view = self.host.view
         basis = (view.catalog, view.policies, view.plan)
         cached = self._offered
@@ -93,12 +96,12 @@ class Gateway(ToolFace):
 
     def _input_schema(self, name: str) -> Mapping[str, Any] | None:
         """The offered tool's schema, for the SDK's argument check (without a full tools/list per call)."""
-        offer = self.offer(None)
+        offer = self._shared()
         tool = offer.by_catalog.get(offer.names.get(name, ""))
         return tool.input_schema if tool is not None else None
 
     def _fingerprint(self) -> str:
-        text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self.offer(None).tools)
+        text = "\n".join(f"{tool.name} {tool.definition_hash}" for tool in self._shared().tools)
         return hashlib.sha256(text.encode()).hexdigest()
 
     async def next_change(self) -> Callable[[Hashable], bool]:
