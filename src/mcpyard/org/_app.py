@@ -27,6 +27,7 @@ from starlette.applications import Starlette
 from starlette.middleware import Middleware
 from starlette.requests import Request
 from starlette.responses import HTMLResponse, Response
+from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import Invalid, ServiceError, Unavailable, UrlRefused
@@ -34,7 +35,9 @@ from mcpyard.org._bodies import MAX_BODY_BYTES
 from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
+from mcpyard.org.mcp import McpEndpoint
 from mcpyard.org.services import (
+    APPROVAL_WAIT_SECONDS,
     HOLD_SECONDS,
     QUESTION_SECONDS,
     Authenticator,
@@ -42,6 +45,7 @@ from mcpyard.org.services import (
     OrgService,
     SessionSigner,
     SignInLimits,
+    approval_key,
     no_one_to_ask,
     sweep,
     sweep_questions,
@@ -89,6 +93,11 @@ class OrgSettings:
     ended that long after (and at most `sweep_seconds` more)."""
     sweep_seconds: float = SWEEP_SECONDS
     """How often each replica looks for work no replica holds any more."""
+    public_url: str | None = None
+    """Where people and clients reach the service (`https://mcp.example.com`): the only `Host` and `Origin` its MCP
+    endpoint answers (DNS rebinding). None: this machine's loopback addresses only."""
+    approval_wait_seconds: float = APPROVAL_WAIT_SECONDS
+    """How long an ask-first call made over MCP waits for a person's decision (it stays in the inbox after)."""
     max_body_bytes: int = MAX_BODY_BYTES
     """The largest request body any route reads (1 MiB); a longer one is refused with 413 as it arrives."""
     body_idle_seconds: float = 10.0
@@ -154,6 +163,8 @@ class _Replicas:
         kind, _, ident = what.partition(" ")
         if kind == "question":
             self.service.wakeups.wake(ident)
+        elif kind == "approval":
+            self.service.wakeups.wake(approval_key(ident))
         else:
             self.service.hosts.heard(org_id)
 
@@ -167,6 +178,7 @@ class _Replicas:
 def org_app(settings: OrgSettings) -> Starlette:
     """The organization service's app; its parts open when it is served."""
     state = OrgState(live=Live(settings.live_seconds))
+    mcp = McpEndpoint()
     guard = settings.guard or EgressGuard(dev=settings.dev)
 
     async def check_url(url: str) -> str:
@@ -192,6 +204,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 guard,
                 question_seconds=settings.question_seconds,
                 hold_seconds=settings.lease_seconds,
+                approval_wait_seconds=settings.approval_wait_seconds,
                 decided=after_decision,
             )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
@@ -205,7 +218,11 @@ def org_app(settings: OrgSettings) -> Starlette:
                 secure_cookies=settings.secure_cookies,
                 hashing=settings.password_hashing,
             )
-            async with hosts.running(), anyio.create_task_group() as sweeping:
+            async with (
+                hosts.running(),
+                mcp.running(service, settings.public_url),
+                anyio.create_task_group() as sweeping,
+            ):
                 if not db.is_sqlite:  # SQLite's replicas read the change counter before each call instead
                     hosts.hearing = NOT_LISTENING
                     await sweeping.start(listen, db.url, _Replicas(service))
@@ -269,7 +286,13 @@ def org_app(settings: OrgSettings) -> Starlette:
         Exception: failed,
     }
     app = Starlette(
-        routes=[*api_routes(), *health_routes(), *web_routes()],
+        routes=[
+            *api_routes(),
+            *health_routes(),
+            Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
+            Route("/mcp/teammates/{teammate_id}", mcp, methods=["GET", "POST", "DELETE"]),
+            *web_routes(),
+        ],
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[

@@ -92,6 +92,8 @@ class OrgHosts:
         """Whether this replica hears the others' announcements (what `/readyz` says)."""
         self._stepped = anyio.Event()
         """Set (and replaced) each time a host was brought in step."""
+        self._stepped_since: set[str] = set()
+        """Organizations brought in step since `changed` last returned."""
         self._catching_up: dict[str, bool] = {}
         """Organizations being brought in step in the background, each with whether another change came since."""
         self._running = 0
@@ -224,6 +226,7 @@ class OrgHosts:
                 opened.fingerprints = fresh
             await self._list_again(opened, loaded)
             opened.revision = loaded.revision
+            self._stepped_since.add(org_id)
             stepped, self._stepped = self._stepped, anyio.Event()
             stepped.set()
 
@@ -247,6 +250,14 @@ class OrgHosts:
         `anyio.fail_after`): how a change announced by another replica is seen to have arrived."""
         while (opened := self._hosts.get(org_id)) is None or opened.revision < revision:
             await self._stepped.wait()
+
+    async def changed(self) -> set[str]:
+        """Wait until some organization's host was brought in step with a change; which organizations were (each
+        change is reported once, to whoever waits)."""
+        while not self._stepped_since:
+            await self._stepped.wait()
+        changed, self._stepped_since = self._stepped_since, set()
+        return changed
 
     def heard(self, org_id: str) -> None:
         """A replica announced a change of the organization: bring its host (if open here) in step now, in the

@@ -10,8 +10,8 @@ from mcpyard.org.services._answers import (
     questions_of_turns,
 )
 from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
-from mcpyard.org.services._call_results import Outcome, result_json
-from mcpyard.org.services._calls import TurnCalls
+from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_from_json, result_json
+from mcpyard.org.services._calls import TurnCalls, org_call
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals
 from mcpyard.org.services._leases import held_until, holding, sweep
@@ -46,7 +46,15 @@ from mcpyard.org.services._registry import (
 )
 from mcpyard.org.services._review import PUBLICATION_ALERT
 from mcpyard.org.services._server_input import MAX_CC_FIELD, MAX_SCOPE, MAX_SCOPES, MAX_SERVER_NAME, NAME_PATTERN
-from mcpyard.org.services._service import HOLD_SECONDS, QUESTION_SECONDS, CredentialSealer, ModelFactory, OrgService
+from mcpyard.org.services._service import (
+    APPROVAL_WAIT_SECONDS,
+    HOLD_SECONDS,
+    QUESTION_SECONDS,
+    CredentialSealer,
+    ModelFactory,
+    OrgService,
+    approval_key,
+)
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 from mcpyard.org.services._views import (
     AlertView,
@@ -75,6 +83,7 @@ from mcpyard.org.services._views import (
 
 __all__ = [
     "ACTIONS",
+    "APPROVAL_WAIT_SECONDS",
     "COOKIE",
     "HOLD_SECONDS",
     "MAX_CC_FIELD",
@@ -123,6 +132,7 @@ __all__ = [
     "add_member",
     "answer_from_page",
     "answer_question",
+    "approval_key",
     "approve",
     "audit",
     "call_tool",
@@ -142,6 +152,7 @@ __all__ = [
     "init_organization",
     "invite_member",
     "issue_token",
+    "keep_connection_state",
     "list_alerts",
     "list_approvals",
     "list_audit",
@@ -152,12 +163,14 @@ __all__ = [
     "list_tools",
     "make_token",
     "no_one_to_ask",
+    "org_call",
     "questions_of_turns",
     "raise_alert",
     "read_result",
     "refresh_server",
     "register_server",
     "remove_member",
+    "result_from_json",
     "result_json",
     "revoke_member_token",
     "server_selections",

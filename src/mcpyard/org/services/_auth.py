@@ -98,6 +98,14 @@ class Authenticator:
             return await self._by_cookie(request, cookie)
         raise NotSignedIn("unauthorized", "send `Authorization: Bearer <API token>` (or sign in)")
 
+    async def bearer(self, request: Request) -> Caller:
+        """The caller of a request that must carry `Authorization: Bearer <token>` (a cookie does not count: the
+        MCP endpoint's clients are programs), or 401."""
+        scheme, _, token = request.headers.get("authorization", "").partition(" ")
+        if scheme.lower() != "bearer" or not token.strip():
+            raise NotSignedIn("unauthorized", "send `Authorization: Bearer <API token>`")
+        return await self._by_token(token.strip())
+
     async def _by_token(self, token: str) -> Caller:
         async with self.db() as session:
             # With the organization's change count: what the request's call will be checked against (ORG-9).

@@ -2,8 +2,9 @@
 
 from __future__ import annotations
 
+from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Generic, TypeVar
+from typing import Any, Generic, TypeVar
 
 from mcpyard.org.hosts import OrgHost
 from mcpyard.org.services._discovery import CONNECTION_ALERT
@@ -12,7 +13,7 @@ from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._views import CallResultView
 from mcpyard.pipeline import CallResult
 
-__all__ = ["CODES", "Outcome", "keep_connection_state", "result_json"]
+__all__ = ["CODES", "Outcome", "keep_connection_state", "result_from_json", "result_json"]
 
 Body_co = TypeVar("Body_co", covariant=True)
 
@@ -68,3 +69,18 @@ async def keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, r
         else:
             await clear_alert(session, org_id, CONNECTION_ALERT, server_id=server_id)
             opened.alerted.discard(name)
+
+
+def result_from_json(body: Mapping[str, Any]) -> CallResult:
+    """A result kept as `result_json` wrote it (an approved run's), as the pipeline gave it."""
+    return CallResult(
+        ok=bool(body.get("ok")),
+        text=str(body.get("text", "")),
+        content=list(body.get("content") or []),
+        structured=body.get("structured"),
+        cached=bool(body.get("cached")),
+        handle=body.get("handle"),
+        error=body.get("error"),
+        tool=body.get("tool"),
+        server=body.get("server"),
+    )

@@ -13,6 +13,7 @@ from mcpyard.pipeline import CallResult
 
 if TYPE_CHECKING:
     from mcpyard import Host
+    from mcpyard.connect import InputRelay, LogFn, ProgressFn
     from mcpyard.model import ModelTools, ToolFormat
     from mcpyard.policy import Approver
 
@@ -31,18 +32,24 @@ async def org_call(
     tags: Mapping[str, str],
     definition_hash: str | None = None,
     clock: TurnClock | None = None,
+    on_input: InputRelay | None = None,
+    on_progress: ProgressFn | None = None,
+    on_log: LogFn | None = None,
 ) -> CallResult:
-    """Run one call on an organization's host: its servers' questions go to `asker` (none: no one is asked, the
-    host's own elicitor refuses them), and its record carries `tags` (`call_tags`: its id, its turn)."""
+    """Run one call on an organization's host: its servers' questions go to `asker` (none: to `on_input`, a client
+    that answers them itself; neither: no one is asked, the host's own elicitor refuses them), and its record
+    carries `tags` (`call_tags`: its id, its turn; `client`: the MCP client that made it)."""
     return await host.call(
         name,
         arguments,
         conversation=conversation,
         approver=approver,
         definition_hash=definition_hash,
-        on_input=asker.relay() if asker is not None else None,
+        on_input=asker.relay() if asker is not None else on_input,
         elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
         tags=tags,
+        on_progress=on_progress,
+        on_log=on_log,
     )
 
 

@@ -24,7 +24,7 @@ from mcpyard.org.services._call_results import Outcome, keep_connection_state, r
 from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._leases import held_until, holding
 from mcpyard.org.services._questions import Asker, until_done_or_asked
-from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._service import OrgService, approval_key
 from mcpyard.org.services._views import ApprovalView, ApprovedBody, CallResultView, PendingRef
 from mcpyard.org.store import (
     Approval,
@@ -35,6 +35,7 @@ from mcpyard.org.store import (
     TeammateServer,
     Tool,
     TurnRow,
+    announce,
     new_id,
     utcnow,
     why_not_now,
@@ -265,6 +266,8 @@ async def approve(svc: OrgService, caller: Caller, approval_id: str) -> Outcome[
                     .where(Approval.id == approval_id)
                     .values(status="done" if result.ok else "failed", result=body, held_until=None)
                 )
+                await announce(session, caller.org_id, "approval", approval_id)  # an MCP request waits on it
+            svc.wakeups.wake(approval_key(approval_id))
         await keep_connection_state(svc, opened, caller.org_id, result)
         await _decided(svc, caller, approval_id)
         return body
@@ -281,6 +284,8 @@ async def decline(svc: OrgService, caller: Caller, approval_id: str) -> Approval
     async with svc.db.begin() as session:
         approval = await _claim(session, caller, approval_id, "declined")
         declined = approval_json(approval)
+        await announce(session, caller.org_id, "approval", approval_id)
+    svc.wakeups.wake(approval_key(approval_id))
     await _decided(svc, caller, approval_id)
     return declined
 

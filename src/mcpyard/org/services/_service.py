@@ -16,11 +16,24 @@ if TYPE_CHECKING:
     from mcpyard.connect import EgressGuard
     from mcpyard.model import Model
 
-__all__ = ["HOLD_SECONDS", "QUESTION_SECONDS", "CredentialSealer", "ModelFactory", "OrgService", "UrlCheck", "Wakeups"]
+__all__ = [
+    "APPROVAL_WAIT_SECONDS",
+    "HOLD_SECONDS",
+    "QUESTION_SECONDS",
+    "CredentialSealer",
+    "ModelFactory",
+    "OrgService",
+    "UrlCheck",
+    "Wakeups",
+    "approval_key",
+]
 
 HOLD_SECONDS = 30.0
 """How far ahead a process holds an approved run or a turn it runs (renewed every third of that): once a dead
 process's lease lapsed, any replica ends what it held."""
+APPROVAL_WAIT_SECONDS = 600.0
+"""How long an ask-first call made over MCP waits for a person's decision before its request gives up (it stays
+in the inbox)."""
 QUESTION_SECONDS = 600.0
 """How long a server's question waits for a person before it expires and the server hears `cancel` (10 minutes)."""
 
@@ -51,6 +64,11 @@ class CredentialSealer(Protocol):
     def unseal(self, key_id: str, sealed: bytes, *, context: bytes, what: str = ...) -> str: ...
 
     def holds(self, kid: str) -> bool: ...
+
+
+def approval_key(approval_id: str) -> str:
+    """The name an approval's decision wakes whoever waits for it under (`Wakeups`)."""
+    return f"approval:{approval_id}"
 
 
 class Wakeups:
@@ -86,6 +104,8 @@ class OrgService:
     """The outbound guard every request to an organization's model endpoint goes through (NET-1)."""
     question_seconds: float = QUESTION_SECONDS
     """How long a server's question waits for an answer before it expires (the server then hears `cancel`)."""
+    approval_wait_seconds: float = APPROVAL_WAIT_SECONDS
+    """How long an ask-first call over MCP waits for its decision (ORG-10)."""
     hold_seconds: float = HOLD_SECONDS
     """How far ahead this process holds the runs and turns it runs (a dead replica's end that long after)."""
     wakeups: Wakeups = field(default_factory=Wakeups)

@@ -19,7 +19,16 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict, Invalid, ServiceError
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.services import OrgService, audit, result_json
-from mcpyard.org.store import Approval, Conversation, RegisteredServer, Teammate, TeammateServer, TurnRow, utcnow
+from mcpyard.org.store import (
+    Approval,
+    Conversation,
+    RegisteredServer,
+    Teammate,
+    TeammateServer,
+    TurnRow,
+    note_change,
+    utcnow,
+)
 from mcpyard.org.turns._model_setting import MAX_MODEL_NAME
 from mcpyard.org.turns._turn_offer import offered_names
 from mcpyard.pipeline import CallResult
@@ -139,6 +148,7 @@ async def update_teammate(svc: OrgService, caller: Caller, teammate_id: str, bod
                 old["servers"], new["servers"] = had, sorted(servers)
         if new:
             audit(session, caller.org_id, caller.email, "teammate.update", teammate.id, old=old, new=new)
+            await note_change(session, caller.org_id)  # its MCP endpoint's clients hear of it (ORG-10)
 
 
 async def delete_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> None:
@@ -176,3 +186,4 @@ async def delete_teammate(svc: OrgService, caller: Caller, teammate_id: str) -> 
             old={"name": teammate.name},
             new={"declined_approvals": int(getattr(declined, "rowcount", 0) or 0)},
         )
+        await note_change(session, caller.org_id)

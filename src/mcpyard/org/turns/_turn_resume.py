@@ -2,35 +2,20 @@
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable, Collection, Mapping
-from typing import Any
+from collections.abc import Awaitable, Callable, Collection
 
 from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import TurnState
 from mcpyard.errors import ServiceError
-from mcpyard.org.services import OrgService, held_until
+from mcpyard.org.services import OrgService, held_until, result_from_json
 from mcpyard.org.store import Approval, Conversation, TurnRow
 from mcpyard.org.turns._turn_offer import Offer, model_for
 from mcpyard.org.turns._turns import drive_turn, ends_if_it_fails
 from mcpyard.pipeline import CallResult
 
 __all__ = ["OfferFor", "continue_after_decision"]
-
-
-def _result_from_json(body: Mapping[str, Any]) -> CallResult:
-    return CallResult(
-        ok=bool(body.get("ok")),
-        text=str(body.get("text", "")),
-        content=list(body.get("content") or []),
-        structured=body.get("structured"),
-        cached=bool(body.get("cached")),
-        handle=body.get("handle"),
-        error=body.get("error"),
-        tool=body.get("tool"),
-        server=body.get("server"),
-    )
 
 
 async def _decided(session: AsyncSession, turn_id: str, waiting: Collection[str]) -> dict[str, CallResult]:
@@ -49,7 +34,7 @@ async def _decided(session: AsyncSession, turn_id: str, waiting: Collection[str]
                 tool=approval.tool_name,
             )
         else:
-            decided[approval.tool_call_id] = _result_from_json(approval.result)
+            decided[approval.tool_call_id] = result_from_json(approval.result)
     return decided
 
 
