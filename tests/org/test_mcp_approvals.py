@@ -73,7 +73,7 @@ async def test_org10_an_ask_first_call_waits_for_approval_then_runs_once_and_its
     member = await service.add_member("member@acme.test")
     told: list[str] = []
 
-    async def progress(value: float, total: float | None, message: str | None) -> None:
+    async def progress(progress: float, total: float | None, message: str | None) -> None:
         told.append(message or "")
 
     seen: list[str] = []
