@@ -115,10 +115,34 @@ async def test_org10_tenancy_holds_for_tokens_members_and_sessions(service: Serv
         gone = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": f"Bearer {leaving}"})
         assert gone.status_code == 401, "a removed member's token is refused at once"
     member = await service.add_member("member@acme.test")
-    async with mcp_client(service, member, mode="legacy") as client:
+    sessions: list[str] = []
+
+    async def note_session(response: httpx2.Response) -> None:
+        if "mcp-session-id" in response.headers:
+            sessions.append(response.headers["mcp-session-id"])
+
+    headers = {"Authorization": f"Bearer {member}"}
+    async with (
+        httpx2.AsyncClient(
+            headers=headers, timeout=60, trust_env=False, event_hooks={"response": [note_session]}
+        ) as http,
+        Client(streamable_http_client(f"{origin(service)}/mcp", http_client=http), mode="legacy") as client,
+    ):
         await client.list_tools()
-        session = client.session_id if hasattr(client, "session_id") else None
-    del session
+        intruder = await service.add_member("intruder@acme.test")
+        async with httpx2.AsyncClient(trust_env=False) as other:
+            taken = await other.post(
+                f"{origin(service)}/mcp",
+                json={"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}},
+                headers={
+                    "Authorization": f"Bearer {intruder}",
+                    "Mcp-Session-Id": sessions[0],
+                    "Accept": "application/json, text/event-stream",
+                    "MCP-Protocol-Version": "2025-11-25",
+                },
+            )
+        assert taken.status_code == 404, "another member's session is not found, even in the same organization"
+        assert (await client.list_tools()).tools, "its owner goes on using it"
 
 
 async def test_org10_a_teammates_endpoint_offers_only_its_servers_tools(service: Service, upstream: str) -> None:
@@ -161,4 +185,18 @@ async def test_org10_a_policy_change_through_the_api_tells_connected_clients_and
         await set_policy(service, tools["whoami"], "run_freely")
         with anyio.fail_after(WAIT_SECONDS):
             await changed.wait()
+        assert "tools__whoami" in {tool.name for tool in (await client.list_tools()).tools}
+
+
+async def test_org10_a_new_era_client_listening_hears_that_its_organizations_tools_changed(
+    service: Service, upstream: str
+) -> None:
+    tools = by_tool(await register(service, upstream))
+    await set_policy(service, tools["lookup"], "run_freely")
+    async with mcp_client(service, service.org.owner_token) as client:
+        async with client.listen(tools_list_changed=True) as subscription:
+            await set_policy(service, tools["whoami"], "run_freely")
+            with anyio.fail_after(WAIT_SECONDS):
+                async for _event in subscription:
+                    break
         assert "tools__whoami" in {tool.name for tool in (await client.list_tools()).tools}
