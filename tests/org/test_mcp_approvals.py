@@ -1,7 +1,8 @@
 """Ask-first calls over MCP (ORG-10, ORG-5): the call parks in the inbox as through the API, and the MCP request waits
 for the decision, telling the client where to approve (progress messages; a URL elicitation when it declared one).
 Approved, it runs once and its result is the MCP result; declined, an error result says who declined; not decided in
-time, an error result says it still waits in the inbox. Both protocol eras, on SQLite and PostgreSQL."""
+time, an error result says it still waits in the inbox. A server's question during a call goes to the client when it
+declared elicitation, else to the inbox. Both protocol eras, on SQLite and PostgreSQL."""
 
 from __future__ import annotations
 
@@ -21,6 +22,7 @@ from tests.conftest import Home
 from tests.org._flows import by_tool, register, set_policy
 from tests.org._served import served_service
 from tests.org._service import Service
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -143,3 +145,61 @@ async def test_org10_a_client_that_declared_url_elicitation_is_asked_to_open_the
     [link] = asked
     assert isinstance(link, types.ElicitRequestURLParams)
     assert link.url.endswith(f"/inbox#approval-{approval_id}")
+
+
+@pytest.fixture
+async def asking() -> AsyncIterator[str]:
+    """The `elicits` fixture server over streamable HTTP."""
+    async with serve_http_in_process("elicits", "streamable-http") as url:
+        yield url
+
+
+async def _asks(service: Service, url: str) -> None:
+    for tool in by_tool(await register(service, url, name="asks", token=None)).values():
+        await set_policy(service, tool, "run_freely")
+
+
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
+async def test_org10_a_servers_question_goes_to_the_client_that_declared_elicitation(
+    service: Service, asking: str, mode: str
+) -> None:
+    await _asks(service, asking)
+    asked: list[str] = []
+
+    async def person(context: Any, params: types.ElicitRequestParams) -> types.ElicitResult:
+        del context
+        asked.append(params.message)
+        return types.ElicitResult(action="accept", content={"name": "Ada", "email": "ada@example.org", "age": 36})
+
+    async with member_client(service, service.org.owner_token, mode=mode, elicitation_callback=person) as client:
+        with anyio.fail_after(WAIT_SECONDS):
+            result = await client.call_tool("asks__sign_up", {})
+    assert not result.is_error, text_of(result)
+    assert asked == ["Sign up for the fixture service"]
+    assert "action=accept" in text_of(result)
+    assert await service.get("/api/v1/questions?status=pending") == [], "nothing went to the inbox"
+
+
+async def test_org10_a_servers_question_waits_in_the_inbox_when_the_client_cannot_answer_it(
+    service: Service, asking: str
+) -> None:
+    await _asks(service, asking)
+
+    async def answer_in_inbox() -> None:
+        # The question is written by the call's request in another task: read until it is there.
+        await eventually(lambda: _has_question(service), within=WAIT_SECONDS, what="the question waits in the inbox")
+        [question] = await service.get("/api/v1/questions?status=pending")
+        await service.post(f"/api/v1/questions/{question['id']}/answer", {"action": "decline"})
+
+    async with (
+        member_client(service, service.org.owner_token, mode="legacy") as client,
+        anyio.create_task_group() as tg,
+    ):
+        tg.start_soon(answer_in_inbox)
+        with anyio.fail_after(WAIT_SECONDS):
+            result = await client.call_tool("asks__sign_up", {})
+    assert "action=decline" in text_of(result), text_of(result)
+
+
+async def _has_question(service: Service) -> bool:
+    return bool(await service.get("/api/v1/questions?status=pending"))
