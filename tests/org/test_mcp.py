@@ -130,8 +130,8 @@ async def test_org10_tenancy_holds_for_tokens_members_and_sessions(service: Serv
     ):
         await client.list_tools()
         intruder = await service.add_member("intruder@acme.test")
-        async with httpx2.AsyncClient(trust_env=False) as other:
-            taken = await other.post(
+        async with httpx2.AsyncClient(trust_env=False) as stranger:
+            taken = await stranger.post(
                 f"{origin(service)}/mcp",
                 json={"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}},
                 headers={
