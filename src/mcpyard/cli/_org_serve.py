@@ -39,6 +39,15 @@ def serve(
     dev: Annotated[
         bool, typer.Option("--dev", help="Development: allow plain http to servers on this machine (never otherwise).")
     ] = False,
+    public_url: Annotated[
+        str | None,
+        typer.Option(
+            "--public-url",
+            help="Where people and MCP clients reach the service (https://mcp.example.com): the only address its MCP "
+            "endpoint answers (default: this machine's loopback addresses).",
+            show_default=False,
+        ),
+    ] = None,
     demo_servers: Annotated[
         bool,
         typer.Option(
@@ -60,6 +69,7 @@ def serve(
     if demo_servers and database is not None:
         raise UsageError("--demo runs on a temporary database of its own; leave out --database")
     url = "" if demo_servers else _database_url(database)
+    public = _public_url(public_url) if public_url is not None else None
 
     async def main() -> None:
         from mcpyard._paths import data_home
@@ -87,6 +97,7 @@ def serve(
                 environ=dict(environ()),
                 dev=local,
                 secure_cookies=not local,
+                public_url=public,
             )
             await _serve(org_app(settings), host, port, demo=None)
         print("mcpyard organization service stopped", file=sys.stderr, flush=True)
@@ -94,6 +105,16 @@ def serve(
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the service's standard error is a log its people read
         run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
+
+
+def _public_url(given: str) -> str:
+    """The `--public-url` as the service compares it: `http(s)://host[:port]`, or a usage error saying what to give."""
+    from urllib.parse import urlsplit
+
+    parts = urlsplit(given.strip())
+    if parts.scheme not in ("https", "http") or not parts.hostname or parts.path.strip("/") or parts.query:
+        raise UsageError(f"--public-url takes an address such as https://mcp.example.com, not {given[:100]!r}")
+    return f"{parts.scheme}://{parts.netloc}"
 
 
 @contextlib.contextmanager
