@@ -90,6 +90,7 @@ async def test_org10_an_ask_first_call_waits_for_approval_then_runs_once_and_its
     [approval_id] = seen
     [decided] = [item for item in await service.get("/api/v1/approvals") if item["id"] == approval_id]
     assert decided["status"] == "done"
+    assert decided["client"], "the inbox names the MCP client that asked"
     assert any(f"/inbox#approval-{approval_id}" in message for message in told), "progress says where to approve"
 
 

@@ -52,6 +52,7 @@ _APPROVAL = obj(
         "decided_by",
         "decided_at",
         "result",
+        "client",
     ],
     id=STR,
     status=enum(*APPROVAL_STATES),
@@ -65,6 +66,7 @@ _APPROVAL = obj(
     decided_by=NSTR,
     decided_at=NSTR,
     result={"oneOf": [{"type": "null"}, CALL_RESULT]},
+    client=NSTR,
 )
 _AUDIT = obj(
     ["id", "at", "actor", "action", "target", "old", "new"],

@@ -178,6 +178,7 @@ class OrgRecorder:
                 "summary": record.summary,
                 "approval_id": None,
                 "turn_id": record.tags.get("turn_id"),
+                "client": record.tags.get("client"),
                 "started_at": record.at,
             }
         )

@@ -131,7 +131,8 @@ class OrgFace(ToolFace):
         svc, caller = asking.service, asking.caller
         opened = await svc.hosts.current(caller.org_id, seen=caller.revision)
         key = conversation_key(caller.member_id, mcp_conversation(ctx))
-        inbox = Inbox(svc, caller, name, arguments, key)
+        client = client_of(ctx)
+        inbox = Inbox(svc, caller, name, arguments, key, client=client)
         call_id = new_id()
         # A client that declared elicitation answers its servers' questions itself; else they wait in the inbox.
         asks_client = bool(elicitation_modes(ctx.session.client_capabilities)) and on_input.ask is not None
@@ -144,7 +145,7 @@ class OrgFace(ToolFace):
             conversation=key,
             approver=inbox,
             asker=asker,
-            tags={**call_tags(call_id=call_id), "client": client_of(ctx)},
+            tags={**call_tags(call_id=call_id), "client": client},
             on_input=on_input,
             on_progress=on_progress,
             on_log=on_log,

@@ -58,8 +58,11 @@ class Inbox:
         conversation: str,
         *,
         turn: tuple[str, str] | None = None,
+        client: str | None = None,
     ) -> None:
         self._svc, self._caller, self._name = svc, caller, name
+        self._client = client
+        """The MCP client asking, when one is (the inbox names it)."""
         self._arguments, self._conversation = arguments, conversation
         self._turn = turn
         """The turn and the model's call id, when a teammate's turn asks for the call."""
@@ -92,6 +95,7 @@ class Inbox:
                 reason=card.reason,
                 turn_id=self._turn[0] if self._turn else None,
                 tool_call_id=self._turn[1] if self._turn else None,
+                client=self._client,
             )
             session.add(approval)
         self.approval_id = approval.id
@@ -117,6 +121,7 @@ def approval_json(approval: Approval) -> ApprovalView:
         "decided_by": approval.decided_by,
         "decided_at": approval.decided_at.isoformat() if approval.decided_at else None,
         "result": approval.result,
+        "client": approval.client,
     }
 
 

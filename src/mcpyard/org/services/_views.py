@@ -179,6 +179,8 @@ class ApprovalView(TypedDict):
     decided_by: str | None
     decided_at: str | None
     result: dict[str, Any] | None
+    client: str | None
+    """The MCP client that asked for the call (its name and version), None for an API call or a turn's."""
 
 
 class QuestionView(TypedDict):

@@ -49,6 +49,8 @@ class Approval(Base):
     """The teammate's turn parked on it: it goes on once the call is decided (ORG-5)."""
     tool_call_id: Mapped[str | None] = mapped_column(String(64), nullable=True)
     """The model's id for the call in that turn."""
+    client: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    """The MCP client that asked for the call (`clientInfo` name and version), when one did (ORG-10)."""
     held_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     """While `running`: the process running it renews this; once it lapses (the process died) any replica marks
     the run failed, never running it again (ORG-9)."""
@@ -78,6 +80,8 @@ class CallRow(Base):
     started_at: Mapped[datetime] = time_column()
     turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
     """The turn that made the call (its trace, ORG-7), if one did."""
+    client: Mapped[str | None] = mapped_column(String(120), nullable=True)
+    """The MCP client that made the call, when one did (ORG-10)."""
 
 
 class StoredResult(Base):
