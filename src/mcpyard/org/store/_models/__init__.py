@@ -10,6 +10,7 @@ service; this package gathers them, so `Base.metadata` holds every table.
 from mcpyard.org.store._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
 from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, CallRowStatus, StoredResult
 from mcpyard.org.store._models._events import Alert, AuditEvent
+from mcpyard.org.store._models._oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, OAuthToken
 from mcpyard.org.store._models._people import ROLES, ApiToken, BrowserSession, Member, Organization, Role, is_role
 from mcpyard.org.store._models._questions import Question, QuestionMode, QuestionStatus
 from mcpyard.org.store._models._servers import Credential, Listed, Policy, RegisteredServer, ServerState, Tool
@@ -42,6 +43,11 @@ __all__ = [
     "Listed",
     "Member",
     "ModelSetting",
+    "OAuthClient",
+    "OAuthCode",
+    "OAuthGrant",
+    "OAuthRequest",
+    "OAuthToken",
     "Organization",
     "Policy",
     "Publication",
