@@ -31,11 +31,16 @@ from mcpyard.org.mcp._face import STATE_KEY, McpRequest, OrgFace
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import Teammate
 
-__all__ = ["MAX_OWNED_SESSIONS", "McpEndpoint", "transport_security"]
+__all__ = ["MAX_OWNED_SESSIONS", "McpEndpoint", "resource_of", "transport_security"]
 
 MAX_OWNED_SESSIONS = 10_000
 """MCP sessions whose member this process remembers (the oldest forgotten first: their sessions are long gone)."""
 LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
+
+
+def resource_of(request: Request) -> str:
+    """The MCP endpoint a request is for, as OAuth names it (RFC 8707): the service's origin and the path."""
+    return f"{request.url.scheme}://{request.url.netloc}{request.url.path}"
 
 
 def transport_security(public_url: str | None) -> TransportSecuritySettings:
@@ -76,7 +81,7 @@ class McpEndpoint:
         request = Request(scope)
         try:
             running = opened(getattr(request.app.state, "running", None))
-            caller = await running.authenticate.bearer(request)
+            caller = await running.authenticate.bearer(request, resource_of(request))
             teammate_id = await self._teammate(running.service, request, caller.org_id)
         except NotSignedIn as exc:
             await self._unauthorized(request, exc.message)(scope, receive, send)

@@ -24,6 +24,18 @@ from mcpyard.org.services._member_calls import (
 )
 from mcpyard.org.services._member_changes import change_role, remove_member
 from mcpyard.org.services._membership import invite_member, make_token, revoke_member_token
+from mcpyard.org.services._oauth_tokens import (
+    ACCESS_SECONDS,
+    CODE_SECONDS,
+    REFRESH_SECONDS,
+    Issued,
+    end_grant,
+    issue_tokens,
+    list_grants,
+    live_token,
+    new_code,
+    revoke_grant,
+)
 from mcpyard.org.services._people import (
     add_member,
     create_organization,
@@ -82,8 +94,10 @@ from mcpyard.org.services._views import (
 )
 
 __all__ = [
+    "ACCESS_SECONDS",
     "ACTIONS",
     "APPROVAL_WAIT_SECONDS",
+    "CODE_SECONDS",
     "COOKIE",
     "HOLD_SECONDS",
     "MAX_CC_FIELD",
@@ -96,6 +110,7 @@ __all__ = [
     "PUBLICATION_ALERT",
     "QUESTION_SECONDS",
     "QUESTION_STATES",
+    "REFRESH_SECONDS",
     "AlertView",
     "ApprovalView",
     "ApprovedBody",
@@ -110,6 +125,7 @@ __all__ = [
     "DefinitionView",
     "EditedServerView",
     "Inbox",
+    "Issued",
     "MemberIdentityView",
     "MemberView",
     "ModelFactory",
@@ -143,6 +159,7 @@ __all__ = [
     "create_token",
     "decline",
     "delete_server",
+    "end_grant",
     "ensure_key",
     "get_question",
     "get_server",
@@ -152,16 +169,20 @@ __all__ = [
     "init_organization",
     "invite_member",
     "issue_token",
+    "issue_tokens",
     "keep_connection_state",
     "list_alerts",
     "list_approvals",
     "list_audit",
+    "list_grants",
     "list_members",
     "list_questions",
     "list_servers",
     "list_tokens",
     "list_tools",
+    "live_token",
     "make_token",
+    "new_code",
     "no_one_to_ask",
     "org_call",
     "questions_of_turns",
@@ -172,6 +193,7 @@ __all__ = [
     "remove_member",
     "result_from_json",
     "result_json",
+    "revoke_grant",
     "revoke_member_token",
     "server_selections",
     "set_policy",

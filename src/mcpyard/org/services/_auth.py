@@ -26,6 +26,7 @@ from starlette.responses import Response
 from mcpyard.errors import Forbidden, NotSignedIn
 from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
+from mcpyard.org.services._oauth_tokens import ACCESS_PREFIX, caller_for_access_token
 from mcpyard.org.services._people import token_holder
 from mcpyard.org.store import BrowserSession, Member, revision_of, utcnow
 
@@ -98,13 +99,18 @@ class Authenticator:
             return await self._by_cookie(request, cookie)
         raise NotSignedIn("unauthorized", "send `Authorization: Bearer <API token>` (or sign in)")
 
-    async def bearer(self, request: Request) -> Caller:
-        """The caller of a request that must carry `Authorization: Bearer <token>` (a cookie does not count: the
-        MCP endpoint's clients are programs), or 401."""
+    async def bearer(self, request: Request, resource: str) -> Caller:
+        """The caller of a request to the MCP endpoint `resource`, which must carry `Authorization: Bearer <token>`:
+        an API token, or an OAuth access token issued for that resource (a cookie does not count: the endpoint's
+        clients are programs); else 401."""
         scheme, _, token = request.headers.get("authorization", "").partition(" ")
-        if scheme.lower() != "bearer" or not token.strip():
-            raise NotSignedIn("unauthorized", "send `Authorization: Bearer <API token>`")
-        return await self._by_token(token.strip())
+        token = token.strip()
+        if scheme.lower() != "bearer" or not token:
+            raise NotSignedIn("unauthorized", "sign in (OAuth), or send `Authorization: Bearer <API token>`")
+        if token.startswith(ACCESS_PREFIX):
+            async with self.db.begin() as session:
+                return await caller_for_access_token(session, token, resource)
+        return await self._by_token(token)
 
     async def _by_token(self, token: str) -> Caller:
         async with self.db() as session:

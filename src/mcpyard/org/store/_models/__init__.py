@@ -10,7 +10,15 @@ service; this package gathers them, so `Base.metadata` holds every table.
 from mcpyard.org.store._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
 from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, CallRowStatus, StoredResult
 from mcpyard.org.store._models._events import Alert, AuditEvent
-from mcpyard.org.store._models._oauth import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, OAuthToken
+from mcpyard.org.store._models._oauth import (
+    ClientKind,
+    OAuthClient,
+    OAuthCode,
+    OAuthGrant,
+    OAuthRequest,
+    OAuthToken,
+    TokenKind,
+)
 from mcpyard.org.store._models._people import ROLES, ApiToken, BrowserSession, Member, Organization, Role, is_role
 from mcpyard.org.store._models._questions import Question, QuestionMode, QuestionStatus
 from mcpyard.org.store._models._servers import Credential, Listed, Policy, RegisteredServer, ServerState, Tool
@@ -38,6 +46,7 @@ __all__ = [
     "BrowserSession",
     "CallRow",
     "CallRowStatus",
+    "ClientKind",
     "Conversation",
     "Credential",
     "Listed",
@@ -60,6 +69,7 @@ __all__ = [
     "StoredResult",
     "Teammate",
     "TeammateServer",
+    "TokenKind",
     "Tool",
     "TurnRow",
     "TurnRowStatus",

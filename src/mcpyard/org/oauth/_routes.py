@@ -1,0 +1,138 @@
+"""The OAuth endpoints and metadata of the organization's MCP endpoint (API-7, RFC 9728, RFC 8414).
+
+- `/.well-known/oauth-protected-resource/mcp` (and `…/mcp/teammates/{id}`): the resource, its
+  authorization server (the service itself), its scope, bearer tokens in the header only;
+- `/.well-known/oauth-authorization-server`: the server's metadata, PKCE S256 only, client ID
+  metadata documents and dynamic registration supported;
+- `/oauth/authorize`, `/oauth/token`, `/oauth/register`, `/oauth/revoke`: the SDK's handlers over
+  `OrgAuthorizationServer`.
+
+Addresses are the service's as the request reached it (the MCP endpoint itself answers only its
+public address, so a token is bound to that one).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from typing import Any
+
+from mcp.server.auth.handlers.authorize import AuthorizationHandler
+from mcp.server.auth.handlers.register import RegistrationHandler
+from mcp.server.auth.handlers.revoke import RevocationHandler
+from mcp.server.auth.handlers.token import TokenHandler
+from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.settings import ClientRegistrationOptions
+from starlette.middleware.cors import CORSMiddleware
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route, request_response
+from starlette.types import ASGIApp, Receive, Scope, Send
+
+from mcpyard.errors import ServiceError
+from mcpyard.org.api import error_response, opened
+from mcpyard.org.oauth._provider import BASE_URL, SCOPE, OrgAuthorizationServer
+
+__all__ = ["oauth_routes"]
+
+
+def base_of(request: Request) -> str:
+    return f"{request.url.scheme}://{request.url.netloc}"
+
+
+class _Serving:
+    """Around each OAuth endpoint: 503 while the service is not serving; the request's origin for the provider."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        request = Request(scope)
+        try:
+            opened(getattr(request.app.state, "running", None))
+        except ServiceError as exc:
+            await error_response(exc.status, exc.code, exc.message)(scope, receive, send)
+            return
+        token = BASE_URL.set(base_of(request))
+        try:
+            await self._app(scope, receive, send)
+        finally:
+            BASE_URL.reset(token)
+
+
+def _public(app: ASGIApp, methods: list[str]) -> ASGIApp:
+    """Endpoints a browser-based client may call from another origin (the SDK's own choice), served or not."""
+    return CORSMiddleware(
+        _Serving(app), allow_origins="*", allow_methods=methods, allow_headers=["mcp-protocol-version"]
+    )
+
+
+async def authorization_server_metadata(request: Request) -> Response:
+    base = base_of(request)
+    return JSONResponse(
+        {
+            "issuer": base,
+            "authorization_endpoint": f"{base}/oauth/authorize",
+            "token_endpoint": f"{base}/oauth/token",
+            "registration_endpoint": f"{base}/oauth/register",
+            "revocation_endpoint": f"{base}/oauth/revoke",
+            "scopes_supported": [SCOPE],
+            "response_types_supported": ["code"],
+            "grant_types_supported": ["authorization_code", "refresh_token"],
+            "token_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
+            "code_challenge_methods_supported": ["S256"],
+            "client_id_metadata_document_supported": True,
+        },
+        headers={"Cache-Control": "public, max-age=300"},
+    )
+
+
+async def protected_resource_metadata(request: Request) -> Response:
+    base = base_of(request)
+    resource = f"{base}{request.url.path.removeprefix('/.well-known/oauth-protected-resource')}"
+    return JSONResponse(
+        {
+            "resource": resource,
+            "authorization_servers": [base],
+            "scopes_supported": [SCOPE],
+            "bearer_methods_supported": ["header"],
+            "resource_name": "mcpyard organization service",
+        },
+        headers={"Cache-Control": "public, max-age=300"},
+    )
+
+
+def oauth_routes(service: Callable[[], Any]) -> list[Route]:
+    """The routes, their provider reading the running service (`service()`) at each request."""
+    provider = OrgAuthorizationServer(service)
+    authenticator = ClientAuthenticator(provider)
+    registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
+    handlers: list[tuple[str, Any, list[str]]] = [
+        ("/oauth/authorize", AuthorizationHandler(provider).handle, ["GET", "POST"]),
+        ("/oauth/token", TokenHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
+        ("/oauth/register", RegistrationHandler(provider, options=registration).handle, ["POST", "OPTIONS"]),
+        ("/oauth/revoke", RevocationHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
+    ]
+    routes = [
+        Route(
+            "/.well-known/oauth-authorization-server",
+            _public(request_response(authorization_server_metadata), ["GET", "OPTIONS"]),
+            methods=["GET", "OPTIONS"],
+        ),
+        *[
+            Route(
+                f"/.well-known/oauth-protected-resource{path}",
+                _public(request_response(protected_resource_metadata), ["GET", "OPTIONS"]),
+                methods=["GET", "OPTIONS"],
+            )
+            for path in ("/mcp", "/mcp/teammates/{teammate_id}")
+        ],
+    ]
+    for path, handle, methods in handlers:
+        app = _Serving(request_response(handle))
+        routes.append(
+            Route(
+                path, app if path == "/oauth/authorize" else _public(request_response(handle), methods), methods=methods
+            )
+        )
+    return routes
