@@ -23,6 +23,7 @@ VIEWS: dict[str, Any] = {
     "member_identity": services.MemberIdentityView,
     "member": services.MemberView,
     "token": services.TokenView,
+    "grant": services.GrantView,
     "definition": services.DefinitionView,
     "tool": services.ToolView,
     "tool_detail": services.ToolDetailView,

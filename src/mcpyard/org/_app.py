@@ -32,10 +32,11 @@ from starlette.routing import Route
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import Invalid, ServiceError, Unavailable, UrlRefused
 from mcpyard.org._bodies import MAX_BODY_BYTES
-from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes
+from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes, opened
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
 from mcpyard.org.mcp import McpEndpoint
+from mcpyard.org.oauth import oauth_routes
 from mcpyard.org.services import (
     APPROVAL_WAIT_SECONDS,
     HOLD_SECONDS,
@@ -291,6 +292,7 @@ def org_app(settings: OrgSettings) -> Starlette:
             *health_routes(),
             Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
             Route("/mcp/teammates/{teammate_id}", mcp, methods=["GET", "POST", "DELETE"]),
+            *oauth_routes(lambda: opened(getattr(app.state, "running", None)).service),
             *web_routes(),
         ],
         lifespan=lifespan,

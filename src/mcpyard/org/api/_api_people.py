@@ -20,10 +20,12 @@ from mcpyard.org.services import (
     change_role,
     create_token,
     invite_member,
+    list_grants,
     list_members,
     list_tokens,
     make_token,
     remove_member,
+    revoke_grant,
     revoke_member_token,
     verify_login,
 )
@@ -43,7 +45,17 @@ _LISTED_MEMBER = obj(["id", "email", "role", "created_at"], id=STR, email=STR, r
 _LISTED_TOKEN = obj(["id", "label", "created_at", "last_used_at"], id=STR, label=STR, created_at=STR, last_used_at=NSTR)
 _PASSWORD: S = {"type": "string", "minLength": MIN_PASSWORD_LENGTH, "maxLength": MAX_PASSWORD_LENGTH}
 _CREDENTIALS = obj(["email", "password"], email=STR, password=STR)
-BODIES = {"member_identity": _MEMBER, "member": _LISTED_MEMBER, "token": _LISTED_TOKEN}
+_GRANT = obj(
+    ["id", "client_id", "client_name", "resource", "scopes", "created_at", "last_used_at"],
+    id=STR,
+    client_id=STR,
+    client_name=STR,
+    resource=STR,
+    scopes=array(STR),
+    created_at=STR,
+    last_used_at=NSTR,
+)
+BODIES = {"member_identity": _MEMBER, "member": _LISTED_MEMBER, "token": _LISTED_TOKEN, "grant": _GRANT}
 """The bodies these operations answer with, by the name the views test pairs with a service's view."""
 
 
@@ -259,4 +271,31 @@ async def new_token(request: Request, caller: Caller) -> Response:
 )
 async def revoke_token(request: Request, caller: Caller) -> Response:
     await revoke_member_token(running(request).service.db, caller, request.path_params["token_id"])
+    return Response(status_code=204)
+
+
+@API.member(
+    "GET",
+    "/api/v1/oauth/grants",
+    op(
+        "The MCP clients the caller allowed to act for them (connected apps), newest first; never a token",
+        {"200": ("the grants", array(_GRANT))},
+        "401",
+    ),
+)
+async def grants(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await list_grants(running(request).service, caller))
+
+
+@API.member(
+    "DELETE",
+    "/api/v1/oauth/grants/{grant_id}",
+    op(
+        "Revoke one of the caller's connected apps: every token it holds stops working at once, on every replica",
+        {"204": ("revoked", None)},
+        "401 404",
+    ),
+)
+async def revoke_grant_of(request: Request, caller: Caller) -> Response:
+    await revoke_grant(running(request).service, caller, request.path_params["grant_id"])
     return Response(status_code=204)

@@ -138,5 +138,8 @@ class McpEndpoint:
         base = f"{request.url.scheme}://{request.url.netloc}"
         metadata = f"{base}/.well-known/oauth-protected-resource{request.url.path}"
         response = error_response(401, "unauthorized", message)
-        response.headers["WWW-Authenticate"] = f'Bearer resource_metadata="{metadata}"'
+        challenge = f'Bearer resource_metadata="{metadata}", scope="mcp"'
+        if request.headers.get("authorization"):  # a token was sent and is not good here (RFC 6750 §3.1)
+            challenge += ', error="invalid_token"'
+        response.headers["WWW-Authenticate"] = challenge
         return response

@@ -10,8 +10,10 @@ from __future__ import annotations
 
 import json
 import logging
+import re
 from datetime import timedelta
 from typing import Any
+from urllib.parse import urlsplit
 
 import httpx2
 from mcp.shared.auth import OAuthClientInformationFull
@@ -22,7 +24,7 @@ from mcpyard.errors import ServiceError, UrlRefused
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import OAuthClient, utcnow
 
-__all__ = ["DOCUMENT_SECONDS", "MAX_DOCUMENT_BYTES", "metadata_document_client"]
+__all__ = ["DOCUMENT_SECONDS", "MAX_DOCUMENT_BYTES", "metadata_document_client", "redirect_problem"]
 
 DOCUMENT_SECONDS = 3600
 """How long a client's metadata document is used before it is read again."""
@@ -30,6 +32,30 @@ MAX_DOCUMENT_BYTES = 16 * 1024
 """The largest metadata document read."""
 FETCH_SECONDS = 10.0
 _log = logging.getLogger("mcpyard.org")
+_NEVER_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about", "ftp", "ws", "wss"})
+_LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
+_SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")
+_NETLOC = re.compile(r"[A-Za-z0-9.:\-\[\]]{0,300}")
+
+
+def redirect_problem(uri: str) -> str | None:
+    """Why a client may not have `uri` as a redirect address, or None: https, http to this machine only (a
+    native app's loopback listener), or an app's own scheme; never a script, a file or a fragment."""
+    if len(uri) > 2000:
+        return "a redirect URI is over 2000 characters"
+    parts = urlsplit(uri)
+    scheme = parts.scheme.lower()
+    if not _SCHEME.fullmatch(scheme) or scheme in _NEVER_SCHEMES:
+        return f"a redirect URI may not use {scheme or 'no'} scheme"
+    if parts.fragment or "#" in uri:
+        return "a redirect URI has no fragment"
+    if not _NETLOC.fullmatch(parts.netloc):
+        return "a redirect URI's host is not a plain host name"
+    if scheme == "http" and parts.hostname not in _LOOPBACK:
+        return "an http redirect URI must be this machine's own (127.0.0.1, localhost); use https"
+    if scheme in ("http", "https") and not parts.hostname:
+        return "a redirect URI needs a host"
+    return None
 
 
 async def metadata_document_client(svc: OrgService, client_id: str) -> OAuthClientInformationFull | None:
@@ -81,15 +107,22 @@ async def _read(svc: OrgService, client_id: str) -> dict[str, Any] | None:
         return None
     try:
         await svc.check_url(client_id)
-        async with guarded_client(svc.guard, timeout=httpx2.Timeout(FETCH_SECONDS)) as http:
-            response = await http.get(client_id, headers={"Accept": "application/json"})
+        async with (
+            guarded_client(svc.guard, timeout=httpx2.Timeout(FETCH_SECONDS)) as http,
+            http.stream("GET", client_id, headers={"Accept": "application/json"}) as response,
+        ):
+            if response.status_code != 200:
+                return None
+            body = b""
+            async for chunk in response.aiter_bytes():
+                body += chunk
+                if len(body) > MAX_DOCUMENT_BYTES:
+                    return None  # read no further than the limit
     except (ServiceError, UrlRefused, httpx2.HTTPError, OSError) as exc:  # refused, unreachable, or it broke off
         _log.info("a client's metadata document could not be read (%s)", type(exc).__name__)
         return None
-    if response.status_code != 200 or len(response.content) > MAX_DOCUMENT_BYTES:
-        return None
     try:
-        document = json.loads(response.content)
+        document = json.loads(body)
     except ValueError:
         return None
     if not isinstance(document, dict) or document.get("client_id") != client_id:
@@ -98,6 +131,8 @@ async def _read(svc: OrgService, client_id: str) -> dict[str, Any] | None:
         return None  # a public client has no secret to publish
     redirects = document.get("redirect_uris")
     if not isinstance(redirects, list) or not redirects or not all(isinstance(item, str) for item in redirects):
+        return None
+    if any(redirect_problem(item) for item in redirects):
         return None
     return {
         key: document[key] for key in ("client_id", "client_name", "client_uri", "redirect_uris") if key in document

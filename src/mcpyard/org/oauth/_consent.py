@@ -34,8 +34,10 @@ class Consent:
     """The opaque id the page's form sends back."""
     client_id: str
     client_name: str
+    redirect_uri: str
+    """Where the member's browser is sent back with the code."""
     redirect_host: str
-    """Where the member is sent back (the host of the client's redirect URI)."""
+    """The host of that address (or its scheme, for an app's own), shown on the page."""
     organization: str
     resource: str
     teammate: str | None
@@ -78,13 +80,15 @@ async def _teammate(svc: OrgService, caller: Caller, resource: str) -> str | Non
 async def consent_of(svc: OrgService, caller: Caller, opaque: str) -> Consent:
     request = await _request(svc, opaque)
     params: dict[str, Any] = request.params
+    redirect = urlsplit(str(params["redirect_uri"]))
     async with svc.db.begin() as session:
         organization = await session.scalar(select(Organization.name).where(Organization.id == caller.org_id))
     return Consent(
         request=opaque,
         client_id=request.client_id,
         client_name=await _client_name(svc, request.client_id),
-        redirect_host=urlsplit(str(params["redirect_uri"])).netloc,
+        redirect_uri=str(params["redirect_uri"]),
+        redirect_host=redirect.netloc or f"{redirect.scheme}:",
         organization=str(organization),
         resource=str(params["resource"]),
         teammate=await _teammate(svc, caller, str(params["resource"])),

@@ -31,7 +31,7 @@ from pydantic import AnyUrl
 from sqlalchemy import delete, select, update
 
 from mcpyard.org.keys import token_hash
-from mcpyard.org.oauth._clients import metadata_document_client
+from mcpyard.org.oauth._clients import metadata_document_client, redirect_problem
 from mcpyard.org.services import Issued, OrgService, end_grant, issue_tokens, live_token
 from mcpyard.org.store import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, utcnow
 from mcpyard.org.store import OAuthToken as TokenRow
@@ -112,7 +112,11 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
     async def register_client(self, client_info: OAuthClientInformationFull) -> None:
         client_id = client_info.client_id
         if client_id is None or not client_info.redirect_uris:
-            raise RegistrationError("invalid_client_metadata", "a client needs redirect_uris")
+            raise RegistrationError("invalid_redirect_uri", "a client needs redirect_uris")
+        for uri in client_info.redirect_uris:
+            problem = redirect_problem(str(uri))
+            if problem is not None:
+                raise RegistrationError("invalid_redirect_uri", problem)
         shown = client_info.model_dump(mode="json", exclude_none=True, exclude={"client_secret"})
         key_id, sealed = None, None
         if client_info.client_secret:

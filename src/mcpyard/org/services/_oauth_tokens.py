@@ -20,6 +20,7 @@ from mcpyard.errors import NotSignedIn
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.keys import token_hash
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import GrantView
 from mcpyard.org.store import Member, OAuthCode, OAuthGrant, OAuthToken, TokenKind, revision_of, utcnow
 
 __all__ = [
@@ -129,7 +130,7 @@ async def end_grant(session: AsyncSession, grant_id: str) -> None:
     await session.execute(update(OAuthCode).where(OAuthCode.grant_id == grant_id).values(used_at=now))
 
 
-async def list_grants(svc: OrgService, caller: Caller) -> list[dict[str, object]]:
+async def list_grants(svc: OrgService, caller: Caller) -> list[GrantView]:
     """The clients the member let act for them ("Connected apps"), newest first, revoked ones left out."""
     async with svc.db.begin() as session:
         grants = await session.scalars(

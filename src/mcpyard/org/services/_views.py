@@ -20,6 +20,7 @@ __all__ = [
     "CredentialField",
     "DefinitionView",
     "EditedServerView",
+    "GrantView",
     "MemberIdentityView",
     "MemberView",
     "ParkedView",
@@ -255,5 +256,17 @@ class TokenView(TypedDict):
 
     id: str
     label: str
+    created_at: str
+    last_used_at: str | None
+
+
+class GrantView(TypedDict):
+    """An MCP client a member allowed to act for them ("Connected apps"): never a token or its hash."""
+
+    id: str
+    client_id: str
+    client_name: str
+    resource: str
+    scopes: list[str]
     created_at: str
     last_used_at: str | None

@@ -58,6 +58,7 @@ NAV = (
     ("alerts", "/alerts", "Alerts", False),
     ("audit", "/audit", "Audit log", True),
     ("members", "/members", "Members & tokens", False),
+    ("clients", "/clients", "MCP clients", False),
 )
 """(key, path, label, owners and admins only) of each page in the navigation bar."""
 
@@ -223,7 +224,8 @@ class Pages:
         if visit is None:
             if request.method != "GET":
                 return self.redirect(request, "/login", Notice("error", "your session ended; sign in again"))
-            return self.redirect(request, f"/login?next={quote(request.url.path, safe='/')}")
+            here = request.url.path + (f"?{request.url.query}" if request.url.query else "")
+            return self.redirect(request, f"/login?next={quote(here, safe='/')}")
         if any(text_problem(str(value)) for value in request.path_params.values()):
             return self.error(request, visit, NotFound("not_found", "nothing here has that id"))
         try:

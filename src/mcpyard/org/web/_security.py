@@ -1,7 +1,8 @@
 """The headers every answer of the service carries: a strict Content-Security-Policy and no framing (THREATS).
 
 Pages load their script and style from `/static/` only; nothing inline runs, no other origin is
-reached, and no page can be framed. Pages are not stored by caches (they show who is signed in).
+reached, and no page can be framed. A page may set a policy of its own (the OAuth consent page, whose
+form leads to the client), which then replaces this one. Pages are not stored by caches (they show who is signed in).
 """
 
 from __future__ import annotations
@@ -39,7 +40,8 @@ class SecurityHeaders:
         async def send_with_headers(message: Message) -> None:
             if message["type"] == "http.response.start":
                 headers = list(message.get("headers", ()))
-                headers.extend(_HEADERS)
+                own_policy = any(name == b"content-security-policy" for name, _ in headers)
+                headers.extend(item for item in _HEADERS if not (own_policy and item[0] == b"content-security-policy"))
                 if any(name == b"content-type" and value.startswith(b"text/html") for name, value in headers):
                     headers.append(_NO_STORE)
                 message = {**message, "headers": headers}
