@@ -269,9 +269,9 @@ def test_no_packages_import_each_other_in_a_cycle() -> None:
         )
 
 
-ORG_FOLDERS = {"api", "demo", "hosts", "keys", "mcp", "rules", "services", "store", "turns", "web"}
+ORG_FOLDERS = {"api", "demo", "hosts", "keys", "mcp", "oauth", "rules", "services", "store", "turns", "web"}
 """The organization service's folders, each one job: its rules, storage, secrets, hosts, services, turns, API, MCP
-endpoint, pages."""
+endpoint, its OAuth sign-in, pages."""
 ORG_ROOT = {"__init__.py", "_app.py", "_bodies.py", "_caller.py"}
 """What stands beside them: the face, the service assembled, and what every folder uses (request text, the caller)."""
 

@@ -35,7 +35,7 @@ from mcpyard.org._bodies import MAX_BODY_BYTES
 from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes, opened
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
-from mcpyard.org.mcp import McpEndpoint
+from mcpyard.org.mcp import MCP_METHODS, MCP_PATHS, McpEndpoint
 from mcpyard.org.oauth import oauth_routes
 from mcpyard.org.services import (
     APPROVAL_WAIT_SECONDS,
@@ -290,8 +290,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         routes=[
             *api_routes(),
             *health_routes(),
-            Route("/mcp", mcp, methods=["GET", "POST", "DELETE"]),
-            Route("/mcp/teammates/{teammate_id}", mcp, methods=["GET", "POST", "DELETE"]),
+            *(Route(path, mcp, methods=list(MCP_METHODS)) for path in MCP_PATHS),
             *oauth_routes(lambda: opened(getattr(app.state, "running", None)).service),
             *web_routes(),
         ],

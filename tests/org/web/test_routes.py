@@ -1,6 +1,7 @@
 """The web console's pages are declared once, beside their handlers, and its route table is built from the
 declarations: each page takes exactly its declared methods, a method declared twice on one path is refused by
-name, and the app serves no route that is neither an API operation, a declared page nor a probe (ORG-1, STYLE 14)."""
+name, and the app serves no route that is neither an API operation, a declared page, a probe, the MCP endpoint nor its
+OAuth sign-in (ORG-1, STYLE 14)."""
 
 from __future__ import annotations
 
@@ -13,6 +14,8 @@ from starlette.routing import Route
 
 from mcpyard.org import OrgSettings, org_app
 from mcpyard.org.api import OPERATIONS
+from mcpyard.org.mcp import MCP_METHODS, MCP_PATHS
+from mcpyard.org.oauth import OAUTH_ROUTES
 from mcpyard.org.web import PAGE_ROUTES, Pages, web_routes
 from mcpyard.org.web._pages import PageRoutes, Visit
 
@@ -48,6 +51,8 @@ def test_org1_the_app_serves_the_declared_operations_and_pages_and_nothing_else(
     declared = {(operation.path, operation.method) for operation in OPERATIONS}
     declared |= {(page.path, method) for page in PAGE_ROUTES for method in page.methods}
     declared |= {("/healthz", "GET"), ("/readyz", "GET")}  # the probes, for load balancers (API-8)
+    declared |= {(path, method) for path in MCP_PATHS for method in MCP_METHODS}  # members' own clients (ORG-10)
+    declared |= {(path, method) for path, methods in OAUTH_ROUTES for method in methods}  # their sign-in (API-7)
     assert {item for item in served if item[1] != "HEAD"} == declared
     pages = {page.path for page in PAGE_ROUTES}
     assert {"/login", "/servers", "/tools/{tool_id}", "/inbox", "/a/{slug}", "/events", "/static/{name}"} <= pages

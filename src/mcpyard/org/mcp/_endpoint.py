@@ -31,7 +31,12 @@ from mcpyard.org.mcp._face import STATE_KEY, McpRequest, OrgFace
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import Teammate
 
-__all__ = ["MAX_OWNED_SESSIONS", "McpEndpoint", "resource_of", "transport_security"]
+__all__ = ["MAX_OWNED_SESSIONS", "MCP_METHODS", "MCP_PATHS", "McpEndpoint", "resource_of", "transport_security"]
+
+MCP_PATHS = ("/mcp", "/mcp/teammates/{teammate_id}")
+"""The MCP endpoints: the organization's tools, and each teammate's (its tools and nothing else)."""
+MCP_METHODS = ("GET", "POST", "DELETE")
+"""Streamable HTTP: a request or notification (POST), the stream of server messages (GET), the session's end."""
 
 MAX_OWNED_SESSIONS = 10_000
 """MCP sessions whose member this process remembers (the oldest forgotten first: their sessions are long gone)."""

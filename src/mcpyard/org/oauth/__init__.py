@@ -3,6 +3,15 @@
 from mcpyard.org.oauth._clients import redirect_problem
 from mcpyard.org.oauth._consent import Consent, consent_of, decide
 from mcpyard.org.oauth._provider import SCOPE, OrgAuthorizationServer
-from mcpyard.org.oauth._routes import oauth_routes
+from mcpyard.org.oauth._routes import OAUTH_ROUTES, oauth_routes
 
-__all__ = ["SCOPE", "Consent", "OrgAuthorizationServer", "consent_of", "decide", "oauth_routes", "redirect_problem"]
+__all__ = [
+    "OAUTH_ROUTES",
+    "SCOPE",
+    "Consent",
+    "OrgAuthorizationServer",
+    "consent_of",
+    "decide",
+    "oauth_routes",
+    "redirect_problem",
+]

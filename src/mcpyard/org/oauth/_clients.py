@@ -96,6 +96,7 @@ def _client(client_id: str, document: dict[str, Any]) -> OAuthClientInformationF
                 "token_endpoint_auth_method": "none",
                 "grant_types": ["authorization_code", "refresh_token"],
                 "response_types": ["code"],
+                "scope": "mcp",
             }
         )
     except ValidationError:

@@ -30,9 +30,20 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpyard.errors import ServiceError
 from mcpyard.org.api import error_response, opened
+from mcpyard.org.mcp import MCP_PATHS
 from mcpyard.org.oauth._provider import BASE_URL, SCOPE, OrgAuthorizationServer
 
-__all__ = ["oauth_routes"]
+__all__ = ["OAUTH_ROUTES", "oauth_routes"]
+
+OAUTH_ROUTES: tuple[tuple[str, tuple[str, ...]], ...] = (
+    ("/.well-known/oauth-authorization-server", ("GET", "OPTIONS")),
+    *((f"/.well-known/oauth-protected-resource{path}", ("GET", "OPTIONS")) for path in MCP_PATHS),
+    ("/oauth/authorize", ("GET", "POST")),
+    ("/oauth/token", ("POST", "OPTIONS")),
+    ("/oauth/register", ("POST", "OPTIONS")),
+    ("/oauth/revoke", ("POST", "OPTIONS")),
+)
+"""Each OAuth route and its methods, as `oauth_routes` serves them."""
 
 
 def base_of(request: Request) -> str:
@@ -59,10 +70,10 @@ class _Serving:
             BASE_URL.reset(token)
 
 
-def _public(app: ASGIApp, methods: list[str]) -> ASGIApp:
+def _public(app: ASGIApp, methods: tuple[str, ...]) -> ASGIApp:
     """Endpoints a browser-based client may call from another origin (the SDK's own choice), served or not."""
     return CORSMiddleware(
-        _Serving(app), allow_origins="*", allow_methods=methods, allow_headers=["mcp-protocol-version"]
+        _Serving(app), allow_origins="*", allow_methods=list(methods), allow_headers=["mcp-protocol-version"]
     )
 
 
@@ -107,32 +118,21 @@ def oauth_routes(service: Callable[[], Any]) -> list[Route]:
     provider = OrgAuthorizationServer(service)
     authenticator = ClientAuthenticator(provider)
     registration = ClientRegistrationOptions(enabled=True, valid_scopes=[SCOPE], default_scopes=[SCOPE])
-    handlers: list[tuple[str, Any, list[str]]] = [
-        ("/oauth/authorize", AuthorizationHandler(provider).handle, ["GET", "POST"]),
-        ("/oauth/token", TokenHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
-        ("/oauth/register", RegistrationHandler(provider, options=registration).handle, ["POST", "OPTIONS"]),
-        ("/oauth/revoke", RevocationHandler(provider, authenticator).handle, ["POST", "OPTIONS"]),
-    ]
-    routes = [
-        Route(
-            "/.well-known/oauth-authorization-server",
-            _public(request_response(authorization_server_metadata), ["GET", "OPTIONS"]),
-            methods=["GET", "OPTIONS"],
-        ),
-        *[
-            Route(
-                f"/.well-known/oauth-protected-resource{path}",
-                _public(request_response(protected_resource_metadata), ["GET", "OPTIONS"]),
-                methods=["GET", "OPTIONS"],
-            )
-            for path in ("/mcp", "/mcp/teammates/{teammate_id}")
-        ],
-    ]
-    for path, handle, methods in handlers:
-        app = _Serving(request_response(handle))
-        routes.append(
-            Route(
-                path, app if path == "/oauth/authorize" else _public(request_response(handle), methods), methods=methods
-            )
-        )
+    handlers: dict[str, Any] = {
+        "/oauth/authorize": AuthorizationHandler(provider).handle,
+        "/oauth/token": TokenHandler(provider, authenticator).handle,
+        "/oauth/register": RegistrationHandler(provider, options=registration).handle,
+        "/oauth/revoke": RevocationHandler(provider, authenticator).handle,
+    }
+    routes: list[Route] = []
+    for path, methods in OAUTH_ROUTES:
+        if path == "/.well-known/oauth-authorization-server":
+            app = _public(request_response(authorization_server_metadata), methods)
+        elif path.startswith("/.well-known/oauth-protected-resource"):
+            app = _public(request_response(protected_resource_metadata), methods)
+        elif path == "/oauth/authorize":  # a browser navigation, not a cross-origin call
+            app = _Serving(request_response(handlers[path]))
+        else:
+            app = _public(request_response(handlers[path]), methods)
+        routes.append(Route(path, app, methods=list(methods)))
     return routes

@@ -1,0 +1,465 @@
+"""Members' own MCP clients sign in with OAuth (ORG-10, API-7): the service is its own authorization server.
+
+The SDK's own OAuth client discovers the protected resource and the authorization server, registers
+(or names itself by a metadata document), sends the member's browser to sign in and consent, and
+gets tokens bound to the MCP endpoint it asked for. The "browser" here is an HTTP client that signs
+in with the member's password and answers the consent page's form as a person would. Around that:
+codes are used once, PKCE is checked, refresh tokens rotate and a replayed one ends its grant,
+revoking a connected app or removing its member ends its tokens at once, a token reaches no other
+endpoint, denying sends `access_denied`, and redirect addresses that could hurt are refused.
+"""
+
+from __future__ import annotations
+
+import base64
+import hashlib
+import re
+import secrets
+from collections.abc import AsyncIterator
+from contextlib import asynccontextmanager
+from typing import Any
+from urllib.parse import parse_qs, urlsplit
+
+import httpx2
+import pytest
+from mcp import Client
+from mcp.client.auth import OAuthClientProvider
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse
+from starlette.routing import Route
+
+from tests.conftest import Home
+from tests.org._flows import by_tool, register, set_policy
+from tests.org._served import served_service, serving
+from tests.org._service import PASSWORD, Service
+
+pytestmark = pytest.mark.anyio
+
+CALLBACK = "http://127.0.0.1:9/callback"
+_CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
+_REQUEST = re.compile(r'name="request" value="([^"]+)"')
+
+
+@pytest.fixture
+async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
+    async with served_service(database_url, home.data_home) as served:
+        yield served
+
+
+def origin(service: Service) -> str:
+    return str(service.client.base_url).rstrip("/")
+
+
+class Browser:
+    """A member's browser: signed in with their password, it follows the authorization to the consent page and
+    answers it."""
+
+    def __init__(self, service: Service, email: str) -> None:
+        self.service, self.email = service, email
+        self.http = httpx2.AsyncClient(base_url=origin(service), follow_redirects=False, trust_env=False, timeout=30)
+        self.consent_page = ""
+
+    async def sign_in(self) -> None:
+        form = await self.http.get("/login")
+        match = _CSRF.search(form.text)
+        assert match is not None
+        data = {"csrf_token": match.group(1), "email": self.email, "password": PASSWORD}
+        assert (await self.http.post("/login", data=data)).status_code == 303
+
+    async def consent(self, authorization_url: str, decision: str = "allow") -> dict[str, str]:
+        """Open the authorization address, answer the consent page; the query the client's redirect gets."""
+        sent = await self.http.get(authorization_url)
+        assert sent.status_code == 302, sent.text
+        page_url = sent.headers["location"]
+        assert urlsplit(page_url).path == "/oauth/consent", page_url
+        page = await self.http.get(page_url)
+        if page.status_code == 303:  # not signed in yet: the sign-in page brings the member back here
+            assert page.headers["location"].startswith("/login?next=/oauth/consent%3Frequest%3D")
+            await self.sign_in()
+            page = await self.http.get(page_url)
+        assert page.status_code == 200, page.text
+        self.consent_page = page.text
+        policy = page.headers["content-security-policy"]
+        assert "frame-ancestors 'none'" in policy
+        csrf, request = _CSRF.search(page.text), _REQUEST.search(page.text)
+        assert csrf is not None
+        assert request is not None
+        answer = await self.http.post(
+            "/oauth/consent", data={"csrf_token": csrf.group(1), "request": request.group(1), "decision": decision}
+        )
+        assert answer.status_code == 303, answer.text
+        back = answer.headers["location"]
+        assert back.startswith(CALLBACK + "?"), "the member's browser goes back to the client's own address"
+        assert f"form-action 'self' {urlsplit(CALLBACK).scheme}://{urlsplit(CALLBACK).netloc}" in policy
+        return {key: values[0] for key, values in parse_qs(urlsplit(back).query).items()}
+
+    async def aclose(self) -> None:
+        await self.http.aclose()
+
+
+class Memory:
+    """The SDK client's token storage, in memory."""
+
+    def __init__(self) -> None:
+        self.tokens: OAuthToken | None = None
+        self.client: OAuthClientInformationFull | None = None
+
+    async def get_tokens(self) -> OAuthToken | None:
+        return self.tokens
+
+    async def set_tokens(self, tokens: OAuthToken) -> None:
+        self.tokens = tokens
+
+    async def get_client_info(self) -> OAuthClientInformationFull | None:
+        return self.client
+
+    async def set_client_info(self, client_info: OAuthClientInformationFull) -> None:
+        self.client = client_info
+
+
+@asynccontextmanager
+async def oauth_client(
+    service: Service, browser: Browser, memory: Memory, path: str = "/mcp", **provider: Any
+) -> AsyncIterator[Client]:
+    """The SDK's client on `path`, signing in with OAuth through `browser` whenever it must."""
+    answered: list[AuthorizationCodeResult] = []
+
+    async def redirect(url: str) -> None:
+        query = await browser.consent(url)
+        answered.append(AuthorizationCodeResult(code=query["code"], state=query.get("state"), iss=query.get("iss")))
+
+    async def callback() -> AuthorizationCodeResult:
+        return answered.pop()
+
+    auth = OAuthClientProvider(
+        f"{origin(service)}{path}",
+        OAuthClientMetadata(
+            client_name="Editor of Test",
+            redirect_uris=[CALLBACK],
+            grant_types=["authorization_code", "refresh_token"],
+            response_types=["code"],
+            token_endpoint_auth_method="none",
+        ),
+        memory,
+        redirect_handler=redirect,
+        callback_handler=callback,
+        **provider,
+    )
+    async with (
+        httpx2.AsyncClient(auth=auth, timeout=60, trust_env=False) as http,
+        Client(streamable_http_client(f"{origin(service)}{path}", http_client=http)) as client,
+    ):
+        yield client
+
+
+@asynccontextmanager
+async def browser_of(service: Service, email: str, *, signed_in: bool = True) -> AsyncIterator[Browser]:
+    browser = Browser(service, email)
+    try:
+        if signed_in:
+            await browser.sign_in()
+        yield browser
+    finally:
+        await browser.aclose()
+
+
+async def mcp_status(service: Service, token: str, path: str = "/mcp") -> int:
+    async with httpx2.AsyncClient(trust_env=False) as http:
+        answer = await http.post(
+            f"{origin(service)}{path}",
+            json={
+                "jsonrpc": "2.0",
+                "id": 1,
+                "method": "initialize",
+                "params": {
+                    "protocolVersion": "2025-06-18",
+                    "capabilities": {},
+                    "clientInfo": {"name": "probe", "version": "1"},
+                },
+            },
+            headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
+        )
+        return answer.status_code
+
+
+def pkce() -> tuple[str, str]:
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge
+
+
+async def registered(service: Service, **metadata: Any) -> httpx2.Response:
+    body = {"client_name": "Raw client", "redirect_uris": [CALLBACK], "token_endpoint_auth_method": "none", **metadata}
+    return await service.client.post("/oauth/register", json=body)
+
+
+async def authorized(
+    service: Service, browser: Browser, client_id: str, *, resource: str | None = None, decision: str = "allow"
+) -> tuple[dict[str, str], str]:
+    """An authorization code flow up to the redirect (by hand, not the SDK's client); the query and the verifier."""
+    verifier, challenge = pkce()
+    query = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CALLBACK,
+        "code_challenge": challenge,
+        "code_challenge_method": "S256",
+        "state": "st4te",
+        "scope": "mcp",
+        "resource": resource or f"{origin(service)}/mcp",
+    }
+    url = str(httpx2.URL(f"{origin(service)}/oauth/authorize", params=query))
+    return await browser.consent(url, decision), verifier
+
+
+async def token(service: Service, **form: str) -> httpx2.Response:
+    return await service.client.post("/oauth/token", data=form)
+
+
+async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_tools(
+    service: Service, upstream: str
+) -> None:
+    await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
+    await service.add_member("member@acme.test")
+    memory = Memory()
+    async with (
+        browser_of(service, "member@acme.test", signed_in=False) as browser,
+        oauth_client(service, browser, memory) as client,
+    ):
+        names = {tool.name for tool in (await client.list_tools()).tools}
+        assert names == {"tools__lookup", "read_result"}
+        ran = await client.call_tool("tools__lookup", {"key": "k"})
+        assert not ran.is_error
+    assert "Editor of Test" in browser.consent_page
+    assert "acme" in browser.consent_page
+    assert "127.0.0.1:9" in browser.consent_page, "the page says where the member is sent back"
+    assert memory.tokens is not None
+    assert memory.tokens.access_token.startswith("myo_")
+    access = memory.tokens.access_token
+    member_token = await service.add_member("other@acme.test")
+    async with browser_of(service, "member@acme.test") as signed:
+        listed = (await signed.http.get("/api/v1/oauth/grants")).json()
+    assert [(grant["client_name"], grant["resource"]) for grant in listed] == [
+        ("Editor of Test", f"{origin(service)}/mcp")
+    ]
+    assert (await service.request("GET", "/api/v1/oauth/grants", token=member_token)).json() == [], "their own only"
+    assert access not in str(listed)
+    assert await mcp_status(service, access) == 200
+    async with browser_of(service, "member@acme.test") as signed:
+        page = await signed.http.get("/clients")
+        assert "Editor of Test" in page.text
+        assert f"{origin(service)}/mcp" in page.text
+        csrf = _CSRF.search(page.text)
+        assert csrf is not None
+        revoked = await signed.http.post(f"/clients/{listed[0]['id']}/revoke", data={"csrf_token": csrf.group(1)})
+        assert revoked.status_code == 303
+        assert "No client has access yet" in (await signed.http.get("/clients")).text
+    assert await mcp_status(service, access) == 401, "revoking the connected app ends its tokens at once"
+
+
+async def test_org10_a_code_is_used_once_and_only_with_its_pkce_verifier(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    async with browser_of(service, "owner@acme.test") as browser:
+        query, verifier = await authorized(service, browser, client_id)
+        assert query["state"] == "st4te"
+        assert query["iss"].rstrip("/") == origin(service)
+        common = {"grant_type": "authorization_code", "client_id": client_id, "redirect_uri": CALLBACK}
+        wrong = await token(service, **common, code=query["code"], code_verifier=pkce()[0])
+        assert wrong.status_code == 400
+        assert wrong.json()["error"] == "invalid_grant"
+        good = await token(service, **common, code=query["code"], code_verifier=verifier)
+        assert good.status_code == 200, good.text
+        again = await token(service, **common, code=query["code"], code_verifier=verifier)
+        assert again.status_code == 400, "a code is used once"
+        assert again.json()["error"] == "invalid_grant"
+        other, _ = await authorized(service, browser, client_id)
+        stolen = await token(service, **common, code=other["code"], code_verifier=verifier)
+        assert stolen.status_code == 400
+
+
+async def test_org10_a_refresh_token_rotates_and_one_used_twice_ends_its_grant(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    async with browser_of(service, "owner@acme.test") as browser:
+        query, verifier = await authorized(service, browser, client_id)
+    first = (
+        await token(
+            service,
+            grant_type="authorization_code",
+            client_id=client_id,
+            redirect_uri=CALLBACK,
+            code=query["code"],
+            code_verifier=verifier,
+        )
+    ).json()
+    assert first["expires_in"] <= 3600
+    assert first["refresh_token"].startswith("myr_")
+    renewed = await token(
+        service, grant_type="refresh_token", client_id=client_id, refresh_token=first["refresh_token"]
+    )
+    assert renewed.status_code == 200, renewed.text
+    second = renewed.json()
+    assert second["refresh_token"] != first["refresh_token"]
+    assert second["access_token"] != first["access_token"]
+    assert await mcp_status(service, second["access_token"]) == 200
+    replayed = await token(
+        service, grant_type="refresh_token", client_id=client_id, refresh_token=first["refresh_token"]
+    )
+    assert replayed.status_code == 400
+    assert replayed.json()["error"] == "invalid_grant"
+    assert await mcp_status(service, second["access_token"]) == 401, "a replayed refresh token ends its grant"
+    later = await token(service, grant_type="refresh_token", client_id=client_id, refresh_token=second["refresh_token"])
+    assert later.status_code == 400
+
+
+async def test_org10_a_token_reaches_only_the_endpoint_it_was_issued_for(service: Service, upstream: str) -> None:
+    await register(service, upstream)
+    teammate = await service.post(
+        "/api/v1/teammates", {"name": "helper", "instructions": "help", "server_ids": []}, expect=201
+    )
+    client_id = (await registered(service)).json()["client_id"]
+    teammate_resource = f"{origin(service)}/mcp/teammates/{teammate['id']}"
+    async with browser_of(service, "owner@acme.test") as browser:
+        query, verifier = await authorized(service, browser, client_id, resource=teammate_resource)
+        assert "helper" in browser.consent_page, "the page names the teammate"
+    issued = (
+        await token(
+            service,
+            grant_type="authorization_code",
+            client_id=client_id,
+            redirect_uri=CALLBACK,
+            code=query["code"],
+            code_verifier=verifier,
+        )
+    ).json()
+    assert await mcp_status(service, issued["access_token"], f"/mcp/teammates/{teammate['id']}") == 200
+    assert await mcp_status(service, issued["access_token"], "/mcp") == 401, "bound to the resource it was issued for"
+    async with httpx2.AsyncClient(trust_env=False) as http:
+        other = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": "Bearer myo_x"})
+    assert 'error="invalid_token"' in other.headers["www-authenticate"]
+    foreign = await service.client.get(
+        "/oauth/authorize",
+        params={
+            "response_type": "code",
+            "client_id": client_id,
+            "redirect_uri": CALLBACK,
+            "code_challenge": pkce()[1],
+            "code_challenge_method": "S256",
+            "state": "s",
+            "resource": "https://elsewhere.example/mcp",
+        },
+    )
+    assert foreign.status_code == 302
+    assert "error=invalid_target" in foreign.headers["location"]
+
+
+async def test_org10_denying_sends_access_denied_and_the_request_is_answered_once(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    async with browser_of(service, "owner@acme.test") as browser:
+        query, _ = await authorized(service, browser, client_id, decision="deny")
+        assert query == {"error": "access_denied", "state": "st4te", "iss": query["iss"]}
+        request = _REQUEST.search(browser.consent_page)
+        csrf = _CSRF.search(browser.consent_page)
+        assert request is not None
+        assert csrf is not None
+        again = await browser.http.post(
+            "/oauth/consent", data={"csrf_token": csrf.group(1), "request": request.group(1), "decision": "allow"}
+        )
+        assert again.status_code == 303
+        assert not again.headers["location"].startswith(CALLBACK), "a consent is answered once"
+    assert (await service.request("GET", "/api/v1/oauth/grants")).json() == []
+
+
+async def test_org10_a_removed_members_oauth_tokens_stop_working(service: Service) -> None:
+    await service.add_member("leaving@acme.test")
+    client_id = (await registered(service)).json()["client_id"]
+    async with browser_of(service, "leaving@acme.test") as browser:
+        query, verifier = await authorized(service, browser, client_id)
+        me = (await browser.http.get("/api/v1/me")).json()
+    issued = (
+        await token(
+            service,
+            grant_type="authorization_code",
+            client_id=client_id,
+            redirect_uri=CALLBACK,
+            code=query["code"],
+            code_verifier=verifier,
+        )
+    ).json()
+    assert await mcp_status(service, issued["access_token"]) == 200
+    assert (await service.request("DELETE", f"/api/v1/members/{me['id']}")).status_code == 204
+    assert await mcp_status(service, issued["access_token"]) == 401
+    renewed = await token(
+        service, grant_type="refresh_token", client_id=client_id, refresh_token=issued["refresh_token"]
+    )
+    assert renewed.status_code == 400
+
+
+@pytest.mark.parametrize(
+    "redirect",
+    [
+        "javascript:alert(1)",
+        "data:text/html,hi",
+        "http://attacker.example/cb",
+        "https://app.example/cb#frag",
+        "file:///etc/passwd",
+    ],
+)
+async def test_org10_a_client_may_not_register_a_redirect_address_that_could_hurt(
+    service: Service, redirect: str
+) -> None:
+    refused = await registered(service, redirect_uris=[redirect])
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
+
+
+async def test_org10_a_client_named_by_its_metadata_document_signs_in_without_registering(service: Service) -> None:
+    documents: dict[str, Any] = {}
+
+    async def document(request: Request) -> JSONResponse:
+        return JSONResponse(documents[request.path_params["name"]])
+
+    app = Starlette(routes=[Route("/clients/{name}", document)])
+    async with serving(app, stop_seconds=0) as docs:
+        good = f"{docs}/clients/good.json"
+        documents["good.json"] = {"client_id": good, "client_name": "Documented", "redirect_uris": [CALLBACK]}
+        async with browser_of(service, "owner@acme.test") as browser:
+            query, verifier = await authorized(service, browser, good)
+            assert "Documented" in browser.consent_page
+        issued = await token(
+            service,
+            grant_type="authorization_code",
+            client_id=good,
+            redirect_uri=CALLBACK,
+            code=query["code"],
+            code_verifier=verifier,
+        )
+        assert issued.status_code == 200, issued.text
+        liar = f"{docs}/clients/liar.json"
+        documents["liar.json"] = {"client_id": good, "client_name": "Liar", "redirect_uris": [CALLBACK]}
+        secretive = f"{docs}/clients/secret.json"
+        documents["secret.json"] = {"client_id": secretive, "client_secret": "x", "redirect_uris": [CALLBACK]}
+        for refused_id in (liar, secretive, f"{docs}/clients/missing.json"):
+            answer = await service.client.get(
+                "/oauth/authorize",
+                params={
+                    "response_type": "code",
+                    "client_id": refused_id,
+                    "redirect_uri": CALLBACK,
+                    "code_challenge": pkce()[1],
+                    "code_challenge_method": "S256",
+                },
+            )
+            assert answer.status_code == 400, (refused_id, answer.text)
+
+
+async def test_org10_the_metadata_names_the_resource_and_the_server(service: Service) -> None:
+    resource = (await service.client.get("/.well-known/oauth-protected-resource/mcp")).json()
+    assert resource["resource"] == f"{origin(service)}/mcp"
+    assert resource["authorization_servers"] == [origin(service)]
+    server = (await service.client.get("/.well-known/oauth-authorization-server")).json()
+    assert server["code_challenge_methods_supported"] == ["S256"]
+    assert server["client_id_metadata_document_supported"] is True
+    assert server["token_endpoint"] == f"{origin(service)}/oauth/token"
