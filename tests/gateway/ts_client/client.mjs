@@ -3,7 +3,9 @@
 //   node client.mjs stdio <command> <args...>   launches the gateway itself and talks over stdio
 //   node client.mjs http <url>                  connects over streamable HTTP
 //
-// It lists the tools, calls basic__add with {a: 2, b: 3}, prints one JSON line
+// Over HTTP, MCPYARD_TEST_BEARER (if set) is sent as `Authorization: Bearer …`. It lists the tools,
+// calls MCPYARD_TEST_TOOL with the JSON object MCPYARD_TEST_ARGUMENTS (basic__add with {a: 2, b: 3}
+// unless set), prints one JSON line
 // {"tools": [...names], "text": "<result text>", "isError": bool} and exits 0 (1 on any error).
 // The SDK is not installed here: scripts/check installs it in .tools/clients and exports
 // MCPYARD_TEST_CLIENTS, the folder holding its node_modules; it is imported by absolute path.
@@ -35,7 +37,9 @@ async function transport() {
   }
   if (mode === "http" && target.length === 1) {
     const { StreamableHTTPClientTransport } = await load("client/streamableHttp.js");
-    return new StreamableHTTPClientTransport(new URL(target[0]));
+    const bearer = process.env.MCPYARD_TEST_BEARER;
+    const requestInit = bearer ? { headers: { Authorization: `Bearer ${bearer}` } } : undefined;
+    return new StreamableHTTPClientTransport(new URL(target[0]), { requestInit });
   }
   console.error("usage: node client.mjs stdio <command> <args...> | node client.mjs http <url>");
   process.exit(2);
@@ -51,7 +55,9 @@ try {
     tools.push(...page.tools.map((tool) => tool.name));
     cursor = page.nextCursor;
   } while (cursor);
-  const result = await client.callTool({ name: "basic__add", arguments: { a: 2, b: 3 } });
+  const name = process.env.MCPYARD_TEST_TOOL ?? "basic__add";
+  const args = JSON.parse(process.env.MCPYARD_TEST_ARGUMENTS ?? '{"a": 2, "b": 3}');
+  const result = await client.callTool({ name, arguments: args });
   const text = (result.content ?? [])
     .filter((block) => block.type === "text")
     .map((block) => block.text)
