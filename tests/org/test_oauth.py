@@ -122,7 +122,7 @@ class Memory:
 
 @asynccontextmanager
 async def oauth_client(
-    service: Service, browser: Browser, memory: Memory, path: str = "/mcp", **provider: Any
+    service: Service, browser: Browser, memory: Memory, path: str = "/mcp", mode: str = "auto", **provider: Any
 ) -> AsyncIterator[Client]:
     """The SDK's client on `path`, signing in with OAuth through `browser` whenever it must."""
     answered: list[AuthorizationCodeResult] = []
@@ -150,7 +150,7 @@ async def oauth_client(
     )
     async with (
         httpx2.AsyncClient(auth=auth, timeout=60, trust_env=False) as http,
-        Client(streamable_http_client(f"{origin(service)}{path}", http_client=http)) as client,
+        Client(streamable_http_client(f"{origin(service)}{path}", http_client=http), mode=mode) as client,
     ):
         yield client
 
@@ -219,15 +219,16 @@ async def token(service: Service, **form: str) -> httpx2.Response:
     return await service.client.post("/oauth/token", data=form)
 
 
+@pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_tools(
-    service: Service, upstream: str
+    service: Service, upstream: str, mode: str
 ) -> None:
     await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
     await service.add_member("member@acme.test")
     memory = Memory()
     async with (
         browser_of(service, "member@acme.test", signed_in=False) as browser,
-        oauth_client(service, browser, memory) as client,
+        oauth_client(service, browser, memory, mode=mode) as client,
     ):
         names = {tool.name for tool in (await client.list_tools()).tools}
         assert names == {"tools__lookup", "read_result"}
