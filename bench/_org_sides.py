@@ -23,7 +23,7 @@ import anyio
 import httpx2
 
 from _common import BENCH, PYTHON, SERVER_SCRIPT, Home
-from _http_client import KeepAliveClient
+from _http_client import KeepAliveClient, McpSession
 from gateway import Spawned, free_port, stop, wait_for_port
 
 REPO = BENCH.parent
@@ -296,9 +296,14 @@ async def _postgres_url(bench: Bench) -> tuple[str, Callable[[], list[int]], str
     return cluster.url("bench"), cluster_pids, version
 
 
-async def open_org(bench: Bench, database: str) -> Side:
-    """`mcpyard org serve --dev` on its own database; the server registered and `echo` set `run_freely` by the owner."""
-    name = f"org-{database}"
+async def open_org(bench: Bench, database: str, face: str = "api") -> Side:
+    """`mcpyard org serve --dev` on its own database; the server registered and `echo` set `run_freely` by the owner.
+
+    `face`: the member calls through `POST /api/v1/calls` (`api`, the side `org-<database>`) or as an MCP client
+    of `/mcp`, one session shared by every caller, as one client's concurrent requests would be (`mcp`, the
+    side `org-mcp-<database>`).
+    """
+    name = f"org-{database}" if face == "api" else f"org-mcp-{database}"
     folder = bench.home.root / name
     folder.mkdir()
     db_pids: Callable[[], list[int]] = list
@@ -346,6 +351,10 @@ async def open_org(bench: Bench, database: str) -> Side:
         200,
         f"{name}: setting {TOOL} run_freely",
     )
+    bench.remember(spawned.process.pid)
+    if face == "mcp":
+        mcp_call = await _mcp_caller(bench, name, port, "/mcp", member_token, TOOL)
+        return Side(name, mcp_call, [spawned.process.pid], db_pids, bench.args.calls, f"{about}, /mcp tools/call")
     post = _poster(bench, port, member_token)
 
     async def call(text: str) -> int:
@@ -356,8 +365,26 @@ async def open_org(bench: Bench, database: str) -> Side:
         got = "".join(str(b.get("text", "")) for b in body["content"] if b.get("type") == "text")
         return _check_text(name, text, got)
 
-    bench.remember(spawned.process.pid)
     return Side(name, call, [spawned.process.pid], db_pids, bench.args.calls, about)
+
+
+async def _mcp_caller(bench: Bench, side: str, port: int, path: str, token: str, tool: str) -> Call:
+    """`tools/call` of `tool` on one MCP session at `path`, opened now and closed with the run."""
+    session = McpSession("127.0.0.1", port, path, {"Authorization": f"Bearer {token}"})
+    bench.stack.push_async_callback(session.aclose)
+    await session.open()
+
+    async def call(text: str) -> int:
+        answer = await session.request("tools/call", {"name": tool, "arguments": {"text": text}})
+        result = answer.get("result") if isinstance(answer, dict) else None
+        if not isinstance(result, dict) or result.get("isError"):
+            raise RuntimeError(f"{side}: tools/call answered {json.dumps(answer)[:500]}")
+        got = "".join(str(b.get("text", "")) for b in result.get("content", []) if b.get("type") == "text")
+        if text not in got:  # the organization fences a result as untrusted data: the text is inside
+            raise RuntimeError(f"{side}: echo answered {got[:300]!r}, expected {text!r} in it")
+        return len(got)
+
+    return call
 
 
 # ------------------------------------------------------------------ ContextForge
@@ -435,8 +462,11 @@ def contextforge_env(folder: Path, port: int, jwt_secret: str) -> dict[str, str]
     }
 
 
-async def open_contextforge(bench: Bench) -> Side:
-    """ContextForge on a temporary SQLite database, the server registered through `POST /gateways`."""
+async def open_contextforge(bench: Bench, face: str = "rpc") -> Side:
+    """ContextForge on a temporary SQLite database, the server registered through `POST /gateways`; the tool called
+    through its JSON-RPC endpoint (`rpc`, the side `contextforge`) or as an MCP client of its own `/mcp` (`mcp`, the
+    side `contextforge-mcp`: stateless, JSON answers, as it ships)."""
+    side = "contextforge" if face == "rpc" else "contextforge-mcp"
     venv: Path = bench.args.contextforge_venv
     version = contextforge_version(venv)
     if version is None:
@@ -444,13 +474,13 @@ async def open_contextforge(bench: Bench) -> Side:
             f"no ContextForge virtualenv at {venv}: make it with --install-contextforge (or: python3.12 -m venv"
             f" {venv} && {venv}/bin/pip install mcp-contextforge-gateway=={CONTEXTFORGE_VERSION})"
         )
-    folder = bench.home.root / "contextforge"
+    folder = bench.home.root / side
     folder.mkdir()
     port = free_port()
     jwt_secret = secrets.token_urlsafe(48)
     env = contextforge_env(folder, port, jwt_secret)
     command = [str(venv / "bin" / "mcpgateway"), "--host", "127.0.0.1", "--port", str(port)]
-    spawned = bench.spawn("contextforge", command, env, folder)
+    spawned = bench.spawn(side, command, env, folder)
     await wait_for_port(spawned, port, within=180)  # it migrates its database first
     token_command = [
         *(str(venv / "bin" / "python"), "-m", "mcpgateway.utils.create_jwt_token"),
@@ -471,6 +501,11 @@ async def open_contextforge(bench: Bench) -> Side:
     if len(names) != 1:
         raise RuntimeError(f"contextforge: no single echo tool in {[t.get('name') for t in listed]}")
     [tool] = names
+    bench.remember(spawned.process.pid)
+    if face == "mcp":
+        mcp_call = await _mcp_caller(bench, side, port, "/mcp", token, tool)
+        about = f"ContextForge {version} (its /mcp, tools/call `{tool}`)"
+        return Side(side, mcp_call, [spawned.process.pid], list, bench.args.contextforge_calls, about)
     ids = iter(range(1, 1 << 62))
     post = _poster(bench, port, token)
 
@@ -488,7 +523,6 @@ async def open_contextforge(bench: Bench) -> Side:
         got = "".join(str(b.get("text", "")) for b in result.get("content", []) if b.get("type") == "text")
         return _check_text("contextforge", text, got)
 
-    bench.remember(spawned.process.pid)
     about = f"ContextForge {version} (POST /rpc tools/call `{tool}`)"
     return Side("contextforge", call, [spawned.process.pid], list, bench.args.contextforge_calls, about)
 

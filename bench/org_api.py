@@ -11,10 +11,15 @@ Every side calls `echo(text)` of one `bench/server.py` served over streamable HT
   as it is deployed, in a process of its own on uvicorn) on SQLite (a temporary file) or on
   PostgreSQL (a throwaway cluster, `tests/org/_postgres.py`). The server is registered and
   `echo`'s policy set to `run_freely` through the API by the organization's owner first;
+- `org-mcp-sqlite`, `org-mcp-postgresql`: the same service (a process of its own), the member
+  calling as an MCP client of `/mcp`: one session (initialized once), `tools/call` per call,
+  each answered as a short event stream, read by the same lean client;
 - `contextforge`: IBM's ContextForge (`mcp-contextforge-gateway`, from `--contextforge-venv`,
   a virtualenv of its own: never in mcpyard's) as a subprocess on a temporary SQLite database:
   the same server registered through its admin API (`POST /gateways`), the tool called
-  through its JSON-RPC endpoint (`POST /rpc`, `tools/call`) with a JWT for its admin.
+  through its JSON-RPC endpoint (`POST /rpc`, `tools/call`) with a JWT for its admin;
+- `contextforge-mcp`: the same, the tool called through ContextForge's own MCP endpoint (`/mcp`,
+  stateless with JSON answers as it ships), one session as for `org-mcp-*`.
 
 For each concurrency c (default 1 and 16: c tasks taking calls from a common count),
 `--rounds` rounds of `--calls` calls per side (ContextForge: `--contextforge-calls`), the
@@ -24,7 +29,8 @@ checks its gateways' health) takes nothing from the side being measured. Per sid
 time of its rounds), p50 and p90 latency, CPU per call of every process from /proc (this
 process: the client, and for `host` the Host too; the service; the MCP server; PostgreSQL's
 processes), and at the end the memory (RSS, and its peak) of each. Goals: every `org-*` side
-at least 0.6x `host`'s calls/s, and at least 2x `contextforge`'s.
+at least 0.6x `host`'s calls/s, and at least 2x `contextforge`'s; every `org-mcp-*` side at
+least 0.9x its `org-*` side's calls/s, and at least 2x `contextforge-mcp`'s.
 
 `--profile SIDE` runs that side alone at the highest c while py-spy samples its service
 process (or, `--profiler cprofile`, the service runs under cProfile: org sides only).
@@ -33,7 +39,8 @@ ContextForge needs Python >= 3.12 (1.1.0); make its virtualenv once (or pass `--
 `python3.12 -m venv .tools/contextforge-venv &&
 .tools/contextforge-venv/bin/pip install mcp-contextforge-gateway==1.1.0 py-spy`
 
-Run: `.venv/bin/python bench/org_api.py [--rounds 4] [--calls 400] [--c 1,16] [--sides host,org,contextforge]
+Run: `.venv/bin/python bench/org_api.py [--rounds 4] [--calls 400] [--c 1,16]
+[--sides host,org,org-mcp,contextforge,contextforge-mcp]
 [--databases sqlite,postgresql] [--contextforge-venv DIR] [--timeout 900]`.
 """
 
@@ -77,12 +84,14 @@ from _org_sides import (
 )
 from gateway import PY_SPY_RATE, kill_survivors, main_thread_stacks, summarize_cprofile, summarize_stacks
 
-SIDES = ("host", "org", "contextforge")
+SIDES = ("host", "org", "org-mcp", "contextforge", "contextforge-mcp")
 DATABASES = ("sqlite", "postgresql")
 GOAL_VS_HOST = 0.6
 """org-* calls/s over host calls/s, at least."""
 GOAL_VS_CONTEXTFORGE = 2.0
-"""org-* calls/s over contextforge calls/s, at least."""
+"""org-* calls/s over contextforge calls/s, at least; and org-mcp-* over contextforge-mcp."""
+GOAL_MCP_VS_API = 0.9
+"""org-mcp-* calls/s (the member's MCP client on /mcp) over org-* (the same call through the API), at least."""
 
 
 # ------------------------------------------------------------------ measuring
@@ -255,9 +264,11 @@ async def measure(bench: Bench, sides: list[Side]) -> None:
         results[concurrency] = stats
         report(concurrency, stats)
     print("\nratios of calls/s (and of p50 latency, bottom/top):")
-    orgs = [side.name for side in sides if side.name.startswith("org-")]
+    orgs = [side.name for side in sides if side.name.startswith("org-") and not side.name.startswith("org-mcp-")]
     pairs: list[tuple[str, str, float | None]] = [(name, "host", GOAL_VS_HOST) for name in orgs]
     pairs += [(name, "contextforge", GOAL_VS_CONTEXTFORGE) for name in orgs]
+    pairs += [(f"org-mcp-{name.removeprefix('org-')}", name, GOAL_MCP_VS_API) for name in orgs]
+    pairs += [(f"org-mcp-{name.removeprefix('org-')}", "contextforge-mcp", GOAL_VS_CONTEXTFORGE) for name in orgs]
     pairs += [("org-postgresql", "org-sqlite", None), ("contextforge", "host", None)]
     for top, bottom, goal in pairs:
         for concurrency, stats in results.items():
@@ -337,7 +348,7 @@ async def profile(bench: Bench, side: Side) -> int:
 def side_names(args: argparse.Namespace) -> list[str]:
     names: list[str] = []
     for side in args.sides:
-        names += [f"org-{db}" for db in args.databases] if side == "org" else [side]
+        names += [f"{side}-{db}" for db in args.databases] if side in ("org", "org-mcp") else [side]
     return names
 
 
@@ -350,8 +361,10 @@ async def open_side(bench: Bench, name: str) -> Side | None:
     try:
         if name == "host":
             side = await open_host(bench)
-        elif name == "contextforge":
-            side = await open_contextforge(bench)
+        elif name in ("contextforge", "contextforge-mcp"):
+            side = await open_contextforge(bench, "mcp" if name == "contextforge-mcp" else "rpc")
+        elif name.startswith("org-mcp-"):
+            side = await open_org(bench, name.removeprefix("org-mcp-"), "mcp")
         else:
             side = await open_org(bench, name.removeprefix("org-"))
         with anyio.fail_after(REQUEST_SECONDS):
@@ -410,7 +423,8 @@ def versions(args: argparse.Namespace) -> str:
         return done.stdout.strip()
 
     dirty = " (with uncommitted changes)" if git("status", "--porcelain", "--untracked-files=no") else ""
-    cf = contextforge_version(args.contextforge_venv) if "contextforge" in args.sides else None
+    wanted = {"contextforge", "contextforge-mcp"} & set(args.sides)
+    cf = contextforge_version(args.contextforge_venv) if wanted else None
     return (
         f"mcp {importlib.metadata.version('mcp')}, mcpyard at {git('rev-parse', '--short', 'HEAD')}{dirty},"
         f" ContextForge {cf or '-'}"
@@ -463,12 +477,13 @@ def main() -> None:
         parser.error(f"unknown sides {sorted(unknown)}; choose from {', '.join(SIDES)}")
     if unknown := set(args.databases) - set(DATABASES):
         parser.error(f"unknown databases {sorted(unknown)}; choose from {', '.join(DATABASES)}")
-    profiled = {f"org-{db}" for db in DATABASES} | {"contextforge"}
+    profiled = {f"{face}-{db}" for face in ("org", "org-mcp") for db in DATABASES}
+    profiled |= {"contextforge", "contextforge-mcp"}
     if args.profile and args.profile not in profiled:
         parser.error(f"--profile takes one of {', '.join(sorted(profiled))}")
-    if args.profile == "contextforge" and args.profiler == "cprofile":
+    if args.profile in ("contextforge", "contextforge-mcp") and args.profiler == "cprofile":
         parser.error("--profiler cprofile is for the org sides; py-spy ContextForge instead")
-    wants_contextforge = "contextforge" in args.sides or args.profile == "contextforge"
+    wants_contextforge = bool({"contextforge", "contextforge-mcp"} & {*args.sides, args.profile})
     if args.install_contextforge and wants_contextforge and contextforge_version(args.contextforge_venv) is None:
         install_contextforge(args)
     print(f"python {sys.version.split()[0]}, {load_line()}; {versions(args)}", flush=True)

@@ -20,6 +20,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
+import anyio
 import httpx2
 import pytest
 from mcp import Client
@@ -39,6 +40,7 @@ from tests.org._service import PASSWORD, Service
 pytestmark = pytest.mark.anyio
 
 CALLBACK = "http://127.0.0.1:9/callback"
+WAIT_SECONDS = 30
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 _REQUEST = re.compile(r'name="request" value="([^"]+)"')
 
@@ -61,6 +63,7 @@ class Browser:
         self.service, self.email = service, email
         self.http = httpx2.AsyncClient(base_url=origin(service), follow_redirects=False, trust_env=False, timeout=30)
         self.consent_page = ""
+        self.redirect = ""
 
     async def sign_in(self) -> None:
         form = await self.http.get("/login")
@@ -69,8 +72,11 @@ class Browser:
         data = {"csrf_token": match.group(1), "email": self.email, "password": PASSWORD}
         assert (await self.http.post("/login", data=data)).status_code == 303
 
-    async def consent(self, authorization_url: str, decision: str = "allow") -> dict[str, str]:
-        """Open the authorization address, answer the consent page; the query the client's redirect gets."""
+    async def consent(
+        self, authorization_url: str, decision: str = "allow", *, back_to: str = CALLBACK
+    ) -> dict[str, str]:
+        """Open the authorization address, answer the consent page; the query the client's redirect gets (the whole
+        address in `self.redirect`). `back_to`: the start of the client's redirect address."""
         sent = await self.http.get(authorization_url)
         assert sent.status_code == 302, sent.text
         page_url = sent.headers["location"]
@@ -91,9 +97,9 @@ class Browser:
             "/oauth/consent", data={"csrf_token": csrf.group(1), "request": request.group(1), "decision": decision}
         )
         assert answer.status_code == 303, answer.text
-        back = answer.headers["location"]
-        assert back.startswith(CALLBACK + "?"), "the member's browser goes back to the client's own address"
-        assert f"form-action 'self' {urlsplit(CALLBACK).scheme}://{urlsplit(CALLBACK).netloc}" in policy
+        back = self.redirect = answer.headers["location"]
+        assert back.startswith(back_to), "the member's browser goes back to the client's own address"
+        assert f"form-action 'self' {urlsplit(back).scheme}://{urlsplit(back).netloc}" in policy
         return {key: values[0] for key, values in parse_qs(urlsplit(back).query).items()}
 
     async def aclose(self) -> None:
@@ -464,3 +470,30 @@ async def test_org10_the_metadata_names_the_resource_and_the_server(service: Ser
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert server["client_id_metadata_document_supported"] is True
     assert server["token_endpoint"] == f"{origin(service)}/oauth/token"
+
+
+async def test_org10_mcpyard_itself_signs_in_to_the_organization_and_uses_its_tools(
+    service: Service, upstream: str, home: Home
+) -> None:
+    await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
+    config = home.write_config({"acme": {"url": f"{origin(service)}/mcp"}})
+    async with home.open(config, mode="auto") as host, browser_of(service, "owner@acme.test") as browser:
+        with anyio.fail_after(WAIT_SECONDS):
+            await host.wait_until(lambda h: h.status().servers[0].state in ("waiting_for_sign_in", "failed"))
+        waiting = host.status().servers[0]
+        assert waiting.state == "waiting_for_sign_in", waiting.reason
+        assert waiting.sign_in_url is not None
+        query = await browser.consent(waiting.sign_in_url, back_to="http://127.0.0.1:")
+        assert "mcpyard on " in browser.consent_page, "mcpyard registers under its own name"
+        assert query["code"]
+        async with httpx2.AsyncClient(trust_env=False) as plain:
+            assert (await plain.get(browser.redirect)).status_code == 200, "mcpyard's listener took the code"
+        with anyio.fail_after(WAIT_SECONDS):
+            await host.wait_until(lambda h: h.status().servers[0].state in ("connected", "failed"))
+        connected = host.status().servers[0]
+        assert connected.state == "connected", connected.reason
+        ran = await host.call("acme__tools__lookup", {"key": "k"})
+        assert ran.ok
+        assert "value of k" in ran.text
+    [grant] = await service.get("/api/v1/oauth/grants")
+    assert grant["client_name"].startswith("mcpyard on ")
