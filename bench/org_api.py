@@ -267,8 +267,9 @@ async def measure(bench: Bench, sides: list[Side]) -> None:
     orgs = [side.name for side in sides if side.name.startswith("org-") and not side.name.startswith("org-mcp-")]
     pairs: list[tuple[str, str, float | None]] = [(name, "host", GOAL_VS_HOST) for name in orgs]
     pairs += [(name, "contextforge", GOAL_VS_CONTEXTFORGE) for name in orgs]
-    pairs += [(f"org-mcp-{name.removeprefix('org-')}", name, GOAL_MCP_VS_API) for name in orgs]
-    pairs += [(f"org-mcp-{name.removeprefix('org-')}", "contextforge-mcp", GOAL_VS_CONTEXTFORGE) for name in orgs]
+    mcps = [side.name for side in sides if side.name.startswith("org-mcp-")]
+    pairs += [(name, f"org-{name.removeprefix('org-mcp-')}", GOAL_MCP_VS_API) for name in mcps]
+    pairs += [(name, "contextforge-mcp", GOAL_VS_CONTEXTFORGE) for name in mcps]
     pairs += [("org-postgresql", "org-sqlite", None), ("contextforge", "host", None)]
     for top, bottom, goal in pairs:
         for concurrency, stats in results.items():

@@ -2,12 +2,17 @@
 
 from __future__ import annotations
 
+import base64
+import hashlib
+import secrets
 from typing import Any
+
+import httpx2
 
 from mcpyard.secrets import forms_of
 from tests.org._service import Service
 
-__all__ = ["TOKEN", "assert_never_shown", "by_tool", "call", "register", "set_policy"]
+__all__ = ["TOKEN", "assert_never_shown", "by_tool", "call", "mcp_status", "pkce", "register", "set_policy"]
 
 TOKEN = "srv-token-7d1c9a0e5b3f4a2e-upstream"
 """The bearer token the fixture server `org_tools` asks for (the `upstream` fixture)."""
@@ -43,3 +48,27 @@ def assert_never_shown(service: Service, secret: str) -> None:
     everything = "\n".join(service.responses)
     for form in forms_of(secret):
         assert form not in everything, f"a form of the secret reached a response: {form!r}"
+
+
+async def mcp_status(origin: str, token: str, path: str = "/mcp") -> int:
+    """What the MCP endpoint at `origin` + `path` answers an `initialize` sent with `token` (200, or 401)."""
+    initialize = {
+        "jsonrpc": "2.0",
+        "id": 1,
+        "method": "initialize",
+        "params": {
+            "protocolVersion": "2025-06-18",
+            "capabilities": {},
+            "clientInfo": {"name": "probe", "version": "1"},
+        },
+    }
+    headers = {"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"}
+    async with httpx2.AsyncClient(trust_env=False) as http:
+        return (await http.post(f"{origin}{path}", json=initialize, headers=headers)).status_code
+
+
+def pkce() -> tuple[str, str]:
+    """A PKCE verifier and its S256 challenge."""
+    verifier = secrets.token_urlsafe(48)
+    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
+    return verifier, challenge

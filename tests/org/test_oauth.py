@@ -11,10 +11,7 @@ endpoint, denying sends `access_denied`, and redirect addresses that could hurt 
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
-import secrets
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -33,7 +30,7 @@ from starlette.responses import JSONResponse
 from starlette.routing import Route
 
 from tests.conftest import Home
-from tests.org._flows import by_tool, register, set_policy
+from tests.org._flows import by_tool, mcp_status, pkce, register, set_policy
 from tests.org._served import served_service, serving
 from tests.org._service import PASSWORD, Service
 
@@ -172,29 +169,19 @@ async def browser_of(service: Service, email: str, *, signed_in: bool = True) ->
         await browser.aclose()
 
 
-async def mcp_status(service: Service, token: str, path: str = "/mcp") -> int:
-    async with httpx2.AsyncClient(trust_env=False) as http:
-        answer = await http.post(
-            f"{origin(service)}{path}",
-            json={
-                "jsonrpc": "2.0",
-                "id": 1,
-                "method": "initialize",
-                "params": {
-                    "protocolVersion": "2025-06-18",
-                    "capabilities": {},
-                    "clientInfo": {"name": "probe", "version": "1"},
-                },
-            },
-            headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
-        )
-        return answer.status_code
-
-
-def pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-    return verifier, challenge
+async def exchanged(service: Service, client_id: str, query: dict[str, str], verifier: str) -> dict[str, Any]:
+    """The tokens for the code in `query` (the redirect's), asked for as the client would."""
+    issued = await token(
+        service,
+        grant_type="authorization_code",
+        client_id=client_id,
+        redirect_uri=CALLBACK,
+        code=query["code"],
+        code_verifier=verifier,
+    )
+    assert issued.status_code == 200, issued.text
+    tokens: dict[str, Any] = issued.json()
+    return tokens
 
 
 async def registered(service: Service, **metadata: Any) -> httpx2.Response:
@@ -254,7 +241,7 @@ async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_to
     ]
     assert (await service.request("GET", "/api/v1/oauth/grants", token=member_token)).json() == [], "their own only"
     assert access not in str(listed)
-    assert await mcp_status(service, access) == 200
+    assert await mcp_status(origin(service), access) == 200
     async with browser_of(service, "member@acme.test") as signed:
         page = await signed.http.get("/clients")
         assert "Editor of Test" in page.text
@@ -264,7 +251,7 @@ async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_to
         revoked = await signed.http.post(f"/clients/{listed[0]['id']}/revoke", data={"csrf_token": csrf.group(1)})
         assert revoked.status_code == 303
         assert "No client has access yet" in (await signed.http.get("/clients")).text
-    assert await mcp_status(service, access) == 401, "revoking the connected app ends its tokens at once"
+    assert await mcp_status(origin(service), access) == 401, "revoking the connected app ends its tokens at once"
 
 
 async def test_org10_a_code_is_used_once_and_only_with_its_pkce_verifier(service: Service) -> None:
@@ -291,16 +278,7 @@ async def test_org10_a_refresh_token_rotates_and_one_used_twice_ends_its_grant(s
     client_id = (await registered(service)).json()["client_id"]
     async with browser_of(service, "owner@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id)
-    first = (
-        await token(
-            service,
-            grant_type="authorization_code",
-            client_id=client_id,
-            redirect_uri=CALLBACK,
-            code=query["code"],
-            code_verifier=verifier,
-        )
-    ).json()
+    first = await exchanged(service, client_id, query, verifier)
     assert first["expires_in"] <= 3600
     assert first["refresh_token"].startswith("myr_")
     renewed = await token(
@@ -310,13 +288,13 @@ async def test_org10_a_refresh_token_rotates_and_one_used_twice_ends_its_grant(s
     second = renewed.json()
     assert second["refresh_token"] != first["refresh_token"]
     assert second["access_token"] != first["access_token"]
-    assert await mcp_status(service, second["access_token"]) == 200
+    assert await mcp_status(origin(service), second["access_token"]) == 200
     replayed = await token(
         service, grant_type="refresh_token", client_id=client_id, refresh_token=first["refresh_token"]
     )
     assert replayed.status_code == 400
     assert replayed.json()["error"] == "invalid_grant"
-    assert await mcp_status(service, second["access_token"]) == 401, "a replayed refresh token ends its grant"
+    assert await mcp_status(origin(service), second["access_token"]) == 401, "a replayed refresh token ends its grant"
     later = await token(service, grant_type="refresh_token", client_id=client_id, refresh_token=second["refresh_token"])
     assert later.status_code == 400
 
@@ -331,18 +309,11 @@ async def test_org10_a_token_reaches_only_the_endpoint_it_was_issued_for(service
     async with browser_of(service, "owner@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id, resource=teammate_resource)
         assert "helper" in browser.consent_page, "the page names the teammate"
-    issued = (
-        await token(
-            service,
-            grant_type="authorization_code",
-            client_id=client_id,
-            redirect_uri=CALLBACK,
-            code=query["code"],
-            code_verifier=verifier,
-        )
-    ).json()
-    assert await mcp_status(service, issued["access_token"], f"/mcp/teammates/{teammate['id']}") == 200
-    assert await mcp_status(service, issued["access_token"], "/mcp") == 401, "bound to the resource it was issued for"
+    issued = await exchanged(service, client_id, query, verifier)
+    assert await mcp_status(origin(service), issued["access_token"], f"/mcp/teammates/{teammate['id']}") == 200
+    assert await mcp_status(origin(service), issued["access_token"], "/mcp") == 401, (
+        "bound to the resource it was issued for"
+    )
     async with httpx2.AsyncClient(trust_env=False) as http:
         other = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": "Bearer myo_x"})
     assert 'error="invalid_token"' in other.headers["www-authenticate"]
@@ -385,19 +356,10 @@ async def test_org10_a_removed_members_oauth_tokens_stop_working(service: Servic
     async with browser_of(service, "leaving@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id)
         me = (await browser.http.get("/api/v1/me")).json()
-    issued = (
-        await token(
-            service,
-            grant_type="authorization_code",
-            client_id=client_id,
-            redirect_uri=CALLBACK,
-            code=query["code"],
-            code_verifier=verifier,
-        )
-    ).json()
-    assert await mcp_status(service, issued["access_token"]) == 200
+    issued = await exchanged(service, client_id, query, verifier)
+    assert await mcp_status(origin(service), issued["access_token"]) == 200
     assert (await service.request("DELETE", f"/api/v1/members/{me['id']}")).status_code == 204
-    assert await mcp_status(service, issued["access_token"]) == 401
+    assert await mcp_status(origin(service), issued["access_token"]) == 401
     renewed = await token(
         service, grant_type="refresh_token", client_id=client_id, refresh_token=issued["refresh_token"]
     )
@@ -435,15 +397,7 @@ async def test_org10_a_client_named_by_its_metadata_document_signs_in_without_re
         async with browser_of(service, "owner@acme.test") as browser:
             query, verifier = await authorized(service, browser, good)
             assert "Documented" in browser.consent_page
-        issued = await token(
-            service,
-            grant_type="authorization_code",
-            client_id=good,
-            redirect_uri=CALLBACK,
-            code=query["code"],
-            code_verifier=verifier,
-        )
-        assert issued.status_code == 200, issued.text
+        assert (await exchanged(service, good, query, verifier))["access_token"].startswith("myo_")
         liar = f"{docs}/clients/liar.json"
         documents["liar.json"] = {"client_id": good, "client_name": "Liar", "redirect_uris": [CALLBACK]}
         secretive = f"{docs}/clients/secret.json"

@@ -7,10 +7,7 @@ connected app, and Revoke ends its tokens at once.
 
 from __future__ import annotations
 
-import base64
-import hashlib
 import re
-import secrets
 from collections.abc import AsyncIterator
 from urllib.parse import parse_qs, urlencode, urlsplit
 
@@ -21,6 +18,7 @@ from starlette.requests import Request
 from starlette.responses import HTMLResponse
 from starlette.routing import Route
 
+from tests.org._flows import mcp_status, pkce
 from tests.org._served import serving
 from tests.org._service import PASSWORD
 from tests.org.web._console import Console
@@ -48,12 +46,6 @@ async def listener() -> AsyncIterator[Listener]:
         yield kept
 
 
-def pkce() -> tuple[str, str]:
-    verifier = secrets.token_urlsafe(48)
-    challenge = base64.urlsafe_b64encode(hashlib.sha256(verifier.encode()).digest()).decode().rstrip("=")
-    return verifier, challenge
-
-
 async def registered_client(console: Console, redirect: str) -> str:
     answer = await console.api.client.post(
         "/oauth/register",
@@ -76,26 +68,6 @@ def authorization(console: Console, client_id: str, redirect: str, challenge: st
         "resource": f"{console.origin}/mcp",
     }
     return f"{console.origin}/oauth/authorize?{urlencode(query)}"
-
-
-async def mcp_status(console: Console, token: str) -> int:
-    """What `/mcp` answers an `initialize` sent with `token`."""
-    initialize = {
-        "jsonrpc": "2.0",
-        "id": 1,
-        "method": "initialize",
-        "params": {
-            "protocolVersion": "2025-06-18",
-            "capabilities": {},
-            "clientInfo": {"name": "probe", "version": "1"},
-        },
-    }
-    answer = await console.api.client.post(
-        "/mcp",
-        json=initialize,
-        headers={"Authorization": f"Bearer {token}", "Accept": "application/json, text/event-stream"},
-    )
-    return answer.status_code
 
 
 def policy_complaints(page: Page) -> list[str]:
@@ -146,7 +118,7 @@ async def test_org10_a_member_signs_in_allows_the_client_and_revokes_it_in_the_b
     )
     assert issued.status_code == 200, issued.text
     access = issued.json()["access_token"]
-    assert await mcp_status(console, access) == 200
+    assert await mcp_status(console.origin, access) == 200
 
     await page.goto("/clients")
     await expect(page.locator("#mcp-endpoint")).to_have_text(f"{console.origin}/mcp")
@@ -156,7 +128,7 @@ async def test_org10_a_member_signs_in_allows_the_client_and_revokes_it_in_the_b
     await console.look(page, "clients")
     await connected.get_by_role("button", name="Revoke").click()
     await expect(page.get_by_text("No client has access yet.")).to_be_visible()
-    assert await mcp_status(console, access) == 401, "revoking ends the client's tokens at once"
+    assert await mcp_status(console.origin, access) == 401, "revoking ends the client's tokens at once"
     assert complaints == [], "the consent form may send the browser to the client's listener"
     assert access not in "".join(console.seen)
     assert console.errors() == []
