@@ -384,6 +384,46 @@ async def test_org10_a_client_may_not_register_a_redirect_address_that_could_hur
     assert refused.json()["error"] in ("invalid_redirect_uri", "invalid_client_metadata")
 
 
+@pytest.mark.parametrize(
+    ("metadata", "said"),
+    [
+        ({"client_name": "Claude\u202eedoC"}, "direction"),  # reads as another client's name
+        ({"client_name": "Editor\u200b"}, "invisible"),
+        ({"client_name": "Editor\nAllow"}, "control"),
+        ({"client_name": "a\x00b"}, "control"),
+        ({"client_name": "x" * 101}, "at most 100"),
+        ({"contacts": ["a\x00@b.example"]}, "NUL"),
+        ({"redirect_uris": [f"http://127.0.0.1:{port}/cb" for port in range(1000, 1011)]}, "at most 10"),
+        ({"software_id": "x" * 20_000}, "KiB"),
+    ],
+)
+async def test_org10_a_client_may_not_register_metadata_that_could_mislead_or_not_be_kept(
+    service: Service, metadata: dict[str, Any], said: str
+) -> None:
+    refused = await registered(service, **metadata)
+    assert refused.status_code == 400, refused.text
+    assert refused.json()["error"] == "invalid_client_metadata"
+    assert said in refused.json()["error_description"]
+
+
+async def test_org10_a_state_too_long_or_holding_nul_is_sent_back_as_invalid_request(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    for state in ("x" * 2001, "a\x00b"):
+        answer = await service.client.get(
+            "/oauth/authorize",
+            params={
+                "response_type": "code",
+                "client_id": client_id,
+                "redirect_uri": CALLBACK,
+                "code_challenge": pkce()[1],
+                "code_challenge_method": "S256",
+                "state": state,
+            },
+        )
+        assert answer.status_code == 302
+        assert "error=invalid_request" in answer.headers["location"]
+
+
 async def test_org10_a_client_named_by_its_metadata_document_signs_in_without_registering(service: Service) -> None:
     documents: dict[str, Any] = {}
 

@@ -11,6 +11,7 @@ from __future__ import annotations
 import json
 import logging
 import re
+import unicodedata
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
@@ -21,21 +22,66 @@ from pydantic import ValidationError
 
 from mcpyard.connect import guarded_client
 from mcpyard.errors import ServiceError, UrlRefused
+from mcpyard.org._bodies import text_problem
 from mcpyard.org.services import OrgService
 from mcpyard.org.store import OAuthClient, utcnow
 
-__all__ = ["DOCUMENT_SECONDS", "MAX_DOCUMENT_BYTES", "metadata_document_client", "redirect_problem"]
+__all__ = [
+    "DOCUMENT_SECONDS",
+    "MAX_DOCUMENT_BYTES",
+    "MAX_NAME_CHARS",
+    "MAX_REDIRECT_URIS",
+    "metadata_document_client",
+    "metadata_problem",
+    "redirect_problem",
+]
 
 DOCUMENT_SECONDS = 3600
 """How long a client's metadata document is used before it is read again."""
 MAX_DOCUMENT_BYTES = 16 * 1024
 """The largest metadata document read."""
+MAX_NAME_CHARS = 100
+"""The longest client name taken: the consent page shows it whole."""
+MAX_REDIRECT_URIS = 10
+MAX_TEXT_CHARS = 2000
+"""The longest text of any other field (an address, a contact)."""
 FETCH_SECONDS = 10.0
 _log = logging.getLogger("mcpyard.org")
 _NEVER_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about", "ftp", "ws", "wss"})
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")
 _NETLOC = re.compile(r"[A-Za-z0-9.:\-\[\]]{0,300}")
+
+
+def metadata_problem(metadata: dict[str, Any]) -> str | None:
+    """What makes a client's metadata (registered, or its document) unusable, or None: a name a person could be
+    misled by (control or direction characters, over `MAX_NAME_CHARS`), a text that cannot be stored (NUL, a lone
+    surrogate) or is over `MAX_TEXT_CHARS`, more than `MAX_REDIRECT_URIS` redirect URIs, more than
+    `MAX_DOCUMENT_BYTES` in all."""
+    if len(json.dumps(metadata, ensure_ascii=False, default=str).encode("utf-8", "surrogatepass")) > MAX_DOCUMENT_BYTES:
+        return f"the client's metadata is over {MAX_DOCUMENT_BYTES // 1024} KiB"
+    redirects = metadata.get("redirect_uris")
+    if isinstance(redirects, list) and len(redirects) > MAX_REDIRECT_URIS:
+        return f"a client may have at most {MAX_REDIRECT_URIS} redirect URIs"
+    name = metadata.get("client_name")
+    if name is not None:
+        if not isinstance(name, str) or len(name) > MAX_NAME_CHARS:
+            return f"client_name must be a text of at most {MAX_NAME_CHARS} characters"
+        if any(unicodedata.category(char) in ("Cc", "Cf", "Cs", "Zl", "Zp") for char in name):
+            return "client_name may not hold control, direction or invisible formatting characters"
+    pending: list[Any] = list(metadata.values())
+    while pending:
+        value = pending.pop()
+        if isinstance(value, list | tuple):
+            pending.extend(value)
+        elif isinstance(value, dict):
+            pending.extend(value.values())
+        elif isinstance(value, str):
+            if len(value) > MAX_TEXT_CHARS:
+                return f"a text of the client's metadata is over {MAX_TEXT_CHARS} characters"
+            if (problem := text_problem(value)) is not None:
+                return f"a text of the client's metadata {problem}"
+    return None
 
 
 def redirect_problem(uri: str) -> str | None:
@@ -133,7 +179,7 @@ async def _read(svc: OrgService, client_id: str) -> dict[str, Any] | None:
     redirects = document.get("redirect_uris")
     if not isinstance(redirects, list) or not redirects or not all(isinstance(item, str) for item in redirects):
         return None
-    if any(redirect_problem(item) for item in redirects):
+    if any(redirect_problem(item) for item in redirects) or metadata_problem(document) is not None:
         return None
     return {
         key: document[key] for key in ("client_id", "client_name", "client_uri", "redirect_uris") if key in document

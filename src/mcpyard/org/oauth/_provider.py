@@ -28,10 +28,11 @@ from mcp.server.auth.provider import (
 )
 from mcp.shared.auth import OAuthClientInformationFull, OAuthToken
 from pydantic import AnyUrl
-from sqlalchemy import delete, select, update
+from sqlalchemy import delete, func, select, update
 
+from mcpyard.org._bodies import text_problem
 from mcpyard.org.keys import token_hash
-from mcpyard.org.oauth._clients import metadata_document_client, redirect_problem
+from mcpyard.org.oauth._clients import metadata_document_client, metadata_problem, redirect_problem
 from mcpyard.org.services import Issued, OrgService, end_grant, issue_tokens, live_token
 from mcpyard.org.store import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, utcnow
 from mcpyard.org.store import OAuthToken as TokenRow
@@ -40,6 +41,12 @@ __all__ = ["BASE_URL", "REQUEST_SECONDS", "SCOPE", "OrgAuthorizationServer", "co
 
 SCOPE = "mcp"
 """The one scope: use the organization's tools as the member, through its MCP endpoint."""
+UNUSED_CLIENT_SECONDS = 24 * 3600
+"""How long a registered client no member has allowed is kept."""
+MAX_UNUSED_CLIENTS = 10_000
+"""How many registered clients may wait to be allowed at once (registration is open to anyone)."""
+MAX_STATE_CHARS = 2000
+"""The longest `state` a client may send (it is kept until the member answers, and sent back)."""
 REQUEST_SECONDS = 600
 """How long an authorization request waits for the member's sign-in and consent."""
 BASE_URL: contextvars.ContextVar[str] = contextvars.ContextVar("mcpyard_oauth_base_url")
@@ -113,15 +120,30 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         client_id = client_info.client_id
         if client_id is None or not client_info.redirect_uris:
             raise RegistrationError("invalid_redirect_uri", "a client needs redirect_uris")
+        shown = client_info.model_dump(mode="json", exclude_none=True, exclude={"client_secret"})
+        if (problem := metadata_problem(shown)) is not None:
+            raise RegistrationError("invalid_client_metadata", problem)
         for uri in client_info.redirect_uris:
             problem = redirect_problem(str(uri))
             if problem is not None:
                 raise RegistrationError("invalid_redirect_uri", problem)
-        shown = client_info.model_dump(mode="json", exclude_none=True, exclude={"client_secret"})
         key_id, sealed = None, None
         if client_info.client_secret:
             key_id, sealed = self.svc.sealer.seal(client_info.client_secret, context=_secret_context(client_id))
         async with self.svc.db.begin() as session:
+            # Registration is open to anyone: a client no member allowed within a day goes, and so many waiting
+            # to be allowed at once means someone is filling the table.
+            used = select(OAuthGrant.client_id)
+            waiting = (OAuthClient.kind == "registered", OAuthClient.client_id.not_in(used))
+            cutoff = utcnow() - timedelta(seconds=UNUSED_CLIENT_SECONDS)
+            await session.execute(delete(OAuthClient).where(*waiting, OAuthClient.created_at < cutoff))
+            if (await session.scalar(select(func.count()).select_from(OAuthClient).where(*waiting)) or 0) >= (
+                MAX_UNUSED_CLIENTS
+            ):
+                raise RegistrationError(
+                    "invalid_client_metadata",
+                    "too many clients are registered and not yet allowed by anyone; try again later",
+                )
             session.add(
                 OAuthClient(
                     client_id=client_id, kind="registered", client_metadata=shown, key_id=key_id, sealed_secret=sealed
@@ -135,6 +157,8 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         resource = params.resource or f"{base}/mcp"
         if not mcp_resources(base, resource):
             raise AuthorizeError("invalid_target", "the resource is not an MCP endpoint of this service")
+        if params.state is not None and (len(params.state) > MAX_STATE_CHARS or text_problem(params.state)):
+            raise AuthorizeError("invalid_request", f"state must be at most {MAX_STATE_CHARS} characters, with no NUL")
         scopes = params.scopes or [SCOPE]
         if any(scope != SCOPE for scope in scopes):
             raise AuthorizeError("invalid_scope", f"the only scope is {SCOPE!r}")
