@@ -314,6 +314,10 @@ async def test_org10_a_token_reaches_only_the_endpoint_it_was_issued_for(service
     assert await mcp_status(origin(service), issued["access_token"], "/mcp") == 401, (
         "bound to the resource it was issued for"
     )
+    api = await service.request("GET", "/api/v1/me", token=issued["access_token"])
+    assert api.status_code == 401, "an MCP client's token is not an API token"
+    in_query = await service.client.post(f"/mcp?access_token={issued['access_token']}", json={})
+    assert in_query.status_code == 401, "a token goes in the Authorization header only"
     async with httpx2.AsyncClient(trust_env=False) as http:
         other = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": "Bearer myo_x"})
     assert 'error="invalid_token"' in other.headers["www-authenticate"]
