@@ -254,7 +254,9 @@ async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_to
     assert await mcp_status(origin(service), access) == 401, "revoking the connected app ends its tokens at once"
 
 
-async def test_org10_a_code_is_used_once_and_only_with_its_pkce_verifier(service: Service) -> None:
+async def test_org10_a_code_is_used_once_only_with_its_pkce_verifier_and_a_replay_ends_its_tokens(
+    service: Service,
+) -> None:
     client_id = (await registered(service)).json()["client_id"]
     async with browser_of(service, "owner@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id)
@@ -266,9 +268,12 @@ async def test_org10_a_code_is_used_once_and_only_with_its_pkce_verifier(service
         assert wrong.json()["error"] == "invalid_grant"
         good = await token(service, **common, code=query["code"], code_verifier=verifier)
         assert good.status_code == 200, good.text
+        assert await mcp_status(origin(service), good.json()["access_token"]) == 200
         again = await token(service, **common, code=query["code"], code_verifier=verifier)
         assert again.status_code == 400, "a code is used once"
         assert again.json()["error"] == "invalid_grant"
+        replayed = await mcp_status(origin(service), good.json()["access_token"])
+        assert replayed == 401, "a code presented again ends the tokens it gave"
         other, _ = await authorized(service, browser, client_id)
         stolen = await token(service, **common, code=other["code"], code_verifier=verifier)
         assert stolen.status_code == 400

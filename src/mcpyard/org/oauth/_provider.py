@@ -200,8 +200,16 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
                     )
                 )
             ).first()
-        if found is None:
-            return None
+            if found is None:
+                # A code used already, presented again: someone holds a copy, so what it gave ends (RFC 9700 4.2.4).
+                used = await session.scalar(
+                    select(OAuthCode.grant_id).where(
+                        OAuthCode.code_hash == token_hash(authorization_code), OAuthCode.used_at.is_not(None)
+                    )
+                )
+                if used is not None:
+                    await end_grant(session, used)
+                return None
         code, grant = found
         return AuthorizationCode(
             code=authorization_code,
