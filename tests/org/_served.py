@@ -23,13 +23,15 @@ STOP_SECONDS = 10
 
 
 @asynccontextmanager
-async def serving(app: ASGIApp, *, stop_seconds: int = STOP_SECONDS) -> AsyncIterator[str]:
+async def serving(
+    app: ASGIApp, *, stop_seconds: int = STOP_SECONDS, tls: tuple[Path, Path] | None = None
+) -> AsyncIterator[str]:
     """Serve `app` (its lifespan on) on a free 127.0.0.1 port until the block ends; yields its origin.
 
     At the end, open requests get `stop_seconds` to finish (a client's long-lived event stream would
-    otherwise hold the server that long). See `serving_on`.
+    otherwise hold the server that long). With `tls`, over https (see `serving_on`).
     """
-    async with serving_on(lambda _port: app, stop_seconds=stop_seconds) as origin:
+    async with serving_on(lambda _port: app, stop_seconds=stop_seconds, tls=tls) as origin:
         yield origin
 
 

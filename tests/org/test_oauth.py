@@ -14,6 +14,7 @@ from __future__ import annotations
 import re
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Any
 from urllib.parse import parse_qs, urlsplit
 
@@ -29,7 +30,9 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse
 from starlette.routing import Route
 
+from mcpyard.connect import EgressGuard
 from tests.conftest import Home
+from tests.connect._tls import make_certificates
 from tests.org._flows import by_tool, mcp_status, pkce, register, set_policy
 from tests.org._served import served_service, serving
 from tests.org._service import PASSWORD, Service
@@ -500,3 +503,40 @@ async def test_org10_mcpyard_itself_signs_in_to_the_organization_and_uses_its_to
         assert "value of k" in ran.text
     [grant] = await service.get("/api/v1/oauth/grants")
     assert grant["client_name"].startswith("mcpyard on ")
+
+
+async def test_org10_the_sdk_client_signs_in_by_its_metadata_document_without_registering(
+    database_url: str, home: Home, upstream: str, tmp_path: Path
+) -> None:
+    certificates = make_certificates("localhost")
+    documents: dict[str, Any] = {}
+
+    async def document(request: Request) -> JSONResponse:
+        del request
+        return JSONResponse(documents["editor.json"])
+
+    app = Starlette(routes=[Route("/clients/editor.json", document)])
+    async with serving(app, stop_seconds=0, tls=certificates.write(tmp_path / "tls")) as docs:
+        client_url = f"{docs}/clients/editor.json"
+        documents["editor.json"] = {
+            "client_id": client_url,
+            "client_name": "Documented Editor",
+            "redirect_uris": [CALLBACK],
+            "grant_types": ["authorization_code", "refresh_token"],
+            "response_types": ["code"],
+            "token_endpoint_auth_method": "none",
+        }
+        guard = EgressGuard(dev=True, verify=certificates.client_context())  # the service trusts the test's CA
+        async with served_service(database_url, home.data_home, guard=guard) as service:
+            await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
+            memory = Memory()
+            async with (
+                browser_of(service, "owner@acme.test", signed_in=False) as browser,
+                oauth_client(service, browser, memory, client_metadata_url=client_url) as client,
+            ):
+                assert not (await client.call_tool("tools__lookup", {"key": "k"})).is_error
+            assert "Documented Editor" in browser.consent_page
+            assert memory.client is not None
+            assert memory.client.client_id == client_url, "the document's address is the client's id"
+            [grant] = await service.get("/api/v1/oauth/grants")
+            assert (grant["client_id"], grant["client_name"]) == (client_url, "Documented Editor")

@@ -14,6 +14,7 @@ import argparse
 import socket
 from collections.abc import AsyncIterator, Callable, Sequence
 from contextlib import asynccontextmanager
+from pathlib import Path
 from typing import Final
 
 import anyio
@@ -90,8 +91,13 @@ class _Announcing(uvicorn.Server):
 
 
 @asynccontextmanager
-async def serving_on(app: Callable[[int], ASGIApp], *, stop_seconds: int) -> AsyncIterator[str]:
+async def serving_on(
+    app: Callable[[int], ASGIApp], *, stop_seconds: int, tls: tuple[Path, Path] | None = None
+) -> AsyncIterator[str]:
     """Serve `app(port)` (its lifespan on) on a free 127.0.0.1 port until the block ends; yields its origin.
+
+    With `tls` (a certificate for `localhost` and its key, as files), over https: the origin is then
+    `https://localhost:<port>`.
 
     The socket is bound first and handed to uvicorn, so no other process can take the port in between,
     and the app may know its own port (an OAuth issuer names its origin). At the end, open requests get
@@ -105,8 +111,15 @@ async def serving_on(app: Callable[[int], ASGIApp], *, stop_seconds: int) -> Asy
     listener.setsockopt(socket.SOL_SOCKET, socket.SO_REUSEADDR, 1)
     listener.bind(("127.0.0.1", 0))
     port: int = listener.getsockname()[1]
+    certificate, key = tls if tls is not None else (None, None)
     config = uvicorn.Config(
-        app(port), log_level="warning", lifespan="on", ws="none", timeout_graceful_shutdown=stop_seconds
+        app(port),
+        log_level="warning",
+        lifespan="on",
+        ws="none",
+        timeout_graceful_shutdown=stop_seconds,
+        ssl_certfile=certificate,
+        ssl_keyfile=key,
     )
     server = _Announcing(config)
     ended = anyio.Event()
@@ -132,7 +145,7 @@ async def serving_on(app: Callable[[int], ASGIApp], *, stop_seconds: int) -> Asy
             if not server.listening.is_set():
                 raise RuntimeError("the server did not start (its lifespan failed; see the log above)")
             try:
-                yield f"http://127.0.0.1:{port}"
+                yield f"https://localhost:{port}" if tls is not None else f"http://127.0.0.1:{port}"
             finally:
                 server.should_exit = True
                 with anyio.fail_after(stop_seconds + 5):
