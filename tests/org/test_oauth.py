@@ -243,6 +243,8 @@ async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_to
         ("Editor of Test", f"{origin(service)}/mcp")
     ]
     assert (await service.request("GET", "/api/v1/oauth/grants", token=member_token)).json() == [], "their own only"
+    theirs = await service.request("DELETE", f"/api/v1/oauth/grants/{listed[0]['id']}", token=member_token)
+    assert theirs.status_code == 404, "no one revokes another member's connected app"
     assert access not in str(listed)
     assert await mcp_status(origin(service), access) == 200
     async with browser_of(service, "member@acme.test") as signed:
