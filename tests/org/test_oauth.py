@@ -284,6 +284,32 @@ async def test_org10_a_code_is_used_once_only_with_its_pkce_verifier_and_a_repla
         assert stolen.status_code == 400
 
 
+async def test_org10_a_client_revokes_its_tokens_at_the_revocation_endpoint(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    async with browser_of(service, "owner@acme.test") as browser:
+        query, verifier = await authorized(service, browser, client_id)
+        second_query, second_verifier = await authorized(service, browser, client_id)
+    first = await exchanged(service, client_id, query, verifier)
+    second = await exchanged(service, client_id, second_query, second_verifier)
+    other_client = (await registered(service)).json()["client_id"]
+    foreign = await service.client.post(
+        "/oauth/revoke", data={"token": first["access_token"], "client_id": other_client}
+    )
+    assert foreign.status_code == 200, "answered as if revoked (RFC 7009), and another client's token is left alone"
+    assert await mcp_status(origin(service), first["access_token"]) == 200
+    ended = await service.client.post("/oauth/revoke", data={"token": first["access_token"], "client_id": client_id})
+    assert ended.status_code == 200
+    assert await mcp_status(origin(service), first["access_token"]) == 401
+    assert await mcp_status(origin(service), second["access_token"]) == 200, "an access token ends alone"
+    ended = await service.client.post("/oauth/revoke", data={"token": second["refresh_token"], "client_id": client_id})
+    assert ended.status_code == 200
+    assert await mcp_status(origin(service), second["access_token"]) == 401, "a refresh token ends its sign-in"
+    renewed = await token(
+        service, grant_type="refresh_token", client_id=client_id, refresh_token=second["refresh_token"]
+    )
+    assert renewed.status_code == 400
+
+
 async def test_org10_a_refresh_token_rotates_and_one_used_twice_ends_its_grant(service: Service) -> None:
     client_id = (await registered(service)).json()["client_id"]
     async with browser_of(service, "owner@acme.test") as browser:

@@ -18,9 +18,8 @@ from typing import Any
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
-from mcp.server.auth.handlers.revoke import RevocationHandler
 from mcp.server.auth.handlers.token import TokenHandler
-from mcp.server.auth.middleware.client_auth import ClientAuthenticator
+from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.settings import ClientRegistrationOptions
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
@@ -113,6 +112,30 @@ async def protected_resource_metadata(request: Request) -> Response:
     )
 
 
+class _Revocation:
+    """RFC 7009 token revocation, for public clients too: the SDK's handler requires a `client_secret` field even
+    from a client that has none (mcp 2.3), so a public client's revocation would be refused as malformed.
+    The client authenticates as at the token endpoint; a token of another client, or none, is answered 200 and
+    left alone (RFC 7009 2.2)."""
+
+    def __init__(self, provider: OrgAuthorizationServer, authenticator: ClientAuthenticator) -> None:
+        self._provider, self._authenticator = provider, authenticator
+
+    async def handle(self, request: Request) -> Response:
+        try:
+            client = await self._authenticator.authenticate_request(request)
+        except AuthenticationError as exc:
+            return JSONResponse({"error": "unauthorized_client", "error_description": exc.message}, status_code=401)
+        form = await request.form()
+        value = form.get("token")
+        if not isinstance(value, str) or not value:
+            return JSONResponse({"error": "invalid_request", "error_description": "token is required"}, status_code=400)
+        token = await self._provider.load_access_token(value) or await self._provider.load_refresh_token(client, value)
+        if token is not None and token.client_id == client.client_id:
+            await self._provider.revoke_token(token)
+        return Response(status_code=200, headers={"Cache-Control": "no-store", "Pragma": "no-cache"})
+
+
 def oauth_routes(service: Callable[[], Any]) -> list[Route]:
     """The routes, their provider reading the running service (`service()`) at each request."""
     provider = OrgAuthorizationServer(service)
@@ -122,7 +145,7 @@ def oauth_routes(service: Callable[[], Any]) -> list[Route]:
         "/oauth/authorize": AuthorizationHandler(provider).handle,
         "/oauth/token": TokenHandler(provider, authenticator).handle,
         "/oauth/register": RegistrationHandler(provider, options=registration).handle,
-        "/oauth/revoke": RevocationHandler(provider, authenticator).handle,
+        "/oauth/revoke": _Revocation(provider, authenticator).handle,
     }
     routes: list[Route] = []
     for path, methods in OAUTH_ROUTES:
