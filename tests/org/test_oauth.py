@@ -503,6 +503,7 @@ async def test_org10_the_metadata_names_the_resource_and_the_server(service: Ser
     server = (await service.client.get("/.well-known/oauth-authorization-server")).json()
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert server["client_id_metadata_document_supported"] is True
+    assert server["authorization_response_iss_parameter_supported"] is True, "every redirect names the issuer"
     assert server["token_endpoint"] == f"{origin(service)}/oauth/token"
 
 

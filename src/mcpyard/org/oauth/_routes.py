@@ -92,6 +92,7 @@ async def authorization_server_metadata(request: Request) -> Response:
             "revocation_endpoint_auth_methods_supported": ["none", "client_secret_post", "client_secret_basic"],
             "code_challenge_methods_supported": ["S256"],
             "client_id_metadata_document_supported": True,
+            "authorization_response_iss_parameter_supported": True,
         },
         headers={"Cache-Control": "public, max-age=300"},
     )
