@@ -97,6 +97,10 @@ async def test_org10_without_a_valid_token_the_answer_is_401_naming_the_resource
             challenge = refused.headers["www-authenticate"]
             assert challenge.startswith("Bearer resource_metadata=")
             assert "/.well-known/oauth-protected-resource/mcp" in challenge
+        crafted = await http.post(f"{origin(service)}/mcp/teammates/x%22,scope=%22all", json={})
+        assert crafted.status_code == 401
+        assert crafted.headers["www-authenticate"].count('"') == 4, "a path cannot add to the challenge"
+        assert 'scope="mcp"' in crafted.headers["www-authenticate"]
 
 
 async def test_org10_tenancy_holds_for_tokens_members_and_sessions(service: Service, upstream: str) -> None:

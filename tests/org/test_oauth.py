@@ -414,6 +414,8 @@ async def test_org10_a_removed_members_oauth_tokens_stop_working(service: Servic
         "http://attacker.example/cb",
         "https://app.example/cb#frag",
         "file:///etc/passwd",
+        "microsoft-edge:https://attacker.example/cb",  # an app scheme that opens a browser elsewhere
+        "https://[::1/cb",
     ],
 )
 async def test_org10_a_client_may_not_register_a_redirect_address_that_could_hurt(
@@ -462,6 +464,47 @@ async def test_org10_a_state_too_long_or_holding_nul_is_sent_back_as_invalid_req
         )
         assert answer.status_code == 302
         assert "error=invalid_request" in answer.headers["location"]
+
+
+async def test_org10_a_malformed_authorization_is_sent_back_naming_the_issuer(service: Service) -> None:
+    client_id = (await registered(service)).json()["client_id"]
+    good = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CALLBACK,
+        "code_challenge": pkce()[1],
+        "code_challenge_method": "S256",
+        "state": "s",
+    }
+    for wrong, error in (
+        ({"code_challenge": "short"}, "invalid_request"),
+        ({"code_challenge": "x" * 500}, "invalid_request"),
+        ({"scope": "admin"}, "invalid_scope"),
+        ({"resource": f"{origin(service)}/mcp/teammates/a%22b"}, "invalid_target"),
+        ({"resource": f"{origin(service)}/mcp/teammates/" + "x" * 65}, "invalid_target"),
+    ):
+        answer = await service.client.get("/oauth/authorize", params={**good, **wrong})
+        assert answer.status_code == 302, (wrong, answer.text)
+        query = parse_qs(urlsplit(answer.headers["location"]).query)
+        assert query["error"] == [error], (wrong, query)
+        assert query["iss"] == [origin(service)], "an error names the issuer too (RFC 9207)"
+
+
+async def test_org10_the_consent_page_shows_an_apps_own_redirect_address_whole(service: Service) -> None:
+    misleading = "com.attacker.app://claude.ai/callback"
+    client_id = (await registered(service, redirect_uris=[misleading])).json()["client_id"]
+    params = {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": misleading,
+        "code_challenge": pkce()[1],
+        "code_challenge_method": "S256",
+    }
+    async with browser_of(service, "owner@acme.test") as browser:
+        sent = await browser.http.get("/oauth/authorize", params=params)
+        page = await browser.http.get(sent.headers["location"])
+    assert page.status_code == 200, page.text
+    assert f"<code data-redirect>{misleading}</code>" in page.text, "not just the host it names"
 
 
 async def test_org10_a_client_named_by_its_metadata_document_signs_in_without_registering(service: Service) -> None:

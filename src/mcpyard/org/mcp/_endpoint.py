@@ -14,7 +14,7 @@ from __future__ import annotations
 import contextlib
 from collections import OrderedDict
 from collections.abc import AsyncIterator
-from urllib.parse import urlsplit
+from urllib.parse import quote, urlsplit
 
 import anyio
 from mcp.server.streamable_http_manager import StreamableHTTPSessionManager
@@ -101,7 +101,7 @@ class McpEndpoint:
             )
             return
         session = request.headers.get("mcp-session-id")
-        if session is not None and self._owners.get(session, caller.member_id) != caller.member_id:
+        if session is not None and self._owners.get(session) != caller.member_id:  # unknown: not found
             await error_response(404, "not_found", "no such MCP session")(scope, receive, send)
             return
         base = f"{request.url.scheme}://{request.url.netloc}"
@@ -141,7 +141,7 @@ class McpEndpoint:
 
     def _unauthorized(self, request: Request, message: str) -> JSONResponse:
         base = f"{request.url.scheme}://{request.url.netloc}"
-        metadata = f"{base}/.well-known/oauth-protected-resource{request.url.path}"
+        metadata = f"{base}/.well-known/oauth-protected-resource{quote(request.url.path, safe='/')}"
         response = error_response(401, "unauthorized", message)
         challenge = f'Bearer resource_metadata="{metadata}", scope="mcp"'
         if request.headers.get("authorization"):  # a token was sent and is not good here (RFC 6750 §3.1)

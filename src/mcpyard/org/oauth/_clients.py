@@ -11,26 +11,33 @@ from __future__ import annotations
 import json
 import logging
 import re
+import time
 import unicodedata
+from collections import OrderedDict
 from datetime import timedelta
 from typing import Any
 from urllib.parse import urlsplit
 
+import anyio
 import httpx2
 from mcp.shared.auth import OAuthClientInformationFull
 from pydantic import ValidationError
+from sqlalchemy import delete, func, select
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.connect import guarded_client
-from mcpyard.errors import ServiceError, UrlRefused
+from mcpyard.errors import CallError, ServiceError, UrlRefused
 from mcpyard.org._bodies import text_problem
 from mcpyard.org.services import OrgService
-from mcpyard.org.store import OAuthClient, utcnow
+from mcpyard.org.store import OAuthClient, OAuthGrant, utcnow
 
 __all__ = [
     "DOCUMENT_SECONDS",
     "MAX_DOCUMENT_BYTES",
     "MAX_NAME_CHARS",
     "MAX_REDIRECT_URIS",
+    "MAX_UNUSED_CLIENTS",
+    "make_room",
     "metadata_document_client",
     "metadata_problem",
     "redirect_problem",
@@ -46,11 +53,23 @@ MAX_REDIRECT_URIS = 10
 MAX_TEXT_CHARS = 2000
 """The longest text of any other field (an address, a contact)."""
 FETCH_SECONDS = 10.0
+"""How long reading a document may take, in all."""
+MAX_READING = 8
+"""Documents read at once by one replica; a client named while that many are read is refused."""
+FAILED_SECONDS = 300.0
+"""How long an address whose document could not be used is not read again."""
+MAX_FAILED = 10_000
+UNUSED_CLIENT_SECONDS = 24 * 3600
+"""How long a client no member has allowed is kept."""
+MAX_UNUSED_CLIENTS = 10_000
+"""How many clients no member has allowed may be kept at once; past it, the oldest go."""
 _log = logging.getLogger("mcpyard.org")
 _NEVER_SCHEMES = frozenset({"javascript", "data", "file", "vbscript", "blob", "about", "ftp", "ws", "wss"})
 _LOOPBACK = frozenset({"127.0.0.1", "localhost", "[::1]", "::1"})
 _SCHEME = re.compile(r"[a-z][a-z0-9+.-]{0,63}")
 _NETLOC = re.compile(r"[A-Za-z0-9.:\-\[\]]{0,300}")
+_EMBEDDED = re.compile(r"/*[a-z][a-z0-9+.-]*:", re.IGNORECASE)
+"""A path that starts with another scheme (`microsoft-edge:https://…`): a browser opening that address."""
 
 
 def metadata_problem(metadata: dict[str, Any]) -> str | None:
@@ -89,7 +108,11 @@ def redirect_problem(uri: str) -> str | None:
     native app's loopback listener), or an app's own scheme; never a script, a file or a fragment."""
     if len(uri) > 2000:
         return "a redirect URI is over 2000 characters"
-    parts = urlsplit(uri)
+    try:
+        parts = urlsplit(uri)
+        host = parts.hostname
+    except ValueError:
+        return "a redirect URI must be an address that can be read (RFC 3986)"
     scheme = parts.scheme.lower()
     if not _SCHEME.fullmatch(scheme) or scheme in _NEVER_SCHEMES:
         return f"a redirect URI may not use {scheme or 'no'} scheme"
@@ -97,10 +120,12 @@ def redirect_problem(uri: str) -> str | None:
         return "a redirect URI has no fragment"
     if not _NETLOC.fullmatch(parts.netloc):
         return "a redirect URI's host is not a plain host name"
-    if scheme == "http" and parts.hostname not in _LOOPBACK:
+    if scheme == "http" and host not in _LOOPBACK:
         return "an http redirect URI must be this machine's own (127.0.0.1, localhost); use https"
-    if scheme in ("http", "https") and not parts.hostname:
+    if scheme in ("http", "https") and not host:
         return "a redirect URI needs a host"
+    if scheme not in ("http", "https") and _EMBEDDED.match(parts.path):
+        return "an app's redirect URI may not carry another address (a scheme that opens a browser elsewhere)"
     return None
 
 
@@ -121,6 +146,7 @@ async def metadata_document_client(svc: OrgService, client_id: str) -> OAuthClie
         async with svc.db.begin() as session:
             stored = await session.get(OAuthClient, client_id)
             if stored is None:
+                await make_room(session)
                 session.add(
                     OAuthClient(
                         client_id=client_id, kind="metadata_document", client_metadata=document, fetched_at=utcnow()
@@ -129,6 +155,20 @@ async def metadata_document_client(svc: OrgService, client_id: str) -> OAuthClie
             elif stored.kind == "metadata_document":
                 stored.client_metadata, stored.fetched_at = document, utcnow()
     return _client(client_id, document)
+
+
+async def make_room(session: AsyncSession) -> None:
+    """Before a client is added: clients no member has allowed go after `UNUSED_CLIENT_SECONDS`, and past
+    `MAX_UNUSED_CLIENTS` the oldest go (registration and client documents are open to anyone: the table
+    cannot be filled, and someone filling it does not lock out the clients people use)."""
+    unused = OAuthClient.client_id.not_in(select(OAuthGrant.client_id))
+    cutoff = utcnow() - timedelta(seconds=UNUSED_CLIENT_SECONDS)
+    await session.execute(delete(OAuthClient).where(unused, OAuthClient.created_at < cutoff))
+    count = await session.scalar(select(func.count()).select_from(OAuthClient).where(unused)) or 0
+    if count >= MAX_UNUSED_CLIENTS:
+        oldest = select(OAuthClient.client_id).where(unused).order_by(OAuthClient.created_at)
+        surplus = list(await session.scalars(oldest.limit(count - MAX_UNUSED_CLIENTS + 1)))
+        await session.execute(delete(OAuthClient).where(OAuthClient.client_id.in_(surplus)))
 
 
 def _client(client_id: str, document: dict[str, Any]) -> OAuthClientInformationFull | None:
@@ -149,25 +189,65 @@ def _client(client_id: str, document: dict[str, Any]) -> OAuthClientInformationF
         return None
 
 
+class _Reads:
+    """The documents this replica is reading and failed to read: anyone may name a client by an address, so
+    at most `MAX_READING` are read at once (each within `FETCH_SECONDS` in all), and an address that failed is
+    not read again for `FAILED_SECONDS`."""
+
+    def __init__(self) -> None:
+        self.reading = anyio.CapacityLimiter(MAX_READING)
+        self.failed: OrderedDict[str, float] = OrderedDict()
+
+    def recently_failed(self, client_id: str) -> bool:
+        since = self.failed.get(client_id)
+        return since is not None and time.monotonic() - since < FAILED_SECONDS
+
+    def fail(self, client_id: str) -> None:
+        self.failed[client_id] = time.monotonic()
+        self.failed.move_to_end(client_id)
+        while len(self.failed) > MAX_FAILED:
+            self.failed.popitem(last=False)
+
+
+_READS = _Reads()
+
+
 async def _read(svc: OrgService, client_id: str) -> dict[str, Any] | None:
-    if svc.guard is None:
+    if svc.guard is None or _READS.recently_failed(client_id) or _READS.reading.available_tokens < 1:
         return None
+    async with _READS.reading:
+        body = await _fetch(svc, client_id)
+    document = _document(client_id, body) if body is not None else None
+    if document is None:
+        _READS.fail(client_id)
+    return document
+
+
+async def _fetch(svc: OrgService, client_id: str) -> bytes | None:
+    """The document's bytes, or None: refused, unreachable, not 200, over the limit, or not whole in time."""
+    assert svc.guard is not None
     try:
-        await svc.check_url(client_id)
-        async with (
-            guarded_client(svc.guard, timeout=httpx2.Timeout(FETCH_SECONDS)) as http,
-            http.stream("GET", client_id, headers={"Accept": "application/json"}) as response,
-        ):
-            if response.status_code != 200:
-                return None
-            body = b""
-            async for chunk in response.aiter_bytes():
-                body += chunk
-                if len(body) > MAX_DOCUMENT_BYTES:
-                    return None  # read no further than the limit
-    except (ServiceError, UrlRefused, httpx2.HTTPError, OSError) as exc:  # refused, unreachable, or it broke off
+        with anyio.fail_after(FETCH_SECONDS):  # in all: a server sending a byte at a time gets no longer
+            await svc.check_url(client_id)
+            async with (
+                guarded_client(svc.guard, timeout=httpx2.Timeout(FETCH_SECONDS)) as http,
+                http.stream("GET", client_id, headers={"Accept": "application/json"}) as response,
+            ):
+                if response.status_code != 200:
+                    return None
+                body = b""
+                async for chunk in response.aiter_bytes():
+                    body += chunk
+                    if len(body) > MAX_DOCUMENT_BYTES:
+                        return None  # read no further than the limit
+                return body
+    except (ServiceError, UrlRefused, CallError, httpx2.HTTPError, OSError, TimeoutError, ValueError) as exc:
         _log.info("a client's metadata document could not be read (%s)", type(exc).__name__)
         return None
+
+
+def _document(client_id: str, body: bytes) -> dict[str, Any] | None:
+    """What a client's document says of it, or None when it cannot be used."""
     try:
         document = json.loads(body)
     except ValueError:

@@ -88,7 +88,8 @@ async def consent_of(svc: OrgService, caller: Caller, opaque: str) -> Consent:
         client_id=request.client_id,
         client_name=await _client_name(svc, request.client_id),
         redirect_uri=str(params["redirect_uri"]),
-        redirect_host=redirect.netloc or f"{redirect.scheme}:",
+        # A web address by its host; an app's own scheme whole (`com.evil://claude.ai/cb` is not claude.ai).
+        redirect_host=redirect.netloc if redirect.scheme in ("http", "https") else str(params["redirect_uri"]),
         organization=str(organization),
         resource=str(params["resource"]),
         teammate=await _teammate(svc, caller, str(params["resource"])),

@@ -12,6 +12,7 @@ from __future__ import annotations
 
 import contextvars
 import hashlib
+import re
 import secrets
 from datetime import timedelta
 from typing import Any
@@ -32,7 +33,7 @@ from sqlalchemy import delete, func, select, update
 
 from mcpyard.org._bodies import text_problem
 from mcpyard.org.keys import token_hash
-from mcpyard.org.oauth._clients import metadata_document_client, metadata_problem, redirect_problem
+from mcpyard.org.oauth._clients import make_room, metadata_document_client, metadata_problem, redirect_problem
 from mcpyard.org.services import Issued, OrgService, end_grant, issue_tokens, live_token
 from mcpyard.org.store import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, utcnow
 from mcpyard.org.store import OAuthToken as TokenRow
@@ -41,10 +42,11 @@ __all__ = ["BASE_URL", "REQUEST_SECONDS", "SCOPE", "OrgAuthorizationServer", "co
 
 SCOPE = "mcp"
 """The one scope: use the organization's tools as the member, through its MCP endpoint."""
-UNUSED_CLIENT_SECONDS = 24 * 3600
-"""How long a registered client no member has allowed is kept."""
-MAX_UNUSED_CLIENTS = 10_000
-"""How many registered clients may wait to be allowed at once (registration is open to anyone)."""
+MAX_PENDING_REQUESTS = 10_000
+"""Authorization requests waiting for a member at once (anyone may start one); past it, the oldest go."""
+_ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
+_CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
+"""An S256 code challenge: the base64url SHA-256 of the verifier, unpadded."""
 MAX_STATE_CHARS = 2000
 """The longest `state` a client may send (it is kept until the member answers, and sent back)."""
 REQUEST_SECONDS = 600
@@ -62,7 +64,8 @@ def mcp_resources(base: str, resource: str) -> bool:
     """Whether `resource` is one of this service's MCP endpoints (`/mcp`, `/mcp/teammates/<id>`)."""
     root = f"{base.rstrip('/')}/mcp"
     resource = resource.rstrip("/")
-    return resource == root or (resource.startswith(f"{root}/teammates/") and "/" not in resource[len(root) + 11 :])
+    teammate = resource.removeprefix(f"{root}/teammates/")
+    return resource == root or (teammate != resource and _ID.fullmatch(teammate) is not None)
 
 
 def _token(value: str, row: TokenRow, grant: OAuthGrant) -> dict[str, Any]:
@@ -131,19 +134,7 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         if client_info.client_secret:
             key_id, sealed = self.svc.sealer.seal(client_info.client_secret, context=_secret_context(client_id))
         async with self.svc.db.begin() as session:
-            # Registration is open to anyone: a client no member allowed within a day goes, and so many waiting
-            # to be allowed at once means someone is filling the table.
-            used = select(OAuthGrant.client_id)
-            waiting = (OAuthClient.kind == "registered", OAuthClient.client_id.not_in(used))
-            cutoff = utcnow() - timedelta(seconds=UNUSED_CLIENT_SECONDS)
-            await session.execute(delete(OAuthClient).where(*waiting, OAuthClient.created_at < cutoff))
-            if (await session.scalar(select(func.count()).select_from(OAuthClient).where(*waiting)) or 0) >= (
-                MAX_UNUSED_CLIENTS
-            ):
-                raise RegistrationError(
-                    "invalid_client_metadata",
-                    "too many clients are registered and not yet allowed by anyone; try again later",
-                )
+            await make_room(session)
             session.add(
                 OAuthClient(
                     client_id=client_id, kind="registered", client_metadata=shown, key_id=key_id, sealed_secret=sealed
@@ -157,6 +148,8 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         resource = params.resource or f"{base}/mcp"
         if not mcp_resources(base, resource):
             raise AuthorizeError("invalid_target", "the resource is not an MCP endpoint of this service")
+        if not _CHALLENGE.fullmatch(params.code_challenge):
+            raise AuthorizeError("invalid_request", "code_challenge must be an S256 challenge (43 characters)")
         if params.state is not None and (len(params.state) > MAX_STATE_CHARS or text_problem(params.state)):
             raise AuthorizeError("invalid_request", f"state must be at most {MAX_STATE_CHARS} characters, with no NUL")
         scopes = params.scopes or [SCOPE]
@@ -166,6 +159,11 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         now = utcnow()
         async with self.svc.db.begin() as session:
             await session.execute(delete(OAuthRequest).where(OAuthRequest.expires_at < now))
+            pending = await session.scalar(select(func.count()).select_from(OAuthRequest)) or 0
+            if pending >= MAX_PENDING_REQUESTS:
+                oldest = select(OAuthRequest.id).order_by(OAuthRequest.created_at)
+                surplus = list(await session.scalars(oldest.limit(pending - MAX_PENDING_REQUESTS + 1)))
+                await session.execute(delete(OAuthRequest).where(OAuthRequest.id.in_(surplus)))
             session.add(
                 OAuthRequest(
                     id=consent_request_id(opaque),

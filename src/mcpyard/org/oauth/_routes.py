@@ -15,17 +15,19 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from typing import Any
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 from mcp.server.auth.handlers.authorize import AuthorizationHandler
 from mcp.server.auth.handlers.register import RegistrationHandler
 from mcp.server.auth.handlers.token import TokenHandler
 from mcp.server.auth.middleware.client_auth import AuthenticationError, ClientAuthenticator
 from mcp.server.auth.settings import ClientRegistrationOptions
+from starlette.datastructures import MutableHeaders
 from starlette.middleware.cors import CORSMiddleware
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route, request_response
-from starlette.types import ASGIApp, Receive, Scope, Send
+from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpyard.errors import ServiceError
 from mcpyard.org.api import error_response, opened
@@ -113,6 +115,29 @@ async def protected_resource_metadata(request: Request) -> Response:
     )
 
 
+class _WithIssuer:
+    """Around the authorization endpoint: an error the SDK's handler sends back to the client's redirect URI
+    names the issuer too, as every other redirect of the service does (RFC 9207)."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        issuer = base_of(Request(scope))
+
+        async def naming(message: Message) -> None:
+            if message["type"] == "http.response.start" and message["status"] in (302, 303):
+                headers = MutableHeaders(raw=list(message["headers"]))
+                location = headers.get("location", "")
+                query = parse_qs(urlsplit(location).query)
+                if "error" in query and "iss" not in query:
+                    headers["location"] = f"{location}&{urlencode({'iss': issuer})}"
+                    message = {**message, "headers": headers.raw}
+            await send(message)
+
+        await self._app(scope, receive, naming)
+
+
 class _Revocation:
     """RFC 7009 token revocation, for public clients too: the SDK's handler requires a `client_secret` field even
     from a client that has none (mcp 2.3), so a public client's revocation would be refused as malformed.
@@ -155,7 +180,7 @@ def oauth_routes(service: Callable[[], Any]) -> list[Route]:
         elif path.startswith("/.well-known/oauth-protected-resource"):
             app = _public(request_response(protected_resource_metadata), methods)
         elif path == "/oauth/authorize":  # a browser navigation, not a cross-origin call
-            app = _Serving(request_response(handlers[path]))
+            app = _Serving(_WithIssuer(request_response(handlers[path])))
         else:
             app = _public(request_response(handlers[path]), methods)
         routes.append(Route(path, app, methods=list(methods)))
