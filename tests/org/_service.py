@@ -50,6 +50,11 @@ class Service:
     app: Starlette | None = None
     """The service's app, when it runs in this process."""
 
+    @property
+    def origin(self) -> str:
+        """Where the client reaches the service (`http://127.0.0.1:<port>` when it is served for real)."""
+        return str(self.client.base_url).rstrip("/")
+
     async def settled(self) -> None:
         """Wait until the service's background work (a turn going on after its approval) is done."""
         assert self.app is not None, "only a service running in this process can be waited on"

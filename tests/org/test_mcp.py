@@ -36,16 +36,12 @@ async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
         yield served
 
 
-def origin(service: Service) -> str:
-    return str(service.client.base_url).rstrip("/")
-
-
 @asynccontextmanager
 async def mcp_client(service: Service, token: str, path: str = "/mcp", **options: Any) -> AsyncIterator[Client]:
     headers = {"Authorization": f"Bearer {token}"}
     async with (
         httpx2.AsyncClient(headers=headers, timeout=60, trust_env=False) as http,
-        Client(streamable_http_client(f"{origin(service)}{path}", http_client=http), **options) as client,
+        Client(streamable_http_client(f"{service.origin}{path}", http_client=http), **options) as client,
     ):
         yield client
 
@@ -92,12 +88,12 @@ async def test_org10_a_long_result_is_cut_and_read_on_with_read_result_in_the_sa
 async def test_org10_without_a_valid_token_the_answer_is_401_naming_the_resource_metadata(service: Service) -> None:
     async with httpx2.AsyncClient(trust_env=False) as http:
         for headers in ({}, {"Authorization": "Bearer not-a-token"}):
-            refused = await http.post(f"{origin(service)}/mcp", json={}, headers=headers)
+            refused = await http.post(f"{service.origin}/mcp", json={}, headers=headers)
             assert refused.status_code == 401
             challenge = refused.headers["www-authenticate"]
             assert challenge.startswith("Bearer resource_metadata=")
             assert "/.well-known/oauth-protected-resource/mcp" in challenge
-        crafted = await http.post(f"{origin(service)}/mcp/teammates/x%22,scope=%22all", json={})
+        crafted = await http.post(f"{service.origin}/mcp/teammates/x%22,scope=%22all", json={})
         assert crafted.status_code == 401
         assert crafted.headers["www-authenticate"].count('"') == 4, "a path cannot add to the challenge"
         assert 'scope="mcp"' in crafted.headers["www-authenticate"]
@@ -116,7 +112,7 @@ async def test_org10_tenancy_holds_for_tokens_members_and_sessions(service: Serv
     me = (await service.request("GET", "/api/v1/me", token=leaving)).json()
     assert (await service.request("DELETE", f"/api/v1/members/{me['id']}")).status_code == 204
     async with httpx2.AsyncClient(trust_env=False) as http:
-        gone = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": f"Bearer {leaving}"})
+        gone = await http.post(f"{service.origin}/mcp", json={}, headers={"Authorization": f"Bearer {leaving}"})
         assert gone.status_code == 401, "a removed member's token is refused at once"
     member = await service.add_member("member@acme.test")
     sessions: list[str] = []
@@ -130,13 +126,13 @@ async def test_org10_tenancy_holds_for_tokens_members_and_sessions(service: Serv
         httpx2.AsyncClient(
             headers=headers, timeout=60, trust_env=False, event_hooks={"response": [note_session]}
         ) as http,
-        Client(streamable_http_client(f"{origin(service)}/mcp", http_client=http), mode="legacy") as client,
+        Client(streamable_http_client(f"{service.origin}/mcp", http_client=http), mode="legacy") as client,
     ):
         await client.list_tools()
         intruder = await service.add_member("intruder@acme.test")
         async with httpx2.AsyncClient(trust_env=False) as stranger:
             taken = await stranger.post(
-                f"{origin(service)}/mcp",
+                f"{service.origin}/mcp",
                 json={"jsonrpc": "2.0", "id": 7, "method": "tools/list", "params": {}},
                 headers={
                     "Authorization": f"Bearer {intruder}",
@@ -166,7 +162,7 @@ async def test_org10_a_teammates_endpoint_offers_only_its_servers_tools(service:
         assert refused.is_error
     async with httpx2.AsyncClient(trust_env=False) as http:
         missing = await http.post(
-            f"{origin(service)}/mcp/teammates/nosuch",
+            f"{service.origin}/mcp/teammates/nosuch",
             json={},
             headers={"Authorization": f"Bearer {service.org.owner_token}"},
         )

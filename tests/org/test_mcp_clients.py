@@ -17,7 +17,6 @@ from tests.conftest import Home
 from tests.official_clients import TS_CLIENT, Clients, official_clients, run_client
 from tests.org._flows import by_tool, register, set_policy
 from tests.org._served import served_service
-from tests.org._service import Service
 
 pytestmark = pytest.mark.anyio
 
@@ -37,11 +36,7 @@ async def endpoint(database_url: str, home: Home, upstream: str) -> AsyncIterato
         await set_policy(service, tools["lookup"], "run_freely")
         await set_policy(service, tools["write"], "ask_first")
         member = await service.add_member("member@acme.test")
-        yield f"{origin(service)}/mcp", member
-
-
-def origin(service: Service) -> str:
-    return str(service.client.base_url).rstrip("/")
+        yield f"{service.origin}/mcp", member
 
 
 def assert_looked_up(tools: list[str], text: str, is_error: bool) -> None:

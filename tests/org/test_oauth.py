@@ -51,17 +51,13 @@ async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
         yield served
 
 
-def origin(service: Service) -> str:
-    return str(service.client.base_url).rstrip("/")
-
-
 class Browser:
     """A member's browser: signed in with their password, it follows the authorization to the consent page and
     answers it."""
 
     def __init__(self, service: Service, email: str) -> None:
         self.service, self.email = service, email
-        self.http = httpx2.AsyncClient(base_url=origin(service), follow_redirects=False, trust_env=False, timeout=30)
+        self.http = httpx2.AsyncClient(base_url=service.origin, follow_redirects=False, trust_env=False, timeout=30)
         self.consent_page = ""
         self.redirect = ""
 
@@ -141,7 +137,7 @@ async def oauth_client(
         return answered.pop()
 
     auth = OAuthClientProvider(
-        f"{origin(service)}{path}",
+        f"{service.origin}{path}",
         OAuthClientMetadata(
             client_name="Editor of Test",
             redirect_uris=[CALLBACK],
@@ -156,7 +152,7 @@ async def oauth_client(
     )
     async with (
         httpx2.AsyncClient(auth=auth, timeout=60, trust_env=False) as http,
-        Client(streamable_http_client(f"{origin(service)}{path}", http_client=http), mode=mode) as client,
+        Client(streamable_http_client(f"{service.origin}{path}", http_client=http), mode=mode) as client,
     ):
         yield client
 
@@ -192,22 +188,27 @@ async def registered(service: Service, **metadata: Any) -> httpx2.Response:
     return await service.client.post("/oauth/register", json=body)
 
 
+def authorization(client_id: str, **more: str) -> dict[str, str]:
+    """The parameters of an authorization request with a fresh S256 challenge; `more` adds or replaces some."""
+    return {
+        "response_type": "code",
+        "client_id": client_id,
+        "redirect_uri": CALLBACK,
+        "code_challenge": pkce()[1],
+        "code_challenge_method": "S256",
+        **more,
+    }
+
+
 async def authorized(
     service: Service, browser: Browser, client_id: str, *, resource: str | None = None, decision: str = "allow"
 ) -> tuple[dict[str, str], str]:
     """An authorization code flow up to the redirect (by hand, not the SDK's client); the query and the verifier."""
     verifier, challenge = pkce()
-    query = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": CALLBACK,
-        "code_challenge": challenge,
-        "code_challenge_method": "S256",
-        "state": "st4te",
-        "scope": "mcp",
-        "resource": resource or f"{origin(service)}/mcp",
-    }
-    url = str(httpx2.URL(f"{origin(service)}/oauth/authorize", params=query))
+    query = authorization(
+        client_id, code_challenge=challenge, state="st4te", scope="mcp", resource=resource or f"{service.origin}/mcp"
+    )
+    url = str(httpx2.URL(f"{service.origin}/oauth/authorize", params=query))
     return await browser.consent(url, decision), verifier
 
 
@@ -240,23 +241,23 @@ async def test_org10_a_client_registers_the_member_consents_and_it_uses_their_to
     async with browser_of(service, "member@acme.test") as signed:
         listed = (await signed.http.get("/api/v1/oauth/grants")).json()
     assert [(grant["client_name"], grant["resource"]) for grant in listed] == [
-        ("Editor of Test", f"{origin(service)}/mcp")
+        ("Editor of Test", f"{service.origin}/mcp")
     ]
     assert (await service.request("GET", "/api/v1/oauth/grants", token=member_token)).json() == [], "their own only"
     theirs = await service.request("DELETE", f"/api/v1/oauth/grants/{listed[0]['id']}", token=member_token)
     assert theirs.status_code == 404, "no one revokes another member's connected app"
     assert access not in str(listed)
-    assert await mcp_status(origin(service), access) == 200
+    assert await mcp_status(service.origin, access) == 200
     async with browser_of(service, "member@acme.test") as signed:
         page = await signed.http.get("/clients")
         assert "Editor of Test" in page.text
-        assert f"{origin(service)}/mcp" in page.text
+        assert f"{service.origin}/mcp" in page.text
         csrf = _CSRF.search(page.text)
         assert csrf is not None
         revoked = await signed.http.post(f"/clients/{listed[0]['id']}/revoke", data={"csrf_token": csrf.group(1)})
         assert revoked.status_code == 303
         assert "No client has access yet" in (await signed.http.get("/clients")).text
-    assert await mcp_status(origin(service), access) == 401, "revoking the connected app ends its tokens at once"
+    assert await mcp_status(service.origin, access) == 401, "revoking the connected app ends its tokens at once"
 
 
 async def test_org10_a_code_is_used_once_only_with_its_pkce_verifier_and_a_replay_ends_its_tokens(
@@ -266,18 +267,18 @@ async def test_org10_a_code_is_used_once_only_with_its_pkce_verifier_and_a_repla
     async with browser_of(service, "owner@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id)
         assert query["state"] == "st4te"
-        assert query["iss"].rstrip("/") == origin(service)
+        assert query["iss"].rstrip("/") == service.origin
         common = {"grant_type": "authorization_code", "client_id": client_id, "redirect_uri": CALLBACK}
         wrong = await token(service, **common, code=query["code"], code_verifier=pkce()[0])
         assert wrong.status_code == 400
         assert wrong.json()["error"] == "invalid_grant"
         good = await token(service, **common, code=query["code"], code_verifier=verifier)
         assert good.status_code == 200, good.text
-        assert await mcp_status(origin(service), good.json()["access_token"]) == 200
+        assert await mcp_status(service.origin, good.json()["access_token"]) == 200
         again = await token(service, **common, code=query["code"], code_verifier=verifier)
         assert again.status_code == 400, "a code is used once"
         assert again.json()["error"] == "invalid_grant"
-        replayed = await mcp_status(origin(service), good.json()["access_token"])
+        replayed = await mcp_status(service.origin, good.json()["access_token"])
         assert replayed == 401, "a code presented again ends the tokens it gave"
         other, _ = await authorized(service, browser, client_id)
         stolen = await token(service, **common, code=other["code"], code_verifier=verifier)
@@ -296,14 +297,14 @@ async def test_org10_a_client_revokes_its_tokens_at_the_revocation_endpoint(serv
         "/oauth/revoke", data={"token": first["access_token"], "client_id": other_client}
     )
     assert foreign.status_code == 200, "answered as if revoked (RFC 7009), and another client's token is left alone"
-    assert await mcp_status(origin(service), first["access_token"]) == 200
+    assert await mcp_status(service.origin, first["access_token"]) == 200
     ended = await service.client.post("/oauth/revoke", data={"token": first["access_token"], "client_id": client_id})
     assert ended.status_code == 200
-    assert await mcp_status(origin(service), first["access_token"]) == 401
-    assert await mcp_status(origin(service), second["access_token"]) == 200, "an access token ends alone"
+    assert await mcp_status(service.origin, first["access_token"]) == 401
+    assert await mcp_status(service.origin, second["access_token"]) == 200, "an access token ends alone"
     ended = await service.client.post("/oauth/revoke", data={"token": second["refresh_token"], "client_id": client_id})
     assert ended.status_code == 200
-    assert await mcp_status(origin(service), second["access_token"]) == 401, "a refresh token ends its sign-in"
+    assert await mcp_status(service.origin, second["access_token"]) == 401, "a refresh token ends its sign-in"
     renewed = await token(
         service, grant_type="refresh_token", client_id=client_id, refresh_token=second["refresh_token"]
     )
@@ -324,13 +325,13 @@ async def test_org10_a_refresh_token_rotates_and_one_used_twice_ends_its_grant(s
     second = renewed.json()
     assert second["refresh_token"] != first["refresh_token"]
     assert second["access_token"] != first["access_token"]
-    assert await mcp_status(origin(service), second["access_token"]) == 200
+    assert await mcp_status(service.origin, second["access_token"]) == 200
     replayed = await token(
         service, grant_type="refresh_token", client_id=client_id, refresh_token=first["refresh_token"]
     )
     assert replayed.status_code == 400
     assert replayed.json()["error"] == "invalid_grant"
-    assert await mcp_status(origin(service), second["access_token"]) == 401, "a replayed refresh token ends its grant"
+    assert await mcp_status(service.origin, second["access_token"]) == 401, "a replayed refresh token ends its grant"
     later = await token(service, grant_type="refresh_token", client_id=client_id, refresh_token=second["refresh_token"])
     assert later.status_code == 400
 
@@ -341,13 +342,13 @@ async def test_org10_a_token_reaches_only_the_endpoint_it_was_issued_for(service
         "/api/v1/teammates", {"name": "helper", "instructions": "help", "server_ids": []}, expect=201
     )
     client_id = (await registered(service)).json()["client_id"]
-    teammate_resource = f"{origin(service)}/mcp/teammates/{teammate['id']}"
+    teammate_resource = f"{service.origin}/mcp/teammates/{teammate['id']}"
     async with browser_of(service, "owner@acme.test") as browser:
         query, verifier = await authorized(service, browser, client_id, resource=teammate_resource)
         assert "helper" in browser.consent_page, "the page names the teammate"
     issued = await exchanged(service, client_id, query, verifier)
-    assert await mcp_status(origin(service), issued["access_token"], f"/mcp/teammates/{teammate['id']}") == 200
-    assert await mcp_status(origin(service), issued["access_token"], "/mcp") == 401, (
+    assert await mcp_status(service.origin, issued["access_token"], f"/mcp/teammates/{teammate['id']}") == 200
+    assert await mcp_status(service.origin, issued["access_token"], "/mcp") == 401, (
         "bound to the resource it was issued for"
     )
     api = await service.request("GET", "/api/v1/me", token=issued["access_token"])
@@ -355,19 +356,10 @@ async def test_org10_a_token_reaches_only_the_endpoint_it_was_issued_for(service
     in_query = await service.client.post(f"/mcp?access_token={issued['access_token']}", json={})
     assert in_query.status_code == 401, "a token goes in the Authorization header only"
     async with httpx2.AsyncClient(trust_env=False) as http:
-        other = await http.post(f"{origin(service)}/mcp", json={}, headers={"Authorization": "Bearer myo_x"})
+        other = await http.post(f"{service.origin}/mcp", json={}, headers={"Authorization": "Bearer myo_x"})
     assert 'error="invalid_token"' in other.headers["www-authenticate"]
     foreign = await service.client.get(
-        "/oauth/authorize",
-        params={
-            "response_type": "code",
-            "client_id": client_id,
-            "redirect_uri": CALLBACK,
-            "code_challenge": pkce()[1],
-            "code_challenge_method": "S256",
-            "state": "s",
-            "resource": "https://elsewhere.example/mcp",
-        },
+        "/oauth/authorize", params=authorization(client_id, state="s", resource="https://elsewhere.example/mcp")
     )
     assert foreign.status_code == 302
     assert "error=invalid_target" in foreign.headers["location"]
@@ -397,9 +389,9 @@ async def test_org10_a_removed_members_oauth_tokens_stop_working(service: Servic
         query, verifier = await authorized(service, browser, client_id)
         me = (await browser.http.get("/api/v1/me")).json()
     issued = await exchanged(service, client_id, query, verifier)
-    assert await mcp_status(origin(service), issued["access_token"]) == 200
+    assert await mcp_status(service.origin, issued["access_token"]) == 200
     assert (await service.request("DELETE", f"/api/v1/members/{me['id']}")).status_code == 204
-    assert await mcp_status(origin(service), issued["access_token"]) == 401
+    assert await mcp_status(service.origin, issued["access_token"]) == 401
     renewed = await token(
         service, grant_type="refresh_token", client_id=client_id, refresh_token=issued["refresh_token"]
     )
@@ -451,55 +443,32 @@ async def test_org10_a_client_may_not_register_metadata_that_could_mislead_or_no
 async def test_org10_a_state_too_long_or_holding_nul_is_sent_back_as_invalid_request(service: Service) -> None:
     client_id = (await registered(service)).json()["client_id"]
     for state in ("x" * 2001, "a\x00b"):
-        answer = await service.client.get(
-            "/oauth/authorize",
-            params={
-                "response_type": "code",
-                "client_id": client_id,
-                "redirect_uri": CALLBACK,
-                "code_challenge": pkce()[1],
-                "code_challenge_method": "S256",
-                "state": state,
-            },
-        )
+        answer = await service.client.get("/oauth/authorize", params=authorization(client_id, state=state))
         assert answer.status_code == 302
         assert "error=invalid_request" in answer.headers["location"]
 
 
 async def test_org10_a_malformed_authorization_is_sent_back_naming_the_issuer(service: Service) -> None:
     client_id = (await registered(service)).json()["client_id"]
-    good = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": CALLBACK,
-        "code_challenge": pkce()[1],
-        "code_challenge_method": "S256",
-        "state": "s",
-    }
+    good = authorization(client_id, state="s")
     for wrong, error in (
         ({"code_challenge": "short"}, "invalid_request"),
         ({"code_challenge": "x" * 500}, "invalid_request"),
         ({"scope": "admin"}, "invalid_scope"),
-        ({"resource": f"{origin(service)}/mcp/teammates/a%22b"}, "invalid_target"),
-        ({"resource": f"{origin(service)}/mcp/teammates/" + "x" * 65}, "invalid_target"),
+        ({"resource": f"{service.origin}/mcp/teammates/a%22b"}, "invalid_target"),
+        ({"resource": f"{service.origin}/mcp/teammates/" + "x" * 65}, "invalid_target"),
     ):
         answer = await service.client.get("/oauth/authorize", params={**good, **wrong})
         assert answer.status_code == 302, (wrong, answer.text)
         query = parse_qs(urlsplit(answer.headers["location"]).query)
         assert query["error"] == [error], (wrong, query)
-        assert query["iss"] == [origin(service)], "an error names the issuer too (RFC 9207)"
+        assert query["iss"] == [service.origin], "an error names the issuer too (RFC 9207)"
 
 
 async def test_org10_the_consent_page_shows_an_apps_own_redirect_address_whole(service: Service) -> None:
     misleading = "com.attacker.app://claude.ai/callback"
     client_id = (await registered(service, redirect_uris=[misleading])).json()["client_id"]
-    params = {
-        "response_type": "code",
-        "client_id": client_id,
-        "redirect_uri": misleading,
-        "code_challenge": pkce()[1],
-        "code_challenge_method": "S256",
-    }
+    params = authorization(client_id, redirect_uri=misleading)
     async with browser_of(service, "owner@acme.test") as browser:
         sent = await browser.http.get("/oauth/authorize", params=params)
         page = await browser.http.get(sent.headers["location"])
@@ -526,35 +495,26 @@ async def test_org10_a_client_named_by_its_metadata_document_signs_in_without_re
         secretive = f"{docs}/clients/secret.json"
         documents["secret.json"] = {"client_id": secretive, "client_secret": "x", "redirect_uris": [CALLBACK]}
         for refused_id in (liar, secretive, f"{docs}/clients/missing.json"):
-            answer = await service.client.get(
-                "/oauth/authorize",
-                params={
-                    "response_type": "code",
-                    "client_id": refused_id,
-                    "redirect_uri": CALLBACK,
-                    "code_challenge": pkce()[1],
-                    "code_challenge_method": "S256",
-                },
-            )
+            answer = await service.client.get("/oauth/authorize", params=authorization(refused_id))
             assert answer.status_code == 400, (refused_id, answer.text)
 
 
 async def test_org10_the_metadata_names_the_resource_and_the_server(service: Service) -> None:
     resource = (await service.client.get("/.well-known/oauth-protected-resource/mcp")).json()
-    assert resource["resource"] == f"{origin(service)}/mcp"
-    assert resource["authorization_servers"] == [origin(service)]
+    assert resource["resource"] == f"{service.origin}/mcp"
+    assert resource["authorization_servers"] == [service.origin]
     server = (await service.client.get("/.well-known/oauth-authorization-server")).json()
     assert server["code_challenge_methods_supported"] == ["S256"]
     assert server["client_id_metadata_document_supported"] is True
     assert server["authorization_response_iss_parameter_supported"] is True, "every redirect names the issuer"
-    assert server["token_endpoint"] == f"{origin(service)}/oauth/token"
+    assert server["token_endpoint"] == f"{service.origin}/oauth/token"
 
 
 async def test_org10_mcpyard_itself_signs_in_to_the_organization_and_uses_its_tools(
     service: Service, upstream: str, home: Home
 ) -> None:
     await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
-    config = home.write_config({"acme": {"url": f"{origin(service)}/mcp"}})
+    config = home.write_config({"acme": {"url": f"{service.origin}/mcp"}})
     async with home.open(config, mode="auto") as host, browser_of(service, "owner@acme.test") as browser:
         with anyio.fail_after(WAIT_SECONDS):
             await host.wait_until(lambda h: h.status().servers[0].state in ("waiting_for_sign_in", "failed"))
