@@ -27,7 +27,7 @@ from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.auth import AuthorizationCodeResult, OAuthClientInformationFull, OAuthClientMetadata, OAuthToken
 from starlette.applications import Starlette
 from starlette.requests import Request
-from starlette.responses import JSONResponse
+from starlette.responses import JSONResponse, StreamingResponse
 from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
@@ -572,3 +572,34 @@ async def test_org10_the_sdk_client_signs_in_by_its_metadata_document_without_re
             assert memory.client.client_id == client_url, "the document's address is the client's id"
             [grant] = await service.get("/api/v1/oauth/grants")
             assert (grant["client_id"], grant["client_name"]) == (client_url, "Documented Editor")
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_read_again_at_once(
+    service: Service,
+) -> None:
+    reads: list[str] = []
+
+    async def missing(request: Request) -> JSONResponse:
+        reads.append(request.url.path)
+        return JSONResponse({}, status_code=404)
+
+    async def trickling(request: Request) -> StreamingResponse:
+        reads.append(request.url.path)
+
+        async def a_byte_a_second() -> AsyncIterator[bytes]:
+            for _ in range(120):
+                yield b" "
+                await anyio.sleep(1)
+
+        return StreamingResponse(a_byte_a_second(), media_type="application/json")
+
+    app = Starlette(routes=[Route("/missing.json", missing), Route("/slow.json", trickling)])
+    async with serving(app, stop_seconds=0) as docs:
+        for name in ("missing.json", "missing.json", "slow.json"):
+            started = anyio.current_time()
+            with anyio.fail_after(30):
+                answer = await service.client.get("/oauth/authorize", params=authorization(f"{docs}/{name}"))
+            assert answer.status_code == 400, "a client whose document cannot be read is refused"
+            assert anyio.current_time() - started < 20, "a document is read within 10 s in all, however it trickles"
+    assert reads == ["/missing.json", "/slow.json"], "an address that failed is not read again at once"
