@@ -148,7 +148,7 @@ class TemporaryCluster:
     def options(self) -> str:
         return self.OPTIONS if self.durable else f"{self.OPTIONS} {self.FAST}"
 
-    def _start(self) -> subprocess.CompletedProcess[str]:
+    def start_on_port(self) -> subprocess.CompletedProcess[str]:
         """`pg_ctl start` on `self.port`, waiting until it takes connections."""
         log, wait = str(self.folder / "log"), str(START_SECONDS)
         options = f"{self.options} -p {self.port}"
@@ -157,7 +157,7 @@ class TemporaryCluster:
     def run_server(self) -> None:
         for _ in range(5):  # another process may take the probed port first
             self.port = _free_port()
-            done = self._start()
+            done = self.start_on_port()
             if done.returncode == 0:
                 return
         log = (self.folder / "log").read_text(encoding="utf-8", errors="replace")[-800:]
@@ -166,7 +166,7 @@ class TemporaryCluster:
     def restart(self) -> None:
         """Stop the server at once (every connection dropped, as in a crash) and start it again on the same port."""
         self.stop()
-        done = self._start()
+        done = self.start_on_port()
         if done.returncode != 0:
             raise NotAvailable(f"PostgreSQL did not start again: {done.stderr.strip()[-400:]}")
 

@@ -16,7 +16,7 @@ from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
 from typing import Any
-from urllib.parse import parse_qs, urlsplit
+from urllib.parse import parse_qs, urlencode, urlsplit
 
 import anyio
 import httpx2
@@ -448,6 +448,22 @@ async def test_org10_a_state_too_long_or_holding_nul_is_sent_back_as_invalid_req
         assert "error=invalid_request" in answer.headers["location"]
 
 
+@pytest.mark.parametrize("client_id", ["a\x00b", "\udfff", "https://docs.example/" + "x" * 3000])
+async def test_org10_a_client_id_no_client_could_have_is_refused_cleanly_everywhere(
+    service: Service, client_id: str
+) -> None:
+    form = {"client_id": client_id, "token": "t", "grant_type": "refresh_token", "refresh_token": "r"}
+    encoded = urlencode(form, encoding="utf-8", errors="surrogatepass").encode()
+    kind = {"content-type": "application/x-www-form-urlencoded"}
+    for path in ("/oauth/token", "/oauth/revoke"):
+        answer = await service.client.post(path, content=encoded, headers=kind)
+        assert answer.status_code in (400, 401), (path, answer.text)
+        assert "client" in answer.json()["error"]
+    query = urlencode(authorization(client_id), encoding="utf-8", errors="surrogatepass")
+    refused = await service.client.get(f"/oauth/authorize?{query}")
+    assert refused.status_code == 400, refused.text
+
+
 async def test_org10_a_malformed_authorization_is_sent_back_naming_the_issuer(service: Service) -> None:
     client_id = (await registered(service)).json()["client_id"]
     good = authorization(client_id, state="s")
@@ -579,6 +595,7 @@ async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_r
     service: Service,
 ) -> None:
     reads: list[str] = []
+    over = anyio.Event()
 
     async def missing(request: Request) -> JSONResponse:
         reads.append(request.url.path)
@@ -588,9 +605,13 @@ async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_r
         reads.append(request.url.path)
 
         async def a_byte_a_second() -> AsyncIterator[bytes]:
+            # Paced on the test's end: a byte each second until the test is over (two minutes at most).
             for _ in range(120):
                 yield b" "
-                await anyio.sleep(1)
+                with anyio.move_on_after(1):
+                    await over.wait()
+                if over.is_set():
+                    return
 
         return StreamingResponse(a_byte_a_second(), media_type="application/json")
 
@@ -602,4 +623,5 @@ async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_r
                 answer = await service.client.get("/oauth/authorize", params=authorization(f"{docs}/{name}"))
             assert answer.status_code == 400, "a client whose document cannot be read is refused"
             assert anyio.current_time() - started < 20, "a document is read within 10 s in all, however it trickles"
+        over.set()
     assert reads == ["/missing.json", "/slow.json"], "an address that failed is not read again at once"

@@ -47,6 +47,8 @@ MAX_PENDING_REQUESTS = 10_000
 _ID = re.compile(r"[A-Za-z0-9_-]{1,64}")
 _CHALLENGE = re.compile(r"[A-Za-z0-9_-]{43}")
 """An S256 code challenge: the base64url SHA-256 of the verifier, unpadded."""
+MAX_CLIENT_ID_CHARS = 2048
+"""The longest client id: a registered one is a UUID, a document's address at most this (the column's size)."""
 MAX_STATE_CHARS = 2000
 """The longest `state` a client may send (it is kept until the member answers, and sent back)."""
 REQUEST_SECONDS = 600
@@ -106,6 +108,8 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
     # ----------------------------------------------------------------- clients
 
     async def get_client(self, client_id: str) -> OAuthClientInformationFull | None:
+        if len(client_id) > MAX_CLIENT_ID_CHARS or text_problem(client_id) is not None:
+            return None  # no client has such an id (and PostgreSQL could not even look for it)
         if client_id.startswith(("https://", "http://")):
             return await metadata_document_client(self.svc, client_id)
         async with self.svc.db.begin() as session:
