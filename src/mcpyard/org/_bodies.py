@@ -26,6 +26,7 @@ __all__ = [
     "body_problem",
     "check_text",
     "json_body",
+    "origin_of",
     "query_text",
     "text_problem",
     "unknown_fields",
@@ -36,6 +37,12 @@ _NUL = "\x00"
 _NUL_MESSAGE = "text in a request must not hold a NUL character (U+0000)"
 _SURROGATE = re.compile("[\ud800-\udfff]")
 _SHOWN = 80
+
+
+def origin_of(request: Request) -> str:
+    """The service's origin as the request reached it (`https://mcp.example.com`): what OAuth names the issuer and
+    the MCP endpoints by, and what the pages link to."""
+    return f"{request.url.scheme}://{request.url.netloc}"
 
 
 def text_problem(text: str) -> str | None:

@@ -25,7 +25,7 @@ from starlette.responses import JSONResponse
 from starlette.types import Message, Receive, Scope, Send
 
 from mcpyard.errors import NotFound, NotSignedIn, ServiceError
-from mcpyard.org._bodies import text_problem
+from mcpyard.org._bodies import origin_of, text_problem
 from mcpyard.org.api import error_response, opened
 from mcpyard.org.mcp._face import STATE_KEY, McpRequest, OrgFace
 from mcpyard.org.services import OrgService
@@ -45,7 +45,7 @@ LOOPBACK_HOSTS = ("127.0.0.1:*", "localhost:*", "[::1]:*")
 
 def resource_of(request: Request) -> str:
     """The MCP endpoint a request is for, as OAuth names it (RFC 8707): the service's origin and the path."""
-    return f"{request.url.scheme}://{request.url.netloc}{request.url.path}"
+    return f"{origin_of(request)}{request.url.path}"
 
 
 def transport_security(public_url: str | None) -> TransportSecuritySettings:
@@ -104,7 +104,7 @@ class McpEndpoint:
         if session is not None and self._owners.get(session) != caller.member_id:  # unknown: not found
             await error_response(404, "not_found", "no such MCP session")(scope, receive, send)
             return
-        base = f"{request.url.scheme}://{request.url.netloc}"
+        base = origin_of(request)
         scope.setdefault("state", {})[STATE_KEY] = McpRequest(running.service, caller, teammate_id, base)
 
         async def remembering(message: Message) -> None:
@@ -140,7 +140,7 @@ class McpEndpoint:
         return str(found)
 
     def _unauthorized(self, request: Request, message: str) -> JSONResponse:
-        base = f"{request.url.scheme}://{request.url.netloc}"
+        base = origin_of(request)
         metadata = f"{base}/.well-known/oauth-protected-resource{quote(request.url.path, safe='/')}"
         response = error_response(401, "unauthorized", message)
         challenge = f'Bearer resource_metadata="{metadata}", scope="mcp"'

@@ -37,6 +37,7 @@ __all__ = [
     "MAX_NAME_CHARS",
     "MAX_REDIRECT_URIS",
     "MAX_UNUSED_CLIENTS",
+    "DocumentReads",
     "make_room",
     "metadata_document_client",
     "metadata_problem",
@@ -129,7 +130,9 @@ def redirect_problem(uri: str) -> str | None:
     return None
 
 
-async def metadata_document_client(svc: OrgService, client_id: str) -> OAuthClientInformationFull | None:
+async def metadata_document_client(
+    svc: OrgService, reads: DocumentReads, client_id: str
+) -> OAuthClientInformationFull | None:
     """The client the document at `client_id` describes, or None when it cannot be used (the authorization
     endpoint then refuses the client)."""
     async with svc.db.begin() as session:
@@ -139,7 +142,7 @@ async def metadata_document_client(svc: OrgService, client_id: str) -> OAuthClie
         and row.fetched_at is not None
         and utcnow() - row.fetched_at < timedelta(seconds=DOCUMENT_SECONDS)
     )
-    document = row.client_metadata if row is not None and fresh else await _read(svc, client_id)
+    document = row.client_metadata if row is not None and fresh else await _read(svc, reads, client_id)
     if document is None:
         return None
     if not fresh:
@@ -189,7 +192,7 @@ def _client(client_id: str, document: dict[str, Any]) -> OAuthClientInformationF
         return None
 
 
-class _Reads:
+class DocumentReads:
     """The documents this replica is reading and failed to read: anyone may name a client by an address, so
     at most `MAX_READING` are read at once (each within `FETCH_SECONDS` in all), and an address that failed is
     not read again for `FAILED_SECONDS`."""
@@ -209,17 +212,14 @@ class _Reads:
             self.failed.popitem(last=False)
 
 
-_READS = _Reads()
-
-
-async def _read(svc: OrgService, client_id: str) -> dict[str, Any] | None:
-    if svc.guard is None or _READS.recently_failed(client_id) or _READS.reading.available_tokens < 1:
+async def _read(svc: OrgService, reads: DocumentReads, client_id: str) -> dict[str, Any] | None:
+    if svc.guard is None or reads.recently_failed(client_id) or reads.reading.available_tokens < 1:
         return None
-    async with _READS.reading:
+    async with reads.reading:
         body = await _fetch(svc, client_id)
     document = _document(client_id, body) if body is not None else None
     if document is None:
-        _READS.fail(client_id)
+        reads.fail(client_id)
     return document
 
 

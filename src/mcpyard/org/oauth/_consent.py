@@ -37,7 +37,7 @@ class Consent:
     redirect_uri: str
     """Where the member's browser is sent back with the code."""
     redirect_host: str
-    """The host of that address (or its scheme, for an app's own), shown on the page."""
+    """Where the page says the member goes back to: a web address's host, an app's own address whole."""
     organization: str
     resource: str
     teammate: str | None

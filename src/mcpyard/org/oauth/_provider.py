@@ -33,7 +33,13 @@ from sqlalchemy import delete, func, select, update
 
 from mcpyard.org._bodies import text_problem
 from mcpyard.org.keys import token_hash
-from mcpyard.org.oauth._clients import make_room, metadata_document_client, metadata_problem, redirect_problem
+from mcpyard.org.oauth._clients import (
+    DocumentReads,
+    make_room,
+    metadata_document_client,
+    metadata_problem,
+    redirect_problem,
+)
 from mcpyard.org.services import Issued, OrgService, end_grant, issue_tokens, live_token
 from mcpyard.org.store import OAuthClient, OAuthCode, OAuthGrant, OAuthRequest, utcnow
 from mcpyard.org.store import OAuthToken as TokenRow
@@ -99,6 +105,7 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
     def __init__(self, service: Any) -> None:
         self._service = service
         """`() -> OrgService`: the running service, read at each request."""
+        self._reads = DocumentReads()
 
     @property
     def svc(self) -> OrgService:
@@ -111,7 +118,7 @@ class OrgAuthorizationServer(OAuthAuthorizationServerProvider[AuthorizationCode,
         if len(client_id) > MAX_CLIENT_ID_CHARS or text_problem(client_id) is not None:
             return None  # no client has such an id (and PostgreSQL could not even look for it)
         if client_id.startswith(("https://", "http://")):
-            return await metadata_document_client(self.svc, client_id)
+            return await metadata_document_client(self.svc, self._reads, client_id)
         async with self.svc.db.begin() as session:
             row = await session.get(OAuthClient, client_id)
         if row is None or row.kind != "registered":

@@ -30,6 +30,7 @@ from starlette.routing import Route, request_response
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpyard.errors import ServiceError
+from mcpyard.org._bodies import origin_of
 from mcpyard.org.api import error_response, opened
 from mcpyard.org.mcp import MCP_PATHS
 from mcpyard.org.oauth._provider import BASE_URL, SCOPE, OrgAuthorizationServer
@@ -47,10 +48,6 @@ OAUTH_ROUTES: tuple[tuple[str, tuple[str, ...]], ...] = (
 """Each OAuth route and its methods, as `oauth_routes` serves them."""
 
 
-def base_of(request: Request) -> str:
-    return f"{request.url.scheme}://{request.url.netloc}"
-
-
 class _Serving:
     """Around each OAuth endpoint: 503 while the service is not serving; the request's origin for the provider."""
 
@@ -64,7 +61,7 @@ class _Serving:
         except ServiceError as exc:
             await error_response(exc.status, exc.code, exc.message)(scope, receive, send)
             return
-        token = BASE_URL.set(base_of(request))
+        token = BASE_URL.set(origin_of(request))
         try:
             await self._app(scope, receive, send)
         finally:
@@ -79,7 +76,7 @@ def _public(app: ASGIApp, methods: tuple[str, ...]) -> ASGIApp:
 
 
 async def authorization_server_metadata(request: Request) -> Response:
-    base = base_of(request)
+    base = origin_of(request)
     return JSONResponse(
         {
             "issuer": base,
@@ -101,7 +98,7 @@ async def authorization_server_metadata(request: Request) -> Response:
 
 
 async def protected_resource_metadata(request: Request) -> Response:
-    base = base_of(request)
+    base = origin_of(request)
     resource = f"{base}{request.url.path.removeprefix('/.well-known/oauth-protected-resource')}"
     return JSONResponse(
         {
@@ -123,7 +120,7 @@ class _WithIssuer:
         self._app = app
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
-        issuer = base_of(Request(scope))
+        issuer = origin_of(Request(scope))
 
         async def naming(message: Message) -> None:
             if message["type"] == "http.response.start" and message["status"] in (302, 303):

@@ -15,6 +15,7 @@ from starlette.requests import Request
 from starlette.responses import RedirectResponse, Response
 
 from mcpyard.errors import Invalid
+from mcpyard.org._bodies import origin_of
 from mcpyard.org.oauth import consent_of, decide, redirect_problem
 from mcpyard.org.services import list_grants, revoke_grant
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
@@ -23,10 +24,6 @@ from mcpyard.org.web._security import CONTENT_SECURITY_POLICY
 __all__ = ["PAGES"]
 
 PAGES = PageRoutes()
-
-
-def _origin(request: Request) -> str:
-    return f"{request.url.scheme}://{request.url.netloc}"
 
 
 def _form_action(redirect_uri: str) -> str:
@@ -43,7 +40,7 @@ def _form_action(redirect_uri: str) -> str:
 async def clients(pages: Pages, request: Request, visit: Visit) -> Response:
     context = {
         "title": "MCP clients",
-        "endpoint": f"{_origin(request)}/mcp",
+        "endpoint": f"{origin_of(request)}/mcp",
         "grants": await list_grants(pages.svc, visit.caller),
     }
     return pages.render(request, "clients.html", context, visit=visit)
@@ -64,7 +61,7 @@ async def consent(pages: Pages, request: Request, visit: Visit) -> Response:
         if answer not in ("allow", "deny"):
             raise Invalid("invalid_request", "choose Allow or Deny")
         opaque, allow = field(form, "request"), answer == "allow"
-        to = await decide(pages.svc, visit.caller, opaque, allow=allow, issuer=_origin(request))
+        to = await decide(pages.svc, visit.caller, opaque, allow=allow, issuer=origin_of(request))
         return RedirectResponse(to, status_code=303)
     shown = await consent_of(pages.svc, visit.caller, request.query_params.get("request", ""))
     response = pages.render(request, "consent.html", {"title": "Allow access?", "consent": shown}, visit=visit)
