@@ -85,10 +85,12 @@ async def serve_process(
     env: Callable[[int], Mapping[str, str]] | None = None,
     startup_seconds: float = STARTUP_SECONDS,
     ready: str | None = LISTENING,
+    stderr: bytearray | None = None,
 ) -> AsyncIterator[str]:
     """Start a server process on a free 127.0.0.1 port, wait until it listens, yield its URL, stop it.
 
-    `ready` is what the server prints on stderr once it listens (see `listening_process`).
+    `ready` is what the server prints on stderr once it listens (see `listening_process`); `stderr`, when
+    given, receives everything it prints there.
 
     Raises:
         ServerStartError: The process exited before accepting connections (its stderr is
@@ -104,6 +106,7 @@ async def serve_process(
                 env=env(port) if env is not None else None,
                 startup_seconds=startup_seconds,
                 ready=ready,
+                stderr=stderr,
             ):
                 yield url(port)
                 return
@@ -121,6 +124,7 @@ async def listening_process(
     env: Mapping[str, str] | None = None,
     startup_seconds: float = STARTUP_SECONDS,
     ready: str | None = LISTENING,
+    stderr: bytearray | None = None,
 ) -> AsyncIterator[Process]:
     """Start a server process, yield it once it listens on `port`, and stop it on exit.
 
@@ -140,7 +144,7 @@ async def listening_process(
         stderr=subprocess.PIPE,
         env=dict(env) if env is not None else None,
     )
-    output = bytearray()
+    output = bytearray() if stderr is None else stderr
     announced = anyio.Event()
     ended = anyio.Event()
 

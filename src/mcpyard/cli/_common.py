@@ -221,6 +221,7 @@ async def open_host(
     relay_input: bool = False,
     lazy: bool = False,
     elicitor: Any = None,
+    recorder: Any = None,
 ) -> AsyncIterator[Host]:
     """Open a host for a command, with the CLI's global options.
 
@@ -245,6 +246,7 @@ async def open_host(
             relay_input=relay_input,
             lazy=True,
             elicitor=elicitor,
+            recorder=recorder,
         ) as host:
             if not lazy:
                 await _start_every_server(host, spinner)

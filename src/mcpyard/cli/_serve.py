@@ -12,6 +12,7 @@ from mcpyard.cli._common import Globals, environ, fail, open_host, run, with_glo
 
 if TYPE_CHECKING:
     from mcpyard.gateway import Gateway
+    from mcpyard.pipeline import Recorders
 
 __all__ = ["serve"]
 
@@ -36,6 +37,9 @@ def serve(
     mode: Annotated[
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="text, or json: one JSON object per line, one line per call.")
+    ] = "text",
 ) -> None:
     """Serve the shared tools as one MCP server.
 
@@ -44,9 +48,14 @@ def serve(
     from a terminal, approval cards appear here and are answered here, and so are the questions
     a client cannot take; otherwise (stdio, or no terminal) a call that must ask is refused with
     a clear error, and such a question is refused too.
+
+    Over http, /healthz, /readyz and /metrics (Prometheus) answer beside /mcp. With the standard
+    OTEL_* variables set (and mcpyard[otel] installed), every call is a trace span.
     """
     if transport not in ("stdio", "http"):
         fail(f"unknown transport {transport!r}: use stdio or http")
+    if log_format not in ("text", "json"):
+        fail(f"unknown log format {log_format!r}: use text or json")
     token = _token(token_secret) if token_secret is not None else None
     if transport == "stdio" and token_secret is not None:
         fail("--token-secret protects the http transport; stdio has no requests to check")
@@ -63,29 +72,62 @@ def serve(
     # A gateway's standard error is a log its user reads: the SDK's and the libraries' Python warnings
     # (deprecations of the handshake era it serves on purpose) have no place there.
 
+    recorder = _operations(log_format, metrics=transport == "http")
+
     async def main() -> None:
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
-        async with open_host(opts, mode=mode, approver=approver, relay_input=True, elicitor=elicitor) as opened:
+        async with open_host(
+            opts, mode=mode, approver=approver, relay_input=True, elicitor=elicitor, recorder=recorder
+        ) as opened:
             gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
             warning = _shares_nothing(gateway)
             if transport == "stdio":
                 if warning is not None:
-                    print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
+                    _say(f"mcpyard: warning: {warning}", log_format)
                 await serve_stdio(gateway)
             else:
 
                 def announce() -> None:
                     # Once listening: a port that cannot be had is one line, with nothing before it.
                     if warning is not None:
-                        print(f"mcpyard: warning: {warning}", file=sys.stderr, flush=True)
-                    print(f"mcpyard gateway on http://{host}:{port}/mcp", file=sys.stderr, flush=True)
+                        _say(f"mcpyard: warning: {warning}", log_format)
+                    _say(f"mcpyard gateway on http://{host}:{port}/mcp", log_format)
 
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")
         run(main, fast_loop=True)
+
+
+def _say(line: str, log_format: str) -> None:
+    """A line for the gateway's operator on standard error: as it is, or as a JSON log line."""
+    if log_format != "json":
+        print(line, file=sys.stderr, flush=True)
+        return
+    import logging
+
+    warning = line.startswith("mcpyard: warning: ")
+    logging.getLogger("mcpyard.gateway").log(
+        logging.WARNING if warning else logging.INFO, line.removeprefix("mcpyard: warning: ")
+    )
+
+
+def _operations(log_format: str, *, metrics: bool) -> Recorders | None:
+    """Tracing from the `OTEL_*` variables, the log format, and what each call's record is also handed to."""
+    from mcpyard.ops import CallLogRecorder, MetricsRecorder, tracing, use_log_format
+    from mcpyard.pipeline import CallRecorder, Recorders
+
+    if log_format == "json":
+        use_log_format("json")
+    problem = tracing.configure_from_environment("mcpyard-serve", environ())
+    if problem is not None:
+        _say(f"mcpyard: warning: {problem}", log_format)
+    recorders: list[CallRecorder] = [MetricsRecorder()] if metrics else []
+    if log_format == "json":
+        recorders.append(CallLogRecorder(who=lambda record: record.conversation))
+    return Recorders(recorders) if recorders else None
 
 
 def _shares_nothing(gateway: Gateway) -> str | None:

@@ -7,6 +7,8 @@ from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from contextvars import ContextVar
 
+from mcpyard.ops import tracing
+
 __all__ = [
     "SESSION_HEADER",
     "TRACE_HEADER",
@@ -34,9 +36,11 @@ def tool_call_trace() -> Iterator[str]:
     """Every request made inside this block (the call, its progress, its cancellation) carries one fresh trace.
 
     The SDK hands the caller's context to the task that sends each message, so the
-    variable set here reaches the HTTP client's request hook.
+    variable set here reaches the HTTP client's request hook. With tracing on (OBS-1) the trace is the
+    current span's (the call's), so the server's spans join it; else a fresh random one.
     """
-    value = new_traceparent()
+    value = tracing.current_traceparent() if tracing.active() else None
+    value = value or new_traceparent()
     token = _TRACEPARENT.set(value)
     try:
         yield value

@@ -24,6 +24,7 @@ import anyio.abc
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
@@ -43,6 +44,7 @@ from mcpyard.gateway._context import (
 )
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
+from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
 __all__ = ["Offer", "ToolFace"]
@@ -62,6 +64,18 @@ class _ChangingServer(Server[Any]):
         return super().create_initialization_options(
             notification_options or NotificationOptions(tools_changed=True), experimental_capabilities, extensions
         )
+
+
+async def _trace_from_headers(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """With tracing on, a message whose HTTP request carries `traceparent` runs in that trace (OBS-1).
+
+    The SDK's own middleware, next in line, parents its span on the message's `_meta` when that
+    carries a trace, and on this one otherwise.
+    """
+    request = ctx.request
+    headers = getattr(request, "headers", None) if request is not None and tracing.active() else None
+    with tracing.attached(headers):
+        return await call_next(ctx)
 
 
 @dataclass(frozen=True, slots=True)
@@ -99,6 +113,7 @@ class ToolFace:
                 get_tool_input_schema=self._input_schema,
                 **handlers,
             )
+        self.server.middleware.insert(0, _trace_from_headers)
 
     # ----------------------------------------------------------------- what a face says
 

@@ -8,12 +8,14 @@ import logging
 import signal
 import socket
 from collections.abc import Callable, Iterator
+from functools import partial
 from typing import Any
 
 import anyio
 from starlette.types import ASGIApp, Receive, Scope, Send
 
 from mcpyard.errors import UsageError
+from mcpyard.gateway._ops import Operations
 from mcpyard.gateway._server import Gateway
 from mcpyard.gateway._stdio import stdio_streams
 
@@ -93,7 +95,8 @@ async def serve_http(
     on_listening: Callable[[], None] | None = None,
     handle_signals: bool = False,
 ) -> None:
-    """Serve streamable HTTP at `http://HOST:PORT/mcp` (stateful, SSE responses) until cancelled.
+    """Serve streamable HTTP at `http://HOST:PORT/mcp` (stateful, SSE responses) until cancelled, with
+    `/healthz`, `/readyz` and `/metrics` beside it.
 
     `on_listening` is called once requests are taken. `handle_signals`: stop gracefully on
     SIGINT (then raise KeyboardInterrupt) or SIGTERM (then return); only from the main thread.
@@ -101,8 +104,11 @@ async def serve_http(
     import uvicorn
 
     app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    guard: Callable[[ASGIApp], ASGIApp] | None = None
     if token is not None:
-        app = BearerGuard(app, token)
+        guard = partial(BearerGuard, token=token)
+        app = guard(app)
+    app = Operations(app, gateway, guard=guard)
     family = socket.AF_INET6 if ":" in host else socket.AF_INET
     # IPPROTO_TCP, so asyncio turns on TCP_NODELAY: otherwise each answer waits on a delayed ACK (~40 ms).
     sock = socket.socket(family, socket.SOCK_STREAM, socket.IPPROTO_TCP)

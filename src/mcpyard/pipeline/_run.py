@@ -9,6 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcpyard.catalog import clean_and_redact, clean_text
 from mcpyard.connect import sendable_copy
 from mcpyard.errors import CallError
+from mcpyard.ops import tracing
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
 from mcpyard.pipeline._record import CallRecord, CallStatus, FileRecord
 from mcpyard.pipeline._resolve import resolve
@@ -70,7 +71,17 @@ STAGES: tuple[Stage, ...] = (
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:
-    """One call through every stage until one refuses it, then its record; never raises for a call that failed."""
+    """One call through every stage until one refuses it, then its record; never raises for a call that failed.
+
+    With tracing on, the call is a span (OBS-1): the requests it sends upstream carry it as their parent.
+    """
+    if not tracing.active():
+        return await _run(view, session, request)
+    with tracing.span(f"execute_tool {request.name}", {"gen_ai.operation.name": "execute_tool"}):
+        return await _run(view, session, request)
+
+
+async def _run(view: HostView, session: Session, request: CallRequest) -> CallResult:
     call = Call(request, started=time.time())
     if request.name == READ_RESULT:
         checked = await check_sendable(view, session, call)
@@ -100,7 +111,9 @@ async def _finish(view: HostView, session: Session, call: Call, outcome: Call | 
         result = call.result
     else:
         raise RuntimeError("the call was not shaped: stages run in order")
-    await session.recorder.record(_record(view, call, outcome, result, server))
+    record = _record(view, call, outcome, result, server)
+    tracing.annotate_call(record)
+    await session.recorder.record(record)
     return result
 
 

@@ -1,0 +1,39 @@
+"""What the operations side reads of a call's record: the fields it counts, times, traces and logs.
+
+A protocol, so this package needs nothing of the pipeline's (the pipeline's `CallRecord` has these
+fields and more; the arguments and the result summary are not among them on purpose).
+"""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from typing import Protocol
+
+__all__ = ["CallFacts"]
+
+
+class CallFacts(Protocol):
+    @property
+    def server(self) -> str | None: ...
+    @property
+    def tool(self) -> str: ...
+    @property
+    def server_tool(self) -> str | None: ...
+    @property
+    def decision(self) -> str | None: ...
+    @property
+    def answer(self) -> str | None: ...
+    @property
+    def why(self) -> str: ...
+    @property
+    def status(self) -> str: ...
+    @property
+    def error_code(self) -> str | None: ...
+    @property
+    def duration_ms(self) -> float: ...
+    @property
+    def result_bytes(self) -> int: ...
+    @property
+    def conversation(self) -> str: ...
+    @property
+    def tags(self) -> Mapping[str, str]: ...
