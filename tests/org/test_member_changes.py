@@ -20,7 +20,7 @@ from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org._service import PASSWORD, Service, running_service
 from tests.org.test_questions import asks
-from tests.org.test_serve import _services
+from tests.org.test_serve import services
 from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
@@ -247,7 +247,7 @@ async def test_org5_removing_a_member_cancels_the_questions_its_calls_wait_on(se
 async def test_org1_two_processes_a_member_removed_on_one_is_refused_by_the_other_at_once(
     home: Home, database_url: str
 ) -> None:
-    async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+    async with services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
         token = await first.add_member("member@acme.test")
         started = await _cookie(second.client, "member@acme.test")
         cookie = {"Cookie": f"mcpyard_session={started.cookies['mcpyard_session']}"}

@@ -64,8 +64,16 @@ def _environ(home: Home) -> dict[str, str]:
     return {**home.environ, "MCPYARD_ORG_KEY": KEY, "PYTHONUNBUFFERED": "1"}
 
 
+def said(line: str) -> str:
+    """What a line of the service's standard error says: the line, or a JSON log line's message."""
+    if line.startswith("{"):
+        with contextlib.suppress(ValueError):
+            return str(json.loads(line).get("message", line))
+    return line
+
+
 @contextmanager
-def _spawned(home: Home, database_url: str, *args: str) -> Iterator[Served]:
+def spawned(home: Home, database_url: str, *args: str, environ: dict[str, str] | None = None) -> Iterator[Served]:
     """Start the service, wait for the line naming its address; stop it (SIGTERM, then SIGKILL) at the end."""
     process = subprocess.Popen(
         _command(database_url, *args),
@@ -73,7 +81,7 @@ def _spawned(home: Home, database_url: str, *args: str) -> Iterator[Served]:
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env=_environ(home),
+        env={**_environ(home), **(environ or {})},
         cwd=home.workspace,
     )
     log: list[str] = []
@@ -84,8 +92,8 @@ def _spawned(home: Home, database_url: str, *args: str) -> Iterator[Served]:
         assert process.stderr is not None
         for line in process.stderr:
             log.append(line.rstrip("\n"))
-            if line.startswith(READY) and not origin:
-                origin.append(line[len(READY) :].strip().removesuffix("/api/v1"))
+            if (text := said(line)).startswith(READY) and not origin:
+                origin.append(text[len(READY) :].strip().removesuffix("/api/v1"))
                 ready.set()
         ready.set()
 
@@ -109,15 +117,15 @@ def _spawned(home: Home, database_url: str, *args: str) -> Iterator[Served]:
 
 
 @asynccontextmanager
-async def _services(
-    home: Home, database_url: str, count: int, *args: str
+async def services(
+    home: Home, database_url: str, count: int, *args: str, environ: dict[str, str] | None = None
 ) -> AsyncIterator[list[tuple[Served, Service]]]:
     """The organization `acme` set up, `count` service processes on its database, and a client for each; the
     clients share one list of every response they read."""
     org = await set_up(database_url)
     responses: list[str] = []
     with contextlib.ExitStack() as processes:
-        served = [processes.enter_context(_spawned(home, database_url, *args)) for _ in range(count)]
+        served = [processes.enter_context(spawned(home, database_url, *args, environ=environ)) for _ in range(count)]
         async with contextlib.AsyncExitStack() as clients:
             services = []
             for one in served:
@@ -130,7 +138,7 @@ async def _services(
 async def test_org5_two_processes_approving_the_same_calls_at_once_run_each_once(
     home: Home, database_url: str, upstream: str
 ) -> None:
-    async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+    async with services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
         tools = by_tool(await register(first, upstream))
         await set_policy(first, tools["write"], "ask_first")
         await set_policy(first, tools["writes"], "run_freely")
@@ -169,7 +177,7 @@ async def test_org5_two_processes_approving_the_same_calls_at_once_run_each_once
 async def test_org2_the_servers_token_is_in_no_response_and_nowhere_in_the_log(
     home: Home, database_url: str, upstream: str
 ) -> None:
-    async with _services(home, database_url, 1, "--dev") as [(served, service)]:
+    async with services(home, database_url, 1, "--dev") as [(served, service)]:
         tools = by_tool(await register(service, upstream))
         await set_policy(service, tools["whoami"], "run_freely")
         leaked = await call(service, "tools__whoami")
@@ -201,7 +209,7 @@ async def test_org5_sec2_an_answer_given_through_another_process_reaches_the_cal
     pending leaves it expired, never pending forever."""
     async with (
         serve_http("elicits", "streamable-http") as asking,
-        _services(home, database_url, 2, "--dev") as [(holding, first), (other, second)],
+        services(home, database_url, 2, "--dev") as [(holding, first), (other, second)],
     ):
         for tool in by_tool(await register(first, asking, name="asks", token=None)).values():
             await set_policy(first, tool, "run_freely")
@@ -237,7 +245,7 @@ async def test_org5_sec2_an_answer_given_through_another_process_reaches_the_cal
 
 
 async def test_net1_without_dev_a_loopback_http_server_is_refused(home: Home, database_url: str, upstream: str) -> None:
-    async with _services(home, database_url, 1) as [(_, service)]:
+    async with services(home, database_url, 1) as [(_, service)]:
         refused = await service.request("POST", "/api/v1/servers", json={"name": "local", "url": upstream})
         assert refused.status_code == 422, refused.text
         assert refused.json()["error"]["code"] == "url_refused"
@@ -287,7 +295,7 @@ async def test_err1_a_port_in_use_is_one_line_that_names_it(home: Home, database
 
 
 async def test_api5_sigterm_stops_the_service_in_order_and_it_exits_zero(home: Home, database_url: str) -> None:
-    async with _services(home, database_url, 1, "--dev") as [(served, service)]:
+    async with services(home, database_url, 1, "--dev") as [(served, service)]:
         assert await service.get("/api/v1/servers") == []
         served.process.send_signal(signal.SIGTERM)
         assert served.process.wait(30) == 0
@@ -299,7 +307,7 @@ async def test_org4_org5_a_teammate_changed_or_deleted_through_one_process_is_so
     home: Home, database_url: str, upstream: str
 ) -> None:
     with serve_model() as model:
-        async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+        async with services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
             servers = [by_tool(await register(first, upstream)), by_tool(await register(first, upstream, "more"))]
             for tools in servers:
                 for tool in tools.values():

@@ -14,7 +14,7 @@ import pytest
 from tests.conftest import Home
 from tests.org._served import served_service
 from tests.org._service import PASSWORD, Service, running_service
-from tests.org.test_serve import _services
+from tests.org.test_serve import services
 
 pytestmark = pytest.mark.anyio
 
@@ -110,7 +110,7 @@ async def test_org1_a_forged_or_unknown_session_cookie_is_refused(database_url: 
 async def test_org1_two_processes_sign_out_on_one_and_the_cookies_copy_is_refused_by_the_other_at_once(
     home: Home, database_url: str
 ) -> None:
-    async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+    async with services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
         cookie, csrf = await _session(first.client)
         assert (await _as(second.client, "GET", "/api/v1/me", cookie)).status_code == 200, "one database, one session"
         assert (await _as(first.client, "DELETE", "/api/v1/session", cookie, csrf)).status_code == 204
@@ -120,7 +120,7 @@ async def test_org1_two_processes_sign_out_on_one_and_the_cookies_copy_is_refuse
 async def test_org1_two_processes_a_token_revoked_on_one_is_refused_by_the_other_at_once(
     home: Home, database_url: str
 ) -> None:
-    async with _services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
+    async with services(home, database_url, 2, "--dev") as [(_, first), (_, second)]:
         made = await first.post("/api/v1/tokens", {"label": "ci"}, expect=201)
         assert (await second.get("/api/v1/me", token=made["token"]))["email"] == "owner@acme.test"
         revoked = await first.request("DELETE", f"/api/v1/tokens/{made['id']}")

@@ -45,6 +45,7 @@ from mcpyard.model import (
     sendable_call,
     sendable_text,
 )
+from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
 
@@ -271,6 +272,15 @@ class _Loop:
         return Turn(self.state, self.reply, tuple(self.results))
 
     async def run(self) -> Turn:
+        if not tracing.active():
+            return await self._run()
+        # With tracing on, a turn is a span (OBS-1), and each of its calls a child of it.
+        with tracing.span("invoke_agent", {"gen_ai.operation.name": "invoke_agent"}) as span:
+            turn = await self._run()
+            span.set_attributes({"mcpyard.turn.status": turn.status, "mcpyard.turn.calls": self.state.calls})
+            return turn
+
+    async def _run(self) -> Turn:
         deadline = self.limits.max_seconds
         # Its calls may pause it while a person answers (`current_turn_clock`).
         with anyio.move_on_after(deadline if deadline is not None else float("inf")) as scope, running(scope):

@@ -8,10 +8,12 @@ from __future__ import annotations
 import contextlib
 import errno
 import json
+import logging
 import signal
 import socket
 import sys
 from collections.abc import Iterator
+from functools import partial
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -56,6 +58,22 @@ def serve(
             "demo members (their sign-in printed), a teammate, a published assistant and a scripted model.",
         ),
     ] = False,
+    metrics_port: Annotated[
+        int | None,
+        typer.Option(
+            "--metrics-port",
+            help="Also serve every organization's Prometheus metrics at /metrics on this port, without a token "
+            "(on --metrics-host). Without it, /metrics on the main port takes an owner's or admin's API token "
+            "and shows their organization's.",
+            show_default=False,
+        ),
+    ] = None,
+    metrics_host: Annotated[
+        str, typer.Option("--metrics-host", help="Address the --metrics-port listener listens on.")
+    ] = "127.0.0.1",
+    log_format: Annotated[
+        str, typer.Option("--log-format", help="text, or json: one JSON object per line, one line per call.")
+    ] = "text",
 ) -> None:
     """Serve the organization service: the web console at /, its JSON API under /api/v1 (documented at
     /api/v1/openapi.json).
@@ -70,6 +88,10 @@ def serve(
         raise UsageError("--demo runs on a temporary database of its own; leave out --database")
     url = "" if demo_servers else _database_url(database)
     public = _public_url(public_url) if public_url is not None else None
+    if log_format not in ("text", "json"):
+        raise UsageError(f"unknown log format {log_format!r}: use text or json")
+    metrics = (metrics_host, metrics_port) if metrics_port is not None else None
+    _operations(log_format)
 
     async def main() -> None:
         from mcpyard._paths import data_home
@@ -88,7 +110,7 @@ def serve(
                     secure_cookies=False,
                     models=lambda org_id, name: model,
                 )
-                await _serve(org_app(settings), host, port, demo=demo)
+                await _serve(org_app(settings), host, port, demo=demo, metrics=metrics)
         else:
             local = dev
             settings = OrgSettings(
@@ -99,12 +121,37 @@ def serve(
                 secure_cookies=not local,
                 public_url=public,
             )
-            await _serve(org_app(settings), host, port, demo=None)
-        print("mcpyard organization service stopped", file=sys.stderr, flush=True)
+            await _serve(org_app(settings), host, port, demo=None, metrics=metrics)
+        _say("mcpyard organization service stopped")
 
     with warnings.catch_warnings():
         warnings.simplefilter("ignore")  # the service's standard error is a log its people read
         run(main, fast_loop=True)  # the service lives on its event loop, as the gateway does
+
+
+_json_lines: list[bool] = []
+"""Set once `--log-format json` is in force: the service's own lines are log lines then."""
+
+
+def _say(text: str) -> None:
+    """A line (or lines) for the service's operator on standard error: as they are, or as JSON log lines."""
+    if not _json_lines:
+        print(text, file=sys.stderr, flush=True)
+        return
+    for line in text.splitlines():
+        logging.getLogger("mcpyard.org").info("%s", line)
+
+
+def _operations(log_format: str) -> None:
+    """JSON log lines when asked for, and traces when the `OTEL_*` variables ask for them."""
+    from mcpyard.ops import tracing, use_log_format
+
+    if log_format == "json":
+        use_log_format("json")
+        _json_lines.append(True)
+    problem = tracing.configure_from_environment("mcpyard-org", environ())
+    if problem is not None:
+        logging.getLogger("mcpyard.org").warning("%s", problem)
 
 
 def _public_url(given: str) -> str:
@@ -150,7 +197,9 @@ def _stop_signals(stops: list[int]) -> Iterator[None]:
             signal.signal(sig, handler)
 
 
-async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) -> None:
+async def _serve(
+    app: Any, host: str, port: int, *, demo: DemoConsole | None, metrics: tuple[str, int] | None = None
+) -> None:
     """Listen, open the service (database, schema, key), serve until Ctrl-C or SIGTERM, then close it all in order.
 
     Raises:
@@ -168,10 +217,10 @@ async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) ->
             await super().startup(sockets)
             if self.started:
                 origin = _origin(host, bound)
-                print(f"{READY}{origin}/api/v1", file=sys.stderr, flush=True)
+                _say(f"{READY}{origin}/api/v1")
                 if signing_in:
-                    print(f"open the console at {origin}/", file=sys.stderr)
-                    print("\n".join(signing_in).replace(" /a/", f" {origin}/a/"), file=sys.stderr, flush=True)
+                    _say(f"open the console at {origin}/")
+                    _say("\n".join(signing_in).replace(" /a/", f" {origin}/a/"))
 
     stops: list[int] = []
     with _listening(host, port) as listener, _stop_signals(stops):
@@ -183,7 +232,7 @@ async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) ->
 
                 # Entered first, so they stop last: after the service has closed its connections to them.
                 servers = await stack.enter_async_context(open_demo_servers())
-                print(f"demo servers: notes {servers.notes_url}, weather {servers.weather_url}", file=sys.stderr)
+                _say(f"demo servers: notes {servers.notes_url}, weather {servers.weather_url}")
             # The service opens before it listens: a database never set up is one line, not a traceback.
             await stack.enter_async_context(app.router.lifespan_context(app))
             if demo is not None and servers is not None:
@@ -201,7 +250,37 @@ async def _serve(app: Any, host: str, port: int, *, demo: DemoConsole | None) ->
                 access_log=False,
                 server_header=False,
             )
-            await Announcing(config).serve(sockets=[listener])
+            if metrics is None:
+                await Announcing(config).serve(sockets=[listener])
+            else:
+                await _serve_with_metrics(Announcing(config), listener, app, metrics)
+
+
+async def _serve_with_metrics(main: Any, listener: socket.socket, app: Any, metrics: tuple[str, int]) -> None:
+    """The service, and the operator's metrics listener beside it until the service stops."""
+    import anyio
+    import uvicorn
+
+    from mcpyard.org.api import metrics_app
+
+    class Quiet(uvicorn.Server):
+        @contextlib.contextmanager
+        def capture_signals(self) -> Iterator[None]:  # the service's own server takes the signals
+            yield
+
+    metrics_host, metrics_port = metrics
+    with _listening(metrics_host, metrics_port) as metrics_listener:
+        config = uvicorn.Config(
+            metrics_app(app), log_level="warning", lifespan="off", access_log=False, server_header=False
+        )
+        side = Quiet(config)
+        _say(f"metrics for every organization at {_origin(metrics_host, metrics_listener.getsockname()[1])}/metrics")
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(partial(side.serve, sockets=[metrics_listener]))
+            try:
+                await main.serve(sockets=[listener])
+            finally:
+                side.should_exit = True
 
 
 def _origin(host: str, port: int) -> str:

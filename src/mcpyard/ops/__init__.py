@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING
 
 from mcpyard._lazy import lazy_names
 from mcpyard.ops import _tracing as tracing
+from mcpyard.ops._tracing import IncomingTrace
 
 if TYPE_CHECKING:
     from mcpyard.ops._facts import CallFacts
@@ -53,6 +54,7 @@ __all__ = [
     "QUESTIONS_WAITING",
     "CallFacts",
     "CallLogRecorder",
+    "IncomingTrace",
     "JsonFormatter",
     "LogFormat",
     "MetricsRecorder",

@@ -22,10 +22,12 @@ from opentelemetry.trace import NoOpTracerProvider, ProxyTracerProvider, SpanKin
 
 if TYPE_CHECKING:
     from opentelemetry.trace import Span
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
     from mcpyard.ops._facts import CallFacts
 
 __all__ = [
+    "IncomingTrace",
     "active",
     "annotate_call",
     "attached",
@@ -153,3 +155,23 @@ def configure_from_environment(service: str, environ: Mapping[str, str]) -> str 
         provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
     return None
+
+
+class IncomingTrace:
+    """ASGI middleware: with tracing on, a request's `traceparent` (and `tracestate`) is the current trace while it
+    is served, so the spans it causes (an API call, a turn it starts) join the caller's trace."""
+
+    def __init__(self, app: ASGIApp) -> None:
+        self._app = app
+
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
+        if scope["type"] != "http" or not active():
+            await self._app(scope, receive, send)
+            return
+        carried = {
+            name.decode("latin-1"): value.decode("latin-1")
+            for name, value in scope.get("headers") or ()
+            if name in (b"traceparent", b"tracestate")
+        }
+        with attached(carried):
+            await self._app(scope, receive, send)

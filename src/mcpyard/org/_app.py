@@ -31,8 +31,17 @@ from starlette.routing import Route
 
 from mcpyard.connect import EgressGuard
 from mcpyard.errors import Invalid, ServiceError, Unavailable, UrlRefused
+from mcpyard.ops import IncomingTrace
 from mcpyard.org._bodies import MAX_BODY_BYTES
-from mcpyard.org.api import BodyLimits, Running, api_routes, error_response, health_routes, opened
+from mcpyard.org.api import (
+    BodyLimits,
+    Running,
+    api_routes,
+    error_response,
+    health_routes,
+    metrics_routes,
+    opened,
+)
 from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing, Sealer, key_source
 from mcpyard.org.mcp import MCP_METHODS, MCP_PATHS, McpEndpoint
@@ -290,6 +299,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         routes=[
             *api_routes(),
             *health_routes(),
+            *metrics_routes(),
             *(Route(path, mcp, methods=list(MCP_METHODS)) for path in MCP_PATHS),
             *oauth_routes(lambda: opened(getattr(app.state, "running", None)).service),
             *web_routes(),
@@ -297,6 +307,7 @@ def org_app(settings: OrgSettings) -> Starlette:
         lifespan=lifespan,
         exception_handlers=handlers,
         middleware=[
+            Middleware(IncomingTrace),
             Middleware(SecurityHeaders),
             Middleware(
                 BodyLimits,

@@ -51,6 +51,7 @@ def test_org1_the_app_serves_the_declared_operations_and_pages_and_nothing_else(
     declared = {(operation.path, operation.method) for operation in OPERATIONS}
     declared |= {(page.path, method) for page in PAGE_ROUTES for method in page.methods}
     declared |= {("/healthz", "GET"), ("/readyz", "GET")}  # the probes, for load balancers (API-8)
+    declared |= {("/metrics", "GET")}  # Prometheus, for an owner or admin (OBS-1)
     declared |= {(path, method) for path in MCP_PATHS for method in MCP_METHODS}  # members' own clients (ORG-10)
     declared |= {(path, method) for path, methods in OAUTH_ROUTES for method in methods}  # their sign-in (API-7)
     assert {item for item in served if item[1] != "HEAD"} == declared

@@ -3,6 +3,7 @@ and the OpenAPI document built from them; the bounds on request bodies."""
 
 from mcpyard.org.api._body_limits import BodyLimits
 from mcpyard.org.api._health import health_routes
+from mcpyard.org.api._metrics import metrics_app, metrics_routes
 from mcpyard.org.api._openapi import BODY_SCHEMAS, OPERATIONS, api_routes, openapi_document
 from mcpyard.org.api._operations import Running, error_response, opened
 
@@ -14,6 +15,8 @@ __all__ = [
     "api_routes",
     "error_response",
     "health_routes",
+    "metrics_app",
+    "metrics_routes",
     "openapi_document",
     "opened",
 ]

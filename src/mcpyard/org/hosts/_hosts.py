@@ -32,12 +32,13 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mcpyard import Host
 from mcpyard.auth import MemoryAuthStore
 from mcpyard.errors import Conflict, StateError
+from mcpyard.ops import CallLogRecorder, MetricsRecorder
 from mcpyard.org.hosts._loading import CredentialOpener, Loaded, load_organization
 from mcpyard.org.hosts._policies import OrgPolicies
-from mcpyard.org.hosts._records import OrgRecorder, RecordWriter
+from mcpyard.org.hosts._records import OrgRecorder, RecordWriter, member_of
 from mcpyard.org.hosts._results import OrgResults
 from mcpyard.org.store import revision_of
-from mcpyard.pipeline import IdempotentCache
+from mcpyard.pipeline import IdempotentCache, Recorders
 
 __all__ = ["CredentialOpener", "OrgHost", "OrgHosts"]
 
@@ -306,7 +307,13 @@ class OrgHosts:
             data_home=home / "data",
             secrets={},
             policies=policies,
-            recorder=OrgRecorder(self.records, org_id, ids),
+            recorder=Recorders(
+                [
+                    OrgRecorder(self.records, org_id, ids),
+                    MetricsRecorder(org_id),
+                    CallLogRecorder(org=org_id, who=lambda record: member_of(record.conversation)),
+                ]
+            ),
             lazy=True,
             config=loaded.config,
             auth_store=tokens,

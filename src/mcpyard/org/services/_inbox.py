@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import ParkCall
 from mcpyard.errors import Conflict
+from mcpyard.ops import log_event
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.hosts import call_tags
 from mcpyard.org.rules import Reason
@@ -177,6 +178,16 @@ async def _claim(
     )
     if claimed is None:
         raise Conflict("already_decided", "this call was approved or declined already")
+    log_event(
+        "decision",
+        f"approval {approval_id} {'declined' if status == 'declined' else 'approved'}",
+        org=caller.org_id,
+        approval_id=approval_id,
+        decision="declined" if status == "declined" else "approved",
+        decided_by=caller.member_id,
+        member=claimed.member_id,
+        tool_id=claimed.tool_id,
+    )
     return claimed
 
 

@@ -31,6 +31,7 @@ from mcpyard.model import (
     messages_from_json,
     messages_to_json,
 )
+from mcpyard.ops import count_turn
 from mcpyard.org.hosts import OrgHost
 from mcpyard.org.services import OrgService, TurnCalls, holding
 from mcpyard.org.store import Conversation, TurnRow, utcnow
@@ -117,6 +118,7 @@ async def drive_turn(
             "error": errors[-1] if errors else None,
         }
         await session.execute(update(TurnRow).where(TurnRow.id == row.id).values(**values))
+        count_turn(values["status"], org=row.org_id)
         fresh = await session.get(TurnRow, row.id, populate_existing=True)
         assert fresh is not None
         return fresh
