@@ -15,6 +15,7 @@ from contextlib import asynccontextmanager
 from typing import Any
 
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -56,6 +57,10 @@ async def gateway(
         stderr=stderr,
     ) as base:
         yield base
+
+
+def text_of(result: types.CallToolResult) -> str:
+    return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
 
 
 def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
@@ -125,12 +130,15 @@ async def test_obs1_a_call_is_a_span_in_the_callers_trace_and_upstream_joins_it(
                     Client(streamable_http_client(f"{base}/mcp", http_client=http)) as client,
                 ):
                     result = await client.call_tool("e__headers", {})
+                    meta = await client.call_tool("e__trace_meta", {})
                 call = receiver.wait_for("execute_tool e__headers")
-    echoed = "\n".join(block.text for block in result.content if hasattr(block, "text"))
-    lines = echoed.splitlines()
+    lines = text_of(result).splitlines()
     sent = re.fullmatch(r"00-([0-9a-f]{32})-([0-9a-f]{16})-01", lines[lines.index("traceparent:") + 1])
     assert sent is not None
     assert call.trace_id == trace_id == sent.group(1)  # the caller's trace, carried on to the server
+    in_meta = re.search(r"\n00-([0-9a-f]{32})-([0-9a-f]{16})-01\n", text_of(meta))
+    assert in_meta is not None, meta.content
+    assert in_meta.group(1) == trace_id  # in the request's `_meta` too
     assert call.service == "mcpyard-serve"
     assert call.attributes["mcpyard.server"] == "e"
     assert call.attributes["mcpyard.outcome"] == "ran"

@@ -43,6 +43,13 @@ def build_server() -> MCPServer:
         return "\n".join(f"{name}:\n{spellings(value)}" for name, value in seen.items())
 
     @server.tool(annotations=READ_ONLY)
+    def trace_meta(ctx: Context) -> str:
+        """The W3C trace context the request's `_meta` carried (`traceparent`), or `none`."""
+        meta = ctx.request_context.meta or {}
+        found = meta.get("traceparent") if isinstance(meta, dict) else getattr(meta, "traceparent", None)
+        return str(found or "none")
+
+    @server.tool(annotations=READ_ONLY)
     def env(name: str) -> str:
         """An environment variable, in every spelling."""
         return spellings(os.environ.get(name, ""))
