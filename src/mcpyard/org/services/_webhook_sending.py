@@ -28,7 +28,7 @@ from sqlalchemy import select, update
 
 from mcpyard import __version__
 from mcpyard.connect import guarded_client
-from mcpyard.errors import CallError, ServiceError
+from mcpyard.errors import CallError, ConfigError, ServiceError
 from mcpyard.org.keys import webhook_secret_context
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Webhook, WebhookDelivery, utcnow
@@ -173,7 +173,12 @@ async def _claim(
         if hook is None:  # deleted meanwhile: its deliveries go with it
             return None
         context = webhook_secret_context(hook.org_id, hook.id)
-        secret = svc.sealer.unseal(hook.key_id, hook.sealed_secret, context=context, what="a webhook's secret")
+        try:
+            secret = svc.sealer.unseal(hook.key_id, hook.sealed_secret, context=context, what="a webhook's secret")
+        except ConfigError as exc:  # its key is gone: no attempt can ever be signed
+            claimed.status, claimed.last_error, claimed.finished_at = "failed", exc.message, now
+            claimed.held_until = None
+            return None
         return claimed, hook.url, secret
 
 
