@@ -23,6 +23,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
+from mcpyard.connect import EgressGuard, MemoryResolver
 from mcpyard.org.services import WebhookSettings
 from tests._waiting import eventually
 from tests.conftest import Home
@@ -359,3 +360,23 @@ async def test_another_organizations_webhook_is_not_found(service: Service, hook
         assert answer.json()["error"]["code"] == "not_found"
     [still] = await service.get("/api/v1/webhooks")
     assert still["id"] == created["id"]
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_net1_the_address_is_checked_again_at_each_delivery(
+    database_url: str, home: Home, upstream: str, receiver: Receiver, hook_url: str
+) -> None:
+    """NET-1: a name that resolved to an address the guard allows when the webhook was added, and to a private one
+    when a delivery goes, is refused then: the delivery fails at once, naming why, and nothing reaches anyone."""
+    port = hook_url.split(":")[2].split("/", maxsplit=1)[0]
+    resolver = MemoryResolver({"hooks.acme-corp.net": ["127.0.0.1"]})
+    guard = EgressGuard(dev=True, resolver=resolver)
+    async with served_service(database_url, home.data_home, guard=guard, webhooks=FAST) as service:
+        await ask_first_write(service, upstream)
+        created = await add_hook(service, f"http://hooks.acme-corp.net:{port}/hook")
+        resolver.then("hooks.acme-corp.net", ["10.0.0.7"])
+        await call(service, "tools__write", {"note": NOTE}, expect=202)
+        delivery = await ended(service, created["id"], "failed")
+    assert delivery["attempts"] == 1
+    assert "private address" in delivery["last_error"]
+    assert receiver.got == []
