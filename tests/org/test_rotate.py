@@ -12,9 +12,9 @@ from sqlalchemy import select
 from mcpyard.errors import ConfigError, UsageError
 from mcpyard.org.keys._keys import KEY_FILE, EnvKeySource, FileKeySource, MemoryKeySource, key_id, new_key
 from mcpyard.org.keys._rotate import key_ids_in_use, reseal_all, rotate_key
-from mcpyard.org.keys._seal import Sealer, model_key_context
+from mcpyard.org.keys._seal import Sealer, model_key_context, webhook_secret_context
 from mcpyard.org.store._db import Database
-from mcpyard.org.store._models import ModelSetting
+from mcpyard.org.store._models import ModelSetting, Webhook, new_id
 from tests.org._rows import credentials, server_with_token
 
 pytestmark = pytest.mark.anyio
@@ -144,3 +144,34 @@ async def test_org2_rotate_key_reseals_the_organizations_model_key_too(database:
     assert stored.sealed_key is not None
     fresh = Sealer(FileKeySource(source.path))
     assert fresh.unseal(done.key_id, stored.sealed_key, context=model_key_context(stored)) == "sk-model-secret"
+
+
+async def test_org2_rotate_key_reseals_webhook_secrets_and_drops_the_old_key(
+    database: Database, tmp_path: Path
+) -> None:
+    """A webhook's shared secret is sealed like a credential: re-sealed with the new key, the same secret after."""
+    source = FileKeySource(tmp_path / KEY_FILE)
+    old = source.create().current
+    credential = await server_with_token(database, Sealer(source), TOKENS[0])
+    hook = Webhook(
+        id=new_id(),
+        org_id=credential.org_id,
+        url="https://hooks.example/x",
+        events=["alert_raised"],
+        include_arguments=False,
+        console_url="https://console.example",
+        created_by="owner@acme.test",
+    )
+    context = webhook_secret_context(hook.org_id, hook.id)
+    hook.key_id, hook.sealed_secret = Sealer(source).seal("whsec_rotated", context=context)
+    async with database.sessions.begin() as session:
+        session.add(hook)
+    done = await rotate_key(database, source)
+    assert done.resealed == 2
+    assert done.dropped == [old]
+    async with database.sessions.begin() as session:
+        stored = await session.get(Webhook, hook.id)
+    assert stored is not None
+    assert stored.key_id == done.key_id
+    sealer = Sealer(FileKeySource(source.path))
+    assert sealer.unseal(stored.key_id, stored.sealed_secret, context=context) == "whsec_rotated"

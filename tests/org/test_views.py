@@ -54,6 +54,10 @@ VIEWS: dict[str, Any] = {
     "publication": turns.PublicationView,
     "assistant": turns.AssistantView,
     "visitor_turn": turns.VisitorTurnView,
+    "webhook": services.WebhookView,
+    "created_webhook": services.CreatedWebhookView,
+    "delivery": services.DeliveryView,
+    "delivery_try": services.DeliveryTryView,
 }
 """Each documented body's view, by the body's name in `BODY_SCHEMAS`."""
 NAMES = sorted(VIEWS)

@@ -55,7 +55,9 @@ from mcpyard.org.services import (
     OrgService,
     SessionSigner,
     SignInLimits,
+    WebhookSettings,
     approval_key,
+    deliver_webhooks,
     no_one_to_ask,
     sweep,
     sweep_questions,
@@ -114,6 +116,8 @@ class OrgSettings:
     """How long a request body may stop arriving before it is refused with 408."""
     body_total_seconds: float = 30.0
     """How long a request body may take to arrive in all before it is refused with 408."""
+    webhooks: WebhookSettings = field(default_factory=WebhookSettings)
+    """How webhook deliveries are sent: attempts, backoff, timeout, how often a replica looks for due ones."""
 
 
 @dataclass
@@ -239,6 +243,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 await sweep(service)
                 await sweep_questions(service)
                 sweeping.start_soon(_keep_sweeping, service, settings.sweep_seconds)
+                sweeping.start_soon(deliver_webhooks, service, settings.webhooks)
                 try:
                     yield
                 finally:

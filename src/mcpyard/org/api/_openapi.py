@@ -24,6 +24,7 @@ from mcpyard.org.api import (
     _api_questions,
     _api_servers,
     _api_turns,
+    _api_webhooks,
     _turn_schemas,
 )
 from mcpyard.org.api._operations import Operations, paths, routes
@@ -55,6 +56,7 @@ OPERATIONS = (
     *_api_questions.API.declared,
     *_api_turns.API.declared,
     *_api_assistants.API.declared,
+    *_api_webhooks.API.declared,
     *API.declared,
 )
 """Every operation of the API, in the order the document lists them."""
@@ -64,6 +66,7 @@ BODY_SCHEMAS: dict[str, S] = {
     **_api_calls.BODIES,
     **_api_questions.BODIES,
     **_turn_schemas.BODIES,
+    **_api_webhooks.BODIES,
 }
 """The schemas of the bodies the API answers with, by name: each is what a service's TypedDict view says, key by
 key (the views test pairs them)."""

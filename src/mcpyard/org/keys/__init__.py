@@ -13,7 +13,7 @@ from mcpyard.org.keys._passwords import (
     verify_password,
 )
 from mcpyard.org.keys._rotate import rotate_key
-from mcpyard.org.keys._seal import Sealer, model_key_context
+from mcpyard.org.keys._seal import Sealer, model_key_context, webhook_secret_context
 from mcpyard.org.keys._tokens import looks_like_token, new_token, same_secret, token_hash
 
 __all__ = [
@@ -37,4 +37,5 @@ __all__ = [
     "same_secret",
     "token_hash",
     "verify_password",
+    "webhook_secret_context",
 ]

@@ -11,10 +11,11 @@ from dataclasses import dataclass
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
+from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org.keys._keys import Keyring, KeySource, MemoryKeySource
-from mcpyard.org.keys._seal import Sealer, credential_context, model_key_context
-from mcpyard.org.store import Credential, Database, ModelSetting, Question, database_error
+from mcpyard.org.keys._seal import Sealer, credential_context, model_key_context, webhook_secret_context
+from mcpyard.org.store import Credential, Database, ModelSetting, Question, Webhook, database_error
 
 __all__ = ["Rotation", "key_ids_in_use", "reseal_all", "rotate_key"]
 
@@ -61,8 +62,22 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
                 secret = sealer.unseal(setting.key_id, setting.sealed_key, context=context, what="the model's key")
                 setting.key_id, setting.sealed_key = sealer.seal(secret, context=context)
                 count += 1
+            count += await _reseal_webhooks(session, sealer, keyring.current)
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="re-seal the credentials in") from None
+    return count
+
+
+async def _reseal_webhooks(session: AsyncSession, sealer: Sealer, current: str) -> int:
+    """Re-seal the webhooks' shared secrets not sealed with `current` (in the rotation's transaction); how many."""
+    count = 0
+    for webhook in await session.scalars(select(Webhook).order_by(Webhook.id).with_for_update()):
+        if webhook.key_id == current:
+            continue
+        context = webhook_secret_context(webhook.org_id, webhook.id)
+        secret = sealer.unseal(webhook.key_id, webhook.sealed_secret, context=context, what="a webhook's secret")
+        webhook.key_id, webhook.sealed_secret = sealer.seal(secret, context=context)
+        count += 1
     return count
 
 
@@ -74,7 +89,8 @@ async def key_ids_in_use(db: Database) -> set[str]:
             models = await session.scalars(select(ModelSetting.key_id).where(ModelSetting.key_id.is_not(None)))
             # An answer waiting sealed for its call (seconds at most) keeps its key until it is taken.
             answers = await session.scalars(select(Question.key_id).where(Question.key_id.is_not(None)))
-            return used | {key for key in [*models, *answers] if key is not None}
+            webhooks = await session.scalars(select(Webhook.key_id).distinct())
+            return used | set(webhooks) | {key for key in [*models, *answers] if key is not None}
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
 

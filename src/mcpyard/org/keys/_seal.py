@@ -22,7 +22,7 @@ from mcpyard.org.store import new_id
 if TYPE_CHECKING:
     from mcpyard.org.store import Credential, ModelSetting
 
-__all__ = ["SEALED_VERSION", "Sealer", "credential_context", "model_key_context"]
+__all__ = ["SEALED_VERSION", "Sealer", "credential_context", "model_key_context", "webhook_secret_context"]
 
 SEALED_VERSION = 1
 _NONCE_BYTES = 12
@@ -40,6 +40,11 @@ def credential_context(credential: Credential, key_id: str) -> bytes:
 def model_key_context(setting: ModelSetting) -> bytes:
     """What the organization's model key is bound to: its row and organization (moved elsewhere, it does not open)."""
     return f"mcpyard model key|{setting.org_id}|{setting.id}".encode()
+
+
+def webhook_secret_context(org_id: str, webhook_id: str) -> bytes:
+    """What a webhook's shared secret is bound to: its row and organization (moved elsewhere, it does not open)."""
+    return f"mcpyard webhook secret|{org_id}|{webhook_id}".encode()
 
 
 class Sealer:

@@ -8,7 +8,8 @@ from sqlalchemy import select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org.services._views import AlertView, AuditEntryView
-from mcpyard.org.store import Alert, AuditEvent, note_change, utcnow
+from mcpyard.org.services._webhook_events import WaitingEvent, queue_event
+from mcpyard.org.store import Alert, AuditEvent, new_id, note_change, utcnow
 
 __all__ = ["audit", "clear_alert", "list_alerts", "list_audit", "raise_alert"]
 
@@ -44,8 +45,15 @@ async def raise_alert(
     if open_alert is not None:
         open_alert.message = message
         return
-    session.add(Alert(org_id=org_id, kind=kind, message=message, server_id=server_id, assistant_id=assistant_id))
+    alert = Alert(
+        id=new_id(), org_id=org_id, kind=kind, message=message, server_id=server_id, assistant_id=assistant_id
+    )
+    session.add(alert)
     await note_change(session, org_id)
+    # Queued with the alert; the senders find it at their next look (every few seconds).
+    path = f"/alerts#alert-{alert.id}"
+    raised = WaitingEvent("alert_raised", org_id, alert.id, path, message=message, alert_kind=kind, server_id=server_id)
+    await queue_event(session, raised)
 
 
 async def clear_alert(

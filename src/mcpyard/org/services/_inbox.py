@@ -27,6 +27,8 @@ from mcpyard.org.services._leases import held_until, holding
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService, approval_key
 from mcpyard.org.services._views import ApprovalView, ApprovedBody, CallResultView, PendingRef
+from mcpyard.org.services._webhook_events import WaitingEvent, queue_event
+from mcpyard.org.services._webhook_sending import WAKE_WEBHOOKS
 from mcpyard.org.store import (
     Approval,
     Conversation,
@@ -99,7 +101,20 @@ class Inbox:
                 client=self._client,
             )
             session.add(approval)
+            waiting = WaitingEvent(
+                "approval_waiting",
+                self._caller.org_id,
+                approval.id,
+                f"/inbox#approval-{approval.id}",
+                server=card.server,
+                tool=self._name,
+                member_id=self._caller.member_id,
+                arguments=card.arguments_preview,
+            )
+            queued = await queue_event(session, waiting)
         self.approval_id = approval.id
+        if queued:
+            self._svc.wakeups.wake(WAKE_WEBHOOKS)  # sent off this request's path, by this process's sender
         raise ParkCall(approval.id)  # the call waits in the inbox: not refused, not run
 
 

@@ -30,6 +30,8 @@ from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest
 from mcpyard.errors import ElicitationRefused
 from mcpyard.org.services._question_form import form_json
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._webhook_events import WaitingEvent, queue_event
+from mcpyard.org.services._webhook_sending import WAKE_WEBHOOKS
 from mcpyard.org.store import Question, RegisteredServer, TurnRow, new_id, utcnow
 
 if TYPE_CHECKING:
@@ -153,6 +155,19 @@ async def _park(svc: OrgService, asker: Asker, member_id: str, request: Elicitat
                 .where(TurnRow.id == asker.turn_id, TurnRow.status == "running")
                 .values(status="waiting_for_answer")
             )
+        waiting = WaitingEvent(
+            "question_waiting",
+            asker.org_id,
+            question.id,
+            f"/inbox#question-{question.id}",
+            server=request.server,
+            tool=request.tool,
+            member_id=member_id,
+            message=request.message,
+        )
+        queued = await queue_event(session, waiting)
+    if queued:
+        svc.wakeups.wake(WAKE_WEBHOOKS)  # sent off the call's path, by this process's sender
     return question.id
 
 

@@ -6,7 +6,7 @@
 from typing import Any, Literal, NotRequired, TypedDict, final
 
 from mcpyard.org.rules import ToolState
-from mcpyard.org.store import ApprovalStatus, QuestionMode, QuestionStatus, Role, ServerState
+from mcpyard.org.store import ApprovalStatus, DeliveryStatus, QuestionMode, QuestionStatus, Role, ServerState
 from mcpyard.policy import PinPolicy
 
 __all__ = [
@@ -17,8 +17,11 @@ __all__ = [
     "AuditEntryView",
     "CallBody",
     "CallResultView",
+    "CreatedWebhookView",
     "CredentialField",
     "DefinitionView",
+    "DeliveryTryView",
+    "DeliveryView",
     "EditedServerView",
     "GrantView",
     "MemberIdentityView",
@@ -33,6 +36,7 @@ __all__ = [
     "TokenView",
     "ToolDetailView",
     "ToolView",
+    "WebhookView",
 ]
 
 CredentialField = Literal["bearer_token", "client_credentials"]
@@ -270,3 +274,45 @@ class GrantView(TypedDict):
     scopes: list[str]
     created_at: str
     last_used_at: str | None
+
+
+class WebhookView(TypedDict):
+    """A webhook as owners and admins see it: never its secret."""
+
+    id: str
+    url: str
+    events: list[str]
+    include_arguments: bool
+    created_by: str
+    created_at: str
+
+
+@final
+class CreatedWebhookView(WebhookView):
+    """A webhook just made: its shared secret, shown this once."""
+
+    secret: str
+
+
+class DeliveryTryView(TypedDict):
+    """One attempt to deliver: when, and the HTTP status the receiver answered or why there was none."""
+
+    at: str
+    status: int | None
+    error: str | None
+
+
+class DeliveryView(TypedDict):
+    """One event sent (or to send) to a webhook, with every attempt so far."""
+
+    id: str
+    webhook_id: str
+    event: str
+    status: DeliveryStatus
+    attempts: int
+    last_status: int | None
+    last_error: str | None
+    created_at: str
+    next_at: str | None
+    finished_at: str | None
+    tries: list[DeliveryTryView]

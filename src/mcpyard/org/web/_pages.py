@@ -57,6 +57,7 @@ NAV = (
     ("assistants", "/assistants", "Assistants", False),
     ("alerts", "/alerts", "Alerts", False),
     ("audit", "/audit", "Audit log", True),
+    ("webhooks", "/webhooks", "Webhooks", True),
     ("members", "/members", "Members & tokens", False),
     ("clients", "/clients", "MCP clients", False),
 )

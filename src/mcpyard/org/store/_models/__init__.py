@@ -32,6 +32,7 @@ from mcpyard.org.store._models._turns import (
     TurnRow,
     TurnRowStatus,
 )
+from mcpyard.org.store._models._webhooks import DeliveryStatus, Webhook, WebhookDelivery
 
 __all__ = [
     "NAMING_CONVENTION",
@@ -49,6 +50,7 @@ __all__ = [
     "ClientKind",
     "Conversation",
     "Credential",
+    "DeliveryStatus",
     "Listed",
     "Member",
     "ModelSetting",
@@ -74,6 +76,8 @@ __all__ = [
     "TurnRow",
     "TurnRowStatus",
     "UTCDateTime",
+    "Webhook",
+    "WebhookDelivery",
     "is_role",
     "new_id",
     "utcnow",
