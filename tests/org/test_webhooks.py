@@ -251,6 +251,10 @@ async def test_a_receiver_answering_500_then_200_is_tried_again_and_the_log_show
     assert delivery["attempts"] == 2
     assert [item["status"] for item in delivery["tries"]] == [500, 200]
     assert (delivery["last_status"], delivery["last_error"]) == (200, None)
+    scraped = (await service.request("GET", "/metrics")).text  # OBS-1: the attempts are counted
+    org = service.org.org_id
+    assert f'mcpyard_webhook_deliveries_total{{org="{org}",result="retried"}} 1.0' in scraped
+    assert f'mcpyard_webhook_deliveries_total{{org="{org}",result="delivered"}} 1.0' in scraped
 
 
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)

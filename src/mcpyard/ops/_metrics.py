@@ -35,6 +35,7 @@ __all__ = [
     "REGISTRY",
     "SERVERS",
     "MetricsRecorder",
+    "count_delivery",
     "count_turn",
     "exposition",
     "set_servers",
@@ -98,6 +99,12 @@ TURNS = Counter(
     ["org", "status"],
     registry=REGISTRY,
 )
+WEBHOOK_DELIVERIES = Counter(
+    "mcpyard_webhook_deliveries",
+    "Webhook delivery attempts by organization and result (delivered, retried, failed).",
+    ["org", "result"],
+    registry=REGISTRY,
+)
 
 
 class _Bounded:
@@ -147,6 +154,11 @@ class MetricsRecorder:
 def count_turn(status: str, org: str = "") -> None:
     """One agent turn ended with `status` (`done`, `failed`, `cancelled`, …: a fixed set)."""
     TURNS.labels(org, status).inc()
+
+
+def count_delivery(result: str, org: str = "") -> None:
+    """One webhook delivery attempt ended: `delivered`, `retried` (tried again later) or `failed` for good."""
+    WEBHOOK_DELIVERIES.labels(org, result).inc()
 
 
 def set_servers(states: Iterable[str], org: str = "") -> None:

@@ -29,6 +29,7 @@ from sqlalchemy import select, update
 from mcpyard import __version__
 from mcpyard.connect import guarded_client
 from mcpyard.errors import CallError, ConfigError, ServiceError
+from mcpyard.ops import count_delivery
 from mcpyard.org.keys import webhook_secret_context
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Webhook, WebhookDelivery, utcnow
@@ -260,5 +261,6 @@ async def _record(svc: OrgService, settings: WebhookSettings, delivery: WebhookD
             .values(**values)
             .execution_options(synchronize_session=False)
         )
+    count_delivery(values["status"] if values["status"] != "pending" else "retried", org=delivery.org_id)
     if values["status"] == "failed":
         _log.info("a webhook delivery failed after %d attempts (HTTP %s)", delivery.attempts, attempt.status or "none")
