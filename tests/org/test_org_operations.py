@@ -120,3 +120,23 @@ async def test_obs1_api8_metrics_traces_and_json_logs_of_real_calls(
     everything_logged = "\n".join(log)
     assert "secret-note-value" not in everything_logged
     assert "traced-key-value" not in everything_logged
+
+
+@pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
+async def test_obs1_replicas_on_one_machine_sharing_a_metrics_folder_count_together(
+    home: Home, database_url: str, upstream: str
+) -> None:
+    """With `PROMETHEUS_MULTIPROC_DIR`, either replica's `/metrics` counts the calls both ran."""
+    folder = home.root / "prometheus"
+    folder.mkdir()
+    async with services(home, database_url, 2, "--dev", environ={"PROMETHEUS_MULTIPROC_DIR": str(folder)}) as [
+        (_, first),
+        (_, second),
+    ]:
+        tools = by_tool(await register(first, upstream))
+        await set_policy(first, tools["lookup"], "run_freely")
+        for n, service in enumerate([first, second, second]):
+            await call(service, "tools__lookup", {"key": f"k{n}"})
+        scrapes = [samples((await service.request("GET", "/metrics")).text) for service in (first, second)]
+    ran = {"org": first.org.org_id, "server": "tools", "tool": "tools__lookup", "outcome": "ran"}
+    assert [value(scrape, "mcpyard_calls_total", **ran) for scrape in scrapes] == [3, 3]
