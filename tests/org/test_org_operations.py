@@ -117,6 +117,7 @@ async def test_obs1_api8_metrics_traces_and_json_logs_of_real_calls(
     [decision] = [line for line in lines if line.get("event") == "decision"]
     assert decision["decision"] == "approved"
     assert decision["approval_id"] == parked["approval"]["id"]
+    assert upstream not in "\n".join(log), "the HTTP clients' lines, which name every address, are not logged"
     everything_logged = "\n".join(log)
     assert "secret-note-value" not in everything_logged
     assert "traced-key-value" not in everything_logged

@@ -26,6 +26,7 @@ LOG_FORMATS: tuple[LogFormat, ...] = ("text", "json")
 CALL_LOG = logging.getLogger("mcpyard.calls")
 EVENT_LOG = logging.getLogger("mcpyard.events")
 _FIELDS = "mcpyard_fields"
+_ADDRESS_LOGGERS = ("httpx", "httpx2", "httpcore", "httpcore2")
 _STANDARD = frozenset(logging.makeLogRecord({}).__dict__) | {"message", "asctime", "taskName"}
 
 
@@ -72,6 +73,10 @@ def use_log_format(log_format: LogFormat, *, redact: Callable[[str], str] | None
         named.propagate = True
     CALL_LOG.setLevel(logging.INFO)
     EVENT_LOG.setLevel(logging.INFO)
+    # The HTTP clients' own lines name every address requested (a webhook's address is a credential to
+    # Slack; a server's may carry a key in its query): only their warnings are kept.
+    for name in _ADDRESS_LOGGERS:
+        logging.getLogger(name).setLevel(logging.WARNING)
 
 
 def log_event(event: str, message: str, **fields: Any) -> None:
