@@ -44,7 +44,7 @@ __all__ = [
 
 CONTENT_TYPE = CONTENT_TYPE_LATEST
 MAX_SERIES = 2000
-"""Distinct (organization, server, tool) label sets kept apart; more count as `other`."""
+"""Distinct server and tool pairs a host's calls are counted under; more count as `other`."""
 MAX_CODES = 200
 """Distinct error codes kept apart; more count as `other`."""
 LATENCY_BUCKETS = (0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1.0, 2.5, 5.0, 10.0, 30.0, 60.0, 300.0)
@@ -125,15 +125,17 @@ class _Bounded:
         return values
 
 
-_tools = _Bounded(MAX_SERIES)
-_codes = _Bounded(MAX_CODES)
-
-
 class MetricsRecorder:
-    """Counts and times each call as its record is made (a `CallRecorder`)."""
+    """Counts and times each call as its record is made (a `CallRecorder`).
 
-    def __init__(self, org: str = "") -> None:
+    One per host (the gateway's, each organization's): `max_series` distinct server and tool pairs and
+    `max_codes` error codes are kept apart, more count as `other`.
+    """
+
+    def __init__(self, org: str = "", *, max_series: int = MAX_SERIES, max_codes: int = MAX_CODES) -> None:
         self._org = org
+        self._tools = _Bounded(max_series)
+        self._codes = _Bounded(max_codes)
 
     async def record(self, record: CallFacts) -> None:
         self.observe(record)
@@ -143,11 +145,11 @@ class MetricsRecorder:
         if record.server is None:  # a name no server owns: what a caller typed is not a label
             server, tool = "none", "unknown"
         else:
-            org, server, tool = _tools((org, record.server, record.tool), (org, "other", "other"))
+            org, server, tool = self._tools((org, record.server, record.tool), (org, "other", "other"))
         CALLS.labels(org, server, tool, record.status).inc()
         CALL_SECONDS.labels(org, server, tool).observe(record.duration_ms / 1000)
         if record.error_code is not None:
-            _, code = _codes((org, record.error_code), (org, "other"))
+            _, code = self._codes((org, record.error_code), (org, "other"))
             CALL_ERRORS.labels(org, code).inc()
 
 
