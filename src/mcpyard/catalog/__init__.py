@@ -32,6 +32,7 @@ from mcpyard.catalog._sanitize import (
     escape_tags,
     sanitize_text,
 )
+from mcpyard.catalog._search import ToolIndex, words
 
 __all__ = [
     "LESS_THAN_LOOKALIKES",
@@ -49,6 +50,7 @@ __all__ = [
     "RefusedTool",
     "SchemaReport",
     "ServerTools",
+    "ToolIndex",
     "assign_names",
     "backtracking_risk",
     "build_catalog",
@@ -67,4 +69,5 @@ __all__ = [
     "schema_refusal",
     "server_prefix",
     "tool_name",
+    "words",
 ]
