@@ -82,7 +82,7 @@ class Host(ModelOffer, ResourceReader):
             self.session.start_hooks = self._servers.reaper.tree
         self._views = Publisher(workspace=options.workspace, environ=options.environ)
         self._redactor = Redactor()
-        self._formats, self._offered = ToolFormatter(), {}
+        self._formats, self._offered, self._budgets = ToolFormatter(), {}, {}
         self._tg: anyio.abc.TaskGroup | None = None
         self._calls_in_flight = 0
         self._reloading = False

@@ -8,9 +8,9 @@ from typing import Any
 
 from mcpyard._view import HostView
 from mcpyard.catalog import clean_text
-from mcpyard.pipeline import READ_RESULT_TOOL
+from mcpyard.pipeline import FIND_TOOLS_TOOL, READ_RESULT_TOOL
 
-__all__ = ["READ_RESULT_INFO", "ToolInfo", "offered_tools"]
+__all__ = ["FIND_TOOLS_INFO", "READ_RESULT_INFO", "ToolInfo", "offered_tools"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -47,6 +47,16 @@ READ_RESULT_INFO = ToolInfo(
     server="mcpyard",
     tool=str(READ_RESULT_TOOL["name"]),
     title="Read a stored result",
+    definition_hash="",
+)
+FIND_TOOLS_INFO = ToolInfo(
+    name=str(FIND_TOOLS_TOOL["name"]),
+    description=str(FIND_TOOLS_TOOL["description"]),
+    input_schema=FIND_TOOLS_TOOL["inputSchema"],
+    annotations=FIND_TOOLS_TOOL["annotations"],
+    server="mcpyard",
+    tool=str(FIND_TOOLS_TOOL["name"]),
+    title="Find tools for a task",
     definition_hash="",
 )
 

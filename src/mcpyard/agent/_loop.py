@@ -39,6 +39,7 @@ from mcpyard.model import (
     ToolCallEvent,
     ToolFormat,
     ToolResultEvent,
+    ToolSearchEvent,
     TurnEndEvent,
     messages_from_json,
     messages_to_json,
@@ -46,7 +47,7 @@ from mcpyard.model import (
     sendable_text,
 )
 from mcpyard.ops import tracing
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import FIND_TOOLS, CallResult
 from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
 
 __all__ = [
@@ -91,7 +92,7 @@ class TurnHost(Protocol):
     @property
     def approver(self) -> Approver | None: ...
 
-    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools: ...
+    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools: ...
 
     async def call(
         self,
@@ -289,9 +290,15 @@ class _Loop:
         message = f"the turn stopped: it took longer than its limit of {deadline:g} s"
         return await self.end("time_limit", ErrorEvent("time_limit", message))
 
+    def _tools(self) -> ModelTools:
+        """What the model is offered for its next reply: as given, or the host's (which grows as tools are found)."""
+        if self.offered is not None:
+            return self.offered
+        return self.host.tools_for_model(self.model.tool_format, conversation=self.conversation)
+
     async def _steps(self) -> Turn:
-        tools = self.offered if self.offered is not None else self.host.tools_for_model(self.model.tool_format)
         while True:
+            tools = self._tools()
             try:
                 reply = await self.model.complete(self.state.messages, tools, on_text=self._text)
             except ModelError as exc:
@@ -345,6 +352,9 @@ class _Loop:
             return  # its result comes with `resume_turn`
         self.finished[call.id] = result
         await self.emit(ToolResultEvent(call.id, call.name, result.ok, result.error, result))
+        if call.name == FIND_TOOLS and result.ok:
+            query = str(arguments.get("query", ""))
+            await self.emit(ToolSearchEvent(self.host.redact_json(query), _found_in(result)))
 
     def _answer(self, call: ToolCall, result: CallResult) -> None:
         self.state.messages.append(Message.tool(call, result.text, is_error=not result.ok))
@@ -395,3 +405,9 @@ class _Telling:
             raise
         await self._loop.emit(ApprovalEvent(call.id, call.name, card.reason, answer))
         return answer
+
+
+def _found_in(result: CallResult) -> tuple[str, ...]:
+    """The tools a `find_tools` result names, best first."""
+    found = result.structured.get("found") if isinstance(result.structured, dict) else None
+    return tuple(str(name) for name in found) if isinstance(found, list) else ()

@@ -21,7 +21,7 @@ __all__ = [
 ]
 
 MAX_NAME_LENGTH = 64
-RESERVED_NAMES = frozenset({"read_result"})
+RESERVED_NAMES = frozenset({"read_result", "find_tools"})
 """Names of mcpyard's own tools: a server's tool never takes one."""
 _HASH_DIGITS = 6
 _UNSAFE = re.compile(r"[^A-Za-z0-9_-]")

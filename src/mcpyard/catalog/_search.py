@@ -18,67 +18,16 @@ __all__ = ["ToolIndex", "words"]
 
 _WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
 _STOP = frozenset(
-    (
-        "a",
-        "an",
-        "and",
-        "any",
-        "are",
-        "as",
-        "at",
-        "be",
-        "by",
-        "can",
-        "do",
-        "does",
-        "for",
-        "from",
-        "how",
-        "i",
-        "in",
-        "into",
-        "is",
-        "it",
-        "its",
-        "me",
-        "my",
-        "of",
-        "on",
-        "or",
-        "our",
-        "please",
-        "some",
-        "that",
-        "the",
-        "their",
-        "them",
-        "then",
-        "there",
-        "these",
-        "this",
-        "to",
-        "up",
-        "us",
-        "use",
-        "using",
-        "want",
-        "we",
-        "what",
-        "when",
-        "where",
-        "which",
-        "who",
-        "will",
-        "with",
-        "would",
-        "you",
-        "your",
-    )
+    """
+    a an and any are as at be by can do does for from how i in into is it its me my of on or our please some that the their them then there these this to up us use using want we what when where which who will with would you your
+    """.split()
 )
-FIELDS = {"name": 3.0, "description": 1.0, "parameter": 1.5, "parameter_text": 0.5}
+FIELDS = {"name": 3.0, "server": 1.0, "description": 1.0, "parameter": 1.5, "parameter_text": 0.5}
 """Each field's weight: a word in a tool's name says most about what it does."""
 K1 = 1.2
 B = 0.75
+REPEAT_DECAY = 0.5
+"""Each further copy of one definition (the same tool on another server) scores this much of the one before."""
 RELATED_WEIGHT = 0.5
 """How much a related word (`save` for `write`) counts against the word itself."""
 
@@ -145,41 +94,81 @@ RELATED: Mapping[str, tuple[str, ...]] = {
 """Words people use, each with the words tools use for the same thing (searched at `RELATED_WEIGHT`)."""
 
 
+_VOWELS = frozenset("aeiouy")
+
+
 def _stem(word: str) -> str:
-    """A light suffix stripper: `notes` and `note`, `writing` and `write` meet (never a dictionary)."""
-    if len(word) > 4 and word.endswith("ies"):
-        return word[:-3] + "y"
-    if len(word) > 5 and word.endswith("ing"):
-        return word[:-3].rstrip("e") if not word[:-3].endswith("e") else word[:-3]
-    if len(word) > 4 and word.endswith("ed"):
-        return word[:-2]
-    if len(word) > 3 and word.endswith("s") and not word.endswith("ss"):
-        return word[:-1]
+    """A light suffix stripper, never a dictionary: `notes`/`note`, `changed`/`changes`/`change`,
+    `running`/`run`, `relations`/`relate` and `deletion`/`delete` meet on one stem."""
+    if len(word) <= 3 or not word.isalpha():
+        return word
+    if word.endswith("ies") and len(word) > 4:
+        word = word[:-3] + "y"
+    elif word.endswith("sses"):
+        word = word[:-2]
+    elif word.endswith("s") and not word.endswith(("ss", "us", "is")):
+        word = word[:-1]
+    for suffix in ("ing", "ed"):
+        stem = word[: -len(suffix)]
+        if word.endswith(suffix) and len(stem) >= 3 and _VOWELS & set(stem):
+            # `stopped` → `stop`, `running` → `run`, but `pressed` stays `press`.
+            word = stem[:-1] if stem[-1] == stem[-2] and stem[-1] not in "lsz" else stem
+            break
+    if word.endswith("ion") and len(word) > 6:
+        word = word[:-3]
+    if word.endswith("e") and len(word) > 3:
+        word = word[:-1]
     return word
 
 
-def words(text: str) -> list[str]:
+def _related_stems(table: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str, ...]]:
+    """`RELATED` keyed and valued by stems, so `saving`, `saves` and `saved` all find what `save` finds."""
+    merged: dict[str, dict[str, None]] = {}
+    for word, related in table.items():
+        key = _stem(word)
+        bucket = merged.setdefault(key, {})
+        for other in related:
+            for stem in (_stem(part) for part in other.split()):
+                if stem != key:
+                    bucket[stem] = None
+    return {key: tuple(bucket) for key, bucket in merged.items()}
+
+
+_RELATED_STEMS = _related_stems(RELATED)
+
+MAX_QUERY_WORDS = 64
+"""A query's words past this many are ignored: a pasted document must not cost more than a sentence."""
+MAX_WORD = 40
+"""Longer runs of letters are not words anyone searches by (base64, hashes, a 100 KB `xxxx`)."""
+
+
+def words(text: str, limit: int | None = None) -> list[str]:
     """The words of a text, name or query: split on anything not a letter or digit and on camelCase, lowercased,
-    stemmed, without the commonest English words."""
-    found = []
-    for part in _WORD.findall(text):
-        lowered = part.lower()
-        if lowered not in _STOP:
-            found.append(_stem(lowered))
+    stemmed, without the commonest English words (at most `limit` of them when given)."""
+    found: list[str] = []
+    for match in _WORD.finditer(text):
+        lowered = match.group().lower()
+        if lowered in _STOP or len(lowered) > MAX_WORD:
+            continue
+        found.append(_stem(lowered))
+        if limit is not None and len(found) >= limit:
+            break
     return found
 
 
 def _query_terms(query: str) -> dict[str, float]:
     """The query's stemmed words at weight 1, and the words related to them at `RELATED_WEIGHT` (never more)."""
     terms: dict[str, float] = {}
-    for part in _WORD.findall(query):
-        lowered = part.lower()
-        if lowered in _STOP:
+    for match in _WORD.finditer(query):
+        lowered = match.group().lower()
+        if lowered in _STOP or len(lowered) > MAX_WORD:
             continue
-        terms[_stem(lowered)] = 1.0
-        for related in RELATED.get(lowered, RELATED.get(_stem(lowered), ())):
-            stem = _stem(related)
-            terms[stem] = max(terms.get(stem, 0.0), RELATED_WEIGHT)
+        stem = _stem(lowered)
+        if stem not in terms and len(terms) >= MAX_QUERY_WORDS:
+            break
+        terms[stem] = 1.0
+        for related in _RELATED_STEMS.get(stem, ()):
+            terms[related] = max(terms.get(related, 0.0), RELATED_WEIGHT)
     return terms
 
 
@@ -187,10 +176,13 @@ def _query_terms(query: str) -> dict[str, float]:
 class _Document:
     name: str
     fields: dict[str, list[str]]
+    signature: tuple[str, ...]
+    """What two copies of one server's tool share (all but the server prefix): repeats are spread out by it."""
 
 
-def _document(tool: Mapping[str, Any]) -> _Document:
+def _document(tool: Mapping[str, Any], separator: str) -> _Document:
     name = str(tool.get("name", ""))
+    server, _, own = name.rpartition(separator) if separator else ("", "", name)
     schema = tool.get("inputSchema") or {}
     properties = schema.get("properties") if isinstance(schema, Mapping) else None
     parameters: list[str] = []
@@ -200,25 +192,32 @@ def _document(tool: Mapping[str, Any]) -> _Document:
             parameters.extend(words(str(key)))
             if isinstance(spec, Mapping):
                 parameter_text.extend(words(str(spec.get("description", ""))))
-    title = tool.get("title") or (tool.get("annotations") or {}).get("title") or ""
-    # A prefixed name (`server__tool`) names its server too: both count as the name's words.
-    return _Document(
-        name,
-        {
-            "name": words(name) + words(str(title)),
-            "description": words(str(tool.get("description") or "")),
-            "parameter": parameters,
-            "parameter_text": parameter_text,
-        },
-    )
+    annotations = tool.get("annotations")
+    title = tool.get("title") or (annotations.get("title") if isinstance(annotations, Mapping) else None) or ""
+    fields = {
+        "name": words(own) + words(str(title)),
+        "server": words(server),
+        "description": words(str(tool.get("description") or "")),
+        "parameter": parameters,
+        "parameter_text": parameter_text,
+    }
+    signature = (own, *fields["description"], "|", *parameters, "|", *parameter_text)
+    return _Document(name, fields, signature)
 
 
 class ToolIndex:
-    """A catalog's tools, indexed once, searched many times: `search(query, limit)` → names, best first."""
+    """A catalog's tools, indexed once, searched many times: `search(query, limit)` → names, best first.
 
-    def __init__(self, tools: Iterable[Mapping[str, Any]]) -> None:
-        documents = [_document(tool) for tool in tools]
+    `separator` is what joins a server's id to its tools' names (`fs1__read_file`): the server's
+    words count, but less than the tool's own, and copies of one definition on several servers are
+    spread out (`REPEAT_DECAY`) so that a handful of results shows a handful of different tools.
+    """
+
+    def __init__(self, tools: Iterable[Mapping[str, Any]], *, separator: str = "__") -> None:
+        documents = [_document(tool, separator) for tool in tools]
         self.names: tuple[str, ...] = tuple(document.name for document in documents)
+        signatures: dict[tuple[str, ...], int] = {}
+        self._signature = tuple(signatures.setdefault(document.signature, len(signatures)) for document in documents)
         count = len(documents) or 1
         average = {
             field: (sum(len(document.fields[field]) for document in documents) / count) or 1.0 for field in FIELDS
@@ -234,15 +233,24 @@ class ToolIndex:
             for term, tf in weighted.items():
                 postings.setdefault(term, {})[index] = tf
         self._postings = postings
-        self._idf = {
-            term: math.log(1 + (count - len(docs) + 0.5) / (len(docs) + 0.5)) for term, docs in postings.items()
-        }
+        # Document frequency counts distinct definitions, so that five copies of a filesystem server
+        # do not make `file` look five times commoner than it is.
+        self._idf: dict[str, float] = {}
+        distinct = len(signatures) or 1
+        for term, docs in postings.items():
+            frequency = len({self._signature[index] for index in docs})
+            self._idf[term] = math.log(1 + (distinct - frequency + 0.5) / (frequency + 0.5))
 
     def __len__(self) -> int:
         return len(self.names)
 
     def search(self, query: str, limit: int = 5) -> list[str]:
-        """The names of the `limit` tools that best match `query` (none that share no word with it), best first."""
+        """The names of the `limit` tools that best match `query` (none that share no word with it), best first.
+
+        Never raises on any text; ties go by name, so the answer does not depend on the catalog's order.
+        """
+        if limit <= 0:
+            return []
         scores: dict[int, float] = {}
         for term, weight in _query_terms(query).items():
             docs = self._postings.get(term)
@@ -251,5 +259,12 @@ class ToolIndex:
             idf = self._idf[term] * weight
             for index, tf in docs.items():
                 scores[index] = scores.get(index, 0.0) + idf * tf * (K1 + 1) / (tf + K1)
-        best = sorted(scores.items(), key=lambda item: (-item[1], self.names[item[0]]))
-        return [self.names[index] for index, _ in best[: max(0, limit)]]
+        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.names[item[0]]))
+        seen: dict[int, int] = {}
+        spread: list[tuple[float, str]] = []
+        for index, score in ranked:
+            copies = seen.get(self._signature[index], 0)
+            seen[self._signature[index]] = copies + 1
+            spread.append((score * REPEAT_DECAY**copies, self.names[index]))
+        spread.sort(key=lambda item: (-item[0], item[1]))
+        return [name for _, name in spread[:limit]]

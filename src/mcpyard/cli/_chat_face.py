@@ -214,7 +214,15 @@ class ChatSession:
 
     async def show(self, event: Event) -> None:
         """One event: a JSON line, or words on the terminal or the pipe."""
-        from mcpyard.model import ApprovalEvent, ErrorEvent, TextEvent, ToolCallEvent, ToolResultEvent, TurnEndEvent
+        from mcpyard.model import (
+            ApprovalEvent,
+            ErrorEvent,
+            TextEvent,
+            ToolCallEvent,
+            ToolResultEvent,
+            ToolSearchEvent,
+            TurnEndEvent,
+        )
 
         if self.opts.json:
             print_json(self._scrub_json(event.to_json()))
@@ -233,6 +241,9 @@ class ChatSession:
             else:
                 error = event.error or {"code": "error", "message": ""}
                 self.say(f"← {event.name}: {error['code']}: {error['message']}", "yellow")
+        elif isinstance(event, ToolSearchEvent):
+            found = ", ".join(event.found) or "nothing"
+            self.say(f"  searched the tools for {event.query[:100]!r}: {found}", "dim")
         elif isinstance(event, ApprovalEvent):
             if self.interactive:
                 self.say(f"approval: {event.answer}", "dim")

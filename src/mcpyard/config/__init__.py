@@ -18,6 +18,7 @@ from mcpyard.config._model import (
     ServerSpec,
     SourceKind,
     TokenEndpointAuthMethod,
+    ToolSearchSettings,
     TransportName,
     is_mode,
 )
@@ -52,6 +53,7 @@ __all__ = [
     "ServerSpec",
     "SourceKind",
     "TokenEndpointAuthMethod",
+    "ToolSearchSettings",
     "TransportName",
     "TrustStore",
     "credential_header",

@@ -28,6 +28,7 @@ FIELDS = (
     "trust_annotations",
     "max_file_bytes",
     "shared_tools",
+    "always_offer",
     "connect_timeout_secs",
     "call_timeout_secs",
     "shutdown_timeout_secs",

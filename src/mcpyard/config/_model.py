@@ -122,6 +122,8 @@ class ServerSpec:
     trust_annotations: bool = True
     max_file_bytes: int = DEFAULT_MAX_FILE_BYTES
     shared_tools: tuple[str, ...] | None = None
+    always_offer: tuple[str, ...] = ()
+    """Globs on the server's own tool names: these are offered even when the catalog is searched (MOD-4)."""
     connect_timeout_secs: float = 30.0
     call_timeout_secs: float | None = 60.0
     shutdown_timeout_secs: float = 5.0
@@ -179,6 +181,25 @@ class ModelSettings:
     provider: Literal["openai", "anthropic"] | None = None
 
 
+ToolSearchMode = Literal["auto", "always", "off"]
+TOOL_SEARCH_MODES: tuple[ToolSearchMode, ...] = ("auto", "always", "off")
+
+
+@dataclass(frozen=True, slots=True)
+class ToolSearchSettings:
+    """When a model is offered `find_tools` in place of every tool (MOD-4).
+
+    Attributes:
+        mode: `auto` (past either budget), `always`, or `off` (every tool, however many).
+        max_tools: more tools than this are searched for, not listed.
+        max_tokens: definitions longer than this (estimated at 4 characters a token) likewise.
+    """
+
+    mode: ToolSearchMode = "auto"
+    max_tools: int = 40
+    max_tokens: int = 10_000
+
+
 @dataclass(frozen=True, slots=True)
 class HostSettings:
     """Host settings (CFG-8), from the flag file and the user config only."""
@@ -192,6 +213,7 @@ class HostSettings:
     grants: tuple[Path, ...] = ()
     hooks: tuple[Hook, ...] = ()
     model: ModelSettings = ModelSettings()
+    tool_search: ToolSearchSettings = ToolSearchSettings()
 
 
 @dataclass(frozen=True, slots=True)

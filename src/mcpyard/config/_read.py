@@ -34,6 +34,7 @@ SETTING_KEYS = (
     "grants",
     "hooks",
     "model",
+    "tool_search",
 )
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "

@@ -8,7 +8,16 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
-from mcpyard.config._model import MODES, Hook, HostSettings, Mode, ModelSettings, SourceKind
+from mcpyard.config._model import (
+    MODES,
+    TOOL_SEARCH_MODES,
+    Hook,
+    HostSettings,
+    Mode,
+    ModelSettings,
+    SourceKind,
+    ToolSearchSettings,
+)
 from mcpyard.config._names import describe_source, quote
 from mcpyard.errors import ConfigError
 
@@ -34,6 +43,7 @@ class SettingsPatch:
     grants: tuple[Path, ...] | None = None
     hooks: tuple[Hook, ...] | None = None
     model: ModelSettings | None = None
+    tool_search: ToolSearchSettings | None = None
 
 
 def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
@@ -60,6 +70,7 @@ def merge_settings(lower: SettingsPatch, higher: SettingsPatch) -> HostSettings:
         grants=pick(higher.grants, lower.grants, default.grants),
         hooks=pick(higher.hooks, lower.hooks, default.hooks),
         model=_merge_model(lower.model or ModelSettings(), higher.model or ModelSettings()),
+        tool_search=pick(higher.tool_search, lower.tool_search, default.tool_search),
     )
 
 
@@ -100,6 +111,7 @@ def read_settings(
         grants=None if grants is None else tuple(reader.grant(text, environ) for text in grants),
         hooks=reader.hooks(hooks_table),
         model=reader.model(raw),
+        tool_search=reader.tool_search(raw),
     )
 
 
@@ -140,15 +152,35 @@ class _Reader:
             self.fail(field, f"must be one of {', '.join(repr(choice) for choice in choices)}, not {shown}")
         return matches[0]
 
-    def whole(self, raw: Mapping[str, object], field: str) -> int | None:
-        value = raw.get(field)
+    def whole(
+        self, raw: Mapping[str, object], field: str, *, key: str | None = None, unit: str = "bytes"
+    ) -> int | None:
+        value = raw.get(key or field)
         if value is None:
             return None
         if isinstance(value, float) and value.is_integer():
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
-            self.fail(field, f"must be a whole number of bytes, at least 1, not {value!r}")
+            self.fail(field, f"must be a whole number of {unit}, at least 1, not {value!r}")
         return value
+
+    def tool_search(self, raw: Mapping[str, object]) -> ToolSearchSettings | None:
+        """`[tool_search]`: `mode`, `max_tools`, `max_tokens` (each left out takes its default)."""
+        if raw.get("tool_search") is None:
+            return None
+        table = self.table(raw, "tool_search", ("mode", "max_tools", "max_tokens"))
+        default = ToolSearchSettings()
+        mode = table.get("mode")
+        if mode is not None and mode not in TOOL_SEARCH_MODES:
+            shown = quote(mode) if isinstance(mode, str) else repr(mode)
+            self.fail("tool_search.mode", f"must be one of 'auto', 'always' or 'off', not {shown}")
+        tools = self.whole(table, "tool_search.max_tools", key="max_tools", unit="tools")
+        tokens = self.whole(table, "tool_search.max_tokens", key="max_tokens", unit="tokens")
+        return ToolSearchSettings(
+            mode=next((m for m in TOOL_SEARCH_MODES if m == mode), default.mode),
+            max_tools=tools if tools is not None else default.max_tools,
+            max_tokens=tokens if tokens is not None else default.max_tokens,
+        )
 
     def grant(self, text: str, environ: Mapping[str, str]) -> Path:
         """A granted folder; `~` is the user's home, a relative path is relative to the file's folder."""

@@ -20,6 +20,7 @@ from mcpyard.model._events import (
     TextEvent,
     ToolCallEvent,
     ToolResultEvent,
+    ToolSearchEvent,
     TurnEndEvent,
 )
 from mcpyard.model._formats import (
@@ -94,6 +95,7 @@ __all__ = [
     "ToolFormat",
     "ToolFormatter",
     "ToolResultEvent",
+    "ToolSearchEvent",
     "TurnEndEvent",
     "format_tool",
     "format_tools",

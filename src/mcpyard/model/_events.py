@@ -22,6 +22,7 @@ __all__ = [
     "TextEvent",
     "ToolCallEvent",
     "ToolResultEvent",
+    "ToolSearchEvent",
     "TurnEndEvent",
 ]
 
@@ -105,6 +106,18 @@ class ErrorEvent:
 
 
 @dataclass(frozen=True, slots=True)
+class ToolSearchEvent:
+    """The model searched the catalog (`find_tools`): what it asked for, and the tools found (offered from now on)."""
+
+    query: str
+    found: tuple[str, ...]
+    type: Literal["tool_search"] = "tool_search"
+
+    def to_json(self) -> dict[str, Any]:
+        return {"type": self.type, "query": self.query, "found": list(self.found)}
+
+
+@dataclass(frozen=True, slots=True)
 class TurnEndEvent:
     """The turn ended (answered, parked or stopped): how many tool calls it made, and how it ended."""
 
@@ -116,5 +129,14 @@ class TurnEndEvent:
         return {"type": self.type, "calls": self.calls}
 
 
-Event = TextEvent | ToolCallEvent | ToolResultEvent | ApprovalEvent | ParkedEvent | ErrorEvent | TurnEndEvent
+Event = (
+    TextEvent
+    | ToolCallEvent
+    | ToolResultEvent
+    | ToolSearchEvent
+    | ApprovalEvent
+    | ParkedEvent
+    | ErrorEvent
+    | TurnEndEvent
+)
 EventSink = Callable[[Event], Awaitable[None]]

@@ -13,6 +13,7 @@ from mcpyard.connect import (
 )
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
+from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, FoundTools, searchable
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
@@ -44,6 +45,8 @@ from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, 
 
 __all__ = [
     "CACHED_LINE",
+    "FIND_TOOLS",
+    "FIND_TOOLS_TOOL",
     "IN_THE_FENCE",
     "MAX_ARGUMENTS_BYTES",
     "MAX_ARGUMENTS_DEPTH",
@@ -59,6 +62,7 @@ __all__ = [
     "CallResult",
     "CallStatus",
     "FileRecord",
+    "FoundTools",
     "IdempotentCache",
     "MemoryRecorder",
     "Recorders",
@@ -86,6 +90,7 @@ __all__ = [
     "recheck",
     "resolve",
     "run",
+    "searchable",
     "sendable_copy",
     "sendable_problem",
     "shape",

@@ -11,6 +11,7 @@ from mcpyard.connect import sendable_copy
 from mcpyard.errors import CallError
 from mcpyard.ops import tracing
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
+from mcpyard.pipeline._find import FIND_TOOLS, find_tools
 from mcpyard.pipeline._record import CallRecord, CallStatus, FileRecord
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
@@ -83,9 +84,10 @@ async def run(view: HostView, session: Session, request: CallRequest) -> CallRes
 
 async def _run(view: HostView, session: Session, request: CallRequest) -> CallResult:
     call = Call(request, started=time.time())
-    if request.name == READ_RESULT:
+    if request.name in (READ_RESULT, FIND_TOOLS):
+        built_in = read_result if request.name == READ_RESULT else find_tools
         checked = await check_sendable(view, session, call)
-        found = checked if isinstance(checked, Refusal) else await read_result(view, session, request)
+        found = checked if isinstance(checked, Refusal) else await built_in(view, session, request)
         return await _finish(view, session, call, found)
     outcome: Call | Refusal = call
     for stage in STAGES:

@@ -4,13 +4,18 @@ from __future__ import annotations
 
 import secrets
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING, Any
 
 from mcpyard.config import Mode
 from mcpyard.elicitation import Elicitor
 from mcpyard.pipeline._cache import IdempotentCache
+from mcpyard.pipeline._find import FoundTools
 from mcpyard.pipeline._record import CallRecorder, MemoryRecorder
 from mcpyard.pipeline._store import Results, ResultStore
 from mcpyard.policy import Approver, HookSpawn
+
+if TYPE_CHECKING:
+    from mcpyard.catalog import ToolIndex
 
 __all__ = ["Session"]
 
@@ -33,3 +38,7 @@ class Session:
     the call); None: each in a process group of its own (POL-6)."""
     elicitor: Elicitor | None = None
     """Who answers a server's questions during a call (elicitation); None: no one (not declared)."""
+    found: FoundTools = field(default_factory=FoundTools)
+    """The tools `find_tools` named in each conversation: offered there from then on (MOD-4)."""
+    search_index: tuple[Any, Any, ToolIndex, dict[str, dict[str, Any]]] | None = None
+    """The search index of the view (and policy version) it was built for."""

@@ -65,8 +65,8 @@ class TurnCalls:
     def approver(self) -> Approver | None:
         return self._host.approver
 
-    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
-        return self._host.tools_for_model(format)
+    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
+        return self._host.tools_for_model(format, conversation=conversation)
 
     async def call(
         self,

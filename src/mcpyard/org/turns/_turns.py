@@ -135,8 +135,8 @@ class _StillOffered:
     def approver(self) -> Approver | None:
         return self._host.approver
 
-    def tools_for_model(self, format: ToolFormat = "mcp") -> ModelTools:
-        return self._host.tools_for_model(format)
+    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
+        return self._host.tools_for_model(format, conversation=conversation)
 
     async def call(
         self,
