@@ -87,7 +87,7 @@ async def _list(params: Any) -> list[dict[str, Any]]:
     return tools
 
 
-async def _main(out: Path) -> None:
+async def _main() -> list[dict[str, Any]]:
     listed: dict[str, list[dict[str, Any]]] = {}
     with tempfile.TemporaryDirectory() as scratch:
         servers: dict[str, Any] = {**_servers(Path(scratch)), "org_tools": _org_tools()}
@@ -103,14 +103,16 @@ async def _main(out: Path) -> None:
         for prefix in prefixes:
             for tool in listed.get(name, []):
                 catalog.append({**tool, "name": f"{prefix}__{tool['name']}", "server": name})
-    out.write_text(json.dumps(catalog, indent=1, sort_keys=True) + "\n")
-    print(f"{len(catalog)} tools written to {out}", file=sys.stderr)
+    return catalog
 
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     parser.add_argument("--out", type=Path, default=Path(__file__).with_name("catalog.json"))
-    anyio.run(_main, parser.parse_args().out)
+    out: Path = parser.parse_args().out
+    catalog = anyio.run(_main)
+    out.write_text(json.dumps(catalog, indent=1, sort_keys=True) + "\n")
+    print(f"{len(catalog)} tools written to {out}", file=sys.stderr)
 
 
 if __name__ == "__main__":
