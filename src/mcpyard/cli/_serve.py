@@ -37,6 +37,13 @@ def serve(
     mode: Annotated[
         str | None, typer.Option("--mode", help="read-only, plan, ask or auto.", show_default=False)
     ] = None,
+    tool_search: Annotated[
+        bool,
+        typer.Option(
+            "--tool-search",
+            help="Past the [tool_search] budget, offer each client find_tools and the tools it found, not every tool.",
+        ),
+    ] = False,
     log_format: Annotated[
         str, typer.Option("--log-format", help="text, or json: one JSON object per line, one line per call.")
     ] = "text",
@@ -80,7 +87,7 @@ def serve(
         async with open_host(
             opts, mode=mode, approver=approver, relay_input=True, elicitor=elicitor, recorder=recorder
         ) as opened:
-            gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix)
+            gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix, tool_search=tool_search)
             warning = _shares_nothing(gateway)
             if transport == "stdio":
                 if warning is not None:

@@ -7,6 +7,7 @@ from collections.abc import Callable, Hashable, Mapping
 from fnmatch import fnmatchcase
 from typing import Any
 
+import anyio
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.subscriptions import InMemorySubscriptionBus
@@ -19,8 +20,9 @@ from mcpyard.errors import CallError
 from mcpyard.gateway._context import connection_of, conversation_of
 from mcpyard.gateway._face import Offer, ToolFace
 from mcpyard.gateway._logs import LogLevels
+from mcpyard.gateway._search import GatewaySearch
 from mcpyard.gateway._subscriptions import Subscriptions
-from mcpyard.pipeline import READ_RESULT, CallResult
+from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, CallResult
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
 
@@ -34,8 +36,12 @@ GATEWAY_INSTRUCTIONS = (
 class Gateway(ToolFace):
     """Serves a host's shared tools; one instance per `mcpyard serve`."""
 
-    def __init__(self, host: Host, *, share_all: bool = False, unprefixed: bool = False) -> None:
+    def __init__(
+        self, host: Host, *, share_all: bool = False, unprefixed: bool = False, tool_search: bool = False
+    ) -> None:
         self.host = host
+        self.tool_search = GatewaySearch() if tool_search else None
+        """`--tool-search`: past the budget, each client is offered `find_tools` and what it found (MOD-4)."""
         self.share_all = share_all
         self.unprefixed = unprefixed
         """Offer tools and prompts under their servers' own names (for a single server; names must not collide)."""
@@ -69,9 +75,15 @@ class Gateway(ToolFace):
         return list(self._shared().tools)
 
     async def offer(self, ctx: ServerRequestContext[Any]) -> Offer:
-        """What is offered: the same to every client."""
-        del ctx
-        return self._shared()
+        """What is offered: the same to every client, unless it searches for tools (then, what it found)."""
+        shared = self._shared()
+        if self.tool_search is None or not self.tool_search.applies(shared, self.host.view.settings.tool_search):
+            return shared
+        return self.tool_search.offer(shared, conversation_of(ctx), self.host.config.servers)
+
+    def audience(self, ctx: ServerRequestContext[Any]) -> Hashable:
+        """With tool search, each client is offered its own findings; else all are offered the same."""
+        return conversation_of(ctx) if self.tool_search is not None else None
 
     def _shared(self) -> Offer:
         """The shared tools, worked out again only when the catalog, the pins or the configuration change."""
@@ -105,10 +117,27 @@ class Gateway(ToolFace):
         return hashlib.sha256(text.encode()).hexdigest()
 
     async def next_change(self) -> Callable[[Hashable], bool]:
-        """Downstream tool changes concern every client (GW-3)."""
+        """Downstream tool changes concern every client (GW-3); tools a client found, that client (MOD-4)."""
         seen = self._fingerprint()
-        await self.host.wait_until(lambda h: self._fingerprint() != seen)
-        return lambda audience: True
+        if self.tool_search is None:
+            await self.host.wait_until(lambda h: self._fingerprint() != seen)
+            return lambda audience: True
+        search = self.tool_search
+        concerned: list[Callable[[Hashable], bool]] = []
+        async with anyio.create_task_group() as tg:
+
+            async def downstream() -> None:
+                await self.host.wait_until(lambda h: self._fingerprint() != seen)
+                concerned.append(lambda audience: True)
+                tg.cancel_scope.cancel()
+
+            async def found() -> None:
+                concerned.append(await search.grown())
+                tg.cancel_scope.cancel()
+
+            tg.start_soon(downstream)
+            tg.start_soon(found)
+        return concerned[0]
 
     def bus_for(self, audience: Hashable) -> InMemorySubscriptionBus | None:
         del audience
@@ -124,6 +153,8 @@ class Gateway(ToolFace):
         on_log: LogFn | None,
         on_input: InputRelay,
     ) -> CallResult:
+        if name == FIND_TOOLS and self.tool_search is not None:
+            return self.tool_search.call(self._shared(), conversation_of(ctx), arguments)
         return await self.host.call(
             name,
             arguments,

@@ -13,7 +13,7 @@ from mcpyard.connect import (
 )
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
-from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, FoundTools, searchable
+from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, FoundTools, search, searchable
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
@@ -90,6 +90,7 @@ __all__ = [
     "recheck",
     "resolve",
     "run",
+    "search",
     "searchable",
     "sendable_copy",
     "sendable_problem",

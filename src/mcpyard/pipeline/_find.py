@@ -22,7 +22,16 @@ if TYPE_CHECKING:
     from mcpyard import HostView
     from mcpyard.pipeline._session import Session
 
-__all__ = ["DEFAULT_LIMIT", "FIND_TOOLS", "FIND_TOOLS_TOOL", "MAX_LIMIT", "FoundTools", "find_tools", "searchable"]
+__all__ = [
+    "DEFAULT_LIMIT",
+    "FIND_TOOLS",
+    "FIND_TOOLS_TOOL",
+    "MAX_LIMIT",
+    "FoundTools",
+    "find_tools",
+    "search",
+    "searchable",
+]
 
 FIND_TOOLS = "find_tools"
 DEFAULT_LIMIT = 5
@@ -99,15 +108,25 @@ def _index(view: HostView, session: Session) -> tuple[ToolIndex, dict[str, dict[
 
 async def find_tools(view: HostView, session: Session, request: CallRequest) -> CallResult | Refusal:
     """`find_tools(query, limit)`: the best matches' definitions, each offered from now on in this conversation."""
-    query = request.arguments.get("query")
-    limit = request.arguments.get("limit", DEFAULT_LIMIT)
+    index, by_name = _index(view, session)
+    answer = search(index, by_name, request.arguments)
+    if not isinstance(answer, Refusal):
+        session.found.add(request.conversation, answer.structured["found"])
+    return answer
+
+
+def search(
+    index: ToolIndex, by_name: Mapping[str, Mapping[str, Any]], arguments: Mapping[str, Any]
+) -> CallResult | Refusal:
+    """What `find_tools` answers over `index` (whose tools `by_name` holds in MCP form): the found definitions, and
+    their names in `structured["found"]`, best first; or why the arguments are refused."""
+    query = arguments.get("query")
+    limit = arguments.get("limit", DEFAULT_LIMIT)
     if not isinstance(query, str) or not query.strip():
         return Refusal("invalid_arguments", "find_tools takes query: a few words saying what you want to do")
     if not isinstance(limit, int) or isinstance(limit, bool) or not 1 <= limit <= MAX_LIMIT:
         return Refusal("invalid_arguments", f"find_tools: limit must be a whole number from 1 to {MAX_LIMIT}")
-    index, by_name = _index(view, session)
     names = index.search(query[:MAX_QUERY_CHARS], limit)
-    session.found.add(request.conversation, names)
     definitions = [{k: v for k, v in by_name[name].items() if v is not None} for name in names]
     if definitions:
         text = f"{len(definitions)} tools found; each can be called now:\n" + json.dumps(definitions, indent=1)
