@@ -19,7 +19,6 @@ import argparse
 import json
 import time
 from fnmatch import fnmatchcase
-from pathlib import Path
 from typing import Any
 
 from _common import BENCH, median, percentile, print_table
@@ -113,9 +112,8 @@ def main() -> None:
     print(f"{len(queries)} queries x {args.rounds} rounds; times in ms\n")
     print_table(["catalog", "build p50", "search p50", "search p90", "search p99", f"recall@{K}"], rows)
     p50 = float(rows[-1][2])
-    print(
-        f"\nsearch p50 on {len(large)} tools: {p50:.3f} ms (goal <= {GOAL_MS} ms): {'met' if p50 <= GOAL_MS else 'MISSED'}"
-    )
+    verdict = "met" if p50 <= GOAL_MS else "MISSED"
+    print(f"\nsearch p50 on {len(large)} tools: {p50:.3f} ms (goal <= {GOAL_MS} ms): {verdict}")
     before, after = tokens(catalog), tokens([FIND_TOOLS])
     print(
         f"tokens offered for {len(catalog)} tools: {before:,} with every definition, {after:,} with find_tools alone "

@@ -8,10 +8,12 @@ network, no model: the same catalog and query give the same answer on every mach
 
 from __future__ import annotations
 
+import heapq
 import math
 import re
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 from typing import Any
 
 __all__ = ["ToolIndex", "words"]
@@ -165,6 +167,7 @@ RELATED: Mapping[str, tuple[str, ...]] = {
 _VOWELS = frozenset("aeiouy")
 
 
+@lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light suffix stripper, never a dictionary: `notes`/`note`, `changed`/`changes`/`change`,
     `running`/`run`, `relations`/`relate` and `deletion`/`delete` meet on one stem."""
@@ -286,6 +289,10 @@ class ToolIndex:
         self.names: tuple[str, ...] = tuple(document.name for document in documents)
         signatures: dict[tuple[str, ...], int] = {}
         self._signature = tuple(signatures.setdefault(document.signature, len(signatures)) for document in documents)
+        # Names sorted once: a tool's rank among them breaks ties without comparing strings per search.
+        self._order = [0] * len(documents)
+        for rank, index in enumerate(sorted(range(len(documents)), key=self.names.__getitem__)):
+            self._order[index] = rank
         count = len(documents) or 1
         average = {
             field: (sum(len(document.fields[field]) for document in documents) / count) or 1.0 for field in FIELDS
@@ -300,14 +307,15 @@ class ToolIndex:
                     weighted[term] = weighted.get(term, 0.0) + weight / norm
             for term, tf in weighted.items():
                 postings.setdefault(term, {})[index] = tf
-        self._postings = postings
         # Document frequency counts distinct definitions, so that five copies of a filesystem server
-        # do not make `file` look five times commoner than it is.
-        self._idf: dict[str, float] = {}
+        # do not make `file` look five times commoner than it is. Each posting keeps its term's whole
+        # BM25 share (idf times saturated frequency): a search is then additions only.
         distinct = len(signatures) or 1
+        self._postings: dict[str, tuple[tuple[int, ...], tuple[float, ...]]] = {}
         for term, docs in postings.items():
             frequency = len({self._signature[index] for index in docs})
-            self._idf[term] = math.log(1 + (distinct - frequency + 0.5) / (frequency + 0.5))
+            idf = math.log(1 + (distinct - frequency + 0.5) / (frequency + 0.5))
+            self._postings[term] = (tuple(docs), tuple(idf * tf * (K1 + 1) / (tf + K1) for tf in docs.values()))
 
     def __len__(self) -> int:
         return len(self.names)
@@ -317,22 +325,26 @@ class ToolIndex:
 
         Never raises on any text; ties go by name, so the answer does not depend on the catalog's order.
         """
-        if limit <= 0:
+        if limit <= 0 or not self.names:
             return []
-        scores: dict[int, float] = {}
+        scores = [0.0] * len(self.names)
         for term, weight in _query_terms(query).items():
-            docs = self._postings.get(term)
-            if not docs:
+            posting = self._postings.get(term)
+            if posting is None:
                 continue
-            idf = self._idf[term] * weight
-            for index, tf in docs.items():
-                scores[index] = scores.get(index, 0.0) + idf * tf * (K1 + 1) / (tf + K1)
-        ranked = sorted(scores.items(), key=lambda item: (-item[1], self.names[item[0]]))
+            for index, share in zip(*posting, strict=True):
+                scores[index] += weight * share
+        order = self._order
+        heap = [(-score, order[index], index) for index, score in enumerate(scores) if score > 0]
+        heapq.heapify(heap)
+        # Best first by raw score; a repeat's decayed score never beats its raw one, so once the next
+        # raw score cannot reach the `limit`-th kept score, nothing further can enter.
         seen: dict[int, int] = {}
-        spread: list[tuple[float, str]] = []
-        for index, score in ranked:
+        kept: list[tuple[float, int, int]] = []
+        while heap and (len(kept) < limit or -heap[0][0] > kept[limit - 1][0]):
+            negative, rank, index = heapq.heappop(heap)
             copies = seen.get(self._signature[index], 0)
             seen[self._signature[index]] = copies + 1
-            spread.append((score * REPEAT_DECAY**copies, self.names[index]))
-        spread.sort(key=lambda item: (-item[0], item[1]))
-        return [name for _, name in spread[:limit]]
+            kept.append((-negative * REPEAT_DECAY**copies, rank, index))
+            kept.sort(key=lambda item: (-item[0], item[1]))
+        return [self.names[index] for _, _, index in kept[:limit]]
