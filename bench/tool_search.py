@@ -6,7 +6,9 @@ up to `--tools` tools; the queries are that folder's `queries.json` (what users 
 It measures the index's build time and each search's wall time (p50/p90 over every query, `--rounds`
 times), prints recall@5 on the 305-tool and the larger catalog (a copy of a right tool on any server
 counts), and the tokens (JSON length / 4, as MOD-4 estimates them) of every definition against the
-one `find_tools` definition a model is offered instead. Pure CPU: no server, no network.
+one `find_tools` definition a model is offered instead (the host's own,
+`mcpyard.pipeline.FIND_TOOLS_TOOL`; `read_result` and `always_offer` tools come on top).
+Pure CPU: no server, no network.
 
 Goal: search p50 <= 5 ms on 1,000 tools.
 
@@ -23,27 +25,11 @@ from typing import Any
 
 from _common import BENCH, median, percentile, print_table
 from mcpyard.catalog import ToolIndex
+from mcpyard.pipeline import FIND_TOOLS_TOOL
 
 GOAL_MS = 5.0
 DATA = BENCH.parent / "tests" / "catalog" / "tool_search"
 K = 5
-
-FIND_TOOLS: dict[str, Any] = {
-    "name": "find_tools",
-    "description": (
-        "Search the tools available in this session by what you want to do, in a few words. "
-        "Returns the best-matching tools' full definitions; a tool found can be called from then on."
-    ),
-    "inputSchema": {
-        "type": "object",
-        "properties": {
-            "query": {"type": "string", "description": "What you want to do, in plain words."},
-            "limit": {"type": "integer", "minimum": 1, "maximum": 20, "default": 5, "description": "How many tools."},
-        },
-        "required": ["query"],
-    },
-}
-"""What a model is offered in place of the catalog (written here; the host's own may word it differently)."""
 
 
 def load() -> tuple[list[dict[str, Any]], list[dict[str, Any]]]:
@@ -114,7 +100,7 @@ def main() -> None:
     p50 = float(rows[-1][2])
     verdict = "met" if p50 <= GOAL_MS else "MISSED"
     print(f"\nsearch p50 on {len(large)} tools: {p50:.3f} ms (goal <= {GOAL_MS} ms): {verdict}")
-    before, after = tokens(catalog), tokens([FIND_TOOLS])
+    before, after = tokens(catalog), tokens([FIND_TOOLS_TOOL])
     print(
         f"tokens offered for {len(catalog)} tools: {before:,} with every definition, {after:,} with find_tools alone "
         f"({before / after:.0f}x fewer); found tools are added as the conversation calls for them"

@@ -175,3 +175,32 @@ def test_mod4_a_camel_case_name_is_found_by_its_words() -> None:
     index = ToolIndex([{"name": "createPullRequest"}, {"name": "delete-branch"}, {"name": "other"}])
     assert index.search("create pull request", 5)[0] == "createPullRequest"
     assert index.search("delete branch", 5)[0] == "delete-branch"
+
+
+def test_mod4_copies_of_one_tool_on_several_servers_give_way_to_different_tools() -> None:
+    found = ToolIndex(_catalog()).search("read a file", 5)
+    assert len({unprefixed(name) for name in found}) == 5, found
+
+
+def test_mod4_naming_a_server_brings_its_copy_first() -> None:
+    index = ToolIndex(_catalog())
+    assert index.search("show the log of repo3", 5)[0] == "repo3__git_log"
+    assert index.search("list the files in docs", 5)[0].startswith("docs__list_directory")
+
+
+def test_mod4_a_deprecated_tool_gives_way_to_its_replacement() -> None:
+    index = ToolIndex(
+        [
+            {"name": "fs__read_file", "description": "Read a file. DEPRECATED: use read_text_file instead."},
+            {"name": "fs__read_text_file", "description": "Read a file as text."},
+        ]
+    )
+    assert index.search("read a file", 5) == ["fs__read_text_file", "fs__read_file"]
+
+
+def test_mod4_another_separator_still_tells_the_server_from_the_tool() -> None:
+    tools = [{"name": f"{server}.read_file", "description": "Read a file."} for server in ("b", "a", "c")]
+    tools.append({"name": "z.write_file", "description": "Write a file."})
+    assert ToolIndex(tools, separator=".").search("file", 2) == ["a.read_file", "z.write_file"]
+    # With the default `__`, the three are different tools: nothing tells they are copies.
+    assert ToolIndex(tools).search("file", 2) == ["a.read_file", "b.read_file"]
