@@ -195,7 +195,8 @@ def test_mod4_a_deprecated_tool_gives_way_to_its_replacement() -> None:
             {"name": "fs__read_text_file", "description": "Read a file as text."},
         ]
     )
-    assert index.search("read a file", 5) == ["fs__read_text_file", "fs__read_file"]
+    assert index.search("read a text", 5) == ["fs__read_text_file", "fs__read_file"]
+    assert index.search("read", 5) == ["fs__read_text_file", "fs__read_file"]
 
 
 def test_mod4_another_separator_still_tells_the_server_from_the_tool() -> None:
@@ -204,3 +205,9 @@ def test_mod4_another_separator_still_tells_the_server_from_the_tool() -> None:
     assert ToolIndex(tools, separator=".").search("file", 2) == ["a.read_file", "z.write_file"]
     # With the default `__`, the three are different tools: nothing tells they are copies.
     assert ToolIndex(tools).search("file", 2) == ["a.read_file", "b.read_file"]
+
+
+@pytest.mark.parametrize("query", ["read_file", "readFile", "read file", "READ-FILE"])
+def test_mod4_a_query_that_is_a_tools_name_finds_that_tool_first(query: str) -> None:
+    """Models often ask by name: the very tool comes first, even a deprecated one among its look-alikes."""
+    assert unprefixed(ToolIndex(_catalog()).search(query, 5)[0]) == "read_file"

@@ -41,9 +41,11 @@ FIELDS = {"name": 3.0, "server": 1.0, "description": 1.0, "parameter": 1.5, "par
 K1 = 1.2
 B = 0.75
 REPEAT_DECAY = 0.5
+"""Each further copy of one definition (the same tool on another server) scores this much of the one before."""
 DEPRECATED = 0.7
 """A tool whose description calls it deprecated scores this much: its replacement (often listed too) comes first."""
-"""Each further copy of one definition (the same tool on another server) scores this much of the one before."""
+EXACT_NAME = 2.0
+"""A query that is a tool's very name (`read_file`, "read file", `readFile`) scores that tool this much more."""
 RELATED_WEIGHT = 0.5
 """How much a related word (`save` for `write`) counts against the word itself."""
 
@@ -147,7 +149,7 @@ RELATED: Mapping[str, tuple[str, ...]] = {
     "sum": ("add", "plus", "total"),
     "plus": ("add", "sum"),
     "total": ("sum", "add", "count"),
-    "count": ("number", "total", "how many"),
+    "count": ("number", "total", "many"),
     "calculate": ("compute", "sum"),
     "weather": ("forecast", "temperature", "alert"),
     "forecast": ("weather",),
@@ -176,9 +178,6 @@ RELATED: Mapping[str, tuple[str, ...]] = {
 """Words people use, each with the words tools use for the same thing (searched at `RELATED_WEIGHT`)."""
 
 
-_VOWELS = frozenset("aeiouy")
-
-
 @lru_cache(maxsize=1 << 16)
 def _stem(word: str) -> str:
     """A light suffix stripper, never a dictionary: `notes`/`note`, `changed`/`changes`/`change`,
@@ -193,7 +192,7 @@ def _stem(word: str) -> str:
         word = word[:-1]
     for suffix in ("ing", "ed"):
         stem = word[: -len(suffix)]
-        if word.endswith(suffix) and len(stem) >= 3 and _VOWELS & set(stem):
+        if word.endswith(suffix) and len(stem) >= 3 and not set(stem).isdisjoint("aeiouy"):
             # `stopped` → `stop`, `running` → `run`, but `pressed` stays `press`.
             word = stem[:-1] if stem[-1] == stem[-2] and stem[-1] not in "lsz" else stem
             break
@@ -210,10 +209,7 @@ def _related_stems(table: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str,
     for word, related in table.items():
         key = _stem(word)
         bucket = merged.setdefault(key, {})
-        for other in related:
-            for stem in (_stem(part) for part in other.split()):
-                if stem != key:
-                    bucket[stem] = None
+        bucket.update((stem, None) for stem in map(_stem, related) if stem != key)
     return {key: tuple(bucket) for key, bucket in merged.items()}
 
 
@@ -239,20 +235,22 @@ def _word(part: str) -> str:
     return "" if lowered in _STOP or len(lowered) > MAX_WORD else _stem(lowered)
 
 
-def _query_terms(query: str) -> dict[str, float]:
-    """The query's stemmed words at weight 1, and the words related to them at `RELATED_WEIGHT` (never more)."""
+def _query_terms(query: str) -> tuple[dict[str, float], tuple[str, ...]]:
+    """The query's stemmed words at weight 1 and the words related to them at `RELATED_WEIGHT` (never more),
+    and its own words in order (to know a query that is a tool's very name)."""
     terms: dict[str, float] = {}
-    for match in _WORD.finditer(query):
-        lowered = match.group().lower()
-        if lowered in _STOP or len(lowered) > MAX_WORD:
+    own: list[str] = []
+    for part in _WORD.finditer(query):
+        stem = _word(part.group())
+        if not stem:
             continue
-        stem = _stem(lowered)
         if stem not in terms and len(terms) >= MAX_QUERY_WORDS:
             break
+        own.append(stem)
         terms[stem] = 1.0
         for related in _RELATED_STEMS.get(stem, ()):
             terms[related] = max(terms.get(related, 0.0), RELATED_WEIGHT)
-    return terms
+    return terms, tuple(own)
 
 
 @dataclass(frozen=True, slots=True)
@@ -261,6 +259,8 @@ class _Document:
     fields: dict[str, list[str]]
     signature: tuple[str, ...]
     """What two copies of one server's tool share (all but the server prefix): repeats are spread out by it."""
+    own: str
+    """Its name without its server's prefix."""
     weight: float
     """What its score is multiplied by (`DEPRECATED` for a deprecated tool, else 1)."""
 
@@ -288,7 +288,7 @@ def _document(tool: Mapping[str, Any], separator: str, split: Callable[[str], li
     }
     signature = (own, *fields["description"], "|", *parameters, "|", *parameter_text)
     deprecated = _DEPRECATED_STEM in fields["description"] or _DEPRECATED_STEM in fields["name"]
-    return _Document(name, fields, signature, DEPRECATED if deprecated else 1.0)
+    return _Document(name, fields, signature, own, DEPRECATED if deprecated else 1.0)
 
 
 class ToolIndex:
@@ -313,6 +313,9 @@ class ToolIndex:
         self.names: tuple[str, ...] = tuple(document.name for document in documents)
         signatures: dict[tuple[str, ...], int] = {}
         self._signature = tuple(signatures.setdefault(document.signature, len(signatures)) for document in documents)
+        self._named: dict[tuple[str, ...], list[int]] = {}
+        for index, document in enumerate(documents):
+            self._named.setdefault(tuple(split(document.own)), []).append(index)
         self._discounted = tuple(
             (index, document.weight) for index, document in enumerate(documents) if document.weight != 1
         )
@@ -356,7 +359,8 @@ class ToolIndex:
         if limit <= 0 or not self.names:
             return []
         scores = [0.0] * len(self.names)
-        for term, weight in _query_terms(query).items():
+        terms, own = _query_terms(query)
+        for term, weight in terms.items():
             posting = self._postings.get(term)
             if posting is None:
                 continue
@@ -364,6 +368,8 @@ class ToolIndex:
                 scores[index] += weight * share
         for index, weight in self._discounted:
             scores[index] *= weight
+        for index in self._named.get(own, ()):
+            scores[index] *= EXACT_NAME
         # A stable sort of the name-ordered indices by score (no tuple a tool: the garbage collector stays idle).
         ranked = sorted(self._by_name, key=scores.__getitem__, reverse=True)
         # Best first by raw score; a repeat's decayed score never beats its raw one, so once the next
