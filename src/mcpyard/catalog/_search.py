@@ -255,6 +255,8 @@ def _query_terms(query: str) -> tuple[dict[str, float], tuple[str, ...]]:
 
 @dataclass(frozen=True, slots=True)
 class _Document:
+    """One tool as the index sees it: its words by field."""
+
     name: str
     fields: dict[str, list[str]]
     signature: tuple[str, ...]
