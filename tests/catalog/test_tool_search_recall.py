@@ -135,7 +135,7 @@ def test_mod4_hostile_queries_answer_quickly_and_never_raise(query: str) -> None
     index = ToolIndex(_catalog())
     started = time.perf_counter()
     found = index.search(query, 5)
-    assert time.perf_counter() - started < 1.0
+    assert time.perf_counter() - started < 0.1  # ~1 ms: the query is cut to its first 4 KiB and 64 words
     assert len(found) <= 5
 
 
@@ -211,3 +211,16 @@ def test_mod4_another_separator_still_tells_the_server_from_the_tool() -> None:
 def test_mod4_a_query_that_is_a_tools_name_finds_that_tool_first(query: str) -> None:
     """Models often ask by name: the very tool comes first, even a deprecated one among its look-alikes."""
     assert unprefixed(ToolIndex(_catalog()).search(query, 5)[0]) == "read_file"
+
+
+def test_mod4_tools_described_in_other_scripts_are_found_by_their_words() -> None:
+    index = ToolIndex(
+        [
+            {"name": "chitat", "description": "Прочитать файл"},
+            {"name": "yomu", "description": "ファイル を 読む"},
+            {"name": "read_file", "description": "Read a file"},
+        ]
+    )
+    assert index.search("прочитать", 5) == ["chitat"]
+    assert index.search("ファイル", 5) == ["yomu"]
+    assert index.search("read", 5) == ["read_file"]

@@ -28,7 +28,8 @@ from typing import Any
 
 __all__ = ["ToolIndex", "words"]
 
-_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+")
+_WORD = re.compile(r"[A-Z]+(?![a-z])|[A-Z]?[a-z]+|[0-9]+|[^\W\dA-Za-z_]+")
+"""camelCase-aware ASCII words and numbers, and runs of any other script's letters (a Russian or Japanese word)."""
 _STOP_WORDS = """
 a about an and any are as at be been by can could did do does for from had has have how i in into is it its
 just me my of on or our please should some that the their them then there these this to up us use using want
@@ -216,8 +217,9 @@ def _related_stems(table: Mapping[str, tuple[str, ...]]) -> dict[str, tuple[str,
 _RELATED_STEMS = _related_stems(RELATED)
 _DEPRECATED_STEM = _stem("deprecated")
 
+MAX_QUERY_CHARS = 4096
 MAX_QUERY_WORDS = 64
-"""A query's words past this many are ignored: a pasted document must not cost more than a sentence."""
+"""A query's characters and words past these are ignored: a pasted document must not cost more than a sentence."""
 MAX_WORD = 40
 """Longer runs of letters are not words anyone searches by (base64, hashes, a 100 KB `xxxx`)."""
 
@@ -240,11 +242,11 @@ def _query_terms(query: str) -> tuple[dict[str, float], tuple[str, ...]]:
     and its own words in order (to know a query that is a tool's very name)."""
     terms: dict[str, float] = {}
     own: list[str] = []
-    for part in _WORD.finditer(query):
+    for part in _WORD.finditer(query, 0, MAX_QUERY_CHARS):
         stem = _word(part.group())
         if not stem:
             continue
-        if stem not in terms and len(terms) >= MAX_QUERY_WORDS:
+        if len(own) >= MAX_QUERY_WORDS:
             break
         own.append(stem)
         terms[stem] = 1.0
