@@ -28,6 +28,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "ServerSpec",
         "SourceKind",
         "TokenEndpointAuthMethod",
+        "ToolSearchSettings",
         "TransportName",
         "TrustStore",
         "credential_header",

@@ -10,7 +10,6 @@ searched: one a policy turned off, or whose definition changed since it was revi
 from __future__ import annotations
 
 import json
-from collections import OrderedDict
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
@@ -27,7 +26,6 @@ __all__ = [
     "FIND_TOOLS",
     "FIND_TOOLS_TOOL",
     "MAX_LIMIT",
-    "FoundTools",
     "find_tools",
     "search",
     "searchable",
@@ -55,27 +53,6 @@ FIND_TOOLS_TOOL: Mapping[str, Any] = {
     },
     "annotations": {"readOnlyHint": True, "idempotentHint": True},
 }
-
-
-class FoundTools:
-    """The tools found in each conversation, in the order they were found (the last 1,000 conversations)."""
-
-    def __init__(self, conversations: int = 1000) -> None:
-        self._found: OrderedDict[str, dict[str, None]] = OrderedDict()
-        self._limit = conversations
-
-    def add(self, conversation: str, names: list[str]) -> list[str]:
-        """Note `names` as found in `conversation`; returns those that were not found there before."""
-        found = self._found.setdefault(conversation, {})
-        self._found.move_to_end(conversation)
-        while len(self._found) > self._limit:
-            self._found.popitem(last=False)
-        new = [name for name in names if name not in found]
-        found.update(dict.fromkeys(new))
-        return new
-
-    def of(self, conversation: str) -> tuple[str, ...]:
-        return tuple(self._found.get(conversation, ()))
 
 
 def searchable(view: HostView) -> list[dict[str, Any]]:

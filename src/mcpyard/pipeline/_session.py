@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 from mcpyard.config import Mode
 from mcpyard.elicitation import Elicitor
 from mcpyard.pipeline._cache import IdempotentCache
-from mcpyard.pipeline._find import FoundTools
+from mcpyard.pipeline._found import FoundTools
 from mcpyard.pipeline._record import CallRecorder, MemoryRecorder
 from mcpyard.pipeline._store import Results, ResultStore
 from mcpyard.policy import Approver, HookSpawn
