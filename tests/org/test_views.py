@@ -54,6 +54,8 @@ VIEWS: dict[str, Any] = {
     "publication": turns.PublicationView,
     "assistant": turns.AssistantView,
     "visitor_turn": turns.VisitorTurnView,
+    "limits": services.LimitsView,
+    "usage": services.UsageView,
 }
 """Each documented body's view, by the body's name in `BODY_SCHEMAS`."""
 NAMES = sorted(VIEWS)

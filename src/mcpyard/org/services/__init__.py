@@ -15,6 +15,7 @@ from mcpyard.org.services._calls import TurnCalls, org_call
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals
 from mcpyard.org.services._leases import held_until, holding, sweep
+from mcpyard.org.services._limits import LimitReached, caller_subjects, charge, get_limits, set_limits
 from mcpyard.org.services._member_calls import (
     MAX_CONVERSATION,
     MAX_TOOL_NAME,
@@ -68,6 +69,7 @@ from mcpyard.org.services._service import (
     approval_key,
 )
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
+from mcpyard.org.services._usage import DEFAULT_DAYS, GROUPS, MAX_DAYS, usage
 from mcpyard.org.services._views import (
     AlertView,
     ApprovalView,
@@ -80,6 +82,7 @@ from mcpyard.org.services._views import (
     DefinitionView,
     EditedServerView,
     GrantView,
+    LimitsView,
     MemberIdentityView,
     MemberView,
     ParkedView,
@@ -92,6 +95,7 @@ from mcpyard.org.services._views import (
     TokenView,
     ToolDetailView,
     ToolView,
+    UsageView,
 )
 
 __all__ = [
@@ -100,9 +104,12 @@ __all__ = [
     "APPROVAL_WAIT_SECONDS",
     "CODE_SECONDS",
     "COOKIE",
+    "DEFAULT_DAYS",
+    "GROUPS",
     "HOLD_SECONDS",
     "MAX_CC_FIELD",
     "MAX_CONVERSATION",
+    "MAX_DAYS",
     "MAX_SCOPE",
     "MAX_SCOPES",
     "MAX_SERVER_NAME",
@@ -128,6 +135,8 @@ __all__ = [
     "GrantView",
     "Inbox",
     "Issued",
+    "LimitReached",
+    "LimitsView",
     "MemberIdentityView",
     "MemberView",
     "ModelFactory",
@@ -147,6 +156,7 @@ __all__ = [
     "ToolDetailView",
     "ToolView",
     "TurnCalls",
+    "UsageView",
     "add_member",
     "answer_from_page",
     "answer_question",
@@ -154,7 +164,9 @@ __all__ = [
     "approve",
     "audit",
     "call_tool",
+    "caller_subjects",
     "change_role",
+    "charge",
     "checked_conversation",
     "clear_alert",
     "create_organization",
@@ -163,6 +175,7 @@ __all__ = [
     "delete_server",
     "end_grant",
     "ensure_key",
+    "get_limits",
     "get_question",
     "get_server",
     "get_tool",
@@ -198,11 +211,13 @@ __all__ = [
     "revoke_grant",
     "revoke_member_token",
     "server_selections",
+    "set_limits",
     "set_policy",
     "sweep",
     "sweep_questions",
     "until_done_or_asked",
     "update_server",
+    "usage",
     "verify_login",
     "withdraw_token",
 ]

@@ -10,6 +10,7 @@ service; this package gathers them, so `Base.metadata` holds every table.
 from mcpyard.org.store._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
 from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, CallRowStatus, StoredResult
 from mcpyard.org.store._models._events import Alert, AuditEvent
+from mcpyard.org.store._models._limits import LimitCount, OrgLimits
 from mcpyard.org.store._models._oauth import (
     ClientKind,
     OAuthClient,
@@ -49,6 +50,7 @@ __all__ = [
     "ClientKind",
     "Conversation",
     "Credential",
+    "LimitCount",
     "Listed",
     "Member",
     "ModelSetting",
@@ -57,6 +59,7 @@ __all__ = [
     "OAuthGrant",
     "OAuthRequest",
     "OAuthToken",
+    "OrgLimits",
     "Organization",
     "Policy",
     "Publication",
