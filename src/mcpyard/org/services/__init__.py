@@ -69,7 +69,7 @@ from mcpyard.org.services._service import (
     approval_key,
 )
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
-from mcpyard.org.services._usage import DEFAULT_DAYS, GROUPS, MAX_DAYS, usage
+from mcpyard.org.services._usage import DEFAULT_DAYS, GROUPS, MAX_DAYS, usage, usage_period
 from mcpyard.org.services._views import (
     AlertView,
     ApprovalView,
@@ -218,6 +218,7 @@ __all__ = [
     "until_done_or_asked",
     "update_server",
     "usage",
+    "usage_period",
     "verify_login",
     "withdraw_token",
 ]

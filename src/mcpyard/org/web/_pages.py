@@ -57,6 +57,8 @@ NAV = (
     ("assistants", "/assistants", "Assistants", False),
     ("alerts", "/alerts", "Alerts", False),
     ("audit", "/audit", "Audit log", True),
+    ("usage", "/usage", "Usage", True),
+    ("limits", "/limits", "Limits", True),
     ("members", "/members", "Members & tokens", False),
     ("clients", "/clients", "MCP clients", False),
 )

@@ -9,7 +9,15 @@ from starlette.requests import Request
 from starlette.responses import Response
 from starlette.routing import Route
 
-from mcpyard.org.web import _live, _oauth_pages, _people_pages, _question_pages, _registry_pages, _turn_pages
+from mcpyard.org.web import (
+    _limit_pages,
+    _live,
+    _oauth_pages,
+    _people_pages,
+    _question_pages,
+    _registry_pages,
+    _turn_pages,
+)
 from mcpyard.org.web._pages import PageRoute, PageRoutes
 
 __all__ = ["PAGE_ROUTES", "web_routes"]
@@ -43,6 +51,7 @@ PAGE_ROUTES: tuple[PageRoute, ...] = (
     *_question_pages.PAGES.declared,
     *_live.PAGES.declared,
     *_oauth_pages.PAGES.declared,
+    *_limit_pages.PAGES.declared,
 )
 """Every page of the console, each declared once beside its handler."""
 
