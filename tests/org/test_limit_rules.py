@@ -55,7 +55,8 @@ def test_org11_a_refusal_says_which_limit_and_when_it_resets_in_whole_seconds(
         ("token_per_day", 100_000_001, False),
         ("teammate_per_day", -1, False),
         ("teammate_per_day", True, False),
-        ("teammate_per_day", 2.0, False),
+        ("teammate_per_day", 2.0, True),
+        ("teammate_per_day", 2.5, False),
         ("teammate_per_day", "2", False),
     ],
 )

@@ -88,10 +88,13 @@ async def test_api8_only_owners_and_admins_read_usage(service: Service) -> None:
     ("params", "named"),
     [
         ({"group_by": "planet"}, "group_by"),
+        ({"group_by": ""}, "group_by"),
         ({"since": "last tuesday"}, "since"),
         ({"until": "2026-13-01"}, "until"),
         ({"since": "2026-12-05", "until": "2026-12-01"}, "since"),
         ({"since": "2024-01-01", "until": "2026-01-01"}, "366 days"),
+        ({"until": "0001-01-01"}, "years"),
+        ({"since": "9999-12-31T23:00:00-05:00"}, "since"),
     ],
 )
 async def test_api8_a_bad_period_or_grouping_is_refused_naming_it(

@@ -84,5 +84,5 @@ async def put_limits(request: Request, caller: Caller) -> Response:
 )
 async def get_usage(request: Request, caller: Caller) -> Response:
     since, until = query_text(request, "since") or None, query_text(request, "until") or None
-    group = query_text(request, "group_by") or None
+    group = query_text(request, "group_by")
     return JSONResponse(await usage(running(request).service, caller, group, since, until))

@@ -116,6 +116,8 @@ def limit_problem(name: str, value: object) -> str | None:
     if value is None:
         return None
     top = MAX_PER_MINUTE if name.endswith("_per_minute") else MAX_PER_DAY
+    if isinstance(value, float) and value.is_integer():  # JSON's 5.0 is the number 5
+        value = int(value)
     if isinstance(value, bool) or not isinstance(value, int) or not 0 <= value <= top:
         period = name.rsplit("_", 1)[1]
         return f"`{name}` must be a whole number from 0 to {top} (calls per {period}), or null for no limit"
@@ -131,4 +133,4 @@ def checked_limits(body: Mapping[str, object]) -> dict[str, int | None]:
 
 
 def _as_int(value: object) -> int | None:
-    return value if isinstance(value, int) else None
+    return int(value) if isinstance(value, int | float) else None

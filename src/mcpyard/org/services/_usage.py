@@ -41,17 +41,20 @@ def _moment(name: str, text: str, *, end: bool) -> datetime:
             day = date.fromisoformat(text)
             return datetime.combine(day + timedelta(days=1 if end else 0), time(), UTC)
         moment = datetime.fromisoformat(text)
-    except ValueError:
+        return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
+    except (ValueError, OverflowError):
         raise Invalid(
             "invalid_request", f"`{name}` must be a date (2026-12-01) or an ISO 8601 time (2026-12-01T09:30:00Z)"
         ) from None
-    return moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
 
 
 def usage_period(since: str | None, until: str | None, now: datetime) -> tuple[datetime, datetime]:
     """The period `[since, until)` a request asks for: by default the last 30 days up to `now`; at most a year."""
-    end = _moment("until", until, end=True) if until else now
-    start = _moment("since", since, end=False) if since else end - timedelta(days=DEFAULT_DAYS)
+    try:
+        end = _moment("until", until, end=True) if until else now
+        start = _moment("since", since, end=False) if since else end - timedelta(days=DEFAULT_DAYS)
+    except OverflowError:
+        raise Invalid("invalid_request", "`since` and `until` must be dates between the years 1 and 9999") from None
     if start >= end:
         raise Invalid("invalid_request", "`since` must be before `until`")
     if end - start > timedelta(days=MAX_DAYS):
