@@ -21,7 +21,9 @@ import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp_types import TextContent
+from sqlalchemy import select
 
+from mcpyard.org.store import LimitCount, open_database
 from tests.conftest import Home
 from tests.model.openai_fixture import ModelFixture, serve_model
 from tests.org._flows import by_tool, call, register, set_policy
@@ -279,3 +281,18 @@ async def test_org11_a_limit_that_cannot_be_one_is_refused_naming_it(service: Se
     assert refused.json()["error"]["code"] == "invalid_request"
     assert next(iter(body)) in refused.json()["error"]["message"]
     assert (await service.get("/api/v1/limits"))["member_per_minute"] is None, "nothing was set"
+
+
+async def test_org11_the_counts_of_ended_windows_are_deleted_as_new_windows_start(
+    service: Service, upstream: str, clock: Clock
+) -> None:
+    await _tools(service, upstream)
+    await _set(service, member_per_minute=5, member_per_day=100)
+    me = (await service.get("/api/v1/me"))["id"]
+    assert (await call(service, "tools__lookup", {"key": "k"}))["ok"] is True
+    clock.now += timedelta(minutes=3)
+    assert (await call(service, "tools__lookup", {"key": "k"}))["ok"] is True
+    async with open_database(service.database_url) as db, db.sessions.begin() as session:
+        counts = {row.key: row.count for row in await session.scalars(select(LimitCount))}
+    minute, day = int(clock.now.timestamp()) // 60 * 60, int(START.timestamp()) // 86_400 * 86_400
+    assert counts == {f"member:{me}|minute|{minute}": 1, f"member:{me}|day|{day}": 2}, "the first minute's is gone"
