@@ -296,3 +296,14 @@ async def test_org11_the_counts_of_ended_windows_are_deleted_as_new_windows_star
         counts = {row.key: row.count for row in await session.scalars(select(LimitCount))}
     minute, day = int(clock.now.timestamp()) // 60 * 60, int(START.timestamp()) // 86_400 * 86_400
     assert counts == {f"member:{me}|minute|{minute}": 1, f"member:{me}|day|{day}": 2}, "the first minute's is gone"
+
+
+async def test_org11_of_two_limits_reached_the_refusal_names_the_one_that_resets_last(
+    service: Service, upstream: str
+) -> None:
+    await _tools(service, upstream)
+    await _set(service, member_per_day=1, token_per_minute=1)
+    assert (await call(service, "tools__lookup", {"key": "k"}))["ok"] is True
+    refused = await service.request("POST", "/api/v1/calls", json={"tool": "tools__lookup", "arguments": {"key": "k"}})
+    assert _refusal(refused)["limit"] == "member_per_day"
+    assert refused.headers["retry-after"] == str(11 * 3600 + 59 * 60 + 30), "not before the day ends"

@@ -121,18 +121,23 @@ async def charge(svc: OrgService, org_id: str, subjects: Sequence[Subject]) -> N
     """Count one call for each of `subjects` in every window of theirs the organization limits.
 
     Raises:
-        LimitReached: the call would go over a limit (the first in `windows_of`'s order): nothing is counted.
+        LimitReached: the call would go over a limit: nothing is counted. Of several, the one that resets last
+            is named, so that `Retry-After` is when the call can run again.
     """
     now = svc.clock()
     started = False
     async with svc.db() as session:
         async with session.begin():
             windows = windows_of(await _limits_of(session, org_id), list(subjects), now)
+            over: list[Window] = []
             for window in windows:
                 count = int((await session.execute(_upsert(session, org_id, window))).scalar_one())
-                if count > window.limit:  # leaving the block rolls every count of this call back
-                    raise LimitReached(Reached(window.subject, window.period, window.limit, window.end, now))
+                if count > window.limit:
+                    over.append(window)
                 started = started or count == 1
+            if over:  # leaving the block this way rolls every count of this call back
+                last = max(over, key=lambda window: window.end)
+                raise LimitReached(Reached(last.subject, last.period, last.limit, last.end, now))
         if started:
             await _sweep(session, org_id, int(now.timestamp()))
 
