@@ -76,3 +76,18 @@ async def test_org11_api8_a_member_sees_neither_page(console: Console) -> None:
         response = await page.goto(path)
         assert response is not None
         assert response.status == 403
+
+
+async def test_org11_a_limit_typed_that_cannot_be_one_is_refused_on_the_page_naming_it(console: Console) -> None:
+    page = await console.sign_in("owner@acme.test")
+    await page.goto("/limits")
+    csrf = await page.locator('input[name="csrf_token"]').first.get_attribute("value")
+    assert csrf
+    for typed in ("²", "-1", "1e3", "100001"):
+        form: dict[str, str | float | bool] = {"csrf_token": csrf, "member_per_minute": typed}
+        response = await page.request.post("/limits", form=form, max_redirects=0)
+        assert response.status == 303, typed
+        await page.goto("/limits")
+        await expect(page.locator(".notice.error")).to_contain_text("`member_per_minute` must be a whole number")
+    assert (await console.api.get("/api/v1/limits"))["member_per_minute"] is None
+    assert await console.api.get("/api/v1/audit", params={"action": "limits.set"}) == []

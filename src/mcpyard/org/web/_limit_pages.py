@@ -53,7 +53,7 @@ def _form_limit(name: str, text: str) -> int | None:
     text = text.strip()
     if not text:
         return None
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # "²" is a digit to Python, not a number
         top = MAX_PER_MINUTE if name.endswith("_per_minute") else MAX_PER_DAY
         raise Invalid("invalid_request", f"`{name}` must be a whole number from 0 to {top}, or empty for no limit")
     return int(text)
