@@ -625,3 +625,22 @@ async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_r
             assert anyio.current_time() - started < 20, "a document is read within 10 s in all, however it trickles"
         over.set()
     assert reads == ["/missing.json", "/slow.json"], "an address that failed is not read again at once"
+
+
+async def test_org11_an_oauth_clients_calls_count_against_the_per_token_limit_of_its_sign_in(
+    service: Service, upstream: str
+) -> None:
+    await set_policy(service, by_tool(await register(service, upstream))["lookup"], "run_freely")
+    api_token = await service.add_member("member@acme.test")
+    limits = await service.request("PUT", "/api/v1/limits", json={"token_per_day": 1})
+    assert limits.status_code == 200, limits.text
+    async with (
+        browser_of(service, "member@acme.test", signed_in=False) as browser,
+        oauth_client(service, browser, Memory()) as client,
+    ):
+        assert not (await client.call_tool("tools__lookup", {"key": "k"})).is_error
+        refused = await client.call_tool("tools__lookup", {"key": "k"})
+        assert refused.is_error
+        assert "token limit" in str(refused.content[0])
+    ran = await service.post("/api/v1/calls", {"tool": "tools__lookup", "arguments": {"key": "k"}}, token=api_token)
+    assert ran["ok"] is True, "the member's API token is another token, with a count of its own"

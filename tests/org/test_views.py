@@ -58,6 +58,8 @@ VIEWS: dict[str, Any] = {
     "created_webhook": services.CreatedWebhookView,
     "delivery": services.DeliveryView,
     "delivery_try": services.DeliveryTryView,
+    "limits": services.LimitsView,
+    "usage": services.UsageView,
 }
 """Each documented body's view, by the body's name in `BODY_SCHEMAS`."""
 NAMES = sorted(VIEWS)

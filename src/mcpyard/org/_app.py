@@ -16,8 +16,9 @@ import hashlib
 import hmac
 import html
 import logging
-from collections.abc import AsyncIterator, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
+from datetime import datetime
 from pathlib import Path
 from typing import Any
 
@@ -62,7 +63,7 @@ from mcpyard.org.services import (
     sweep,
     sweep_questions,
 )
-from mcpyard.org.store import check_schema, listen, open_database
+from mcpyard.org.store import check_schema, listen, open_database, utcnow
 from mcpyard.org.turns import RateLimits, after_decision
 from mcpyard.org.web import Live, Pages, SecurityHeaders, web_routes
 
@@ -118,6 +119,8 @@ class OrgSettings:
     """How long a request body may take to arrive in all before it is refused with 408."""
     webhooks: WebhookSettings = field(default_factory=WebhookSettings)
     """How webhook deliveries are sent: attempts, backoff, timeout, how often a replica looks for due ones."""
+    clock: Callable[[], datetime] = utcnow
+    """The time calls are counted at against the organizations' limits (UTC; tests give a clock they move)."""
 
 
 @dataclass
@@ -220,6 +223,7 @@ def org_app(settings: OrgSettings) -> Starlette:
                 hold_seconds=settings.lease_seconds,
                 approval_wait_seconds=settings.approval_wait_seconds,
                 decided=after_decision,
+                clock=settings.clock,
             )
             authenticate = Authenticator(db.sessions, SessionSigner(_session_key(sealer)))
             sign_ins = settings.sign_ins or SignInLimits()

@@ -25,6 +25,10 @@ class Caller:
     revision: int | None = None
     """The organization's change count, read with the caller's credentials (None: not read): the call this request
     makes runs against the organization as it was then, with no second read (ORG-9)."""
+    token_id: str | None = None
+    """The credential the request came with, when it is a program's: an API token's id, or the id of the grant an
+    MCP client's OAuth access token belongs to (its calls count against the per-token limits, ORG-11); None for a
+    browser session."""
 
     @property
     def is_admin(self) -> bool:

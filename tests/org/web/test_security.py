@@ -17,7 +17,19 @@ from tests.org._service import PASSWORD, Service, running_service
 
 pytestmark = pytest.mark.anyio
 
-PAGES = ("/servers", "/tools", "/teammates", "/inbox", "/assistants", "/alerts", "/audit", "/members", "/login")
+PAGES = (
+    "/servers",
+    "/tools",
+    "/teammates",
+    "/inbox",
+    "/assistants",
+    "/alerts",
+    "/audit",
+    "/usage",
+    "/limits",
+    "/members",
+    "/login",
+)
 _CSRF = re.compile(r'name="csrf_token" value="([^"]+)"')
 
 

@@ -135,7 +135,8 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
     "POST",
     "/api/v1/calls",
     op(
-        "Call a tool by the name the model sees: refusals are 200 with `ok: false` and the pipeline's code",
+        "Call a tool by the name the model sees: refusals are 200 with `ok: false` and the pipeline's code; a call"
+        " over one of the organization's limits is 429 `limit_reached` with `Retry-After`, and nothing runs",
         {
             "200": ("the call's result", CALL_RESULT),
             "202": (
@@ -144,7 +145,7 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
                 {"oneOf": [_PARKED, _ASKING]},
             ),
         },
-        "400 401 403 413 422",
+        "400 401 403 413 422 429",
         body=_CALL_BODY,
     ),
 )

@@ -20,6 +20,7 @@ from mcpyard import __version__
 from mcpyard.org.api import (
     _api_assistants,
     _api_calls,
+    _api_limits,
     _api_people,
     _api_questions,
     _api_servers,
@@ -57,6 +58,7 @@ OPERATIONS = (
     *_api_turns.API.declared,
     *_api_assistants.API.declared,
     *_api_webhooks.API.declared,
+    *_api_limits.API.declared,
     *API.declared,
 )
 """Every operation of the API, in the order the document lists them."""
@@ -67,6 +69,7 @@ BODY_SCHEMAS: dict[str, S] = {
     **_api_questions.BODIES,
     **_turn_schemas.BODIES,
     **_api_webhooks.BODIES,
+    **_api_limits.BODIES,
 }
 """The schemas of the bodies the API answers with, by name: each is what a service's TypedDict view says, key by
 key (the views test pairs them)."""

@@ -31,9 +31,18 @@ from mcpyard.org._caller import Caller
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.mcp._decision import wait_for_decision
 from mcpyard.org.rules import Purpose, ToolFacts, why_not
-from mcpyard.org.services import Asker, Inbox, OrgService, keep_connection_state, org_call
+from mcpyard.org.services import (
+    Asker,
+    Inbox,
+    LimitReached,
+    OrgService,
+    caller_subjects,
+    charge,
+    keep_connection_state,
+    org_call,
+)
 from mcpyard.org.store import Policy, RegisteredServer, TeammateServer, Tool, new_id
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import READ_RESULT, CallResult
 
 __all__ = ["INSTRUCTIONS", "STATE_KEY", "McpRequest", "OrgFace"]
 
@@ -129,6 +138,11 @@ class OrgFace(ToolFace):
     ) -> CallResult:
         asking = mcp_request(ctx)
         svc, caller = asking.service, asking.caller
+        if name != READ_RESULT:  # counted before anything runs; over a limit, an error result says which (ORG-11)
+            try:
+                await charge(svc, caller.org_id, caller_subjects(caller))
+            except LimitReached as exc:
+                return CallResult.refusal(exc.code, exc.message, tool=name)
         opened = await svc.hosts.current(caller.org_id, seen=caller.revision)
         key = conversation_key(caller.member_id, mcp_conversation(ctx))
         client = client_of(ctx)

@@ -15,6 +15,7 @@ from mcpyard.org.services._calls import TurnCalls, org_call
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals
 from mcpyard.org.services._leases import held_until, holding, sweep
+from mcpyard.org.services._limits import LimitReached, caller_subjects, charge, get_limits, set_limits
 from mcpyard.org.services._member_calls import (
     MAX_CONVERSATION,
     MAX_TOOL_NAME,
@@ -68,6 +69,7 @@ from mcpyard.org.services._service import (
     approval_key,
 )
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
+from mcpyard.org.services._usage import DEFAULT_DAYS, GROUPS, MAX_DAYS, usage, usage_period
 from mcpyard.org.services._views import (
     AlertView,
     ApprovalView,
@@ -83,6 +85,7 @@ from mcpyard.org.services._views import (
     DeliveryView,
     EditedServerView,
     GrantView,
+    LimitsView,
     MemberIdentityView,
     MemberView,
     ParkedView,
@@ -95,6 +98,7 @@ from mcpyard.org.services._views import (
     TokenView,
     ToolDetailView,
     ToolView,
+    UsageView,
     WebhookView,
 )
 from mcpyard.org.services._webhook_events import EVENTS, WaitingEvent, queue_event
@@ -115,10 +119,13 @@ __all__ = [
     "APPROVAL_WAIT_SECONDS",
     "CODE_SECONDS",
     "COOKIE",
+    "DEFAULT_DAYS",
     "EVENTS",
+    "GROUPS",
     "HOLD_SECONDS",
     "MAX_CC_FIELD",
     "MAX_CONVERSATION",
+    "MAX_DAYS",
     "MAX_SCOPE",
     "MAX_SCOPES",
     "MAX_SERVER_NAME",
@@ -151,6 +158,8 @@ __all__ = [
     "GrantView",
     "Inbox",
     "Issued",
+    "LimitReached",
+    "LimitsView",
     "MemberIdentityView",
     "MemberView",
     "ModelFactory",
@@ -170,6 +179,7 @@ __all__ = [
     "ToolDetailView",
     "ToolView",
     "TurnCalls",
+    "UsageView",
     "WaitingEvent",
     "WebhookSettings",
     "WebhookView",
@@ -181,7 +191,9 @@ __all__ = [
     "approve",
     "audit",
     "call_tool",
+    "caller_subjects",
     "change_role",
+    "charge",
     "checked_conversation",
     "clear_alert",
     "create_organization",
@@ -192,6 +204,7 @@ __all__ = [
     "deliver_webhooks",
     "end_grant",
     "ensure_key",
+    "get_limits",
     "get_question",
     "get_server",
     "get_tool",
@@ -230,12 +243,15 @@ __all__ = [
     "revoke_grant",
     "revoke_member_token",
     "server_selections",
+    "set_limits",
     "set_policy",
     "sign",
     "sweep",
     "sweep_questions",
     "until_done_or_asked",
     "update_server",
+    "usage",
+    "usage_period",
     "verify_login",
     "withdraw_token",
 ]

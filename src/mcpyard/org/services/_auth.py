@@ -38,8 +38,8 @@ SESSION_SECONDS = 12 * 3600
 _UNSAFE = frozenset({"POST", "PUT", "PATCH", "DELETE"})
 
 
-def _caller(member: Member, revision: int | None = None) -> Caller:
-    return Caller(member.id, member.org_id, member.email, member.role, revision)
+def _caller(member: Member, revision: int | None = None, token_id: str | None = None) -> Caller:
+    return Caller(member.id, member.org_id, member.email, member.role, revision, token_id)
 
 
 def _row_id(session_id: str) -> str:

@@ -17,11 +17,12 @@ from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
 from mcpyard.org.services._inbox import Inbox
+from mcpyard.org.services._limits import caller_subjects, charge
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._views import CallBody, CallResultView
 from mcpyard.org.store import Question, RegisteredServer, new_id
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import READ_RESULT, CallResult
 
 __all__ = ["MAX_CONVERSATION", "MAX_TOOL_NAME", "call_tool", "checked_conversation", "read_result"]
 
@@ -52,12 +53,17 @@ async def call_tool(
     question its server asked (the call goes on once it is answered; its result then comes with the question).
 
     `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
+
+    Raises:
+        LimitReached: the member or the token used up a limit of the organization (429); nothing ran.
     """
     if not isinstance(name, str) or not name or len(name) > MAX_TOOL_NAME:
         raise Invalid("invalid_request", f"give `tool`, the tool's name as the model sees it (at most {MAX_TOOL_NAME})")
     if not isinstance(arguments, dict):
         raise Invalid("invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
     conversation = checked_conversation(conversation)
+    if name != READ_RESULT:  # counted before anything runs; over a limit, 429 and nothing is sent (ORG-11)
+        await charge(svc, caller.org_id, caller_subjects(caller))
     opened = await svc.hosts.current(caller.org_id, seen=caller.revision)
     key = conversation_key(caller.member_id, conversation)
     inbox = Inbox(svc, caller, name, arguments, key)

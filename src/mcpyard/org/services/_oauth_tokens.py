@@ -116,7 +116,7 @@ async def caller_for_access_token(session: AsyncSession, token: str, resource: s
     if grant.last_used_at is None or utcnow() - grant.last_used_at > timedelta(minutes=5):
         grant.last_used_at = utcnow()
     revision = await revision_of(session, member.org_id)
-    return Caller(member.id, member.org_id, member.email, member.role, revision)
+    return Caller(member.id, member.org_id, member.email, member.role, revision, grant.id)
 
 
 async def end_grant(session: AsyncSession, grant_id: str) -> None:

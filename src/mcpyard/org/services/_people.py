@@ -278,9 +278,11 @@ async def member_for_token(session: AsyncSession, token: str, *, now: datetime |
     return found[0] if found is not None else None
 
 
-async def token_holder(session: AsyncSession, token: str, *, now: datetime | None = None) -> tuple[Member, int] | None:
-    """The member a presented API token belongs to and their organization's change count (ORG-9), read together;
-    None for an unknown, revoked or malformed token."""
+async def token_holder(
+    session: AsyncSession, token: str, *, now: datetime | None = None
+) -> tuple[Member, int, str] | None:
+    """The member a presented API token belongs to, their organization's change count (ORG-9) and the token's id,
+    read together; None for an unknown, revoked or malformed token."""
     if not looks_like_token(token):
         return None
     presented = token_hash(token)
@@ -303,7 +305,7 @@ async def token_holder(session: AsyncSession, token: str, *, now: datetime | Non
             return None
         if row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY:
             row.last_used_at = now
-        return member, int(revision)
+        return member, int(revision), row.id
 
 
 async def verify_login(

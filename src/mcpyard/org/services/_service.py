@@ -4,13 +4,14 @@ from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
+from datetime import datetime
 from typing import TYPE_CHECKING, Protocol
 
 import anyio
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org.hosts import OrgHosts
-from mcpyard.org.store import Credential
+from mcpyard.org.store import Credential, utcnow
 
 if TYPE_CHECKING:
     from mcpyard.connect import EgressGuard
@@ -111,3 +112,5 @@ class OrgService:
     wakeups: Wakeups = field(default_factory=Wakeups)
     decided: Decided | None = None
     """Awaited by approving (once the run ended) and declining: a turn parked on the approval goes on."""
+    clock: Callable[[], datetime] = utcnow
+    """The time calls are counted at against the organization's limits (tests give a clock they move)."""

@@ -24,6 +24,7 @@ __all__ = [
     "DeliveryView",
     "EditedServerView",
     "GrantView",
+    "LimitsView",
     "MemberIdentityView",
     "MemberView",
     "ParkedView",
@@ -36,6 +37,7 @@ __all__ = [
     "TokenView",
     "ToolDetailView",
     "ToolView",
+    "UsageView",
     "WebhookView",
 ]
 
@@ -316,3 +318,25 @@ class DeliveryView(TypedDict):
     next_at: str | None
     finished_at: str | None
     tries: list[DeliveryTryView]
+
+
+class LimitsView(TypedDict):
+    """The organization's limits on calls, each a number of calls per fixed UTC window; null: no limit (ORG-11)."""
+
+    member_per_minute: int | None
+    member_per_day: int | None
+    token_per_minute: int | None
+    token_per_day: int | None
+    teammate_per_minute: int | None
+    teammate_per_day: int | None
+
+
+class UsageView(TypedDict):
+    """The calls of one member, server, tool or day in a period: how many, how many ended in an error, the seconds
+    they took and the bytes of their results (API-8)."""
+
+    key: str
+    calls: int
+    errors: int
+    seconds: float
+    bytes: int

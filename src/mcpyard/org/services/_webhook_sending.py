@@ -131,16 +131,21 @@ async def deliver_webhooks(
 async def deliver_due(svc: OrgService, settings: WebhookSettings) -> int:
     """Claim and send the deliveries due now (at most `BATCH`, at once); how many this replica claimed."""
     now = utcnow()
-    async with svc.db.begin() as session:
-        due = list(
-            await session.scalars(
-                select(WebhookDelivery.id).where(_claimable(now)).order_by(WebhookDelivery.next_at).limit(BATCH)
+    # The database's part is shielded: a replica stopping mid-query would leave the connection half-closed
+    # (SQLite's driver then keeps a closing task the event loop cannot end); these queries take milliseconds.
+    with anyio.CancelScope(shield=True):
+        async with svc.db.begin() as session:
+            due = list(
+                await session.scalars(
+                    select(WebhookDelivery.id).where(_claimable(now)).order_by(WebhookDelivery.next_at).limit(BATCH)
+                )
             )
-        )
     claimed = 0
     async with anyio.create_task_group() as tg:
         for delivery_id in due:
-            if (work := await _claim(svc, settings, delivery_id)) is not None:
+            with anyio.CancelScope(shield=True):
+                work = await _claim(svc, settings, delivery_id)
+            if work is not None:
                 claimed += 1
                 tg.start_soon(_send_claimed, svc, settings, *work)
     return claimed
@@ -191,7 +196,8 @@ async def _send_claimed(
     else:
         attempt = await _post(svc, settings, url, secret, delivery.id, delivery.payload)
     try:
-        await _record(svc, settings, delivery, attempt)
+        with anyio.CancelScope(shield=True):  # as in `deliver_due`: a write is never cut in the middle
+            await _record(svc, settings, delivery, attempt)
     except Exception as exc:  # the lease lapses and another round sends it again
         _log.warning("writing down a webhook delivery failed (%s)", type(exc).__name__)
 

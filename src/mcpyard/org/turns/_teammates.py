@@ -20,7 +20,17 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import conversation_key
-from mcpyard.org.services import Asker, OrgService, Outcome, audit, held_until, questions_of_turns, until_done_or_asked
+from mcpyard.org.rules import Subject
+from mcpyard.org.services import (
+    Asker,
+    OrgService,
+    Outcome,
+    audit,
+    charge,
+    held_until,
+    questions_of_turns,
+    until_done_or_asked,
+)
 from mcpyard.org.store import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
 from mcpyard.org.turns._model_setting import MAX_MODEL_NAME
 from mcpyard.org.turns._teammate_edits import (
@@ -237,9 +247,17 @@ class _Setting:
 
     def offer(self, svc: OrgService, turn_id: str, asker: Asker | None = None) -> Offer:
         inbox = TurnInbox(svc, self.member, self.key, turn_id)
-        return Offer(
-            self.names, self.instructions, limits(), inbox, asker or self.asker(turn_id), self.still_offered(svc)
-        )
+        asker = asker or self.asker(turn_id)
+        return Offer(self.names, self.instructions, limits(), inbox, asker, self.still_offered(svc), self.charge(svc))
+
+    def charge(self, svc: OrgService) -> Callable[[], Awaitable[None]]:
+        """Each call of the teammate's turns counts against the organization's per-teammate limits (ORG-11)."""
+        org_id, teammate = self.member.org_id, Subject("teammate", self.teammate_id)
+
+        async def count() -> None:
+            await charge(svc, org_id, [teammate])
+
+        return count
 
     def still_offered(self, svc: OrgService) -> Callable[[], Awaitable[Collection[str]]]:
         """The tools the teammate may use now, read again before each call of its turns (ORG-5)."""

@@ -105,6 +105,9 @@ class Offer:
     still_offered: Callable[[], Awaitable[Collection[str]]] | None = None
     """The tools it may use at this moment, read again before each call (a teammate edited or deleted while its
     turn runs, on any process: from its next call on); None: `names` for the whole turn."""
+    charge: Callable[[], Awaitable[None]] | None = None
+    """Counts one call against the organization's limits before it runs, raising `LimitReached` when it would go
+    over one (a teammate's turn: the teammate's limits); None: its calls are not counted (visitors have theirs)."""
 
 
 class TurnInbox:

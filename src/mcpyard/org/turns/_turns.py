@@ -33,7 +33,7 @@ from mcpyard.model import (
 )
 from mcpyard.ops import count_turn
 from mcpyard.org.hosts import OrgHost
-from mcpyard.org.services import OrgService, TurnCalls, holding
+from mcpyard.org.services import LimitReached, OrgService, TurnCalls, holding
 from mcpyard.org.store import Conversation, TurnRow, utcnow
 from mcpyard.org.turns._turn_json import merged_calls
 from mcpyard.org.turns._turn_offer import Offer
@@ -69,6 +69,8 @@ async def drive_turn(
             errors.append(event.message)
 
     host: TurnHost = TurnCalls(opened.host, svc, offer.asker, row.id, row.org_id)
+    if offer.charge is not None:
+        host = _Counted(host, offer.charge)
     if offer.still_offered is not None:
         host = _StillOffered(host, offer.still_offered)
     try:
@@ -150,6 +152,39 @@ class _StillOffered:
             why = f"{name}: this teammate may no longer use this tool (its servers changed or it was deleted)"
             why += "; nothing was sent"
             return CallResult.refusal("no_access", why, tool=name)
+        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+
+    def redact_json(self, value: Any) -> Any:
+        return self._host.redact_json(value)
+
+
+class _Counted:
+    """A turn's host that counts each call against the organization's limits before it runs (ORG-11): a call over a
+    limit is not sent, and the model reads why and when the limit resets as the call's error."""
+
+    def __init__(self, host: TurnHost, charge: Callable[[], Awaitable[None]]) -> None:
+        self._host, self._charge = host, charge
+
+    @property
+    def approver(self) -> Approver | None:
+        return self._host.approver
+
+    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
+        return self._host.tools_for_model(format, conversation=conversation)
+
+    async def call(
+        self,
+        name: str,
+        arguments: Mapping[str, Any] | None = None,
+        *,
+        conversation: str | None = None,
+        approver: Approver | None = None,
+    ) -> CallResult:
+        if name != READ_RESULT_TOOL["name"]:
+            try:
+                await self._charge()
+            except LimitReached as exc:
+                return CallResult.refusal(exc.code, exc.message, tool=name)
         return await self._host.call(name, arguments, conversation=conversation, approver=approver)
 
     def redact_json(self, value: Any) -> Any:

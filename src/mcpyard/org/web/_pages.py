@@ -58,6 +58,8 @@ NAV = (
     ("alerts", "/alerts", "Alerts", False),
     ("audit", "/audit", "Audit log", True),
     ("webhooks", "/webhooks", "Webhooks", True),
+    ("usage", "/usage", "Usage", True),
+    ("limits", "/limits", "Limits", True),
     ("members", "/members", "Members & tokens", False),
     ("clients", "/clients", "MCP clients", False),
 )

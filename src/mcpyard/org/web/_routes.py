@@ -10,6 +10,7 @@ from starlette.responses import Response
 from starlette.routing import Route
 
 from mcpyard.org.web import (
+    _limit_pages,
     _live,
     _oauth_pages,
     _people_pages,
@@ -52,6 +53,7 @@ PAGE_ROUTES: tuple[PageRoute, ...] = (
     *_live.PAGES.declared,
     *_oauth_pages.PAGES.declared,
     *_webhook_pages.PAGES.declared,
+    *_limit_pages.PAGES.declared,
 )
 """Every page of the console, each declared once beside its handler."""
 

@@ -10,6 +10,7 @@ service; this package gathers them, so `Base.metadata` holds every table.
 from mcpyard.org.store._models._base import NAMING_CONVENTION, Base, UTCDateTime, new_id, utcnow
 from mcpyard.org.store._models._calls import Approval, ApprovalStatus, CallRow, CallRowStatus, StoredResult
 from mcpyard.org.store._models._events import Alert, AuditEvent
+from mcpyard.org.store._models._limits import LimitCount, OrgLimits
 from mcpyard.org.store._models._oauth import (
     ClientKind,
     OAuthClient,
@@ -51,6 +52,7 @@ __all__ = [
     "Conversation",
     "Credential",
     "DeliveryStatus",
+    "LimitCount",
     "Listed",
     "Member",
     "ModelSetting",
@@ -59,6 +61,7 @@ __all__ = [
     "OAuthGrant",
     "OAuthRequest",
     "OAuthToken",
+    "OrgLimits",
     "Organization",
     "Policy",
     "Publication",
