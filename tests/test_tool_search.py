@@ -115,3 +115,17 @@ def test_mod4_chat_finds_a_tool_and_calls_it(home: Home) -> None:
     offered = [[tool["function"]["name"] for tool in request["tools"]] for request in requests]
     assert "t__lookup" not in offered[0], "first only find_tools (and read_result)"
     assert "t__lookup" in offered[1], "what was found is offered from then on"
+
+
+async def test_mod4_the_same_catalog_lists_in_the_same_order_every_time(home: Home) -> None:
+    """A provider's prompt cache hits only on the same bytes: two hosts on one configuration, and one host asked
+    twice, list the same tools in the same order."""
+    servers = {"t": fixture_server("turns"), "b": fixture_server("basic"), "e": fixture_server("echo_secrets")}
+    config = home.write_config(servers, mode="auto")
+    listings = []
+    for _ in range(2):
+        async with home.open(config) as host:
+            listings.append(host.tools_for_model("openai"))
+            listings.append(host.tools_for_model("openai"))
+    assert all(listing == listings[0] for listing in listings)
+    assert len(listings[0]) > 10
