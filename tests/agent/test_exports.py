@@ -10,6 +10,7 @@ def test_mod2_the_public_names_of_the_agent_package_are_pinned() -> None:
         [
             "PARKED",
             "CallApprover",
+            "HostFacade",
             "ParkCall",
             "Turn",
             "TurnClock",

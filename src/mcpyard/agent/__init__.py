@@ -6,6 +6,7 @@ models it talks to are in `mcpyard.model`, below the host.
 """
 
 from mcpyard.agent._clock import TurnClock, current_turn_clock
+from mcpyard.agent._facade import HostFacade
 from mcpyard.agent._loop import (
     PARKED,
     CallApprover,
@@ -22,6 +23,7 @@ from mcpyard.agent._loop import (
 __all__ = [
     "PARKED",
     "CallApprover",
+    "HostFacade",
     "ParkCall",
     "Turn",
     "TurnClock",

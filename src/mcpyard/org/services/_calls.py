@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
-from mcpyard.agent import TurnClock, current_turn_clock
+from mcpyard.agent import HostFacade, TurnClock, current_turn_clock
 from mcpyard.org.hosts import call_tags
 from mcpyard.org.services._questions import Asker, OrgElicitor
 from mcpyard.org.services._service import OrgService
@@ -14,7 +14,6 @@ from mcpyard.pipeline import CallResult
 if TYPE_CHECKING:
     from mcpyard import Host
     from mcpyard.connect import InputRelay, LogFn, ProgressFn
-    from mcpyard.model import ModelTools, ToolFormat
     from mcpyard.policy import Approver
 
 __all__ = ["TurnCalls", "org_call"]
@@ -53,20 +52,14 @@ async def org_call(
     )
 
 
-class TurnCalls:
+class TurnCalls(HostFacade):
     """A host as a turn drives it (`TurnHost`): every call is an `org_call` of the turn, with the turn's asker, on
     the organization's host as the database has it at that call (ORG-9)."""
 
     def __init__(self, host: Host, svc: OrgService, asker: Asker | None, turn_id: str, org_id: str) -> None:
-        self._host, self._svc, self._asker, self._tags = host, svc, asker, call_tags(turn_id=turn_id)
+        super().__init__(host)
+        self._svc, self._asker, self._tags = svc, asker, call_tags(turn_id=turn_id)
         self._org_id = org_id
-
-    @property
-    def approver(self) -> Approver | None:
-        return self._host.approver
-
-    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
-        return self._host.tools_for_model(format, conversation=conversation)
 
     async def call(
         self,
@@ -89,6 +82,3 @@ class TurnCalls:
             # Taken here, in the call's own task: a handshake-era server's question comes on another one.
             clock=current_turn_clock(),
         )
-
-    def redact_json(self, value: Any) -> Any:
-        return self._host.redact_json(value)

@@ -19,15 +19,13 @@ from typing import Any
 import anyio
 from sqlalchemy import update
 
-from mcpyard.agent import TurnHost, TurnState, resume_turn, run_turn
+from mcpyard.agent import HostFacade, TurnHost, TurnState, resume_turn, run_turn
 from mcpyard.errors import ServiceError
 from mcpyard.model import (
     ErrorEvent,
     Event,
     Message,
     Model,
-    ModelTools,
-    ToolFormat,
     messages_from_json,
     messages_to_json,
 )
@@ -126,19 +124,13 @@ async def drive_turn(
         return fresh
 
 
-class _StillOffered:
+class _StillOffered(HostFacade):
     """A turn's host that refuses a call to a tool its teammate may no longer use (checked again before each call,
     ORG-5): nothing is sent; `read_result` reads only what this conversation's calls returned already."""
 
     def __init__(self, host: TurnHost, offered: Callable[[], Awaitable[Collection[str]]]) -> None:
-        self._host, self._offered = host, offered
-
-    @property
-    def approver(self) -> Approver | None:
-        return self._host.approver
-
-    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
-        return self._host.tools_for_model(format, conversation=conversation)
+        super().__init__(host)
+        self._offered = offered
 
     async def call(
         self,
@@ -154,23 +146,14 @@ class _StillOffered:
             return CallResult.refusal("no_access", why, tool=name)
         return await self._host.call(name, arguments, conversation=conversation, approver=approver)
 
-    def redact_json(self, value: Any) -> Any:
-        return self._host.redact_json(value)
 
-
-class _Counted:
+class _Counted(HostFacade):
     """A turn's host that counts each call against the organization's limits before it runs (ORG-11): a call over a
     limit is not sent, and the model reads why and when the limit resets as the call's error."""
 
     def __init__(self, host: TurnHost, charge: Callable[[], Awaitable[None]]) -> None:
-        self._host, self._charge = host, charge
-
-    @property
-    def approver(self) -> Approver | None:
-        return self._host.approver
-
-    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
-        return self._host.tools_for_model(format, conversation=conversation)
+        super().__init__(host)
+        self._charge = charge
 
     async def call(
         self,
@@ -186,9 +169,6 @@ class _Counted:
             except LimitReached as exc:
                 return CallResult.refusal(exc.code, exc.message, tool=name)
         return await self._host.call(name, arguments, conversation=conversation, approver=approver)
-
-    def redact_json(self, value: Any) -> Any:
-        return self._host.redact_json(value)
 
 
 async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:
