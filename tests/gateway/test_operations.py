@@ -19,10 +19,10 @@ import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
-from prometheus_client.parser import text_string_to_metric_families
 
 from mcpyard.secrets import FileSecretStore
 from tests._otlp import otlp_receiver
+from tests._scrape import samples, value
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import GATEWAY_LISTENING, serve_http, serve_process
 
@@ -61,19 +61,6 @@ async def gateway(
 
 def text_of(result: types.CallToolResult) -> str:
     return "\n".join(block.text for block in result.content if isinstance(block, types.TextContent))
-
-
-def samples(text: str) -> dict[tuple[str, frozenset[tuple[str, str]]], float]:
-    """Every sample of a scrape, by name and labels."""
-    found: dict[tuple[str, frozenset[tuple[str, str]]], float] = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return found
-
-
-def value(scrape: dict[tuple[str, frozenset[tuple[str, str]]], float], name: str, **labels: str) -> float:
-    return scrape.get((name, frozenset(labels.items())), 0.0)
 
 
 async def test_obs1_metrics_move_with_real_calls_and_the_probes_answer(home: Home) -> None:

@@ -14,28 +14,14 @@ import secrets
 
 import httpx2
 import pytest
-from prometheus_client.parser import text_string_to_metric_families
 
 from tests._otlp import otlp_receiver
+from tests._scrape import samples, value
 from tests.conftest import Home
 from tests.org._flows import by_tool, call, register, set_policy
 from tests.org.test_serve import said, services
 
 pytestmark = pytest.mark.anyio
-
-Samples = dict[tuple[str, frozenset[tuple[str, str]]], float]
-
-
-def samples(text: str) -> Samples:
-    found: Samples = {}
-    for family in text_string_to_metric_families(text):
-        for sample in family.samples:
-            found[(sample.name, frozenset(sample.labels.items()))] = sample.value
-    return found
-
-
-def value(scrape: Samples, name: str, **labels: str) -> float:
-    return scrape.get((name, frozenset(labels.items())), 0.0)
 
 
 async def test_obs1_api8_metrics_traces_and_json_logs_of_real_calls(
