@@ -16,7 +16,7 @@ from typing import Any
 
 import pytest
 
-from mcpyard.catalog._search import ToolIndex, words
+from mcpyard.catalog import ToolIndex, words
 
 HERE = Path(__file__).with_name("tool_search")
 RECALL_GOAL = 0.9

@@ -22,7 +22,9 @@ from mcpyard.pipeline import CallRecord
 pytestmark = pytest.mark.anyio
 
 
-def record(server: str | None, tool: str, status: str = "ran", error_code: str | None = None) -> CallRecord:
+def record(
+    server: str | None, tool: str, status: str = "ran", error_code: str | None = None, why: str = ""
+) -> CallRecord:
     return CallRecord(
         started_at=time.time(),
         conversation="c1",
@@ -32,7 +34,7 @@ def record(server: str | None, tool: str, status: str = "ran", error_code: str |
         arguments={"password": "hunter2-argument"},
         files=(),
         decision="run",
-        why="",
+        why=why,
         answer=None,
         status=status,  # type: ignore[arg-type]  # a CallStatus, as the table of cases gives it
         error_code=error_code,
@@ -103,7 +105,7 @@ def call_lines() -> Iterator[list[str]]:
 
 
 async def test_obs1_a_call_is_one_json_line_without_its_arguments_and_redacted(call_lines: list[str]) -> None:
-    refused = record("s", "s__write", "refused", error_code="policy_off")._replace(why="the key sekrit-value is off")
+    refused = record("s", "s__write", "refused", error_code="policy_off", why="the key sekrit-value is off")
     await CallLogRecorder(org="o1", who=lambda r: "member-7").record(refused)
     [line] = call_lines
     parsed: dict[str, Any] = json.loads(line)

@@ -10,11 +10,11 @@ import pytest
 from sqlalchemy import select
 
 from mcpyard.errors import ConfigError, UsageError
+from mcpyard.org.keys import Sealer, model_key_context, webhook_secret_context
 from mcpyard.org.keys._keys import KEY_FILE, EnvKeySource, FileKeySource, MemoryKeySource, key_id, new_key
 from mcpyard.org.keys._rotate import key_ids_in_use, reseal_all, rotate_key
-from mcpyard.org.keys._seal import Sealer, model_key_context, webhook_secret_context
+from mcpyard.org.store import ModelSetting, Webhook, new_id
 from mcpyard.org.store._db import Database
-from mcpyard.org.store._models import ModelSetting, Webhook, new_id
 from tests.org._rows import credentials, server_with_token
 
 pytestmark = pytest.mark.anyio
