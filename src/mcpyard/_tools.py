@@ -39,26 +39,23 @@ class ToolInfo:
         }
 
 
-READ_RESULT_INFO = ToolInfo(
-    name=str(READ_RESULT_TOOL["name"]),
-    description=str(READ_RESULT_TOOL["description"]),
-    input_schema=READ_RESULT_TOOL["inputSchema"],
-    annotations=READ_RESULT_TOOL["annotations"],
-    server="mcpyard",
-    tool=str(READ_RESULT_TOOL["name"]),
-    title="Read a stored result",
-    definition_hash="",
-)
-FIND_TOOLS_INFO = ToolInfo(
-    name=str(FIND_TOOLS_TOOL["name"]),
-    description=str(FIND_TOOLS_TOOL["description"]),
-    input_schema=FIND_TOOLS_TOOL["inputSchema"],
-    annotations=FIND_TOOLS_TOOL["annotations"],
-    server="mcpyard",
-    tool=str(FIND_TOOLS_TOOL["name"]),
-    title="Find tools for a task",
-    definition_hash="",
-)
+def _built_in(tool: Mapping[str, Any], title: str) -> ToolInfo:
+    """One of mcpyard's own tools (its JSON definition in the pipeline) as the host lists it."""
+    name = str(tool["name"])
+    return ToolInfo(
+        name=name,
+        description=str(tool["description"]),
+        input_schema=tool["inputSchema"],
+        annotations=tool["annotations"],
+        server="mcpyard",
+        tool=name,
+        title=title,
+        definition_hash="",
+    )
+
+
+READ_RESULT_INFO = _built_in(READ_RESULT_TOOL, "Read a stored result")
+FIND_TOOLS_INFO = _built_in(FIND_TOOLS_TOOL, "Find tools for a task")
 
 
 def offered_tools(view: HostView) -> list[ToolInfo]:
