@@ -257,20 +257,30 @@ async def _restarted_under_load(cluster: TemporaryCluster, home: Home, upstream:
             await a.ok("POST", "/api/v1/calls", {"tool": "tools__write", "arguments": {"note": "kept"}}, expect=202)
         )["approval"]["id"]
         answers: list[httpx2.Response | Exception] = []
+        serving, restarted = anyio.Event(), anyio.Event()
 
         async def load(api: Api, count: int) -> None:
-            for _ in range(count):
+            for _ in range(count):  # bounded; calls go on until the database is back
+                if restarted.is_set():
+                    return
                 try:
-                    answers.append(
-                        await api.request("POST", "/api/v1/calls", {"tool": "tools__lookup", "arguments": {"key": "k"}})
+                    answer = await api.request(
+                        "POST", "/api/v1/calls", {"tool": "tools__lookup", "arguments": {"key": "k"}}
                     )
                 except httpx2.HTTPError as exc:
                     answers.append(exc)
+                else:
+                    answers.append(answer)
+                    if answer.status_code == 200:
+                        serving.set()
 
         async with anyio.create_task_group() as tg:
             for api in (a, b, a, b):
-                tg.start_soon(load, api, 60)
+                tg.start_soon(load, api, 400)
+            with anyio.fail_after(30):
+                await serving.wait()  # the restart lands in the middle of calls that were being served
             await anyio.to_thread.run_sync(cluster.restart)
+            restarted.set()
         for answer in answers:
             assert not isinstance(answer, Exception), f"a request got no answer: {answer!r}"
             if answer.status_code != 200:
