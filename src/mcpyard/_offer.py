@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import json
 from fnmatch import fnmatchcase
 from typing import TYPE_CHECKING, Any
 
 from mcpyard._reading import HostReading
 from mcpyard._tools import FIND_TOOLS_INFO
-from mcpyard.model import ModelTools, ToolFormat, format_tool, host_prompt
-from mcpyard.pipeline import FIND_TOOLS, READ_RESULT
+from mcpyard.model import ModelTools, ToolFormat, format_tool, host_prompt, tool_name
+from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, over_budget
 from mcpyard.policy import PinPolicies
 
 if TYPE_CHECKING:
@@ -74,15 +73,10 @@ class ModelOffer(HostReading):
 
     def _searched(self, tools: ModelTools) -> bool:
         settings = self.view.settings.tool_search
-        if settings.mode != "auto":
-            return settings.mode == "always"
         kept = self._budgets.get(id(tools))
         if kept is not None and kept[0] is tools and kept[1] is settings:
             return kept[2]
-        listed = [tool for tool in tools if tools.catalog_name(_name_of(tool)) != READ_RESULT]
-        passed = len(listed) > settings.max_tools or (
-            len(json.dumps(listed, separators=(",", ":"))) // 4 > settings.max_tokens
-        )
+        passed = over_budget([tool for tool in tools if tools.catalog_name(tool_name(tool)) != READ_RESULT], settings)
         if len(self._budgets) > 8:  # one entry per format and view in use: a handful
             self._budgets.clear()
         self._budgets[id(tools)] = (tools, settings, passed)
@@ -92,7 +86,7 @@ class ModelOffer(HostReading):
         keep = {READ_RESULT, *self.session.found.of(conversation), *_always_offered(self.view)}
         finder = format_tool(FIND_TOOLS_INFO, tools.format)
         return ModelTools(
-            [finder, *(dict(tool) for tool in tools if tools.catalog_name(_name_of(tool)) in keep)],
+            [finder, *(dict(tool) for tool in tools if tools.catalog_name(tool_name(tool)) in keep)],
             format=tools.format,
             names={**tools.names, FIND_TOOLS: FIND_TOOLS},
             left_out=tools.left_out,
@@ -105,12 +99,6 @@ class ModelOffer(HostReading):
     def redact_json(self, value: Any) -> Any:
         """A JSON value with every secret value this session sends replaced by its name, in every string (SEC-3)."""
         return self.view.redactor.redact_json(value)
-
-
-def _name_of(tool: dict[str, Any]) -> str:
-    """A tool's name in any of the three formats."""
-    function = tool.get("function")
-    return str(function.get("name") if isinstance(function, dict) else tool.get("name", ""))
 
 
 def _always_offered(view: HostView) -> set[str]:

@@ -200,3 +200,33 @@ async def test_org10_a_new_era_client_listening_hears_that_its_organizations_too
                 async for _event in subscription:
                     break
         assert "tools__whoami" in {tool.name for tool in (await client.list_tools()).tools}
+
+
+async def test_mod4_the_tools_list_in_the_same_order_on_every_call_and_every_session(
+    service: Service, upstream: str
+) -> None:
+    # Registered, and reviewed, in an order that is neither alphabetical nor the servers' own.
+    zeta = by_tool(await register(service, upstream, name="zeta"))
+    alpha = by_tool(await register(service, upstream, name="alpha"))
+    for tools, names in ((zeta, ("writes", "big", "lookup")), (alpha, ("whoami", "lookup", "big"))):
+        for name in names:
+            await set_policy(service, tools[name], "run_freely")
+    member = await service.add_member("member@acme.test")
+    expected = [
+        "alpha__big",
+        "alpha__lookup",
+        "alpha__whoami",
+        "zeta__big",
+        "zeta__lookup",
+        "zeta__writes",
+        "read_result",
+    ]
+    for mode in ("auto", "legacy"):
+        async with mcp_client(service, member, mode=mode) as client:
+            first = [tool.name for tool in (await client.list_tools()).tools]
+            again = [tool.name for tool in (await client.list_tools()).tools]
+        assert first == again == expected, "a provider's prompt cache hits only on the same list, byte for byte"
+    await set_policy(service, alpha["writes"], "run_freely")
+    async with mcp_client(service, member) as client:
+        changed = [tool.name for tool in (await client.list_tools()).tools]
+    assert changed == [*expected[:3], "alpha__writes", *expected[3:]], "a tool added takes its place, not the end"

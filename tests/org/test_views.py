@@ -60,6 +60,7 @@ VIEWS: dict[str, Any] = {
     "delivery_try": services.DeliveryTryView,
     "limits": services.LimitsView,
     "usage": services.UsageView,
+    "tool_search": services.ToolSearchView,
 }
 """Each documented body's view, by the body's name in `BODY_SCHEMAS`."""
 NAMES = sorted(VIEWS)

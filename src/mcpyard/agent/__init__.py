@@ -19,12 +19,14 @@ from mcpyard.agent._loop import (
     resume_turn,
     run_turn,
 )
+from mcpyard.agent._search import SearchedSelection
 
 __all__ = [
     "PARKED",
     "CallApprover",
     "HostFacade",
     "ParkCall",
+    "SearchedSelection",
     "Turn",
     "TurnClock",
     "TurnHost",

@@ -8,6 +8,7 @@ from mcpyard.config._inventory import secrets_in_use
 from mcpyard.config._load import load_config
 from mcpyard.config._model import (
     MODES,
+    TOOL_SEARCH_MODES,
     Hook,
     HostSettings,
     LoadedConfig,
@@ -18,6 +19,7 @@ from mcpyard.config._model import (
     ServerSpec,
     SourceKind,
     TokenEndpointAuthMethod,
+    ToolSearchMode,
     ToolSearchSettings,
     TransportName,
     is_mode,
@@ -36,6 +38,7 @@ __all__ = [
     "CREDENTIAL_HEADERS",
     "CREDENTIAL_VARIABLES",
     "MODES",
+    "TOOL_SEARCH_MODES",
     "EntryDigest",
     "Hook",
     "HostSettings",
@@ -53,6 +56,7 @@ __all__ = [
     "ServerSpec",
     "SourceKind",
     "TokenEndpointAuthMethod",
+    "ToolSearchMode",
     "ToolSearchSettings",
     "TransportName",
     "TrustStore",

@@ -9,7 +9,6 @@ to a client). When a client finds tools it was not offered yet, it is sent
 
 from __future__ import annotations
 
-import json
 from collections.abc import Callable, Hashable, Iterable
 from fnmatch import fnmatchcase
 from typing import Any
@@ -21,7 +20,7 @@ from mcpyard._tools import FIND_TOOLS_INFO
 from mcpyard.catalog import ToolIndex
 from mcpyard.config import ServerSpec, ToolSearchSettings
 from mcpyard.gateway._face import Offer
-from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, CallResult, FoundTools, Refusal, search
+from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, CallResult, FoundTools, Refusal, over_budget, search
 
 __all__ = ["GatewaySearch"]
 
@@ -38,10 +37,7 @@ class GatewaySearch:
     @staticmethod
     def applies(shared: Offer, settings: ToolSearchSettings) -> bool:
         """Whether the shared tools pass the budget (or the settings say always, or never)."""
-        if settings.mode != "auto":
-            return settings.mode == "always"
-        listed = [_wire(tool) for tool in shared.tools if tool.name != READ_RESULT]
-        return len(listed) > settings.max_tools or len(json.dumps(listed)) // 4 > settings.max_tokens
+        return over_budget([_wire(tool) for tool in shared.tools if tool.name != READ_RESULT], settings)
 
     def offer(self, shared: Offer, conversation: str, servers: Iterable[ServerSpec]) -> Offer:
         """What one client is offered: `find_tools`, `read_result`, `always_offer`'s tools and what it found."""

@@ -33,6 +33,7 @@ from mcpyard.model._formats import (
     format_tool,
     format_tools,
     provider_names,
+    tool_name,
 )
 from mcpyard.model._messages import (
     Message,
@@ -110,6 +111,7 @@ __all__ = [
     "sendable_call",
     "sendable_text",
     "system_prompt",
+    "tool_name",
 ]
 
 # The backends import their clients: only when one is used.

@@ -23,6 +23,7 @@ __all__ = [
     "format_tool",
     "format_tools",
     "provider_names",
+    "tool_name",
 ]
 
 ToolFormat = Literal["mcp", "openai", "anthropic"]
@@ -88,14 +89,15 @@ class ModelTools(list[dict[str, Any]]):
         """These tools with only the given catalog names (a teammate's or an assistant's selection)."""
         keep = {given for given, catalog in self.names.items() if catalog in catalog_names}
         return ModelTools(
-            (tool for tool in self if _name_of(tool) in keep),
+            (tool for tool in self if tool_name(tool) in keep),
             format=self.format,
             names={given: catalog for given, catalog in self.names.items() if given in keep},
             left_out={name: why for name, why in self.left_out.items() if name in catalog_names},
         )
 
 
-def _name_of(tool: Mapping[str, Any]) -> str:
+def tool_name(tool: Mapping[str, Any]) -> str:
+    """A formatted tool's name, in any of the three formats (OpenAI's is inside `function`)."""
     function = tool.get("function")
     if isinstance(function, Mapping):
         return str(function.get("name"))

@@ -13,7 +13,7 @@ from mcpyard.connect import (
 )
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
-from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, search, searchable
+from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, over_budget, search, searchable
 from mcpyard.pipeline._found import FoundTools
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._resolve import resolve
@@ -85,6 +85,7 @@ __all__ = [
     "fence",
     "file_line",
     "look_up_cache",
+    "over_budget",
     "quick_check",
     "read_files",
     "read_result",

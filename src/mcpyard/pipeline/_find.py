@@ -10,7 +10,7 @@ searched: one a policy turned off, or whose definition changed since it was revi
 from __future__ import annotations
 
 import json
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import ToolIndex
@@ -19,6 +19,7 @@ from mcpyard.pipeline._result import CallResult
 
 if TYPE_CHECKING:
     from mcpyard import HostView
+    from mcpyard.config import ToolSearchSettings
     from mcpyard.pipeline._session import Session
 
 __all__ = [
@@ -27,6 +28,7 @@ __all__ = [
     "FIND_TOOLS_TOOL",
     "MAX_LIMIT",
     "find_tools",
+    "over_budget",
     "search",
     "searchable",
 ]
@@ -53,6 +55,17 @@ FIND_TOOLS_TOOL: Mapping[str, Any] = {
     },
     "annotations": {"readOnlyHint": True, "idempotentHint": True},
 }
+
+
+def over_budget(listed: Sequence[Mapping[str, Any]], settings: ToolSearchSettings) -> bool:
+    """Whether a model is offered `find_tools` in place of `listed` (the tools' definitions as the model would read
+    them, `read_result` left out): the settings say always, or in `auto` either budget is passed (the tokens
+    estimated at 4 characters each, on the compact JSON)."""
+    if settings.mode != "auto":
+        return settings.mode == "always"
+    if len(listed) > settings.max_tools:
+        return True
+    return len(json.dumps(listed, separators=(",", ":"))) // 4 > settings.max_tokens
 
 
 def searchable(view: HostView) -> list[dict[str, Any]]:
@@ -106,7 +119,8 @@ def search(
     names = index.search(query[:MAX_QUERY_CHARS], limit)
     definitions = [{k: v for k, v in by_name[name].items() if v is not None} for name in names]
     if definitions:
-        text = f"{len(definitions)} tools found; each can be called now:\n" + json.dumps(definitions, indent=1)
+        found = f"{len(definitions)} tools" if len(definitions) > 1 else "1 tool"
+        text = f"{found} found; each can be called now:\n" + json.dumps(definitions, indent=1)
     else:
         text = "no tool matches; try other words (what you want done, not how)"
     content = [{"type": "text", "text": text}]

@@ -24,6 +24,7 @@ from mcpyard.org.api import (
     _api_people,
     _api_questions,
     _api_servers,
+    _api_tool_search,
     _api_turns,
     _api_webhooks,
     _turn_schemas,
@@ -59,6 +60,7 @@ OPERATIONS = (
     *_api_assistants.API.declared,
     *_api_webhooks.API.declared,
     *_api_limits.API.declared,
+    *_api_tool_search.API.declared,
     *API.declared,
 )
 """Every operation of the API, in the order the document lists them."""
@@ -70,6 +72,7 @@ BODY_SCHEMAS: dict[str, S] = {
     **_turn_schemas.BODIES,
     **_api_webhooks.BODIES,
     **_api_limits.BODIES,
+    **_api_tool_search.BODIES,
 }
 """The schemas of the bodies the API answers with, by name: each is what a service's TypedDict view says, key by
 key (the views test pairs them)."""

@@ -14,7 +14,7 @@ from typing import Protocol
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mcpyard.config import HostSettings, LoadedConfig
+from mcpyard.config import HostSettings, LoadedConfig, ToolSearchSettings
 from mcpyard.org.hosts._policies import Reviewed
 from mcpyard.org.hosts._server_spec import SOURCE, bound_credential, server_spec, unsealed_oauth
 from mcpyard.org.store import Alert, Credential, Policy, RegisteredServer, Tool, revision_of
@@ -88,9 +88,9 @@ async def load_organization(db: async_sessionmaker[AsyncSession], credentials: C
             specs.append(server_spec(server, position, None, unsealed_oauth(secret)))
         else:
             specs.append(server_spec(server, position, secret))
-    config = LoadedConfig(
-        servers=tuple(specs), settings=HostSettings(mode="ask"), warnings=(), sources=(("flag", SOURCE),)
-    )
+    # A turn searches only what its teammate may use (`agent.SearchedSelection`), never the whole organization.
+    settings = HostSettings(mode="ask", tool_search=ToolSearchSettings(mode="off"))
+    config = LoadedConfig(servers=tuple(specs), settings=settings, warnings=(), sources=(("flag", SOURCE),))
     reviewed = {
         (server, tool): Reviewed(policy, reviewed_hash, stored_hash, listed=state != "removed")
         for server, tool, state, stored_hash, policy, reviewed_hash in rows

@@ -36,6 +36,7 @@ __all__ = [
     "ServerView",
     "TokenView",
     "ToolDetailView",
+    "ToolSearchView",
     "ToolView",
     "UsageView",
     "WebhookView",
@@ -329,6 +330,14 @@ class LimitsView(TypedDict):
     token_per_day: int | None
     teammate_per_minute: int | None
     teammate_per_day: int | None
+
+
+class ToolSearchView(TypedDict):
+    """When teammates are offered `find_tools` in place of their tools: `auto` past either budget, `always`, `off`."""
+
+    mode: Literal["auto", "always", "off"]
+    max_tools: int
+    max_tokens: int
 
 
 class UsageView(TypedDict):

@@ -17,6 +17,7 @@ from typing import Any
 from sqlalchemy import func, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
+from mcpyard.config import ToolSearchSettings
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
 from mcpyard.org.hosts import conversation_key
@@ -29,6 +30,7 @@ from mcpyard.org.services import (
     charge,
     held_until,
     questions_of_turns,
+    tool_search_of,
     until_done_or_asked,
 )
 from mcpyard.org.store import Approval, Conversation, Member, Teammate, TeammateServer, TurnRow
@@ -240,6 +242,7 @@ class _Setting:
     member: Caller
     key: str
     model: str | None
+    tool_search: ToolSearchSettings
 
     def asker(self, turn_id: str) -> Asker:
         """Who answers the questions of the turn's servers: the conversation's member (owners and admins too)."""
@@ -248,7 +251,16 @@ class _Setting:
     def offer(self, svc: OrgService, turn_id: str, asker: Asker | None = None) -> Offer:
         inbox = TurnInbox(svc, self.member, self.key, turn_id)
         asker = asker or self.asker(turn_id)
-        return Offer(self.names, self.instructions, limits(), inbox, asker, self.still_offered(svc), self.charge(svc))
+        return Offer(
+            self.names,
+            self.instructions,
+            limits(),
+            inbox,
+            asker,
+            self.still_offered(svc),
+            self.charge(svc),
+            self.tool_search,
+        )
 
     def charge(self, svc: OrgService) -> Callable[[], Awaitable[None]]:
         """Each call of the teammate's turns counts against the organization's per-teammate limits (ORG-11)."""
@@ -282,6 +294,7 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
             await session.scalars(select(TeammateServer.server_id).where(TeammateServer.teammate_id == teammate.id))
         )
         names = await offered_names(session, teammate.org_id, server_ids=servers)
+        tool_search = await tool_search_of(session, teammate.org_id)
     return _Setting(
         names=frozenset(names),
         teammate_id=teammate.id,
@@ -289,6 +302,7 @@ async def _setting(svc: OrgService, conversation: Conversation) -> _Setting:
         member=Caller(member.id, member.org_id, member.email, member.role),
         key=conversation_key(member.id, conversation.id),
         model=teammate.model or None,
+        tool_search=tool_search,
     )
 
 

@@ -10,6 +10,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.agent import TurnLimits
+from mcpyard.config import ToolSearchSettings
 from mcpyard.connect import guarded_client
 from mcpyard.errors import Conflict
 from mcpyard.model import Model, ToolCall
@@ -108,6 +109,9 @@ class Offer:
     charge: Callable[[], Awaitable[None]] | None = None
     """Counts one call against the organization's limits before it runs, raising `LimitReached` when it would go
     over one (a teammate's turn: the teammate's limits); None: its calls are not counted (visitors have theirs)."""
+    tool_search: ToolSearchSettings | None = None
+    """When its model is offered `find_tools` in place of its tools (a teammate's: the organization's setting);
+    None: every tool, always (an assistant's few, chosen one by one)."""
 
 
 class TurnInbox:

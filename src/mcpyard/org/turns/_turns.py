@@ -19,15 +19,18 @@ from typing import Any
 import anyio
 from sqlalchemy import update
 
-from mcpyard.agent import HostFacade, TurnHost, TurnState, resume_turn, run_turn
+from mcpyard.agent import HostFacade, SearchedSelection, TurnHost, TurnState, resume_turn, run_turn
+from mcpyard.config import ToolSearchSettings
 from mcpyard.errors import ServiceError
 from mcpyard.model import (
     ErrorEvent,
     Event,
     Message,
     Model,
+    ModelTools,
     messages_from_json,
     messages_to_json,
+    tool_name,
 )
 from mcpyard.ops import count_turn
 from mcpyard.org.hosts import OrgHost
@@ -35,7 +38,7 @@ from mcpyard.org.services import LimitReached, OrgService, TurnCalls, holding
 from mcpyard.org.store import Conversation, TurnRow, utcnow
 from mcpyard.org.turns._turn_json import merged_calls
 from mcpyard.org.turns._turn_offer import Offer
-from mcpyard.pipeline import READ_RESULT_TOOL, CallResult
+from mcpyard.pipeline import READ_RESULT, READ_RESULT_TOOL, CallResult, over_budget
 from mcpyard.policy import Approver
 
 __all__ = ["MAX_MESSAGE", "drive_turn", "end_failed", "ends_if_it_fails"]
@@ -59,7 +62,8 @@ async def drive_turn(
 ) -> TurnRow:
     """Run (or go on with) one turn and store how it ended: the conversation's messages, the turn's calls, its state."""
     # A long result's rest is read by handle, in this conversation only (CALL-4, ORG-7).
-    tools = opened.host.tools_for_model(model.tool_format).only({*offer.names, str(READ_RESULT_TOOL["name"])})
+    selection = {*offer.names, READ_RESULT}
+    tools: ModelTools | None = opened.host.tools_for_model(model.tool_format).only(selection)
     errors: list[str] = []
 
     async def note(event: Event) -> None:
@@ -71,6 +75,12 @@ async def drive_turn(
         host = _Counted(host, offer.charge)
     if offer.still_offered is not None:
         host = _StillOffered(host, offer.still_offered)
+    searched: SearchedSelection | None = None
+    if tools is not None and offer.tool_search is not None and _past_budget(tools, offer.tool_search):
+        # Offered `find_tools` over what this turn may use, and what its conversation found so far (MOD-4).
+        definitions = {tool_name(tool): tool for tool in opened.host.tools_for_model("mcp").only(selection)}
+        searched = SearchedSelection(host, tools, definitions, conversation.found_tools or ())
+        host, tools = searched, None  # the loop asks the host before each reply: what was found joins the list
     try:
         if resume is None:
             history = messages_from_json(conversation.messages)[-MAX_HISTORY:]
@@ -106,9 +116,10 @@ async def drive_turn(
     parked = turn.status == "parked"
     async with svc.db.begin() as session:
         stored = [m for m in turn.messages if m.role != "system"]
-        await session.execute(
-            update(Conversation).where(Conversation.id == conversation.id).values(messages=messages_to_json(stored))
-        )
+        kept: dict[str, Any] = {"messages": messages_to_json(stored)}
+        if searched is not None:
+            kept["found_tools"] = searched.found
+        await session.execute(update(Conversation).where(Conversation.id == conversation.id).values(**kept))
         values: dict[str, Any] = {
             "status": "waiting_for_approval" if parked else turn.status,
             "reply": turn.reply,
@@ -122,6 +133,10 @@ async def drive_turn(
         fresh = await session.get(TurnRow, row.id, populate_existing=True)
         assert fresh is not None
         return fresh
+
+
+def _past_budget(tools: ModelTools, settings: ToolSearchSettings) -> bool:
+    return over_budget([tool for tool in tools if tools.catalog_name(tool_name(tool)) != READ_RESULT], settings)
 
 
 class _StillOffered(HostFacade):

@@ -68,8 +68,27 @@ async def teammates(pages: Pages, request: Request, visit: Visit) -> Response:
         return pages.redirect(request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready."))
     listed = await turns.list_teammates(pages.svc, visit.caller)
     servers = await services.list_servers(pages.svc, visit.caller) if visit.caller.is_admin else []
-    context = {"title": "Teammates", "teammates": listed, "servers": servers}
+    search = await services.get_tool_search(pages.svc, visit.caller)
+    context = {"title": "Teammates", "teammates": listed, "servers": servers, "search": search}
     return pages.render(request, "teammates.html", context, visit=visit)
+
+
+def _whole(form: Any, name: str) -> object:
+    """A budget as typed: a whole number, or the text itself (the service names the field it cannot take)."""
+    text = field(form, name).strip()
+    return int(text) if text.isascii() and text.isdigit() else text
+
+
+@PAGES.page("/teammates/tool-search", "POST", back="/teammates")
+async def save_tool_search(pages: Pages, request: Request, visit: Visit) -> Response:
+    form = await pages.form(request, visit)
+    body = {
+        "mode": field(form, "mode"),
+        "max_tools": _whole(form, "max_tools"),
+        "max_tokens": _whole(form, "max_tokens"),
+    }
+    await services.set_tool_search(pages.svc, visit.caller, body)
+    return pages.redirect(request, "/teammates", Notice("done", "Tool search saved."))
 
 
 @PAGES.page("/teammates/{teammate_id}", "GET")

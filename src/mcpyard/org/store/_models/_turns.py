@@ -5,9 +5,10 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, Boolean, ForeignKey, Index, LargeBinary, String, Text, UniqueConstraint
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, Integer, LargeBinary, String, Text, UniqueConstraint
 from sqlalchemy.orm import Mapped, mapped_column
 
+from mcpyard.config import ToolSearchMode
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
 
 TurnRowStatus = Literal[
@@ -21,7 +22,16 @@ TurnRowStatus = Literal[
     "interrupted",
 ]
 
-__all__ = ["Assistant", "Conversation", "ModelSetting", "Publication", "Teammate", "TeammateServer", "TurnRow"]
+__all__ = [
+    "Assistant",
+    "Conversation",
+    "ModelSetting",
+    "OrgToolSearch",
+    "Publication",
+    "Teammate",
+    "TeammateServer",
+    "TurnRow",
+]
 
 
 class ModelSetting(Base):
@@ -38,6 +48,22 @@ class ModelSetting(Base):
     key_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     sealed_key: Mapped[bytes | None] = mapped_column(LargeBinary, nullable=True)
     """Nonce and ciphertext of the API key, bound to this row (None: the endpoint needs no key)."""
+    updated_at: Mapped[datetime] = time_column()
+
+
+class OrgToolSearch(Base):
+    """When the organization's teammates are offered `find_tools` in place of their tools (MOD-4); no row: `auto`
+    with the host's budgets."""
+
+    __tablename__ = "org_tool_search"
+    __table_args__ = (literal_check("mode", ToolSearchMode),)
+
+    org_id: Mapped[str] = mapped_column(
+        String(32), ForeignKey("organizations.id", ondelete="CASCADE"), primary_key=True
+    )
+    mode: Mapped[ToolSearchMode] = mapped_column(String(8))
+    max_tools: Mapped[int] = mapped_column(Integer)
+    max_tokens: Mapped[int] = mapped_column(Integer)
     updated_at: Mapped[datetime] = time_column()
 
 
@@ -118,6 +144,8 @@ class Conversation(Base):
     member_id: Mapped[str | None] = mapped_column(String(32), nullable=True)
     """Whose it is (None: a visitor's)."""
     messages: Mapped[list[dict[str, Any]]] = mapped_column(JSON)
+    found_tools: Mapped[list[str] | None] = mapped_column(JSON, nullable=True)
+    """The tools its turns found with `find_tools`, offered in its next turns too (None: none yet)."""
     created_at: Mapped[datetime] = time_column()
 
 
