@@ -12,6 +12,7 @@ def test_mod2_the_public_names_of_the_agent_package_are_pinned() -> None:
             "CallApprover",
             "HostFacade",
             "ParkCall",
+            "SearchedSelection",
             "Turn",
             "TurnClock",
             "TurnHost",
