@@ -17,18 +17,18 @@ async def test_mod4_an_owner_sets_tool_search_on_the_teammates_page(console: Con
     await page.get_by_role("link", name="Teammates").click()
     await expect(page.get_by_label("When")).to_have_value("auto")
     await page.get_by_label("When").select_option("always")
-    await page.get_by_label("Budget: more tools than").fill("12")
+    await page.get_by_label("Search past this number of definitions").fill("12")
     await page.get_by_role("button", name="Save tool search").click()
     await expect(page.locator(".notice")).to_have_text("Tool search saved.")
     await expect(page.get_by_label("When")).to_have_value("always")
-    await expect(page.get_by_label("Budget: more tools than")).to_have_value("12")
+    await expect(page.get_by_label("Search past this number of definitions")).to_have_value("12")
     await console.look(page, "teammates-tool-search")
     assert await console.api.get("/api/v1/tool-search") == {"mode": "always", "max_tools": 12, "max_tokens": 10_000}
     [entry] = await console.api.get("/api/v1/audit", params={"action": "tool_search.set"})
     assert entry["new"]["mode"] == "always"
 
     # A number the browser lets through but the service cannot take: refused, naming the field, nothing changed.
-    await page.get_by_label("Budget: more tools than").fill("100001")
+    await page.get_by_label("Search past this number of definitions").fill("100001")
     await page.get_by_role("button", name="Save tool search").click()
     await expect(page.locator(".notice")).to_contain_text("`max_tools` must be a whole number")
     assert (await console.api.get("/api/v1/tool-search"))["max_tools"] == 12
