@@ -254,11 +254,12 @@ def hostile_values() -> list[dict[str, Any]]:
 
 
 LISTING_BOUND = 10.0
-"""Seconds judging one hostile listing may take (it is linear in the schema's size; a loaded shared machine)."""
+"""CPU seconds judging one hostile listing may take (it is linear in the schema's size)."""
 BUDGET = 0.2
 MARGIN = 10.0
-"""Beyond the budget, what a loaded shared machine may add (one validation once took 6.6 s on two busy cores while
-the whole suite ran): a bound, not a speed test; an unbounded one would never end."""
+"""Beyond the budget, what the steps between two looks at the clock may add: a bound, not a speed test; an unbounded
+one would never end. Both are measured in this thread's CPU time: on two cores shared with the rest of the suite,
+the wall clock counts the time other processes had the CPU (a validation once took 13 s of it)."""
 
 
 # Hostile schemas are large by design: Hypothesis warns when it writes one out (hundreds of KiB), and warnings
@@ -268,9 +269,9 @@ the whole suite ran): a bound, not a speed test; an unbounded one would never en
 @given(schema=HOSTILE)
 def test_err1_catalog_building_and_validation_finish_within_a_bound_or_refuse_cleanly(schema: Any) -> None:
     """No hostile schema holds the listing path or the call path longer than its bound (THREATS, Robustness)."""
-    started = time.monotonic()
+    started = time.thread_time()
     catalog = build_catalog([ServerTools("s", "s", ({"name": "t", "inputSchema": schema},))], "__")
-    assert time.monotonic() - started < LISTING_BOUND
+    assert time.thread_time() - started < LISTING_BOUND
     entry = catalog.get("s__t")
     if entry is None:
         reason = catalog.refused["s__t"].reason
@@ -278,9 +279,9 @@ def test_err1_catalog_building_and_validation_finish_within_a_bound_or_refuse_cl
         event(f"refused at listing: {reason.split(': ', 1)[1][:30]}")
         return
     for value in hostile_values():
-        started = time.monotonic()
+        started = time.thread_time()
         code, message = _validated(entry, value)
-        assert time.monotonic() - started < BUDGET + MARGIN
+        assert time.thread_time() - started < BUDGET + MARGIN
         assert code in {None, "invalid_arguments", "invalid_schema", "validation_timeout"}, message
         assert code is None or message
         event(f"validated: {code}")

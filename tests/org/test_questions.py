@@ -314,10 +314,11 @@ async def test_org5_a_question_not_answered_in_time_expires_and_the_server_hears
 async def test_net2_a_call_waiting_for_an_answer_is_not_held_to_its_deadline_while_the_question_bounds_the_wait(
     database_url: str, home: Home, asking: str
 ) -> None:
-    """NET-2: through an outbound guard whose deadline is 2 s, a question waits its full 4 s (then expires): the
-    call's deadline waited with it, and the server hears `cancel` instead of the call timing out."""
-    guard = EgressGuard(dev=True, deadline_secs=2)
-    async with running_service(database_url, home.data_home, guard=guard, question_seconds=4) as service:
+    """NET-2: through an outbound guard whose deadline is 4 s, a question waits its full 7 s (then expires): the
+    call's deadline waited with it, and the server hears `cancel` instead of the call timing out. (The deadline also
+    bounds connecting to the server: under 4 s it can be too short on a loaded machine.)"""
+    guard = EgressGuard(dev=True, deadline_secs=4)
+    async with running_service(database_url, home.data_home, guard=guard, question_seconds=7) as service:
         await asks(service, asking)
         parked = await call(service, "asks__sign_up", expect=202)
         await settled(service)
