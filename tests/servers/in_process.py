@@ -21,7 +21,7 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp
 
-from tests.servers import basic, echoes_token, elicits, oauth_server, takes_json
+from tests.servers import basic, echoes_token, elicits, oauth_server, takes_json, tasks
 from tests.servers.http_runner import PATHS, HttpTransport
 
 __all__ = ["FIXTURES", "STARTUP_SECONDS", "serve_http_in_process", "serving_on"]
@@ -48,6 +48,7 @@ FIXTURES: Final[dict[str, Fixture]] = {
     "elicits": Fixture(elicits.parser, elicits.http_app),
     "oauth_server": Fixture(oauth_server.parser, oauth_server.http_app),
     "takes_json": Fixture(takes_json.parser, takes_json.http_app),
+    "tasks": Fixture(tasks.parser, tasks.http_app),
 }
 """The fixtures that may be served in this process, by the name `serve_http` knows them by."""
 

@@ -81,6 +81,7 @@ def call(
     asked there; with no terminal a call that must ask is refused, and `--yes` answers "once"
     for every card but a destructive tool's. A server's question during the call (a form, or a
     page to open) is asked on the terminal too, field by field; with no terminal it is declined.
+    While a long call runs, what its server says of it (a task's status) is shown on standard error.
     """
     arguments = parse_arguments(args_json, arg or [])
     terminal = opts.console(stderr=True) if has_terminal() else None
@@ -92,7 +93,16 @@ def call(
     async def main() -> int:
         # Only the server that owns the tool is started and waited for: another's delay is not this call's.
         async with open_host(opts, mode=mode, approver=approver, lazy=True, elicitor=elicitor) as host:
-            result = await host.call(name, arguments)
+            shown: list[str] = []
+
+            async def progress(done: float, total: float | None, message: str | None) -> None:
+                # What the server says of a long call (a task's status), each new word once, on standard error.
+                line = " ".join(safe(host.redact(message or "")).split())
+                if line and line not in shown[-1:]:
+                    shown.append(line)
+                    print(f"{name}: {line}", file=sys.stderr, flush=True)
+
+            result = await host.call(name, arguments, on_progress=progress)
         if opts.json:
             print_json(result.to_json())
         elif raw:

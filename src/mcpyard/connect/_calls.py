@@ -19,6 +19,7 @@ from mcpyard.connect._guarded import refused_size
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
 from mcpyard.connect._pipe import on_asyncio
 from mcpyard.connect._snapshot import ServerSnapshot, State
+from mcpyard.connect._tasks import reporting_progress
 from mcpyard.connect._trace import tool_call_trace
 from mcpyard.errors import CallError, ServerError
 
@@ -147,6 +148,7 @@ class CallChannel:
                     with (
                         tool_call_trace() if self._traced else contextlib.nullcontext(),
                         self._waiting_input(on_input, scope, timeout_secs, total) as waiting,
+                        reporting_progress(restart_clock),  # a task's polls are progress too
                     ):
                         return await client.call_tool(tool, sent, progress_callback=restart_clock)
                 except MCPError as exc:
@@ -203,9 +205,10 @@ class CallChannel:
         try:
             clock.start()
             try:
-                return await client.call_tool(
-                    tool, arguments if type(arguments) is dict else dict(arguments), progress_callback=restart_clock
-                )
+                with reporting_progress(restart_clock):
+                    return await client.call_tool(
+                        tool, arguments if type(arguments) is dict else dict(arguments), progress_callback=restart_clock
+                    )
             except MCPError as exc:
                 if _closed_locally(exc):
                     self._on_lost()

@@ -37,6 +37,7 @@ from mcpyard.connect._memory import ConfiguredConnections, Connections
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
+from mcpyard.connect._tasks import TaskCalls
 from mcpyard.connect._transports import ClientIdentity, Connector, failure_reason, timeout_reason
 from mcpyard.connect._watch import ResourceWatch
 
@@ -49,6 +50,10 @@ _TEXTS = frozenset({"reason", "note", "protocol_version", "sign_in_url", "instru
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
+
+
+TASK_CALLS = TaskCalls()
+"""The tasks extension as every connection declares it (it keeps nothing between calls)."""
 
 
 class Supervisor(Interruptions):
@@ -275,6 +280,7 @@ class Supervisor(Interruptions):
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
             sampling_callback=self._inputs.sampling if self._inputs is not None and self._sampling else None,
             elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
+            extensions=[TASK_CALLS],  # a new-era server may answer a call with a task (CALL-8)
         )
         async with client:
             await list_tools(client, self._spec.id, self._warn)
