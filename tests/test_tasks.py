@@ -10,6 +10,9 @@ streamable HTTP.
 from __future__ import annotations
 
 import json
+import signal
+import subprocess
+import sys
 from typing import Any
 
 import anyio
@@ -17,6 +20,7 @@ import pytest
 
 from mcpyard import ElicitationAnswer, ElicitationRequest
 from tests._cli import run_mcpyard
+from tests._processes import with_ctrl_c
 from tests.conftest import Home, body, fixture_server
 from tests.servers.in_process import serve_http_in_process
 
@@ -106,3 +110,27 @@ def test_call8_mcpyard_call_waits_for_a_task_and_shows_its_progress(home: Home) 
     assert done.returncode == 0, done.stderr
     assert "slow done after 3 s" in done.stdout
     assert "task working" in done.stderr, "the task's status while the call waits"
+
+
+async def test_call8_ctrl_c_during_mcpyard_call_cancels_the_task_on_the_server(home: Home) -> None:
+    async with serve_http_in_process("tasks") as url:
+        config = home.write_config({"t": {"url": url}}, mode="auto")
+        command = [sys.executable, "-m", "mcpyard", "call", "t__forever", "--mcp-config", str(config)]
+        cli = await anyio.open_process(
+            with_ctrl_c(command), cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE
+        )
+        async with cli:
+            assert cli.stderr is not None
+            heard = b""
+            with anyio.fail_after(30):
+                async for chunk in cli.stderr:  # the first status line: the task is made and polled
+                    heard += chunk
+                    if b"task working" in heard:
+                        break
+            cli.send_signal(signal.SIGINT)
+            with anyio.fail_after(10):
+                code = await cli.wait()
+        assert code == 130, heard
+        async with home.open(config) as host:
+            cancelled = json.loads(body(await host.call("t__cancelled", {})))
+    assert len(cancelled) == 1, "the task was cancelled on the server before mcpyard exited"
