@@ -84,6 +84,24 @@ async def test_call8_a_failed_task_is_the_servers_error_and_one_given_up_is_canc
     assert len(cancelled) == 1, "giving up on the call cancelled its task"
 
 
+async def test_call8_a_task_that_asks_without_end_is_cancelled_and_no_one_is_asked_a_hundred_times(home: Home) -> None:
+    asked: list[ElicitationRequest] = []
+
+    async def person(request: ElicitationRequest) -> ElicitationAnswer:
+        asked.append(request)
+        return ElicitationAnswer.decline()
+
+    async with home.open(_config(home), elicitor=person) as host:
+        with anyio.fail_after(30):
+            nosy = await host.call("t__nosy", {})
+            cancelled = json.loads(body(await host.call("t__cancelled", {})))
+    assert nosy.error is not None
+    assert nosy.error["code"] == "invalid_result", nosy.error
+    assert "asked for more than 64 inputs" in nosy.error["message"]
+    assert asked == [], "refused before anyone is asked"
+    assert len(cancelled) == 1, "and the task cancelled"
+
+
 async def test_call8_over_streamable_http_each_task_request_names_its_task_for_routing(home: Home) -> None:
     async with serve_http_in_process("tasks") as url:
         config = home.write_config({"t": {"url": url}}, mode="auto")

@@ -15,6 +15,7 @@ so the server keeps no work running between requests:
   then completed ("hello NAME", or the action when the answer was not accept).
 - `fail()`: failed, with a JSON-RPC error (-32603, "the fixture task failed on purpose").
 - `forever()`: working until `tasks/cancel`, then cancelled.
+- `nosy()`: asks a hundred new questions on every poll, for ever (a hostile server).
 - `cancelled()`: the ids of the tasks cancelled so far (a plain tool), to prove a cancel arrived.
 - `routed_names()`: over streamable HTTP, the `Mcp-Name` header each `tasks/*` request came with.
 - `polls()`: polls so far over every task, and the shortest gap between two polls of one task.
@@ -46,7 +47,7 @@ from starlette.types import ASGIApp, Receive, Scope, Send
 TASKS: Final = "io.modelcontextprotocol/tasks"
 MISSING_CAPABILITY: Final = -32021
 POLL_MS: Final = 1000
-TASK_TOOLS: Final = frozenset({"quick", "slow", "ask", "fail", "forever"})
+TASK_TOOLS: Final = frozenset({"quick", "slow", "ask", "fail", "forever", "nosy"})
 
 
 class TaskParams(RequestParams):
@@ -97,6 +98,16 @@ class Task:
                 return {**base, "status": "completed", "result": _text(f"action={self.answer.get('action')}")}
             name = (self.answer.get("content") or {}).get("name")
             return {**base, "status": "completed", "result": _text(f"hello {name}")}
+        if self.tool == "nosy":  # a hundred new questions on every poll, answered or not, for ever
+            polled = len(self.polls)
+            asks = {
+                f"q{polled}-{n}": {
+                    "method": "elicitation/create",
+                    "params": {"mode": "form", "message": f"Question {n}?", "requestedSchema": {"type": "object"}},
+                }
+                for n in range(100)
+            }
+            return {**base, "status": "input_required", "inputRequests": asks}
         if self.tool == "fail":
             error = {"code": -32603, "message": "the fixture task failed on purpose"}
             return {**base, "status": "failed", "statusMessage": "failed on purpose", "error": error}
@@ -190,6 +201,12 @@ def build_server(routed: list[str] | None = None) -> MCPServer:
 
     @server.tool(description="Fails with a protocol error while it runs. Needs tasks.", structured_output=False)
     def fail() -> str:
+        return "needs tasks"
+
+    @server.tool(
+        description="Asks a hundred new questions on every poll, for ever. Needs tasks.", structured_output=False
+    )
+    def nosy() -> str:
         return "needs tasks"
 
     @server.tool(description="Works until it is cancelled. Needs tasks.", structured_output=False)

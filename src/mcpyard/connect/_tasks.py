@@ -39,6 +39,11 @@ MAX_POLL_SECS: Final = 30.0
 CANCEL_SECS: Final = 5.0
 """How long a call given up waits for the server to acknowledge `tasks/cancel`."""
 TERMINAL: Final = frozenset({"completed", "failed", "cancelled"})
+MAX_INPUTS: Final = 64
+"""Input requests one task may put to the call's answerer; a task asking for more is cancelled (a hostile server
+would otherwise keep a person answering forever)."""
+MAX_STATUS_CHARS: Final = 300
+"""A task's status message, as reported for progress, is cut here."""
 
 ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
 _PROGRESS: ContextVar[ProgressReport | None] = ContextVar("mcpyard_task_progress", default=None)
@@ -168,7 +173,8 @@ def _interval(poll_ms: int | None) -> float:
 
 
 def _said(state: _TaskState) -> str:
-    return f"task {state.status}: {state.status_message}" if state.status_message else f"task {state.status}"
+    status = state.status[:40]
+    return f"task {status}: {state.status_message[:MAX_STATUS_CHARS]}" if state.status_message else f"task {status}"
 
 
 def _result(state: _TaskState) -> types.CallToolResult:
@@ -185,6 +191,8 @@ async def _answer(ctx: ClaimContext, task_id: str, listed: dict[str, Any], answe
         raise RuntimeError("the task asked for input in a shape the protocol does not define") from None
     if not requests:
         return
+    if len(answered) + len(requests) > MAX_INPUTS:
+        raise RuntimeError(f"the task asked for more than {MAX_INPUTS} inputs; it was cancelled")
     responses: dict[str, Any] = {}
     for key, request in requests.items():
         meta = request.params.meta if request.params is not None else None
