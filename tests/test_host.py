@@ -167,6 +167,19 @@ async def test_conn6_endless_paging_is_bounded(home: Home) -> None:
         assert any("100 pages" in warning for warning in status.warnings)
 
 
+async def test_conn6_a_new_era_tool_with_an_invalid_header_annotation_is_left_out_saying_why(home: Home) -> None:
+    async with open_host(home, {"h": fixture_server("headers")}) as host:
+        status = host.status()
+        names = {tool.name for tool in host.tools()}
+    assert status.servers[0].protocol_version == "2026-07-28"
+    assert "h__echo" in names
+    assert not names & {"h__by_region", "h__bad_token"}, "the protocol says a client must not call them"
+    said = " ".join(status.warnings)
+    assert "x-mcp-header annotations are invalid" in said
+    assert "'by_region'" in said
+    assert "'bad_token'" in said
+
+
 async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(home: Home) -> None:
     entry = {**fixture_server("basic"), "env": {"GIVEN": "yes"}}
     environ = {**home.environ, "PROBE_API_TOKEN": "parent-token-5d1e", "PROBE_PLAIN": "parent-plain"}

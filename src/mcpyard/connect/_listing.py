@@ -3,7 +3,9 @@
 from __future__ import annotations
 
 import contextlib
+import logging
 from collections.abc import Awaitable, Callable, Mapping, Sequence
+from contextvars import ContextVar
 from typing import Any
 
 import anyio
@@ -21,6 +23,26 @@ MAX_ITEMS = 10_000
 
 Wire = Mapping[str, Any]
 Page = tuple[Sequence[BaseModel], str | None]
+
+
+_LEFT_OUT: ContextVar[list[str] | None] = ContextVar("mcpyard_tools_left_out", default=None)
+_SDK_DROPS = "dropping tool %r: invalid x-mcp-header (%s)"
+"""The SDK's log line for a new-era tool it leaves out of a listing (the 2026-07-28 rule for `x-mcp-header`)."""
+
+
+class _LeftOutTools(logging.Filter):
+    """Takes the SDK's line for each tool it leaves out while `list_tools` lists: said on the status page instead."""
+
+    def filter(self, record: logging.LogRecord) -> bool:
+        left_out = _LEFT_OUT.get()
+        if left_out is None or record.msg != _SDK_DROPS or not isinstance(record.args, tuple) or len(record.args) != 2:
+            return True
+        name, reason = record.args
+        left_out.append(f"{str(name)[:128]!r} ({str(reason)[:200]})")
+        return False
+
+
+logging.getLogger("client").addFilter(_LeftOutTools())  # the SDK's client session logs under this name
 
 
 async def _all_pages(fetch: Callable[[str | None], Awaitable[Page]]) -> tuple[list[Wire], bool]:
@@ -48,9 +70,20 @@ async def list_tools(client: Client, server: str, warn: Callable[[str], None]) -
         page = await client.list_tools(cursor=cursor)
         return page.tools, page.next_cursor
 
-    tools, cut = await _all_pages(fetch)
+    left_out: list[str] = []
+    token = _LEFT_OUT.set(left_out)
+    try:
+        tools, cut = await _all_pages(fetch)
+    finally:
+        _LEFT_OUT.reset(token)
     if cut:
         warn(f"server {server!r} listed more than {MAX_PAGES} pages of tools; the rest are ignored")
+    if left_out:
+        shown = ", ".join(left_out[:20]) + (f" and {len(left_out) - 20} more" if len(left_out) > 20 else "")
+        warn(
+            f"server {server!r}: tools left out, their x-mcp-header annotations are invalid "
+            f"(the protocol says a client must not call them): {shown}"
+        )
     if skipped := sorted(str(tool.get("name")) for tool in tools if _needs_tasks(tool)):
         warn(
             f"server {server!r}: tools {', '.join(skipped)} can only run as MCP tasks, "
