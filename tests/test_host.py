@@ -22,6 +22,7 @@ from mcpyard import Host, StateError
 from mcpyard._paths import trust_file
 from mcpyard.config import TrustStore, read_project
 from tests.conftest import PYTHON, SERVERS, Home, body, fixture_server
+from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
 
@@ -178,6 +179,30 @@ async def test_conn6_a_new_era_tool_with_an_invalid_header_annotation_is_left_ou
     assert "x-mcp-header annotations are invalid" in said
     assert "'by_region'" in said
     assert "'bad_token'" in said
+
+
+async def test_a_server_using_a_deprecated_feature_is_noted_once_and_goes_on_working(home: Home) -> None:
+    """The HTTP+SSE transport (deprecated in 2025-03-26) and log messages (2026-07-28) still work, noted once each."""
+
+    def noted(host: Host, what: str) -> list[str]:
+        return [warning for warning in host.status().warnings if what in warning]
+
+    async with serve_http_in_process("basic", "sse") as url:
+        servers = {"old": {"url": url, "transport": "sse"}, "e": fixture_server("echo_secrets")}
+        async with open_host(home, servers) as host:
+            added = await host.call("old__add", {"a": 1, "b": 2})
+            for _ in range(2):
+                chatty = await host.call("e__chatty", {"name": "HOME"})
+                assert chatty.ok, chatty.error
+            with anyio.fail_after(10):
+                await host.wait_until(lambda h: bool(noted(h, "sends log messages")))
+            [sse] = noted(host, "HTTP+SSE transport")
+            [logs] = noted(host, "sends log messages")
+    assert added.ok, added.error
+    assert sse.startswith("server 'old' ")
+    assert "deprecated in 2025-03-26" in sse
+    assert logs.startswith("server 'e' ")
+    assert "it still works" in logs
 
 
 async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(home: Home) -> None:

@@ -20,7 +20,7 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
-from mcp.client.session import IncomingMessage
+from mcp.client.session import ClientRequestContext, IncomingMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.auth import AuthStore, SignIn
@@ -93,6 +93,7 @@ class Supervisor(Interruptions):
         self._redact = redact
         """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
         self._snapshot = ServerSnapshot(spec.id, transport=spec.transport)
+        self._deprecations: set[str] = set()
         self._inputs = InputRouter(spec.id) if relay_input or elicit else None
         """Sampling and elicitation are declared only when calls can relay them (the gateway); elicitation
         also when the host has an elicitor to ask."""
@@ -167,6 +168,24 @@ class Supervisor(Interruptions):
         text = clean_and_redact(text, self._redact)
         if text not in self._snapshot.warnings:
             self._publish(warnings=(*self._snapshot.warnings, text))
+
+    def _deprecated(self, what: str, since: str) -> None:
+        """Say once, on the status page, that this server uses a feature the protocol deprecated (it still works)."""
+        if what in self._deprecations:
+            return
+        self._deprecations.add(what)
+        self._warn(f"server {self._spec.id!r} {what}, which the MCP protocol deprecated in {since}; it still works")
+
+    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self._deprecated("sends log messages", "2026-07-28")
+        await self._calls.on_log(params)
+
+    async def _on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
+        self._deprecated("asks its client for sampling", "2026-07-28")
+        assert self._inputs is not None, "sampling is relayed only with an input router"
+        return await self._inputs.sampling(context, params)
 
     def _watched(self, uris: frozenset[str]) -> None:
         self._publish(watched=uris)
@@ -274,15 +293,17 @@ class Supervisor(Interruptions):
             mode="auto",
             cache=None,
             message_handler=self._on_message,
-            logging_callback=self._calls.on_log,
+            logging_callback=self._on_log,
             # New-era servers send log messages only to requests that opt in.
             log_level="debug",
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
-            sampling_callback=self._inputs.sampling if self._inputs is not None and self._sampling else None,
+            sampling_callback=self._on_sampling if self._inputs is not None and self._sampling else None,
             elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
             extensions=[TASK_CALLS],  # a new-era server may answer a call with a task (CALL-8)
         )
         async with client:
+            if self._snapshot.transport == "sse":
+                self._deprecated("is reached over the HTTP+SSE transport", "2025-03-26 (streamable HTTP replaced it)")
             await list_tools(client, self._spec.id, self._warn)
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
             self._changes.forget()
