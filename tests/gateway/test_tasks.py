@@ -37,6 +37,8 @@ async def test_call8_a_gateway_client_gets_a_tasks_result_and_answers_its_questi
         return types.ElicitResult(action="accept", content={"name": "Lin"})
 
     async with Client(params, mode=mode, elicitation_callback=answer) as client:
+        # A new-era client found the gateway with `server/discover`; a handshake-era one with `initialize`.
+        assert client.protocol_version == ("2026-07-28" if mode == "auto" else "2025-11-25")
         with anyio.fail_after(60):
             slow = await client.call_tool("t__slow", {"seconds": 2})
             greeted = await client.call_tool("t__ask", {})
