@@ -20,13 +20,14 @@ import httpx2
 import mcp_types as types
 from mcp import Client
 from mcp.client._transport import Transport
-from mcp.client.session import ClientRequestContext, IncomingMessage
+from mcp.client.session import IncomingMessage
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.auth import AuthStore, SignIn
 from mcpyard.catalog import clean_and_redact
 from mcpyard.config import ServerSpec
 from mcpyard.connect._calls import CallChannel, LogFn, ProgressFn
+from mcpyard.connect._deprecations import Deprecations
 from mcpyard.connect._egress import EgressGuard
 from mcpyard.connect._environment import minimal_environment_note
 from mcpyard.connect._http import HttpObservations
@@ -37,7 +38,7 @@ from mcpyard.connect._memory import ConfiguredConnections, Connections
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport
-from mcpyard.connect._tasks import TaskCalls
+from mcpyard.connect._tasks import TASK_CALLS
 from mcpyard.connect._transports import ClientIdentity, Connector, failure_reason, timeout_reason
 from mcpyard.connect._watch import ResourceWatch
 
@@ -50,10 +51,6 @@ _TEXTS = frozenset({"reason", "note", "protocol_version", "sign_in_url", "instru
 BACKOFF_FIRST = 1.0
 BACKOFF_MAX = 60.0
 _HANDSHAKE_VERSIONS: frozenset[str] = frozenset(HANDSHAKE_PROTOCOL_VERSIONS)
-
-
-TASK_CALLS = TaskCalls()
-"""The tasks extension as every connection declares it (it keeps nothing between calls)."""
 
 
 class Supervisor(Interruptions):
@@ -93,7 +90,6 @@ class Supervisor(Interruptions):
         self._redact = redact
         """Applied to server text kept here (stderr lines, error texts) before it is ever cut."""
         self._snapshot = ServerSnapshot(spec.id, transport=spec.transport)
-        self._deprecations: set[str] = set()
         self._inputs = InputRouter(spec.id) if relay_input or elicit else None
         """Sampling and elicitation are declared only when calls can relay them (the gateway); elicitation
         also when the host has an elicitor to ask."""
@@ -111,6 +107,8 @@ class Supervisor(Interruptions):
             limit_secs=egress.deadline_secs if egress is not None else None,
             max_response_bytes=egress.max_response_bytes if egress is not None else None,
         )
+        sampling = self._inputs.sampling if self._inputs is not None else None
+        self._deprecations = Deprecations(spec.id, self._warn, self._calls.on_log, sampling)
         self._on_resource_updated = on_resource_updated
         self._watch = ResourceWatch(spec.id, self._resource_updated, self._warn, self._watched)
         self._sign_in: SignIn | None = None
@@ -168,24 +166,6 @@ class Supervisor(Interruptions):
         text = clean_and_redact(text, self._redact)
         if text not in self._snapshot.warnings:
             self._publish(warnings=(*self._snapshot.warnings, text))
-
-    def _deprecated(self, what: str, since: str) -> None:
-        """Say once, on the status page, that this server uses a feature the protocol deprecated (it still works)."""
-        if what in self._deprecations:
-            return
-        self._deprecations.add(what)
-        self._warn(f"server {self._spec.id!r} {what}, which the MCP protocol deprecated in {since}; it still works")
-
-    async def _on_log(self, params: types.LoggingMessageNotificationParams) -> None:
-        self._deprecated("sends log messages", "2026-07-28")
-        await self._calls.on_log(params)
-
-    async def _on_sampling(
-        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
-    ) -> types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData:
-        self._deprecated("asks its client for sampling", "2026-07-28")
-        assert self._inputs is not None, "sampling is relayed only with an input router"
-        return await self._inputs.sampling(context, params)
 
     def _watched(self, uris: frozenset[str]) -> None:
         self._publish(watched=uris)
@@ -293,17 +273,16 @@ class Supervisor(Interruptions):
             mode="auto",
             cache=None,
             message_handler=self._on_message,
-            logging_callback=self._on_log,
+            logging_callback=self._deprecations.on_log,
             # New-era servers send log messages only to requests that opt in.
             log_level="debug",
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
-            sampling_callback=self._on_sampling if self._inputs is not None and self._sampling else None,
+            sampling_callback=self._deprecations.on_sampling if self._sampling else None,
             elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
             extensions=[TASK_CALLS],  # a new-era server may answer a call with a task (CALL-8)
         )
         async with client:
-            if self._snapshot.transport == "sse":
-                self._deprecated("is reached over the HTTP+SSE transport", "2025-03-26 (streamable HTTP replaced it)")
+            self._deprecations.transport(self._snapshot.transport)
             await list_tools(client, self._spec.id, self._warn)
             # Some servers announce changes before a client can hear them: list once more (CONN-6).
             self._changes.forget()

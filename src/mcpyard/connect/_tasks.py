@@ -31,7 +31,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["MAX_POLL_SECS", "MIN_POLL_SECS", "TASKS_EXTENSION", "TaskCalls", "reporting_progress"]
+__all__ = ["MAX_POLL_SECS", "MIN_POLL_SECS", "TASKS_EXTENSION", "TASK_CALLS", "TaskCalls", "reporting_progress"]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 MIN_POLL_SECS: Final = 1.0
@@ -112,6 +112,10 @@ class TaskCalls(ClientExtension):
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
         return (ResultClaim(result_type="task", model=CreatedTask, resolve=_finish),)
+
+
+TASK_CALLS = TaskCalls()
+"""The tasks extension as every connection declares it (it keeps nothing between calls)."""
 
 
 async def _finish(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:

@@ -1,0 +1,52 @@
+"""Protocol features a server still uses though the protocol deprecated them: noted once each on the status page.
+
+They keep working (the HTTP+SSE transport, log messages, sampling); the note tells a person that the
+server will need an update one day, without repeating itself at every message.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Awaitable, Callable
+
+import mcp_types as types
+from mcp.client.session import ClientRequestContext
+
+__all__ = ["Deprecations"]
+
+SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools | types.ErrorData
+
+
+class Deprecations:
+    """Notes, through `warn`, each deprecated feature server `server` uses, the first time it does; its `on_log` and
+    `on_sampling` are the connection's callbacks, handing each message on to `log` and `sampling`."""
+
+    def __init__(
+        self,
+        server: str,
+        warn: Callable[[str], None],
+        log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]],
+        sampling: Callable[[ClientRequestContext, types.CreateMessageRequestParams], Awaitable[SamplingAnswer]] | None,
+    ) -> None:
+        self._server, self._warn, self._log, self._sampling = server, warn, log, sampling
+        self._noted: set[str] = set()
+
+    def note(self, what: str, since: str) -> None:
+        if what not in self._noted:
+            self._noted.add(what)
+            self._warn(f"server {self._server!r} {what}, which the MCP protocol deprecated in {since}; it still works")
+
+    def transport(self, transport: str | None) -> None:
+        if transport == "sse":
+            self.note("is reached over the HTTP+SSE transport", "2025-03-26 (streamable HTTP replaced it)")
+
+    async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
+        self.note("sends log messages", "2026-07-28")
+        await self._log(params)
+
+    async def on_sampling(
+        self, context: ClientRequestContext, params: types.CreateMessageRequestParams
+    ) -> SamplingAnswer:
+        self.note("asks its client for sampling", "2026-07-28")
+        if self._sampling is None:  # declared only where it is relayed: not reached
+            return types.ErrorData(code=types.METHOD_NOT_FOUND, message="sampling is not supported")
+        return await self._sampling(context, params)
