@@ -181,7 +181,7 @@ async def test_conn6_a_new_era_tool_with_an_invalid_header_annotation_is_left_ou
     assert "'bad_token'" in said
 
 
-async def test_a_server_using_a_deprecated_feature_is_noted_once_and_goes_on_working(home: Home) -> None:
+async def test_call8_a_server_using_a_deprecated_feature_is_noted_once_and_goes_on_working(home: Home) -> None:
     """The HTTP+SSE transport (deprecated in 2025-03-26) and log messages (2026-07-28) still work, noted once each."""
 
     def noted(host: Host, what: str) -> list[str]:

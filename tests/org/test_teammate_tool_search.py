@@ -42,6 +42,12 @@ async def put(service: Service, body: dict[str, Any]) -> Any:
     return response.json()
 
 
+async def put_as(service: Service, token: str, body: dict[str, Any]) -> Any:
+    response = await service.request("PUT", "/api/v1/tool-search", json=body, token=token)
+    assert response.status_code == 200, response.text
+    return response.json()
+
+
 def offered(model: ModelFixture, request: int) -> list[str]:
     return [tool["function"]["name"] for tool in model.requests[request].get("tools", [])]
 
@@ -161,5 +167,21 @@ async def test_mod4_the_setting_is_read_by_members_set_by_admins_checked_and_aud
     assert audited[0]["old"] == DEFAULT
     assert audited[0]["new"] == wanted
     assert await put(service, wanted) == wanted
+    other = await service.add_org("Other", "owner@other.test")
+    assert await service.get("/api/v1/tool-search", token=other.owner_token) == DEFAULT, "another organization's"
+    await put_as(service, other.owner_token, {"mode": "off"})
+    assert await service.get("/api/v1/tool-search") == wanted, "one organization's setting never moves another's"
+    for headers, content, status in (
+        ({}, b'{"mode": "off"}', 401),  # signed out: no token at all
+        ({"Authorization": "Bearer not-a-token"}, b'{"mode": "off"}', 401),
+        (None, b'{"mode": "of', 400),  # an unfinished body
+        (None, b'{"mode": "\\udc00"}', 422),  # a lone surrogate
+        (None, b'{"mode": "' + b"x" * 3_000_000 + b'"}', 413),
+    ):
+        sent = service.headers() if headers is None else headers
+        answer = await service.client.put("/api/v1/tool-search", content=content, headers=sent)
+        assert answer.status_code == status, (status, answer.text[:200])
+        assert set(answer.json()) == {"error"}
+    assert await service.get("/api/v1/tool-search") == wanted, "nothing refused changed the setting"
     again = [entry for entry in await service.get("/api/v1/audit") if entry["action"] == "tool_search.set"]
     assert len(again) == 1, "setting what is already set is not a change"

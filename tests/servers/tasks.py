@@ -128,9 +128,9 @@ class TaskTools(Extension):
 
     def methods(self) -> Sequence[MethodBinding]:
         return (
-            MethodBinding("tasks/get", TaskParams, self._get),
-            MethodBinding("tasks/update", UpdateParams, self._update),
-            MethodBinding("tasks/cancel", TaskParams, self._cancel),
+            MethodBinding("tasks/get", TaskParams, self.get),
+            MethodBinding("tasks/update", UpdateParams, self.update),
+            MethodBinding("tasks/cancel", TaskParams, self.cancel),
         )
 
     async def intercept_tool_call(
@@ -151,26 +151,26 @@ class TaskTools(Extension):
             seed["status"] = "working"
         return {"resultType": "task", **seed}
 
-    def _task(self, params: TaskParams) -> Task:
+    def find(self, params: TaskParams) -> Task:
         task = self.tasks.get(params.task_id)
         if task is None:
             raise MCPError(-32602, "Failed to retrieve task: Task not found")
         return task
 
-    async def _get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        task = self._task(params)
+    async def get(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
+        task = self.find(params)
         task.polls.append(time.monotonic())
         return task.state(params.task_id)
 
-    async def _update(self, ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
-        task = self._task(params)
+    async def update(self, ctx: ServerRequestContext[Any, Any], params: UpdateParams) -> HandlerResult:
+        task = self.find(params)
         if task.tool == "ask" and task.answer is None and "name" in params.input_responses:
             answer = params.input_responses["name"]
             task.answer = answer if isinstance(answer, dict) else {"action": "decline"}
         return {}
 
-    async def _cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
-        self._task(params).cancelled = True
+    async def cancel(self, ctx: ServerRequestContext[Any, Any], params: TaskParams) -> HandlerResult:
+        self.find(params).cancelled = True
         return {}
 
 
