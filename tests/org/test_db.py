@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import os
 import socket
+import sqlite3
 import stat
+import threading
 from datetime import UTC, datetime, timedelta, timezone
 from pathlib import Path
 
@@ -172,6 +174,32 @@ async def test_org9_concurrent_sqlite_writers_wait_for_each_other_instead_of_fai
             org = await session.get(Organization, "o1")
             assert org is not None
             assert org.name == "n8", "no update was lost"
+
+
+def test_err1_a_sqlite_writer_cancelled_while_it_waits_for_the_lock_lets_its_event_loop_end(tmp_path: Path) -> None:
+    """A deadline, a client going away or a shutdown cancels a transaction waiting for another writer; its
+    connection is closed once that wait ends, and the event loop then ends too instead of waiting forever."""
+    url = f"sqlite:///{tmp_path / 'org.db'}"
+    writer = sqlite3.connect(tmp_path / "org.db", isolation_level=None, check_same_thread=False)
+    outcome: list[str] = []
+
+    async def waiting_writer() -> None:
+        async with open_database(url) as db:
+            writer.execute("BEGIN IMMEDIATE")
+            with anyio.move_on_after(0.3) as waited:
+                async with db.engine.begin() as connection:
+                    await connection.execute(text("SELECT 1"))
+            writer.execute("COMMIT")
+            outcome.append("cancelled" if waited.cancelled_caught else "not cancelled")
+
+    try:
+        loop = threading.Thread(target=anyio.run, args=(waiting_writer,), daemon=True)
+        loop.start()
+        loop.join(timeout=30)  # the wait it was cancelled in ends within the busy timeout (10 s)
+        assert not loop.is_alive(), "the event loop never ended"
+        assert outcome == ["cancelled"]
+    finally:
+        writer.close()
 
 
 def test_api5_no_id_starts_with_a_dash_so_a_command_line_never_reads_one_as_an_option() -> None:

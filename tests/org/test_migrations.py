@@ -3,6 +3,9 @@ database it does not know (ORG-9)."""
 
 from __future__ import annotations
 
+import sqlite3
+from pathlib import Path
+
 import anyio
 import pytest
 from alembic.autogenerate import compare_metadata
@@ -68,6 +71,31 @@ async def test_org9_replicas_migrating_at_once_migrate_once(database_url: str) -
             for _ in range(3):
                 group.start_soon(one)
     assert reached == [head_revision()] * 3
+
+
+async def test_org9_a_replica_starting_while_another_holds_the_sqlite_write_lock_opens_and_reads_at_once(
+    tmp_path: Path,
+) -> None:
+    """Opening the database and reading its revision only read: they do not queue behind a writer (a replica
+    migrating a large file may hold the lock for minutes), and migrating waits for it instead of failing."""
+    url = f"sqlite:///{tmp_path / 'org.db'}"
+    await migrate(url)
+    writer = sqlite3.connect(tmp_path / "org.db", isolation_level=None)
+    try:
+        writer.execute("BEGIN IMMEDIATE")
+        with anyio.fail_after(5):  # a writer waits ten seconds before it gives up
+            async with open_database(url) as db:
+                assert await check_schema(db) == head_revision()
+
+        async def release() -> None:
+            await anyio.sleep(0.5)
+            writer.execute("COMMIT")
+
+        async with anyio.create_task_group() as group:
+            group.start_soon(release)
+            assert await migrate(url) == head_revision()
+    finally:
+        writer.close()
 
 
 async def test_org9_a_database_never_set_up_or_migrated_by_a_newer_mcpyard_is_refused_with_what_to_do(

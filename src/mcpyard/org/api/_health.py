@@ -18,7 +18,7 @@ from starlette.routing import Route
 from mcpyard.errors import ConfigError, ServiceError
 from mcpyard.org.api._operations import running
 from mcpyard.org.services import CredentialSealer
-from mcpyard.org.store import Credential, ModelSetting, Question
+from mcpyard.org.store import Credential, ModelSetting, Question, reading
 
 __all__ = ["health_routes"]
 
@@ -40,7 +40,7 @@ async def readyz(request: Request) -> Response:
         return _answer({"service": exc.message})
     try:
         with anyio.fail_after(CHECK_SECONDS):
-            async with service.db.begin() as session:
+            async with reading(service.db) as session:
                 await session.execute(text("SELECT 1"))
                 in_use = set(await session.scalars(select(Credential.key_id).distinct()))
                 for sealed in (ModelSetting.key_id, Question.key_id):  # a model's key; an answer waiting for its call

@@ -7,6 +7,7 @@ from mcpyard.org.store._db import (
     default_database_url,
     describe_url,
     open_database,
+    reading,
     resolve_database_url,
     transaction,
 )
@@ -119,6 +120,7 @@ __all__ = [
     "new_id",
     "note_change",
     "open_database",
+    "reading",
     "resolve_database_url",
     "revision_of",
     "transaction",

@@ -34,6 +34,7 @@ __all__ = [
     "describe_url",
     "open_database",
     "parse_database_url",
+    "reading",
     "resolve_database_url",
     "transaction",
 ]
@@ -51,6 +52,9 @@ transactions): enough for its concurrent requests, so none pays for a new connec
 POOL_OVERFLOW = 20
 """Connections a replica opens beyond those at a peak (closed again after): three replicas stay within
 PostgreSQL's default of 100 connections."""
+
+READS_ONLY = "mcpyard_reads_only"
+"""An execution option for a connection that only reads: on SQLite its transactions do not wait for the write lock."""
 
 _SQLITE = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _POSTGRESQL = {"postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg_async", "postgresql+asyncpg"}
@@ -181,10 +185,15 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         # SQLAlchemy, not the sqlite3 module, says when a transaction begins (below): DDL is
         # then transactional too, so a migration is applied whole or not at all.
         dbapi_connection.isolation_level = None
+        _stop_once(dbapi_connection.driver_connection)
         cursor = dbapi_connection.cursor()
         try:
+            # Asked first: setting the mode takes the write lock even when it is WAL already, and
+            # another replica may hold that lock for as long as its migration takes.
             if not memory:
-                cursor.execute("PRAGMA journal_mode=WAL")
+                cursor.execute("PRAGMA journal_mode")
+                if str(cursor.fetchone()[0]).lower() != "wal":
+                    cursor.execute("PRAGMA journal_mode=WAL")
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -195,10 +204,30 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
     def _on_begin(connection: Any) -> None:
         # IMMEDIATE: a transaction takes the write lock when it starts, waiting up to the busy
         # timeout. A deferred one that reads and then writes would fail at once with "database
-        # is locked" if another writer came in between.
-        connection.exec_driver_sql("BEGIN IMMEDIATE")
+        # is locked" if another writer came in between. One marked as only reading waits for no one.
+        reads_only = connection.get_execution_options().get(READS_ONLY, False)
+        connection.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _stop_once(connection: Any) -> None:
+    """Make an aiosqlite connection's `stop()` answer every caller with its first stop.
+
+    Its thread ends at the first stop, so a second one waits forever; and a connection whose
+    statement is cancelled (a deadline, a client going away, shutting down) is stopped twice: once
+    by SQLAlchemy terminating it, once by the graceful close SQLAlchemy shields and starts beside
+    it. Without this, that close never ends and stopping the event loop hangs.
+    """
+    stop = connection.stop
+    stopped: list[Any] = []
+
+    def once() -> Any:
+        if not stopped:
+            stopped.append(stop())
+        return stopped[0]
+
+    connection.stop = once
 
 
 def _prepare_sqlite_file(url: URL) -> None:
@@ -240,6 +269,7 @@ async def open_database(url: str | URL, *, check: bool = True) -> AsyncIterator[
         if check:
             try:
                 async with engine.connect() as connection:
+                    await connection.execution_options(**{READS_ONLY: True})
                     await connection.exec_driver_sql("SELECT 1")
             except (SQLAlchemyError, OSError) as exc:
                 raise database_error(exc, parsed) from None
@@ -249,6 +279,15 @@ async def open_database(url: str | URL, *, check: bool = True) -> AsyncIterator[
         yield Database(parsed, engine, sessions)
     finally:
         await engine.dispose()
+
+
+@asynccontextmanager
+async def reading(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[AsyncSession]:
+    """A transaction that only reads: on SQLite it neither waits for the write lock nor holds it, so a page
+    polling for changes or a readiness probe never queues behind a writer (or makes one queue)."""
+    async with sessions.begin() as session:
+        await session.connection(execution_options={READS_ONLY: True})
+        yield session
 
 
 @asynccontextmanager

@@ -9,7 +9,7 @@ from sqlalchemy import text
 from sqlalchemy.exc import SQLAlchemyError
 
 from mcpyard.errors import ConfigError
-from mcpyard.org.store._db import Database, database_error, open_database
+from mcpyard.org.store._db import BUSY_TIMEOUT_MS, READS_ONLY, Database, database_error, open_database
 
 if TYPE_CHECKING:
     from alembic.config import Config
@@ -22,6 +22,9 @@ MIGRATIONS = Path(__file__).resolve().parent / "migrations"
 # Replicas that start together on one PostgreSQL migrate one at a time (ORG-9): any number, held
 # for the migrating transaction only. SQLite's write lock does the same for a file.
 _MIGRATION_LOCK = 0x6D637079_6F726701
+MIGRATION_WAIT_MS = 300_000
+"""How long a replica waits for another one's migration of the same SQLite file (PostgreSQL's lock waits as long):
+a migration copies tables and may take minutes on a large database, while a request's writer waits ten seconds."""
 
 
 def _config() -> Config:
@@ -59,12 +62,14 @@ def _current(connection: Connection) -> str | None:
     return MigrationContext.configure(connection).get_current_revision()
 
 
-def _sqlite_foreign_keys(connection: Connection, state: str) -> None:
+def _sqlite_migrating(connection: Connection, migrating: bool) -> None:
+    """Foreign keys off and a long wait for the write lock while migrating; as a request needs them after."""
     driver = connection.connection.dbapi_connection  # the driver's own: no transaction begins for it
     assert driver is not None  # a connection just checked out of the pool
     cursor = driver.cursor()
     try:
-        cursor.execute(f"PRAGMA foreign_keys={state}")
+        cursor.execute(f"PRAGMA foreign_keys={'OFF' if migrating else 'ON'}")
+        cursor.execute(f"PRAGMA busy_timeout={MIGRATION_WAIT_MS if migrating else BUSY_TIMEOUT_MS}")
     finally:
         cursor.close()
 
@@ -77,6 +82,7 @@ async def schema_revision(db: Database) -> str | None:
     """
     try:
         async with db.engine.connect() as connection:
+            await connection.execution_options(**{READS_ONLY: True})
             return await connection.run_sync(_current)
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
@@ -90,7 +96,8 @@ async def _apply(db: Database, action: str, revision: str) -> str | None:
                 # SQLite alters a table by copying it and dropping the old one, which with foreign keys on
                 # would delete the rows that refer to it (ON DELETE CASCADE): they are off while it migrates
                 # (outside a transaction, where SQLite heeds the pragma), and checked before it commits.
-                await connection.run_sync(_sqlite_foreign_keys, "OFF")
+                # Another replica migrating the same file holds the write lock for as long as it takes.
+                await connection.run_sync(_sqlite_migrating, True)
             try:
                 async with connection.begin():
                     if not db.is_sqlite:
@@ -110,7 +117,7 @@ async def _apply(db: Database, action: str, revision: str) -> str | None:
                     return await connection.run_sync(_current)
             finally:
                 if db.is_sqlite:
-                    await connection.run_sync(_sqlite_foreign_keys, "ON")
+                    await connection.run_sync(_sqlite_migrating, False)
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="migrate") from None
 

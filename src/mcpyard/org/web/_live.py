@@ -25,7 +25,7 @@ from starlette.responses import Response, StreamingResponse
 from mcpyard.errors import Invalid, TooMany
 from mcpyard.org._caller import Caller
 from mcpyard.org.services import COOKIE
-from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow
+from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow, reading
 from mcpyard.org.web._pages import PageRoutes, Pages, Visit
 
 __all__ = ["PAGES"]
@@ -60,7 +60,7 @@ def _digest(rows: Any) -> str:
 
 async def _fingerprint(pages: Pages, caller: Caller, topic: str) -> str:
     """A short digest of what `topic` shows `caller` now; it changes when the page's part would."""
-    async with pages.svc.db.begin() as session:
+    async with reading(pages.svc.db) as session:
         if topic == "inbox":
             query = select(Approval.id, Approval.status).where(Approval.org_id == caller.org_id)
             asked = select(Question.id, Question.status).where(Question.org_id == caller.org_id)
