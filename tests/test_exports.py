@@ -2,8 +2,11 @@
 
 from __future__ import annotations
 
+import inspect
 import subprocess
 import sys
+from pathlib import Path
+from typing import get_args
 
 import mcpyard
 
@@ -26,6 +29,7 @@ PUBLIC = {
     "InputRelay",
     "McpyardError",
     "MemoryPolicies",
+    "Mode",
     "PolicySource",
     "ServerSnapshot",
     "ServerStatus",
@@ -42,6 +46,19 @@ def test_public_names_are_pinned() -> None:
     assert set(mcpyard.__all__) == PUBLIC
     for name in mcpyard.__all__:
         assert getattr(mcpyard, name) is not None
+
+
+def test_api1_mode_is_exported_as_the_type_of_host_opens_mode() -> None:
+    import mcpyard.config
+
+    assert mcpyard.Mode is mcpyard.config.Mode
+    assert get_args(mcpyard.Mode) == ("read-only", "plan", "ask", "auto")
+    assert inspect.signature(mcpyard.Host.open).parameters["mode"].annotation == "Mode | None"
+
+
+def test_api1_the_library_page_names_every_public_name() -> None:
+    page = (Path(__file__).parents[1] / "docs" / "library.md").read_text(encoding="utf-8")
+    assert [name for name in sorted(PUBLIC) if f"`{name}`" not in page] == []
 
 
 def test_importing_mcpyard_does_not_import_the_sdk() -> None:

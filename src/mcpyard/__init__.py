@@ -15,6 +15,7 @@ if TYPE_CHECKING:
     from mcpyard._host import Host, ToolInfo
     from mcpyard._status import ServerStatus, Status, ToolStatus
     from mcpyard._view import HostView
+    from mcpyard.config import Mode
     from mcpyard.connect import InputRelay, ServerSnapshot
     from mcpyard.elicitation import ElicitationAnswer, ElicitationRequest, Elicitor, FormField
     from mcpyard.pipeline import CallRecord, CallRecorder, CallResult
@@ -39,6 +40,7 @@ __all__ = [
     "InputRelay",
     "McpyardError",
     "MemoryPolicies",
+    "Mode",
     "PolicySource",
     "ServerSnapshot",
     "ServerStatus",
@@ -57,6 +59,7 @@ _LAZY = {
     "Status": "mcpyard._status",
     "ToolStatus": "mcpyard._status",
     "HostView": "mcpyard._view",
+    "Mode": "mcpyard.config",
     "CallResult": "mcpyard.pipeline",
     "CallRecord": "mcpyard.pipeline",
     "CallRecorder": "mcpyard.pipeline",
