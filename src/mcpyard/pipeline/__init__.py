@@ -42,6 +42,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, Results, ResultStore, Window
+from mcpyard.pipeline._unfence import TextPart, fenced_parts
 from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, quick_check, validate_arguments
 
 __all__ = [
@@ -73,6 +74,7 @@ __all__ = [
     "Session",
     "ShapeContext",
     "Stage",
+    "TextPart",
     "Window",
     "ask",
     "beside_the_fence",
@@ -83,6 +85,7 @@ __all__ = [
     "decide_call",
     "dispatch",
     "fence",
+    "fenced_parts",
     "file_line",
     "look_up_cache",
     "over_budget",
