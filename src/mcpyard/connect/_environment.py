@@ -46,9 +46,12 @@ def _credential_free(value: str) -> bool:
     return "@" not in value
 
 
-def minimal_environment_note(inherit: Iterable[str] | Literal["*"]) -> str | None:
-    """What a failed stdio server's reason adds about its environment, unless it had the whole one."""
-    if inherit == "*":
+def minimal_environment_note(inherit: Iterable[str] | Literal["*"], reason: str = "") -> str | None:
+    """What a failed stdio server's reason adds about its environment, unless it had the whole one.
+
+    Nothing either when the reason is its `cwd` (`cwd: the folder … does not exist`): no variable would help.
+    """
+    if inherit == "*" or reason.startswith("cwd:"):
         return None
     return (
         "it started with a minimal environment (PATH, HOME, locale, temp folder, certificate and proxy "

@@ -326,7 +326,7 @@ class Supervisor(Interruptions):
 
     def _fail(self, reason: str) -> None:
         kept = {} if self._reconnecting else {"tools": (), "resources": (), "templates": (), "prompts": ()}
-        if self._is_stdio and (note := minimal_environment_note(self._spec.inherit_env)) is not None:
+        if self._is_stdio and (note := minimal_environment_note(self._spec.inherit_env, reason)) is not None:
             reason = f"{reason}; {note}"  # a missing variable is a likely cause (CONN-2)
         self._settled.set()
         self._publish(state=State.FAILED, reason=reason, sign_in_url=None, **kept)

@@ -69,6 +69,12 @@ class Connector:
         cwd = Path(spec.cwd) if spec.cwd else self.workspace
         if not cwd.is_absolute():
             cwd = self.workspace / cwd
+        # Spawning in a missing folder fails as if the command were missing (ENOENT): say which it is.
+        if not cwd.is_dir():
+            shown = repr(os.fspath(cwd))
+            what = f"{shown} is a file, not a folder;" if cwd.exists() else f"the folder {shown} does not exist;"
+            fix = "create it or set `cwd`" if not cwd.exists() else "set `cwd`"
+            raise CallError("server_unavailable", f"cwd: {what} {fix} to the folder the server runs in")
         return StdioTransport(
             spec.command,
             spec.args,
