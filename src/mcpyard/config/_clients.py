@@ -270,7 +270,7 @@ def _finish(entry: _Entry) -> None:
         )
 
 
-# Gemini CLI (settings.json): transports by key, a timeout in milliseconds, tool filters.
+# Gemini CLI (settings.json): `url` is SSE and `httpUrl` streamable HTTP, a timeout in milliseconds, tool filters.
 
 
 def _gemini_url(entry: _Entry, key: str, value: object) -> None:
@@ -281,6 +281,9 @@ def _gemini_url(entry: _Entry, key: str, value: object) -> None:
     if key == "httpUrl":
         entry.out["transport"] = "streamable_http"
         entry.said(key, "is url, with transport streamable_http")
+    elif "type" not in entry.written and "transport" not in entry.written:
+        entry.out["transport"] = "sse"
+        entry.said(key, "is an SSE endpoint to Gemini CLI (its httpUrl is streamable HTTP): url, with transport sse")
 
 
 def _gemini_timeout(entry: _Entry, key: str, value: object) -> None:
