@@ -3,28 +3,29 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Mapping
-from dataclasses import dataclass, field
+from collections.abc import Mapping
 from pathlib import Path
 
-from mcpyard.config._fields import FIELDS, OAUTH_FIELDS, TYPE_ALIASES
+from mcpyard.config._client_entry import (
+    SIGN_IN,
+    ClientEntry,
+    Handler,
+    copy_value,
+    disabled_key,
+    exclude_key,
+    oauth_key,
+    type_key,
+)
+from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import ClientFormat, Notes
 from mcpyard.config._names import credential_header, nearest
-from mcpyard.config._variables import rewrite
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
 
 SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-code", "cursor"})
 """Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
 
-_TEMPLATED = ("command", "args", "env", "cwd", "url", "headers")
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_SECRET_REFERENCE = re.compile(r"\$\{secret:[A-Za-z0-9_][A-Za-z0-9_.\-]*\}")
-
-_SIGN_IN = (
-    "mcpyard signs in to a remote server by itself when the server asks for it (`mcpyard login ID`); "
-    "this client's own sign-in setting has no equivalent"
-)
 _NO_ALLOWLIST = (
     "mcpyard has no list of the only tools to offer from a server: all of its tools are offered, and a call "
     "still asks as your mode says; to block the others, add them to permissions.deny"
@@ -60,9 +61,9 @@ _REASONS: dict[str, dict[str, str]] = {
     "gemini": {
         "includeTools": _NO_ALLOWLIST,
         "description": "mcpyard shows what the server says of itself",
-        "authProviderType": _SIGN_IN,
-        "targetAudience": _SIGN_IN,
-        "targetServiceAccount": _SIGN_IN,
+        "authProviderType": SIGN_IN,
+        "targetAudience": SIGN_IN,
+        "targetServiceAccount": SIGN_IN,
         "tcp": 'a websocket given as `tcp`; write url = "ws://HOST:PORT" instead',
         "extensionName": "the Gemini CLI extension that added the server",
         "extension": "the Gemini CLI extension that added the server",
@@ -74,61 +75,9 @@ _REASONS: dict[str, dict[str, str]] = {
         ),
         "enabled_tools": _NO_ALLOWLIST,
         "required": "mcpyard starts the other servers when one fails, and the status page says why",
-        "oauth_resource": _SIGN_IN,
+        "oauth_resource": SIGN_IN,
     },
 }
-
-_OAUTH_KEYS = {
-    "clientId": "client_id",
-    "CLIENT_ID": "client_id",
-    "clientSecret": "client_secret",
-    "CLIENT_SECRET": "client_secret",
-    "callbackPort": "redirect_port",
-}
-_OAUTH_REASONS = {
-    "enabled": "mcpyard signs in whenever the server asks for it",
-    "authorizationUrl": "mcpyard finds the sign-in endpoints from the server itself",
-    "tokenUrl": "mcpyard finds the sign-in endpoints from the server itself",
-    "redirectUri": (
-        "mcpyard listens for the sign-in on a loopback address of its own; set oauth.redirect_port to fix its port"
-    ),
-    "tokenParamName": "mcpyard sends a token in the Authorization header only, never in a URL",
-    "audiences": _SIGN_IN,
-}
-
-
-@dataclass(slots=True)
-class _Entry:
-    """One entry being translated."""
-
-    client: ClientFormat
-    server: str
-    written: Mapping[str, object]
-    workspace: Path
-    notes: Notes
-    out: dict[str, object] = field(default_factory=dict)
-    excluded: list[str] = field(default_factory=list)
-
-    def text(self, where: str, value: str) -> str:
-        return rewrite(
-            value, client=self.client, workspace=self.workspace, server=self.server, where=where, notes=self.notes
-        )
-
-    def ignore(self, key: str, why: str) -> None:
-        self.notes.ignore(key, self.server, why)
-
-    def said(self, key: str, why: str) -> None:
-        self.notes.said(key, self.server, why)
-
-    def headers(self) -> dict[str, object]:
-        headers = self.out.get("headers")
-        if not isinstance(headers, dict):
-            headers = {}
-            self.out["headers"] = headers
-        return headers
-
-
-Handler = Callable[[_Entry, str, object], None]
 
 
 def translate_entry(
@@ -145,7 +94,7 @@ def translate_entry(
     `family`: whose keys the entry has, when not the file's client (mcpyard's own TOML `mcpServers`
     tables are the shared form).
     """
-    entry = _Entry(client, server, written, workspace, notes)
+    entry = ClientEntry(client, server, written, workspace, notes)
     keys = family or client
     group = "shared" if keys in SHARED_FAMILY else keys
     handlers = _HANDLERS.get(group, {})
@@ -154,7 +103,7 @@ def translate_entry(
         if handler is not None:
             handler(entry, key, value)
         elif key in _COPIED.get(group, ()):
-            _copy(entry, key, value)
+            copy_value(entry, key, value)
         else:
             entry.ignore(key, _REASONS.get(group, {}).get(key) or _unknown(key, group))
     _finish(entry)
@@ -170,82 +119,7 @@ def _unknown(key: str, group: str) -> str:
     return "mcpyard has no equivalent; it does not read it"
 
 
-def _copy(entry: _Entry, key: str, value: object) -> None:
-    if key not in _TEMPLATED:
-        entry.out[key] = value
-    elif isinstance(value, str):
-        entry.out[key] = entry.text(key, value)
-    elif isinstance(value, list):
-        entry.out[key] = [
-            entry.text(f"{key}[{i}]", item) if isinstance(item, str) else item for i, item in enumerate(value)
-        ]
-    elif isinstance(value, Mapping):
-        entry.out[key] = {
-            name: entry.text(f"{key}.{name}", item) if isinstance(item, str) else item for name, item in value.items()
-        }
-    else:
-        entry.out[key] = value  # a wrong type: loading says what is wrong with it
-
-
-def _type(entry: _Entry, key: str, value: object) -> None:
-    mapped = TYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
-    if mapped is None:
-        entry.ignore(
-            key, "is not a transport mcpyard knows (stdio, http, sse or ws); the transport follows from command or url"
-        )
-    elif "transport" in entry.written:
-        entry.ignore(key, "`transport` is set too, and is what mcpyard reads")
-    else:
-        entry.out["transport"] = mapped
-        if mapped != value:
-            entry.said(key, f"is transport {mapped}")
-
-
-def _disabled(entry: _Entry, key: str, value: object) -> None:
-    if not isinstance(value, bool):
-        entry.ignore(key, "must be true or false; the server is enabled")
-    elif "enabled" in entry.written:
-        entry.ignore(key, "`enabled` is set too, and is what mcpyard reads")
-    else:
-        entry.out["enabled"] = not value
-        if value:
-            entry.said(key, "is written enabled = false: the server is listed, and does not start")
-
-
-def _oauth(entry: _Entry, key: str, value: object) -> None:
-    if not isinstance(value, Mapping):
-        entry.ignore(key, "must be an object of sign-in settings; " + _SIGN_IN)
-        return
-    table: dict[str, object] = {}
-    for sub, item in value.items():
-        label = f"{key}.{sub}"
-        mapped = sub if sub in OAUTH_FIELDS else _OAUTH_KEYS.get(sub)
-        if mapped is None:
-            entry.ignore(label, _OAUTH_REASONS.get(sub, "mcpyard does not read it"))
-            continue
-        secret = mapped in ("client_secret", "private_key")
-        if secret and not (isinstance(item, str) and _SECRET_REFERENCE.fullmatch(item)):
-            entry.ignore(
-                label,
-                "mcpyard reads a client secret only from a saved secret, so it is not copied; save it with "
-                '`mcpyard secrets set NAME` and write oauth.client_secret = "${secret:NAME}"',
-            )
-            continue
-        table[mapped] = entry.text(label, item) if isinstance(item, str) else item
-        if mapped != sub:
-            entry.said(label, f"is oauth.{mapped}")
-    if table:
-        entry.out["oauth"] = table
-
-
-def _exclude(entry: _Entry, key: str, value: object) -> None:
-    if not isinstance(value, list) or not all(isinstance(tool, str) and tool for tool in value):
-        entry.ignore(key, "must be a list of tool names; no tool is denied")
-        return
-    entry.excluded.extend(str(tool) for tool in value)
-
-
-def _finish(entry: _Entry) -> None:
+def _finish(entry: ClientEntry) -> None:
     """What needs the whole entry: deny rules (they use its prefix) and oauth beside a credential header."""
     if entry.excluded:
         # The catalog names tools (CAT-1); it imports the config package, so it is imported here.
@@ -273,11 +147,11 @@ def _finish(entry: _Entry) -> None:
 # Gemini CLI (settings.json): `url` is SSE and `httpUrl` streamable HTTP, a timeout in milliseconds, tool filters.
 
 
-def _gemini_url(entry: _Entry, key: str, value: object) -> None:
+def _gemini_url(entry: ClientEntry, key: str, value: object) -> None:
     if key == "url" and "httpUrl" in entry.written:
         entry.ignore(key, "httpUrl is set too, and is what Gemini CLI and mcpyard use")
         return
-    _copy(entry, "url", value)
+    copy_value(entry, "url", value)
     if key == "httpUrl":
         entry.out["transport"] = "streamable_http"
         entry.said(key, "is url, with transport streamable_http")
@@ -286,7 +160,7 @@ def _gemini_url(entry: _Entry, key: str, value: object) -> None:
         entry.said(key, "is an SSE endpoint to Gemini CLI (its httpUrl is streamable HTTP): url, with transport sse")
 
 
-def _gemini_timeout(entry: _Entry, key: str, value: object) -> None:
+def _gemini_timeout(entry: ClientEntry, key: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         entry.ignore(key, "must be a number of milliseconds greater than 0; the call timeout stays 60 s")
         return
@@ -295,7 +169,7 @@ def _gemini_timeout(entry: _Entry, key: str, value: object) -> None:
     entry.said(key, f"{value} ms is call_timeout_secs {entry.out['call_timeout_secs']}")
 
 
-def _gemini_trust(entry: _Entry, key: str, value: object) -> None:
+def _gemini_trust(entry: ClientEntry, key: str, value: object) -> None:
     if value is False:
         return
     from mcpyard.catalog import sanitize_name
@@ -311,14 +185,14 @@ def _gemini_trust(entry: _Entry, key: str, value: object) -> None:
 
 
 def _rename(field_name: str) -> Handler:
-    def handler(entry: _Entry, key: str, value: object) -> None:
+    def handler(entry: ClientEntry, key: str, value: object) -> None:
         entry.out[field_name] = value
         entry.said(key, f"is {field_name}")
 
     return handler
 
 
-def _codex_startup_ms(entry: _Entry, key: str, value: object) -> None:
+def _codex_startup_ms(entry: ClientEntry, key: str, value: object) -> None:
     if "startup_timeout_sec" in entry.written:
         entry.ignore(key, "startup_timeout_sec is set too, and is what Codex and mcpyard use")
     elif isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
@@ -328,7 +202,7 @@ def _codex_startup_ms(entry: _Entry, key: str, value: object) -> None:
         entry.said(key, f"{value} ms is connect_timeout_secs {value / 1000}")
 
 
-def _codex_headers(entry: _Entry, key: str, value: object) -> None:
+def _codex_headers(entry: ClientEntry, key: str, value: object) -> None:
     if not isinstance(value, Mapping):
         entry.ignore(key, "must be a table of header names to values; no header is sent")
         return
@@ -343,7 +217,7 @@ def _codex_headers(entry: _Entry, key: str, value: object) -> None:
     entry.said(key, "is headers" if key == "http_headers" else "is headers, each read from its variable as ${VAR}")
 
 
-def _codex_bearer(entry: _Entry, key: str, value: object) -> None:
+def _codex_bearer(entry: ClientEntry, key: str, value: object) -> None:
     written = [entry.written.get("http_headers"), entry.written.get("env_http_headers")]
     if any(
         isinstance(table, Mapping) and any(str(name).lower() == "authorization" for name in table) for table in written
@@ -356,28 +230,33 @@ def _codex_bearer(entry: _Entry, key: str, value: object) -> None:
         entry.ignore(key, "must name an environment variable; no token is sent")
 
 
-def _codex_env_vars(entry: _Entry, key: str, value: object) -> None:
+def _codex_env_vars(entry: ClientEntry, key: str, value: object) -> None:
     entry.out["inherit_env"] = value
     entry.said(key, "is inherit_env: those variables are passed on from mcpyard's environment")
 
 
-def _codex_scopes(entry: _Entry, key: str, value: object) -> None:
+def _codex_scopes(entry: ClientEntry, key: str, value: object) -> None:
     entry.out["oauth"] = {"scopes": value}
     entry.said(key, "is oauth.scopes")
 
 
-_SHARED_HANDLERS: dict[str, Handler] = {"type": _type, "disabled": _disabled, "oauth": _oauth, "auth": _oauth}
+_SHARED_HANDLERS: dict[str, Handler] = {
+    "type": type_key,
+    "disabled": disabled_key,
+    "oauth": oauth_key,
+    "auth": oauth_key,
+}
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "shared": _SHARED_HANDLERS,
-    "vscode": {"type": _type},
+    "vscode": {"type": type_key},
     "gemini": {
-        "type": _type,
+        "type": type_key,
         "url": _gemini_url,
         "httpUrl": _gemini_url,
         "timeout": _gemini_timeout,
         "trust": _gemini_trust,
-        "excludeTools": _exclude,
-        "oauth": _oauth,
+        "excludeTools": exclude_key,
+        "oauth": oauth_key,
     },
     "codex": {
         "env_vars": _codex_env_vars,
@@ -387,7 +266,7 @@ _HANDLERS: dict[str, dict[str, Handler]] = {
         "startup_timeout_sec": _rename("connect_timeout_secs"),
         "startup_timeout_ms": _codex_startup_ms,
         "tool_timeout_sec": _rename("call_timeout_secs"),
-        "disabled_tools": _exclude,
+        "disabled_tools": exclude_key,
         "scopes": _codex_scopes,
     },
 }

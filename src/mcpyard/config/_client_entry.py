@@ -1,0 +1,149 @@
+"""One entry of another client's file as it is translated, and the keys most clients share (`type`, `oauth`…)."""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping
+from dataclasses import dataclass, field
+from pathlib import Path
+
+from mcpyard.config._fields import OAUTH_FIELDS, TYPE_ALIASES
+from mcpyard.config._imported import ClientFormat, Notes
+from mcpyard.config._variables import rewrite
+
+__all__ = ["SIGN_IN", "ClientEntry", "Handler", "copy_value", "disabled_key", "exclude_key", "oauth_key", "type_key"]
+
+_TEMPLATED = ("command", "args", "env", "cwd", "url", "headers")
+_SECRET_REFERENCE = re.compile(r"\$\{secret:[A-Za-z0-9_][A-Za-z0-9_.\-]*\}")
+
+SIGN_IN = (
+    "mcpyard signs in to a remote server by itself when the server asks for it (`mcpyard login ID`); "
+    "this client's own sign-in setting has no equivalent"
+)
+"""Why a client's own sign-in key is not copied."""
+_OAUTH_KEYS = {
+    "clientId": "client_id",
+    "CLIENT_ID": "client_id",
+    "clientSecret": "client_secret",
+    "CLIENT_SECRET": "client_secret",
+    "callbackPort": "redirect_port",
+}
+_OAUTH_REASONS = {
+    "enabled": "mcpyard signs in whenever the server asks for it",
+    "authorizationUrl": "mcpyard finds the sign-in endpoints from the server itself",
+    "tokenUrl": "mcpyard finds the sign-in endpoints from the server itself",
+    "redirectUri": (
+        "mcpyard listens for the sign-in on a loopback address of its own; set oauth.redirect_port to fix its port"
+    ),
+    "tokenParamName": "mcpyard sends a token in the Authorization header only, never in a URL",
+    "audiences": SIGN_IN,
+}
+
+
+@dataclass(slots=True)
+class ClientEntry:
+    """One entry being translated: what its client wrote, what it becomes, the tools it leaves out."""
+
+    client: ClientFormat
+    server: str
+    written: Mapping[str, object]
+    workspace: Path
+    notes: Notes
+    out: dict[str, object] = field(default_factory=dict)
+    excluded: list[str] = field(default_factory=list)
+
+    def text(self, where: str, value: str) -> str:
+        return rewrite(
+            value, client=self.client, workspace=self.workspace, server=self.server, where=where, notes=self.notes
+        )
+
+    def ignore(self, key: str, why: str) -> None:
+        self.notes.ignore(key, self.server, why)
+
+    def said(self, key: str, why: str) -> None:
+        self.notes.said(key, self.server, why)
+
+    def headers(self) -> dict[str, object]:
+        headers = self.out.get("headers")
+        if not isinstance(headers, dict):
+            headers = {}
+            self.out["headers"] = headers
+        return headers
+
+
+Handler = Callable[[ClientEntry, str, object], None]
+
+
+def copy_value(entry: ClientEntry, key: str, value: object) -> None:
+    if key not in _TEMPLATED:
+        entry.out[key] = value
+    elif isinstance(value, str):
+        entry.out[key] = entry.text(key, value)
+    elif isinstance(value, list):
+        entry.out[key] = [
+            entry.text(f"{key}[{i}]", item) if isinstance(item, str) else item for i, item in enumerate(value)
+        ]
+    elif isinstance(value, Mapping):
+        entry.out[key] = {
+            name: entry.text(f"{key}.{name}", item) if isinstance(item, str) else item for name, item in value.items()
+        }
+    else:
+        entry.out[key] = value  # a wrong type: loading says what is wrong with it
+
+
+def type_key(entry: ClientEntry, key: str, value: object) -> None:
+    mapped = TYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
+    if mapped is None:
+        entry.ignore(
+            key, "is not a transport mcpyard knows (stdio, http, sse or ws); the transport follows from command or url"
+        )
+    elif "transport" in entry.written:
+        entry.ignore(key, "`transport` is set too, and is what mcpyard reads")
+    else:
+        entry.out["transport"] = mapped
+        if mapped != value:
+            entry.said(key, f"is transport {mapped}")
+
+
+def disabled_key(entry: ClientEntry, key: str, value: object) -> None:
+    if not isinstance(value, bool):
+        entry.ignore(key, "must be true or false; the server is enabled")
+    elif "enabled" in entry.written:
+        entry.ignore(key, "`enabled` is set too, and is what mcpyard reads")
+    else:
+        entry.out["enabled"] = not value
+        if value:
+            entry.said(key, "is written enabled = false: the server is listed, and does not start")
+
+
+def oauth_key(entry: ClientEntry, key: str, value: object) -> None:
+    if not isinstance(value, Mapping):
+        entry.ignore(key, "must be an object of sign-in settings; " + SIGN_IN)
+        return
+    table: dict[str, object] = {}
+    for sub, item in value.items():
+        label = f"{key}.{sub}"
+        mapped = sub if sub in OAUTH_FIELDS else _OAUTH_KEYS.get(sub)
+        if mapped is None:
+            entry.ignore(label, _OAUTH_REASONS.get(sub, "mcpyard does not read it"))
+            continue
+        secret = mapped in ("client_secret", "private_key")
+        if secret and not (isinstance(item, str) and _SECRET_REFERENCE.fullmatch(item)):
+            entry.ignore(
+                label,
+                "mcpyard reads a client secret only from a saved secret, so it is not copied; save it with "
+                '`mcpyard secrets set NAME` and write oauth.client_secret = "${secret:NAME}"',
+            )
+            continue
+        table[mapped] = entry.text(label, item) if isinstance(item, str) else item
+        if mapped != sub:
+            entry.said(label, f"is oauth.{mapped}")
+    if table:
+        entry.out["oauth"] = table
+
+
+def exclude_key(entry: ClientEntry, key: str, value: object) -> None:
+    if not isinstance(value, list) or not all(isinstance(tool, str) and tool for tool in value):
+        entry.ignore(key, "must be a list of tool names; no tool is denied")
+        return
+    entry.excluded.extend(str(tool) for tool in value)
