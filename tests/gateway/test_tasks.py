@@ -1,6 +1,6 @@
 """CALL-8 through the gateway: a client of either era calls a tool its server answers with a task, and the gateway
-runs the task to its end (polling it, asking the client's question on the way) and answers with the result. The
-handle itself is not passed through to clients that declare the extension yet: they get the finished result too.
+runs the task to its end (polling it, asking the client's question on the way) and answers with the result (a client
+that declares the extension gets a task instead: tests/gateway/test_task_handles.py).
 `mcpyard serve` as a process over stdio, driven by the SDK's client.
 """
 

@@ -19,6 +19,7 @@ from mcpyard.connect._sendable import (
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
+from mcpyard.connect._tasks import TASKS_EXTENSION, noticing_tasks
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._transports import ClientIdentity
 
@@ -29,6 +30,7 @@ __all__ = [
     "MAX_ARGUMENTS_BYTES",
     "MAX_ARGUMENTS_DEPTH",
     "MAX_OPEN_QUESTIONS",
+    "TASKS_EXTENSION",
     "CheckedUrl",
     "ClientIdentity",
     "ConfiguredConnections",
@@ -56,6 +58,7 @@ __all__ = [
     "address_problem",
     "check_answers",
     "guarded_client",
+    "noticing_tasks",
     "parse_message",
     "parse_remote_url",
     "sendable_copy",

@@ -31,7 +31,15 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
-__all__ = ["MAX_POLL_SECS", "MIN_POLL_SECS", "TASKS_EXTENSION", "TASK_CALLS", "TaskCalls", "reporting_progress"]
+__all__ = [
+    "MAX_POLL_SECS",
+    "MIN_POLL_SECS",
+    "TASKS_EXTENSION",
+    "TASK_CALLS",
+    "TaskCalls",
+    "noticing_tasks",
+    "reporting_progress",
+]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
 MIN_POLL_SECS: Final = 1.0
@@ -47,6 +55,7 @@ MAX_STATUS_CHARS: Final = 300
 
 ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
 _PROGRESS: ContextVar[ProgressReport | None] = ContextVar("mcpyard_task_progress", default=None)
+_MADE: ContextVar[Callable[[], None] | None] = ContextVar("mcpyard_task_made", default=None)
 _INPUTS: TypeAdapter[types.InputRequests] = TypeAdapter(types.InputRequests)
 
 
@@ -58,6 +67,17 @@ def reporting_progress(report: ProgressReport | None) -> Iterator[None]:
         yield
     finally:
         _PROGRESS.reset(token)
+
+
+@contextlib.contextmanager
+def noticing_tasks(made: Callable[[], None]) -> Iterator[None]:
+    """Within this block, `made` is called when a server answers the call with a task, before it is polled
+    (a gateway then answers its own client with a task of its own)."""
+    token = _MADE.set(made)
+    try:
+        yield
+    finally:
+        _MADE.reset(token)
 
 
 class CreatedTask(types.Result):
@@ -138,6 +158,8 @@ async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
     task_id, status = created.task_id, created.status
     interval, polls = _interval(created.poll_interval_ms), 0
     report = _PROGRESS.get()
+    if (made := _MADE.get()) is not None:
+        made()
     answered: set[str] = set()
     try:
         while True:

@@ -31,11 +31,12 @@ from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 
 from mcpyard import ToolInfo, __version__
-from mcpyard.connect import InputFn, InputRelay, LogFn, ProgressFn
+from mcpyard.connect import TASKS_EXTENSION, InputFn, InputRelay, LogFn, ProgressFn, noticing_tasks
 from mcpyard.gateway._context import (
     answerable,
     answers_in_rounds,
     connection_of,
+    conversation_of,
     error_result,
     input_relay,
     progress_to,
@@ -44,6 +45,7 @@ from mcpyard.gateway._context import (
 )
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
+from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
@@ -108,12 +110,17 @@ class ToolFace:
                 version=__version__,
                 instructions=instructions,
                 on_list_tools=self._list_tools,
-                on_call_tool=self._call_tool,
+                on_call_tool=self._call_tool,  # type: ignore[arg-type]  # a task's handle is a plain dict
                 on_set_logging_level=self._set_level,
                 get_tool_input_schema=self._input_schema,
                 **handlers,
             )
         self.server.middleware.insert(0, _trace_from_headers)
+        self._tasks = TaskBoard(self._task_owner)
+        self.server.extensions[TASKS_EXTENSION] = {}
+        self.server.add_request_handler("tasks/get", TaskParams, self._tasks.get)
+        self.server.add_request_handler("tasks/update", UpdateParams, self._tasks.update)
+        self.server.add_request_handler("tasks/cancel", TaskParams, self._tasks.cancel)
 
     # ----------------------------------------------------------------- what a face says
 
@@ -211,11 +218,13 @@ class ToolFace:
 
     async def _call_tool(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams
-    ) -> types.CallToolResult | types.InputRequiredResult:
+    ) -> types.CallToolResult | types.InputRequiredResult | dict[str, Any]:
         self._remember(ctx)
         name = (await self.offer(ctx)).names.get(params.name)
         if name is None:
             return error_result(f"no tool {params.name!r} is offered to you here: list the tools again")
+        if params.request_state is None and self._tg is not None and declares_tasks(ctx) and self._tasks.has_room():
+            return await self._call_maybe_as_task(ctx, params, name)
         rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS
         if params.request_state is not None or (rounds_open and answers_in_rounds(ctx)):
             return await self._call_in_rounds(ctx, params, name)
@@ -228,6 +237,68 @@ class ToolFace:
             on_input=input_relay(ctx, self.fallback_input(ctx, name)),
         )
         return wire_result(result)
+
+    def _task_owner(self, ctx: ServerRequestContext[Any]) -> Hashable:
+        """Whose a task is: the client's audience (in the organization, the signed-in member) and HTTP session.
+
+        The extension is of the new era, whose requests carry no session: with no sign-in (the gateway), a task
+        is the face's, and its id (192 random bits) is the capability to reach it."""
+        return (self.audience(ctx), conversation_of(ctx))
+
+    async def _call_maybe_as_task(
+        self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, name: str
+    ) -> types.CallToolResult | dict[str, Any]:
+        """A client that takes tasks: the result when the call ends without one, else a task once the server makes
+        one or the call asks the client something."""
+        assert self._tg is not None
+        modes = elicitation_modes(ctx.session.client_capabilities)
+        trip = RoundTrip(params.name, answerable(ctx), modes, self.fallback_input(ctx, name))
+        task = self._tasks.new(ctx, trip)
+        made = False
+
+        def on_made() -> None:
+            nonlocal made
+            made = True
+            trip.wake()
+
+        self._tg.start_soon(self._run_task, task, ctx, name, dict(params.arguments or {}), on_made)
+        try:
+            while trip.result is None and not made and not trip.open_requests():
+                await trip.moved()
+        except anyio.get_cancelled_exc_class():
+            trip.scope.cancel()  # the client gave up before there was a task to come back to
+            raise
+        if trip.result is not None:
+            return trip.result
+        return self._tasks.keep(task)
+
+    async def _run_task(
+        self,
+        task: FaceTask,
+        first: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        on_made: Callable[[], None],
+    ) -> None:
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            del progress, total
+            task.note(message)
+
+        trip = task.trip
+        try:
+            relay = InputRelay(audience=f"task-{trip.token}", ask=trip.ask)
+            with trip.scope, noticing_tasks(on_made):
+                result = await self.run_call(
+                    first, name, arguments, on_progress=on_progress, on_log=None, on_input=relay
+                )
+                trip.finish(wire_result(result))
+        except Exception as exc:  # one call's failure is not the face's
+            _log.error("%s failed inside mcpyard\n%s", name, self.redact(traceback.format_exc()))
+            trip.finish(error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it"))
+        finally:
+            if not trip.finished:
+                trip.finish(error_result(f"{name} was cancelled: its client cancelled it"))
+            task.end()
 
     async def _call_in_rounds(
         self, ctx: ServerRequestContext[Any], params: types.CallToolRequestParams, name: str

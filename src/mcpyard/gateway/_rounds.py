@@ -163,14 +163,30 @@ class RoundTrip:
             if self._result is not None:
                 self.collected.set()
                 return self._result
-            open_asks = {key: ask for key, ask in self._asks.items() if not ask.answered.is_set()}
-            if open_asks:
-                requests = {
-                    key: _REQUEST.validate_python({"method": ask.method, "params": ask.params})
-                    for key, ask in open_asks.items()
-                }
+            if requests := self.open_requests():
                 return types.InputRequiredResult(input_requests=requests, request_state=self.token)
             await self._moved.wait()
+
+    @property
+    def result(self) -> types.CallToolResult | None:
+        """The call's result, once it has ended."""
+        return self._result
+
+    def open_requests(self) -> dict[str, types.InputRequest]:
+        """The questions waiting for the client's answers, by the keys it answers them under."""
+        return {
+            key: _REQUEST.validate_python({"method": ask.method, "params": ask.params})
+            for key, ask in self._asks.items()
+            if not ask.answered.is_set()
+        }
+
+    async def moved(self) -> None:
+        """Wait until the call ends or asks something."""
+        await self._moved.wait()
+
+    def wake(self) -> None:
+        """Wake whoever waits on `moved`: something else about the call changed."""
+        self._move()
 
     def _move(self) -> None:
         self._moved.set()
