@@ -1,6 +1,7 @@
 """CALL-8 in the organization service: a call whose server answers with a task (the tasks extension) runs to its
-result through `POST /api/v1/calls`, recorded like any call. The task lives in the replica that made the call:
-kept in the database and taken over by another replica is still to come.
+result through `POST /api/v1/calls`, recorded like any call; through `/mcp`, a member's client that takes tasks gets
+a task of the service's own, which no other member nor organization finds. The task lives in the replica that made
+the call: kept in the database and taken over by another replica is still to come.
 
 The service's API, the fixture server `tasks` over real HTTP in the test's process.
 """
@@ -10,11 +11,16 @@ from __future__ import annotations
 from collections.abc import AsyncIterator
 
 import anyio
+import mcp_types as types
 import pytest
+from mcp.shared.exceptions import MCPError
 
 from tests.conftest import Home
+from tests.gateway.test_task_handles import CancelTask, GetTask, KeepsHandles, TaskParams, TaskState, get, handle_of
 from tests.org._flows import by_tool, call, register, set_policy
+from tests.org._served import served_service
 from tests.org._service import Service, running_service
+from tests.org.test_mcp import mcp_client
 from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
@@ -38,3 +44,28 @@ async def test_call8_a_members_call_answered_with_a_task_runs_to_its_result(serv
         assert "slow done after 2 s" in done["text"]
         [used] = await service.get("/api/v1/usage", params={"group_by": "tool"})
         assert (used["key"], used["calls"], used["errors"]) == ("jobs__slow", 1, 0), "recorded like any call"
+
+
+async def test_call8_a_members_task_over_mcp_is_found_by_that_member_only(database_url: str, home: Home) -> None:
+    if database_url.startswith("postgresql"):
+        pytest.skip("who finds a task is the face's rule, whatever the database: once is enough")
+    keeper = KeepsHandles()
+    async with served_service(database_url, home.data_home) as service, serve_http_in_process("tasks") as url:
+        tools = by_tool(await register(service, url, name="jobs", token=None))
+        await set_policy(service, tools["forever"], "run_freely")
+        colleague = await service.add_member("colleague@acme.test")
+        globex = await service.add_org("globex", "owner@globex.test")
+        async with mcp_client(service, service.org.owner_token, extensions=[keeper]) as mine:
+            task_id = await handle_of(mine, keeper, "jobs__forever", {})
+            assert (await get(mine, task_id)).status == "working"
+            for token in (colleague, globex.owner_token):
+                async with mcp_client(service, token, extensions=[KeepsHandles()]) as other:
+                    for request, result in (
+                        (GetTask(params=TaskParams(task_id=task_id)), TaskState),
+                        (CancelTask(params=TaskParams(task_id=task_id)), types.EmptyResult),
+                    ):
+                        with pytest.raises(MCPError, match=r"^task not found$"):
+                            await other.session.send_request(request, result)
+            assert (await get(mine, task_id)).status == "working", "no one else changed it"
+            await mine.session.send_request(CancelTask(params=TaskParams(task_id=task_id)), types.EmptyResult)
+            assert (await get(mine, task_id)).status == "cancelled"
