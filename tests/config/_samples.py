@@ -131,6 +131,20 @@ GEMINI = """{
   }
 }"""
 
+WINDSURF = """{
+  "mcpServers": {
+    "github": {
+      "command": "npx",
+      "args": ["-y", "@modelcontextprotocol/server-github"],
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"}
+    },
+    "figma": {
+      "serverUrl": "https://mcp.figma.com/mcp",
+      "headers": {"X-Figma-Region": "us-east-1"}
+    }
+  }
+}"""
+
 SAMPLES: dict[str, tuple[str, str]] = {
     "claude-desktop": ("claude_desktop_config.json", CLAUDE_DESKTOP),
     "claude-code": (".mcp.json", CLAUDE_CODE),
@@ -138,6 +152,7 @@ SAMPLES: dict[str, tuple[str, str]] = {
     "cursor": (".cursor/mcp.json", CURSOR),
     "codex": (".codex/config.toml", CODEX),
     "gemini": (".gemini/settings.json", GEMINI),
+    "windsurf": (".codeium/windsurf/mcp_config.json", WINDSURF),
 }
 
 

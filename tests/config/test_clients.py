@@ -9,8 +9,9 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from mcpyard.config import import_config
+from mcpyard.config import ProjectTrust, import_config, read_project
 
+from ._samples import sample
 from ._support import Setup, by_id, mentioning
 
 GEMINI_REMOTE = """{
@@ -52,3 +53,61 @@ def test_cfg3_a_gemini_url_is_sse_and_its_http_url_streamable_http(cfg: Setup) -
     assert (servers["api"].transport, servers["api"].sse_fallback) == ("streamable_http", False)
     assert servers["typed"].transport == "streamable_http"
     assert not mentioning(loaded, "events", "ignoring")
+
+
+WINDSURF_PROJECT = """{
+  "mcpServers": {
+    "figma": {
+      "serverUrl": "https://mcp.figma.com/mcp",
+      "headers": {"X-Figma-Region": "us-east-1"}
+    }
+  }
+}"""
+
+
+def test_cfg3_windsurfs_server_url_is_the_servers_url_when_imported(tmp_path: Path) -> None:
+    """CFG-3: Windsurf's `serverUrl` is read as `url`, said once, never dropped."""
+    config = import_config(sample(tmp_path, "windsurf"), workspace=tmp_path / "workspace")
+    assert config.format == "windsurf"
+    assert config.format_name == "Windsurf mcp_config.json"
+    [figma] = [server for server in config.servers if server.id == "figma"]
+    assert (figma.transport, figma.url) == ("streamable_http", "https://mcp.figma.com/mcp")
+    assert not [note for note in config.ignored if note.key == "serverUrl"]
+    assert [note.why for note in config.understood if note.key == "serverUrl"] == ["is url"]
+
+
+def test_cfg3_cfg4_windsurfs_server_url_connects_from_mcp_config_and_the_project_file(
+    cfg: Setup, tmp_path: Path
+) -> None:
+    """CFG-3, CFG-4: given with --mcp-config, or as the project file, the entry is remote, not skipped."""
+    loaded = cfg.load(config_file=sample(tmp_path, "windsurf"), environ={"GITHUB_TOKEN": "t"})
+    figma = by_id(loaded)["figma"]
+    assert (figma.state, figma.transport, figma.url) == ("ok", "streamable_http", "https://mcp.figma.com/mcp")
+    assert not mentioning(loaded, "figma", "serverUrl")
+    assert not mentioning(loaded, "skipped")
+    cfg.project(WINDSURF_PROJECT)
+    project = by_id(cfg.load(trusted=True))["figma"]
+    assert (project.state, project.url) == ("ok", "https://mcp.figma.com/mcp")
+
+
+def test_cfg6_trust_covers_a_project_servers_server_url(cfg: Setup) -> None:
+    """CFG-6: trust records the address a `serverUrl` names; another address is a change, shown before it runs."""
+    cfg.project(WINDSURF_PROJECT)
+    project = read_project(cfg.workspace)
+    assert project is not None
+    [server] = project.servers
+    assert server.runs == "connects to https://mcp.figma.com/mcp"
+    trust = ProjectTrust(project.digests())
+    cfg.project(WINDSURF_PROJECT.replace("mcp.figma.com", "figma.example.net"))
+    changed = by_id(cfg.load(trusted=trust))["figma"]
+    assert changed.state == "untrusted"
+    assert changed.problem is not None
+    assert "url" in changed.problem
+
+
+def test_cfg3_server_url_beside_url_is_said_to_be_ignored(cfg: Setup) -> None:
+    """CFG-3: with both keys, `url` is what is read, and the file is told so."""
+    entry = {"url": "https://a.example/mcp", "serverUrl": "https://b.example/mcp"}
+    spec, loaded = cfg.load_one(entry)
+    assert spec.url == "https://a.example/mcp"
+    assert mentioning(loaded, "ignoring the key 'serverUrl'", "`url` is set too")

@@ -55,6 +55,8 @@ def test_each_clients_file_is_detected_by_its_keys_and_shape_cfg_2(tmp_path: Pat
         ("x.json", {"servers": [{"id": "a", "command": "x"}]}, "mcpyard"),
         ("x.json", {"mode": "plan"}, "mcpyard"),
         (".mcp.json", {"mcpServers": {"a": {"url": "https://x.test/mcp"}}}, "claude-code"),
+        ("x.json", {"mcpServers": {"a": {"serverUrl": "https://x.test/mcp"}}}, "windsurf"),
+        ("mcp_config.json", {"mcpServers": {"a": {"command": "x"}}}, "windsurf"),
         ("claude_desktop_config.json", {"mcpServers": {"a": {"url": "https://x.test"}}}, "claude-desktop"),
         ("x.toml", '[mcp_servers.a]\ncommand = "x"\n', "codex"),
         ("x.toml", '[[mcp.servers]]\nid = "a"\ncommand = "x"\n', "mcpyard"),
@@ -101,6 +103,10 @@ SERVERS: dict[str, list[tuple[str, str, str | None, str | None, bool]]] = {
         ("pythonTools", "stdio", "python -m my_mcp_server --port 8080", None, True),
         ("github", "streamable_http", None, "https://api.githubcopilot.com/mcp/", True),
         ("experimental", "sse", None, "http://localhost:8080/sse", False),
+    ],
+    "windsurf": [
+        ("github", "stdio", "npx -y @modelcontextprotocol/server-github", None, True),
+        ("figma", "streamable_http", None, "https://mcp.figma.com/mcp", True),
     ],
 }
 
@@ -209,6 +215,7 @@ MAPPED: list[tuple[str, str, dict[str, object]]] = [
         },
     ),
     ("gemini", "experimental", {"url": "http://localhost:8080/sse", "transport": "sse", "enabled": False}),
+    ("windsurf", "figma", {"url": "https://mcp.figma.com/mcp", "headers": {"X-Figma-Region": "us-east-1"}}),
 ]
 
 
@@ -245,6 +252,7 @@ IGNORED: dict[str, set[tuple[str | None, str]]] = {
         ("github", "includeTools"),
         ("experimental", "description"),
     },
+    "windsurf": set(),
 }
 
 
@@ -399,7 +407,7 @@ def test_a_vscode_input_reads_the_saved_secret_of_its_id_cfg_5_sec_1(cfg: Setup,
     assert mentioning(loaded, "${secret:perplexity-key}", "mcpyard secrets set perplexity-key")
 
 
-@pytest.mark.parametrize("name", ["claude-desktop", "claude-code", "cursor"])
+@pytest.mark.parametrize("name", ["claude-desktop", "claude-code", "cursor", "windsurf"])
 def test_claude_and_cursor_files_load_as_the_shared_form_as_before_cfg_2(cfg: Setup, tmp_path: Path, name: str) -> None:
     """CFG-2: these are the shared form; `--mcp-config` reads them exactly as it always did."""
     config_file = sample(tmp_path, name)

@@ -26,7 +26,7 @@ def import_file(
         typer.Argument(
             help=(
                 "The config file to read: a claude_desktop_config.json, a Claude Code .mcp.json, a VS Code or "
-                "Cursor mcp.json, a Codex config.toml or a Gemini CLI settings.json."
+                "Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml or a Gemini CLI settings.json."
             ),
             show_default=False,
         ),
@@ -50,7 +50,7 @@ def import_file(
     it never replaces a file that is there unless you also pass --force.
 
     The VS Code, Codex and Gemini CLI files can also be given to any command as they are, with
-    --mcp-config FILE; Claude's and Cursor's files already are mcpyard's shared form.
+    --mcp-config FILE; Claude's, Cursor's and Windsurf's files already are mcpyard's shared form.
 
     Exit codes: 0 the file was read (whatever was ignored); 2 it could not be read, is in no
     format mcpyard knows, or could not be written. --mcp-config and --trust mean nothing here;

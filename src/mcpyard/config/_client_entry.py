@@ -11,7 +11,17 @@ from mcpyard.config._fields import OAUTH_FIELDS, TYPE_ALIASES
 from mcpyard.config._imported import ClientFormat, Notes
 from mcpyard.config._variables import rewrite
 
-__all__ = ["SIGN_IN", "ClientEntry", "Handler", "copy_value", "disabled_key", "exclude_key", "oauth_key", "type_key"]
+__all__ = [
+    "SIGN_IN",
+    "ClientEntry",
+    "Handler",
+    "copy_value",
+    "disabled_key",
+    "exclude_key",
+    "oauth_key",
+    "server_url_key",
+    "type_key",
+]
 
 _TEMPLATED = ("command", "args", "env", "cwd", "url", "headers")
 _SECRET_REFERENCE = re.compile(r"\$\{secret:[A-Za-z0-9_][A-Za-z0-9_.\-]*\}")
@@ -103,6 +113,15 @@ def type_key(entry: ClientEntry, key: str, value: object) -> None:
         entry.out["transport"] = mapped
         if mapped != value:
             entry.said(key, f"is transport {mapped}")
+
+
+def server_url_key(entry: ClientEntry, key: str, value: object) -> None:
+    """Windsurf's `serverUrl`: its name for `url`."""
+    if "url" in entry.written:
+        entry.ignore(key, "`url` is set too, and is what mcpyard reads")
+        return
+    copy_value(entry, "url", value)
+    entry.said(key, "is url")
 
 
 def disabled_key(entry: ClientEntry, key: str, value: object) -> None:

@@ -14,6 +14,7 @@ from mcpyard.config._client_entry import (
     disabled_key,
     exclude_key,
     oauth_key,
+    server_url_key,
     type_key,
 )
 from mcpyard.config._fields import FIELDS
@@ -22,7 +23,7 @@ from mcpyard.config._names import credential_header, nearest
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
 
-SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-code", "cursor"})
+SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-code", "cursor", "windsurf"})
 """Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
@@ -245,6 +246,7 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     "disabled": disabled_key,
     "oauth": oauth_key,
     "auth": oauth_key,
+    "serverUrl": server_url_key,
 }
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "shared": _SHARED_HANDLERS,

@@ -72,6 +72,7 @@ _SHARED_HINTS = {
     "autoApprove": "allow tools with `permissions.allow` in your user config",
     "alwaysAllow": "allow tools with `permissions.allow` in your user config",
     "timeout": "set `call_timeout_secs` (in seconds)",
+    "serverUrl": "`url` is set too, and is what mcpyard reads; keep one of them",
 }
 
 

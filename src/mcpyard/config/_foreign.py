@@ -31,7 +31,8 @@ _CLIENT_NAMES: dict[ClientFormat, str] = {"vscode": "VS Code", "codex": "Codex",
 _CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers"}
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table); "
-    "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Codex config.toml, "
+    "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, "
+    "a Codex config.toml, "
     "a Gemini CLI settings.json or an mcpyard config"
 )
 
@@ -41,8 +42,9 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
 
     `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
     Code's; TOML `[mcp_servers.<id>]` tables are Codex's; `mcpServers` is Gemini CLI's when an entry
-    has a key only Gemini writes (`httpUrl`, `trust`, `includeTools`…), else Claude Desktop's,
-    Claude Code's or Cursor's. None: no servers in any form mcpyard knows.
+    has a key only Gemini writes (`httpUrl`, `trust`, `includeTools`…), Windsurf's when one has
+    `serverUrl` (or the file is its mcp_config.json), else Claude Desktop's, Claude Code's or
+    Cursor's. None: no servers in any form mcpyard knows.
     """
     if fmt == "toml":
         if "mcp" in document or (any(key in SETTING_KEYS for key in document) and "mcp_servers" not in document):
@@ -70,12 +72,15 @@ def _shared_client(document: Mapping[str, object], shared: Mapping[str, object],
     by_place: dict[tuple[str, str], ClientFormat] = {
         ("claude_desktop_config.json", ""): "claude-desktop",
         (".mcp.json", ""): "claude-code",
+        ("mcp_config.json", ""): "windsurf",
         ("", ".cursor"): "cursor",
         ("", ".gemini"): "gemini",
     }
     for (file_name, folder_name), client in by_place.items():
         if (file_name and name == file_name) or (folder_name and folder == folder_name):
             return client
+    if "serverUrl" in keys:
+        return "windsurf"
     texts = [text for entry in entries for text in _strings(entry)]
     remote_untyped = any("url" in entry and "type" not in entry for entry in entries)
     if keys & _CURSOR_KEYS or remote_untyped or any(marker in text for text in texts for marker in _CURSOR_VARIABLES):

@@ -13,7 +13,7 @@ from mcpyard.config._names import quote
 
 __all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes"]
 
-ClientFormat = Literal["mcpyard", "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini"]
+ClientFormat = Literal["mcpyard", "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf"]
 
 FORMAT_NAMES: dict[ClientFormat, str] = {
     "mcpyard": "mcpyard config",
@@ -23,6 +23,7 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "vscode": "VS Code mcp.json",
     "codex": "Codex config.toml",
     "gemini": "Gemini CLI settings.json",
+    "windsurf": "Windsurf mcp_config.json",
 }
 """How messages name each format."""
 

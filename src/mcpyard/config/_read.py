@@ -36,6 +36,8 @@ SETTING_KEYS = (
     "model",
     "tool_search",
 )
+_SHARED_ALIASES = {"serverUrl": "url"}
+"""Keys other clients write for a field of the shared form (Windsurf's `serverUrl`), read as that field."""
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "
     "in TOML write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
@@ -313,5 +315,13 @@ def _shared_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ..
                 source=path,
                 entry=server_id,
             )
-        entries.append(RawEntry(server_id, dict(item)))
+        entries.append(RawEntry(server_id, _aliased(item)))
     return tuple(entries)
+
+
+def _aliased(item: Mapping[str, object]) -> dict[str, object]:
+    """The entry with another client's name for a field read as the field, in place; unless the field is there too."""
+    return {
+        (alias if (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item else key): value
+        for key, value in item.items()
+    }
