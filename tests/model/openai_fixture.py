@@ -7,9 +7,10 @@ It also answers Anthropic's Messages API (`/v1/messages`, streamed as that API s
 in another process, talks to it over real HTTP) and yields the `ModelFixture`: its base URL, and
 every request it received (body and headers), for tests to read what the model was sent.
 
-A reply is a dict: `text` (the assistant's text), `tool_calls` (a list of `{name, arguments}`, with
-`arguments` an object or a raw string), or `status` + `error` (the endpoint fails). Past the end
-of the script the endpoint answers `(no more replies)`.
+A reply is a dict: `text` (the assistant's text), `quote` (a text whose `{result}` becomes what the model
+read of the last call, as a model quoting a tool's result writes it), `tool_calls` (a list of
+`{name, arguments}`, with `arguments` an object or a raw string), or `status` + `error` (the endpoint
+fails). Past the end of the script the endpoint answers `(no more replies)`.
 """
 
 from __future__ import annotations
@@ -64,6 +65,10 @@ class ModelFixture:
         self.requests.append(body)
         self.headers.append(dict(request.headers))
         reply: dict[str, Any] = self.replies.pop(0) if self.replies else {"text": "(no more replies)"}
+        if "quote" in reply:
+            read = self.tool_messages()[-1]["content"]
+            assert isinstance(read, str), "a tool's result reaches the model as text"
+            reply = {**reply, "text": str(reply["quote"]).replace("{result}", read)}
         if "status" in reply:
             return JSONResponse(
                 {"error": {"message": reply.get("error", "failed"), "type": "server_error"}}, int(reply["status"])

@@ -88,6 +88,7 @@ async def test_org11_a_limit_typed_that_cannot_be_one_is_refused_on_the_page_nam
         response = await page.request.post("/limits", form=form, max_redirects=0)
         assert response.status == 303, typed
         await page.goto("/limits")
-        await expect(page.locator(".notice.error")).to_contain_text("`member_per_minute` must be a whole number")
+        await expect(page.locator(".notice.error")).to_contain_text("member_per_minute must be a whole number")
+        await expect(page.locator(".notice.error code")).to_have_text("member_per_minute")
     assert (await console.api.get("/api/v1/limits"))["member_per_minute"] is None
     assert await console.api.get("/api/v1/audit", params={"action": "limits.set"}) == []

@@ -30,7 +30,8 @@ async def test_mod4_an_owner_sets_tool_search_on_the_teammates_page(console: Con
     # A number the browser lets through but the service cannot take: refused, naming the field, nothing changed.
     await page.get_by_label("Search past this number of definitions").fill("100001")
     await page.get_by_role("button", name="Save tool search").click()
-    await expect(page.locator(".notice")).to_contain_text("`max_tools` must be a whole number")
+    await expect(page.locator(".notice")).to_contain_text("max_tools must be a whole number")
+    await expect(page.locator(".notice code")).to_have_text("max_tools")
     assert (await console.api.get("/api/v1/tool-search"))["max_tools"] == 12
     assert console.errors() == []
 

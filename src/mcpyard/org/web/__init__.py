@@ -8,5 +8,6 @@ from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._routes import PAGE_ROUTES, web_routes
 from mcpyard.org.web._security import SecurityHeaders
 from mcpyard.org.web._streams import Live
+from mcpyard.org.web._text import code_spans, shown_time, with_results
 
-__all__ = ["PAGE_ROUTES", "Live", "Pages", "SecurityHeaders", "web_routes"]
+__all__ = ["PAGE_ROUTES", "Live", "Pages", "SecurityHeaders", "code_spans", "shown_time", "web_routes", "with_results"]

@@ -32,6 +32,7 @@ from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._streams import Live
+from mcpyard.org.web._text import code_spans, shown_time, with_results
 
 __all__ = [
     "NOTICE_COOKIE",
@@ -124,7 +125,9 @@ class Pages:
             lstrip_blocks=True,
         )
         self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, default=str)
-        self.templates.filters["when"] = lambda value: (value or "")[:19].replace("T", " ")
+        self.templates.filters["when"] = shown_time
+        self.templates.filters["code"] = code_spans
+        self.templates.filters["results"] = with_results
 
     @property
     def running(self) -> Running:
