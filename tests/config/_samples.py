@@ -136,7 +136,9 @@ WINDSURF = """{
     "github": {
       "command": "npx",
       "args": ["-y", "@modelcontextprotocol/server-github"],
-      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"}
+      "env": {"GITHUB_PERSONAL_ACCESS_TOKEN": "${env:GITHUB_TOKEN}"},
+      "disabled": false,
+      "disabledTools": ["create_repository", "fork_repository"]
     },
     "figma": {
       "serverUrl": "https://mcp.figma.com/mcp",

@@ -7,7 +7,10 @@ three ways a user can give it to mcpyard.
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
+
+import pytest
 
 from mcpyard.config import ProjectTrust, import_config, read_project
 
@@ -111,3 +114,46 @@ def test_cfg3_server_url_beside_url_is_said_to_be_ignored(cfg: Setup) -> None:
     spec, loaded = cfg.load_one(entry)
     assert spec.url == "https://a.example/mcp"
     assert mentioning(loaded, "ignoring the key 'serverUrl'", "`url` is set too")
+
+
+def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path: Path) -> None:
+    """POL-4, CAT-1: the tools a client leaves out are denied by their model-facing names, said under their own key."""
+    config = import_config(sample(tmp_path, "windsurf"), workspace=tmp_path / "workspace")
+    assert config.settings == {"permissions": {"deny": ["github__create_repository", "github__fork_repository"]}}
+    [note] = [note for note in config.understood if note.server == "github" and "permissions.deny" in note.why]
+    assert note.key == "disabledTools"
+    assert not [note for note in config.ignored if note.key == "disabledTools"]
+    assert "shared_tools" not in json.dumps(config.to_json())
+
+
+GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "name": "gh"}
+
+
+@pytest.mark.parametrize("key", ["disabledTools", "excludedTools", "disabled_tools"])
+def test_pol4_a_list_of_tools_to_leave_out_says_how_to_write_the_deny_rule_cfg_3(cfg: Setup, key: str) -> None:
+    """POL-4, CFG-3: read as it is, the list is one warning naming the deny rule to write, never `shared_tools`."""
+    flag = cfg.flag({"mcpServers": {"github": {**GITHUB, key: ["create_repository", "fork_repository"]}}})
+    loaded = cfg.load(config_file=flag)
+    [warning] = mentioning(loaded, f"ignoring the key '{key}'")
+    assert 'permissions.deny = ["gh__create_repository", "gh__fork_repository"]' in warning
+    assert "shared_tools" not in warning
+    assert "your user config or this file" in warning
+
+
+@pytest.mark.parametrize("key", ["disabledTools", "excludeTools", "excludedTools", "disabled_tools"])
+def test_pol4_cfg8_a_project_files_tools_to_leave_out_say_the_rule_for_the_user_config(cfg: Setup, key: str) -> None:
+    """POL-4, CFG-8: a project file may not set permissions; the warning says where the rule goes instead."""
+    cfg.project({"mcpServers": {"github": {**GITHUB, key: ["delete_repository"]}}})
+    [warning] = mentioning(cfg.load(), f"ignoring the key '{key}'", ".mcp.json")
+    assert 'permissions.deny = ["gh__delete_repository"] to your user config' in warning
+    assert "shared_tools" not in warning
+    assert "this file" not in warning
+
+
+def test_pol4_a_list_of_tools_that_is_not_one_still_says_how_to_deny_a_tool(cfg: Setup) -> None:
+    """POL-4, ERR-1: a value that is not a list of names is named, with the rule's shape."""
+    _, loaded = cfg.load_one({"command": "x", "disabledTools": "create_repository"})
+    [warning] = mentioning(loaded, "ignoring the key 'disabledTools'")
+    assert "a list of tool names" in warning
+    assert "permissions.deny" in warning
+    assert "s__TOOL" in warning

@@ -286,13 +286,15 @@ def test_the_reason_says_what_to_do_instead_cfg_3_err_1(tmp_path: Path, name: st
     [
         ("gemini", ["github__delete_repository"]),
         ("codex", ["figma__delete_file", "figma__post_comment"]),
+        ("windsurf", ["github__create_repository", "github__fork_repository"]),
         ("claude-code", []),
     ],
 )
 def test_excluded_tools_become_deny_rules_on_their_model_facing_names_pol_4_cat_1(
     tmp_path: Path, name: str, deny: list[str]
 ) -> None:
-    """POL-4, CAT-1: Gemini's excludeTools and Codex's disabled_tools are denied by name, as the model sees it."""
+    """POL-4, CAT-1: Gemini's excludeTools, Codex's disabled_tools and Windsurf's disabledTools are denied by name,
+    as the model sees it."""
     config = imported(tmp_path, name)
     assert config.settings == ({"permissions": {"deny": deny}} if deny else {})
 

@@ -61,6 +61,8 @@ class ClientEntry:
     notes: Notes
     out: dict[str, object] = field(default_factory=dict)
     excluded: list[str] = field(default_factory=list)
+    excluded_by: str = ""
+    """The key that listed the tools to leave out (`excludeTools`, `disabledTools`…)."""
 
     def text(self, where: str, value: str) -> str:
         return rewrite(
@@ -166,3 +168,4 @@ def exclude_key(entry: ClientEntry, key: str, value: object) -> None:
         entry.ignore(key, "must be a list of tool names; no tool is denied")
         return
     entry.excluded.extend(str(tool) for tool in value)
+    entry.excluded_by = entry.excluded_by or key

@@ -19,7 +19,7 @@ from mcpyard.config._client_entry import (
 )
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import ClientFormat, Notes
-from mcpyard.config._names import credential_header, nearest
+from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, credential_header, deny_rules, nearest
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
 
@@ -123,16 +123,10 @@ def _unknown(key: str, group: str) -> str:
 def _finish(entry: ClientEntry) -> None:
     """What needs the whole entry: deny rules (they use its prefix) and oauth beside a credential header."""
     if entry.excluded:
-        # The catalog names tools (CAT-1); it imports the config package, so it is imported here.
-        from mcpyard.catalog import server_prefix, tool_name
-
-        name = entry.out.get("name")
-        prefix = server_prefix(name if isinstance(name, str) else None, entry.server, 0)
-        rules = [tool_name(prefix, "__", tool) for tool in dict.fromkeys(entry.excluded)]
+        rules = deny_rules(entry.server, entry.out.get("name"), entry.excluded)
         entry.notes.deny.extend(rule for rule in rules if rule not in entry.notes.deny)
-        key = "disabled_tools" if entry.client == "codex" else "excludeTools"
         entry.said(
-            key,
+            entry.excluded_by,
             f"each tool listed is denied in permissions.deny ({', '.join(rules)}): deny rules name tools as the "
             "model sees them, with the default separator __",
         )
@@ -247,6 +241,7 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     "oauth": oauth_key,
     "auth": oauth_key,
     "serverUrl": server_url_key,
+    **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key),
 }
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "shared": _SHARED_HANDLERS,

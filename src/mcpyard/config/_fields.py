@@ -9,7 +9,7 @@ from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._model import SourceKind, TransportName
-from mcpyard.config._names import describe_entry, nearest, quote
+from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, deny_rules, describe_entry, nearest, quote
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
@@ -98,6 +98,8 @@ def check_keys(
             close = nearest(key, FIELDS)
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
             hint = _SHARED_HINTS.get(key, guess)
+            if key in EXCLUDED_TOOLS_KEYS:
+                hint = _deny_hint(fields, key, server_id=server_id, kind=kind)
             warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
             continue
         if key == "type":
@@ -109,6 +111,20 @@ def check_keys(
     oauth = fields.get("oauth")
     if isinstance(oauth, Mapping):
         _check_oauth_keys(oauth, where=where, server_id=server_id, form=form, path=path, warnings=warnings)
+
+
+def _deny_hint(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind) -> str:
+    """How to keep the tools another client's list leaves out from running here: the deny rule to write (POL-4)."""
+    where = "your user config" if kind == "project" else "your user config or this file"
+    tools = fields[key]
+    if not isinstance(tools, list) or not tools or not all(isinstance(tool, str) and tool for tool in tools):
+        rule = deny_rules(server_id, fields.get("name"), ["TOOL"])[0]
+        return (
+            f"it must be a list of tool names; to keep a tool from running, add its name as the model sees it "
+            f'(permissions.deny = ["{rule}"]) to {where}'
+        )
+    rules = ", ".join(f'"{rule}"' for rule in deny_rules(server_id, fields.get("name"), tools))
+    return f"to keep those tools from running, add permissions.deny = [{rules}] to {where}"
 
 
 def _check_oauth_keys(

@@ -10,7 +10,9 @@ from mcpyard.config._model import SourceKind
 
 __all__ = [
     "CREDENTIAL_VARIABLES",
+    "EXCLUDED_TOOLS_KEYS",
     "SOURCE_LABELS",
+    "deny_rules",
     "describe_entry",
     "describe_source",
     "is_credential_variable",
@@ -126,3 +128,20 @@ def describe_source(kind: SourceKind, path: Path) -> str:
 def describe_entry(server_id: str, kind: SourceKind, path: Path) -> str:
     """`server 'github' in user config /home/me/.config/mcpyard/config.toml`."""
     return f"server {quote(server_id)} in {describe_source(kind, path)}"
+
+
+EXCLUDED_TOOLS_KEYS = ("disabledTools", "excludeTools", "excludedTools", "disabled_tools")
+"""Other clients' lists of a server's tools to leave out (Windsurf's, Gemini CLI's, Codex's…): deny rules here."""
+
+
+def deny_rules(server_id: str, name: object, tools: Iterable[str]) -> list[str]:
+    """The `permissions.deny` rules that keep `tools` of a server from running (POL-4).
+
+    Each names the tool as the model sees it (CAT-1): the server's `name` (else its id) as the
+    prefix, with the default separator `__`.
+    """
+    # The catalog names tools; it imports the config package, so it is imported here.
+    from mcpyard.catalog import server_prefix, tool_name
+
+    prefix = server_prefix(name if isinstance(name, str) else None, server_id, 0)
+    return [tool_name(prefix, "__", tool) for tool in dict.fromkeys(tools)]
