@@ -157,3 +157,34 @@ def test_pol4_a_list_of_tools_that_is_not_one_still_says_how_to_deny_a_tool(cfg:
     assert "a list of tool names" in warning
     assert "permissions.deny" in warning
     assert "s__TOOL" in warning
+
+
+VSCODE_REMOTE = """{
+  "servers": {
+    "github": {
+      "url": "https://api.githubcopilot.com/mcp/"
+    },
+    "context7": {
+      "url": "https://mcp.context7.com/mcp"
+    }
+  }
+}"""
+
+
+def test_cfg1_a_vscode_file_whose_servers_have_only_a_url_loads_with_mcp_config(cfg: Setup) -> None:
+    """CFG-1, CFG-2: VS Code writes a remote server as `url` alone; --mcp-config reads it as `import` does."""
+    path = write(cfg.workspace / ".vscode" / "mcp.json", VSCODE_REMOTE)
+    assert import_config(path, workspace=cfg.workspace).format == "vscode"
+    loaded = cfg.load(config_file=path)
+    assert [(spec.id, spec.state, spec.transport, spec.url) for spec in loaded.servers] == [
+        ("github", "ok", "streamable_http", "https://api.githubcopilot.com/mcp/"),
+        ("context7", "ok", "streamable_http", "https://mcp.context7.com/mcp"),
+    ]
+    assert not loaded.warnings
+
+
+def test_cfg1_a_vscode_mcp_json_in_its_place_loads_whatever_its_servers_write(cfg: Setup) -> None:
+    """CFG-1, CFG-2: .vscode/mcp.json is VS Code's by its place, even with no `type` anywhere."""
+    text = '{"servers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}'
+    loaded = cfg.load(config_file=write(cfg.workspace / ".vscode" / "mcp.json", text))
+    assert [(spec.id, spec.state, spec.command) for spec in loaded.servers] == [("fetch", "ok", "uvx")]

@@ -426,7 +426,7 @@ def test_a_servers_object_without_vscodes_marks_stays_an_error_that_says_how_cfg
     with pytest.raises(ConfigError) as caught:
         cfg.load(config_file=cfg.flag({"servers": {"a": {"command": "x"}}}))
     assert "use `mcpServers`" in caught.value.message
-    assert "each server has its `type`" in caught.value.message
+    assert "read as it is at .vscode/mcp.json, or once a server has its `type`" in caught.value.message
 
 
 def test_comments_are_read_where_the_client_allows_them_cfg_1_err_1(cfg: Setup) -> None:

@@ -109,13 +109,15 @@ def reads_comments(path: Path) -> Callable[[dict[str, object]], bool]:
     return allowed
 
 
-def _vscode_marked(document: Mapping[str, object]) -> bool:
-    """A VS Code mcp.json says so: `inputs`, or servers with a `type` (as VS Code writes them) or its other keys."""
+def _vscode_marked(document: Mapping[str, object], path: Path) -> bool:
+    """A VS Code mcp.json says so: its place (.vscode/mcp.json), `inputs`, or servers with a `type` (as VS Code
+    writes them), a `url` (a remote server, which VS Code also writes without a `type`) or its other keys."""
     servers = document.get("servers")
     entries = (
         [entry for entry in servers.values() if isinstance(entry, Mapping)] if isinstance(servers, Mapping) else []
     )
-    return "inputs" in document or any(_VSCODE_KEYS & set(entry) for entry in entries)
+    placed = (path.parent.name, path.name) == (".vscode", "mcp.json")
+    return placed or "inputs" in document or any((_VSCODE_KEYS | {"url"}) & set(entry) for entry in entries)
 
 
 def read_directly(
@@ -123,14 +125,15 @@ def read_directly(
 ) -> ImportedConfig | None:
     """A VS Code, Codex or Gemini CLI file translated for `--mcp-config`; None for any other (read as it is).
 
-    A `servers` object without anything VS Code writes (a `type`, `inputs`…) is not read this
-    way: it is more likely the own form with a mistake, and loading says how to write it.
+    A `servers` object without anything VS Code writes (a `type`, a `url`, `inputs`…), outside
+    .vscode/mcp.json, is not read this way: it is more likely the own form with a mistake, and
+    loading says how to write it.
 
     Raises:
         ConfigError: the file's servers are not shaped as its client writes them.
     """
     client = detect_format(document, fmt, path)
-    if client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document)):
+    if client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document, path)):
         return None
     return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
 
