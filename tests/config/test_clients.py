@@ -188,3 +188,37 @@ def test_cfg1_a_vscode_mcp_json_in_its_place_loads_whatever_its_servers_write(cf
     text = '{"servers": {"fetch": {"command": "uvx", "args": ["mcp-server-fetch"]}}}'
     loaded = cfg.load(config_file=write(cfg.workspace / ".vscode" / "mcp.json", text))
     assert [(spec.id, spec.state, spec.command) for spec in loaded.servers] == [("fetch", "ok", "uvx")]
+
+
+CURSOR_WORKSPACE = """{
+  "mcpServers": {
+    "notes": {
+      "command": "node",
+      "args": ["${workspaceFolder}/tools/notes-server.js", "--name", "${workspaceFolderBasename}"],
+      "cwd": "${workspaceFolder}/tools"
+    }
+  }
+}"""
+
+
+def test_cfg5_cursors_workspace_folder_is_the_workspace_when_read_as_it_is(cfg: Setup) -> None:
+    """CFG-5: `${workspaceFolder}` in a Cursor file given with --mcp-config, or as the project file, is the workspace,
+    as `mcpyard import` writes it; no "is not set" warning."""
+    path = write(cfg.workspace / ".cursor" / "mcp.json", CURSOR_WORKSPACE)
+    imported = import_config(path, workspace=cfg.workspace)
+    [server] = imported.servers
+    workspace = str(cfg.workspace)
+    expected = ([f"{workspace}/tools/notes-server.js", "--name", "workspace"], f"{workspace}/tools")
+    assert (server.fields["args"], server.fields["cwd"]) == expected
+    for loaded in (cfg.load(config_file=path), (cfg.project(CURSOR_WORKSPACE), cfg.load(trusted=True))[1]):
+        notes = by_id(loaded)["notes"]
+        assert (list(notes.args), notes.cwd) == expected
+        assert not mentioning(loaded, "workspaceFolder")
+
+
+def test_cfg5_the_own_form_reads_workspace_folder_from_the_environment_as_before(cfg: Setup) -> None:
+    """CFG-5: mcpyard's own form has no editor variables: `${workspaceFolder}` is a variable like any other."""
+    flag = cfg.flag({"servers": [{"id": "notes", "command": "node", "args": ["${workspaceFolder}/a.js"]}]})
+    loaded = cfg.load(config_file=flag)
+    assert by_id(loaded)["notes"].args == ("/a.js",)
+    assert mentioning(loaded, "${workspaceFolder}", "is not set")

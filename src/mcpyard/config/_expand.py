@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
+from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._names import is_credential_variable
@@ -154,6 +155,10 @@ class Expander:
 
     In restricted mode (a project file, CFG-6) credential variables and every secret
     expand to empty and are reported as `blocked`; defaults are not used for them.
+
+    Given a `workspace` (for the shared form, which editors write), the editors' workspace
+    variables mean it, whatever the environment says: `${workspaceFolder}` and
+    `${workspaceRoot}` its path, `${workspaceFolderBasename}` its name.
     """
 
     def __init__(
@@ -162,10 +167,15 @@ class Expander:
         environ: Mapping[str, str],
         secrets: Mapping[str, str],
         restricted: bool,
+        workspace: Path | None = None,
     ) -> None:
         self._environ = environ
         self._secrets = secrets
         self._restricted = restricted
+        self._editor: dict[str, str] = {}
+        if workspace is not None:
+            self._editor = dict.fromkeys(("workspaceFolder", "workspaceRoot"), str(workspace))
+            self._editor["workspaceFolderBasename"] = workspace.name
 
     def expand(self, template: str) -> Expansion:
         """Expand `template`; never raises, a malformed one is reported in `Expansion.error`."""
@@ -200,6 +210,9 @@ class Expander:
                 result.blocked.append(ref)
                 outcomes.append((ref, "blocked in a project file"))
                 return ""
+            if ref.name in self._editor:
+                outcomes.append((ref, "the workspace"))
+                return self._editor[ref.name]
             found = self._environ.get(ref.name)
             if not found:
                 state = "unset" if found is None else "set but empty"

@@ -77,9 +77,13 @@ def load_config(
     layers: list[_Layer] = []
     project_path = workspace / PROJECT_FILE
     if os.path.lexists(project_path):
-        layers.append(_project_layer(project_path, trusted=trusted, environ=environ, secrets=secrets))
+        layers.append(
+            _project_layer(project_path, trusted=trusted, environ=environ, secrets=secrets, workspace=workspace)
+        )
     if os.path.lexists(user_config_file):
-        layers.append(_own_layer("user", user_config_file, "toml", environ=environ, secrets=secrets))
+        layers.append(
+            _own_layer("user", user_config_file, "toml", environ=environ, secrets=secrets, workspace=workspace)
+        )
     if config_file is not None:
         fmt: Format = "toml" if config_file.suffix.lower() == ".toml" else "json"
         layers.append(_own_layer("flag", config_file, fmt, environ=environ, secrets=secrets, workspace=workspace))
@@ -108,7 +112,7 @@ def _own_layer(
     *,
     environ: Mapping[str, str],
     secrets: Mapping[str, str],
-    workspace: Path | None = None,
+    workspace: Path,
 ) -> _Layer:
     """Check a flag file or user config completely; raises ConfigError on any source-level problem.
 
@@ -116,7 +120,7 @@ def _own_layer(
     translation into the own form, and each key that has no equivalent is one warning.
     """
     label = describe_source(kind, path)
-    if kind == "flag" and workspace is not None:
+    if kind == "flag":
         document = read_document(path, fmt, kind=kind, suggest=True, comments=reads_comments(path))
         foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label)
         if foreign is not None:
@@ -127,11 +131,14 @@ def _own_layer(
     else:
         raw = split_source(read_document(path, fmt, kind=kind), kind=kind, path=path, fmt=fmt)
     form: Form = raw.form or "own"
+    # Editors write the shared form: their workspace variables mean the workspace there (CFG-5).
+    editor = workspace if form == "shared" else None
+    expander = Expander(environ=environ, secrets=secrets, restricted=False, workspace=editor)
     layer = _Layer(
         kind=kind,
         path=path,
         entries=raw.entries,
-        context=EntryContext(kind, path, form, Expander(environ=environ, secrets=secrets, restricted=False)),
+        context=EntryContext(kind, path, form, expander),
         settings=read_settings(raw.settings, kind=kind, path=path, environ=environ),
         warnings=raw.warnings,
     )
@@ -140,7 +147,12 @@ def _own_layer(
 
 
 def _project_layer(
-    path: Path, *, trusted: bool | ProjectTrust, environ: Mapping[str, str], secrets: Mapping[str, str]
+    path: Path,
+    *,
+    trusted: bool | ProjectTrust,
+    environ: Mapping[str, str],
+    secrets: Mapping[str, str],
+    workspace: Path,
 ) -> _Layer:
     """Check the project file; any problem with it becomes one warning, never an error (CFG-6)."""
     label = describe_source("project", path)
@@ -158,7 +170,9 @@ def _project_layer(
                 if problem is not None:
                     untrusted[entry.id] = problem
         form: Form = raw.form or "shared"
-        expander = Expander(environ=environ, secrets=secrets, restricted=True)
+        expander = Expander(
+            environ=environ, secrets=secrets, restricted=True, workspace=workspace if form == "shared" else None
+        )
         layer = _Layer(
             kind="project",
             path=path,
