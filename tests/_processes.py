@@ -12,7 +12,17 @@ from pathlib import Path
 
 from tests._waiting import eventually
 
-__all__ = ["alive", "read_pid", "read_pids", "wait_dead", "wait_for_pid", "wait_for_pids", "with_ctrl_c"]
+__all__ = [
+    "alive",
+    "has_line",
+    "in_session",
+    "read_pid",
+    "read_pids",
+    "wait_dead",
+    "wait_for_pid",
+    "wait_for_pids",
+    "with_ctrl_c",
+]
 
 _CTRL_C_AT_DEFAULT = (
     "import os, signal, sys; signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
@@ -36,6 +46,20 @@ def alive(pid: int) -> bool:
     except (FileNotFoundError, ProcessLookupError, IndexError):
         return False
     return state not in ("Z", "X")
+
+
+def in_session(sid: int) -> list[int]:
+    """The live processes (zombies aside) of session `sid`, read from /proc (Linux)."""
+    found: list[int] = []
+    for entry in Path("/proc").iterdir():
+        try:
+            # After the command's closing parenthesis: state, parent, process group, session.
+            fields = (entry / "stat").read_text().rsplit(")", 1)[1].split() if entry.name.isdigit() else []
+        except (FileNotFoundError, ProcessLookupError):
+            continue  # it exited meanwhile
+        if len(fields) > 3 and int(fields[3]) == sid and fields[0] not in ("Z", "X"):
+            found.append(int(entry.name))
+    return found
 
 
 async def wait_dead(*pids: int, within: float = 10) -> None:

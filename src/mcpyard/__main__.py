@@ -1,5 +1,5 @@
 """`python -m mcpyard` runs the console."""
 
-from mcpyard.cli import main
+from mcpyard.cli import console_main
 
-raise SystemExit(main())
+console_main()

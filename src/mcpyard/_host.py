@@ -13,6 +13,7 @@ import contextlib
 import dataclasses
 import logging
 import os
+import sys
 import traceback
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterable, Mapping
 from pathlib import Path
@@ -51,7 +52,6 @@ from mcpyard.policy import Approver, PolicySource
 from mcpyard.secrets import Redactor
 
 __all__ = ["Host", "ToolInfo"]
-
 
 _log = logging.getLogger("mcpyard")
 
@@ -196,7 +196,7 @@ class Host(ModelOffer, ResourceReader):
                     yield host
                 finally:
                     host._tg = None
-                    host._servers.stop_all()  # leaving the task group waits for every one to stop (CONN-5)
+                    await host._servers.stop_all(sys.exc_info()[1])  # in a hurry if interrupted (CONN-5)
         except BaseExceptionGroup as group:
             # The caller's own exception should reach it as itself, not wrapped by our task group.
             if len(group.exceptions) == 1:

@@ -247,10 +247,26 @@ class Servers:
             with contextlib.suppress(Exception):  # one listener's failure is not another's
                 await listener(server_id, uri)
 
-    def stop_all(self) -> None:
-        """Ask every server to stop; leaving the host's task group waits for them (CONN-5)."""
+    async def stop_all(self, leaving: BaseException | None) -> None:
+        """Stop every server (CONN-5), in a hurry if the host was interrupted (Ctrl-C, a cancelled scope).
+
+        `leaving`: the exception the host is closed with, if any; then the host's task group waits for the
+        servers. Without one they are waited for here, and a cancellation meanwhile hurries them.
+        """
+        interrupted = isinstance(leaving, (anyio.get_cancelled_exc_class(), KeyboardInterrupt))
         for supervisor in self._supervisors.values():
             supervisor.request_stop()
+            if interrupted:
+                supervisor.hurry()
+        if leaving is not None:
+            return
+        try:
+            for finished in list(self._finished.values()):
+                await finished.wait()
+        except anyio.get_cancelled_exc_class():
+            for supervisor in self._supervisors.values():
+                supervisor.hurry()
+            raise
 
     async def close(self) -> None:
         """After every server stopped: the reaper ends too."""

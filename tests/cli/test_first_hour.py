@@ -124,7 +124,7 @@ def test_gw4_serve_accepts_a_mode(home: Home) -> None:
 
 @pytest.mark.anyio
 async def test_conn5_ctrl_c_during_a_call_ends_it_at_once_with_every_server_stopped(home: Home) -> None:
-    """The measured time is in the closing note (about 0.5 to 0.7 s); the bound here only catches a long wait."""
+    """The measured time is in the closing note (about 0.3 to 0.55 s); the bound here only catches a long wait."""
     started = home.root / "slow.started"
     slow = {**fixture_server("basic"), "env": {"BASIC_SLOW_STARTED": str(started)}}
     config = home.write_config({"basic": slow, "other": fixture_server("basic")}, mode="auto")

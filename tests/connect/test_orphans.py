@@ -6,18 +6,32 @@ Real processes: the subject is the processes themselves.
 from __future__ import annotations
 
 import os
+import shlex
 import signal
 import subprocess
 import sys
+import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
+from typing import Any
 
 import anyio
 import anyio.abc
 import pytest
 
-from tests._processes import alive, read_pid, read_pids, wait_dead, wait_for_pid, wait_for_pids, with_ctrl_c
+from tests._processes import (
+    alive,
+    has_line,
+    in_session,
+    read_pid,
+    read_pids,
+    wait_dead,
+    wait_for_pid,
+    wait_for_pids,
+    with_ctrl_c,
+)
+from tests._waiting import eventually
 from tests.conftest import SERVERS, Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -282,3 +296,75 @@ async def test_conn5_a_server_killed_for_ignoring_a_cancel_takes_its_detached_he
         after = await wait_for_pids(pid_file)
         assert all(alive(pid) for pid in after)
     await wait_dead(*after)
+
+
+# ----------------------------------------------------------------- Ctrl-C and a wrapper that outlives its server
+
+
+def wrapped_basic(home: Home, **env: str) -> dict[str, Any]:
+    """The basic server run by a shell that goes on once it exits (`sh -c 'server; sleep 30'`).
+
+    The shell writes its pid (the session's) to `wrapper.pid` first, and the server's exit code to
+    `server.exit` once the server is gone.
+    """
+    server = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVERS / 'basic.py'))}"
+    pid_file, exit_file = (shlex.quote(str(home.root / name)) for name in ("wrapper.pid", "server.exit"))
+    script = f"echo $$ > {pid_file}; {server}; echo $? > {exit_file}; sleep 30"
+    return {"command": "sh", "args": ["-c", script], "env": env}
+
+
+async def interrupt_and_time(cli: anyio.abc.Process) -> tuple[int, float]:
+    """Send Ctrl-C; mcpyard's exit code, and how long it took to exit."""
+    cli.send_signal(signal.SIGINT)
+    sent = time.monotonic()
+    with anyio.fail_after(20):  # the bound only ends a hung test; the time is asserted by the caller
+        code = await cli.wait()
+    return code, time.monotonic() - sent
+
+
+def left_of(session: int, *pids: int) -> list[int]:
+    """The processes of the wrapper's session, and of `pids`, still alive."""
+    return sorted({pid for pid in (*pids, *in_session(session)) if alive(pid)})
+
+
+@linux_only
+async def test_conn5_ctrl_c_during_a_call_stops_a_wrapper_that_outlives_its_server_within_a_second(
+    home: Home,
+) -> None:
+    """The closed input ends the server, not its wrapper: SIGTERM follows after a short grace, not 5 s.
+
+    Measured: 0.55 to 0.65 s (5.4 s before); a server exiting on its own takes 0.3 to 0.55 s.
+    """
+    started = home.root / "slow.started"
+    config = home.write_config({"w": wrapped_basic(home, BASIC_SLOW_STARTED=str(started))}, mode="auto")
+    command = [sys.executable, "-m", "mcpyard", "call", "w__slow", "--args", '{"seconds": 60}']
+    command += ["--mcp-config", str(config)]
+    cli = await anyio.open_process(with_ctrl_c(command), cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE)
+    async with cli:
+        server = await wait_for_pid(started)  # the call runs
+        wrapper = read_pid(home.root / "wrapper.pid")
+        code, took = await interrupt_and_time(cli)
+    assert code == 130
+    assert took < 1.0, f"mcpyard took {took:.2f} s to exit after Ctrl-C"
+    assert left_of(wrapper, wrapper, server) == [], "every process was stopped before mcpyard exited"
+
+
+@linux_only
+async def test_conn5_ctrl_c_while_mcpyard_waits_for_a_wrapper_to_exit_ends_the_wait_within_a_second(
+    home: Home,
+) -> None:
+    """After the call, mcpyard gives the wrapper its `shutdown_timeout_secs`; Ctrl-C then cuts that wait short."""
+    entry = {**wrapped_basic(home), "shutdown_timeout_secs": 60}
+    config = home.write_config({"w": entry}, mode="auto")
+    command = [sys.executable, "-m", "mcpyard", "call", "w__echo", "--args", '{"text": "hi"}']
+    command += ["--mcp-config", str(config)]
+    cli = await anyio.open_process(with_ctrl_c(command), cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE)
+    async with cli:
+        wrapper = await wait_for_pid(home.root / "wrapper.pid")
+        # Written by the wrapper, a process of a process this test did not start: nothing to wait on.
+        await eventually(lambda: has_line(home.root / "server.exit"), within=30, what="the server exited")
+        assert read_pid(home.root / "server.exit") == 0, "the server exited on its own once its input closed"
+        code, took = await interrupt_and_time(cli)
+    assert code == 130
+    assert took < 1.0, f"mcpyard took {took:.2f} s to exit after Ctrl-C"
+    assert left_of(wrapper, wrapper) == [], "every process was stopped before mcpyard exited"

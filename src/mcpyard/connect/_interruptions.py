@@ -75,6 +75,11 @@ class Interruptions:
             self._tg.start_soon(remember)
         self._publish(state=state, reason=None, sign_in_url=None)
 
+    def hurry(self) -> None:
+        """The host was interrupted (Ctrl-C): a stdio server that stops gets short waits, not its full ones (CONN-5)."""
+        if self._stdio is not None:
+            self._stdio.hurry()
+
     def complete_sign_in(self, redirect_url: str) -> bool:
         """A redirect address pasted back by a person on a machine with no browser (AUTH-2)."""
         return self._sign_in is not None and self._sign_in.complete(redirect_url)

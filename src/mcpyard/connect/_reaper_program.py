@@ -15,9 +15,9 @@ session of its own or a double-forked daemon, stays its descendant, and when orp
 becomes its child. It tells the host `pid N` (or `error ERRNO STEP`, STEP being `cwd` or
 `exec`), then `exit CODE` when the server exits. When the host shuts its socket for
 writing, closes it, or dies, the keeper sends SIGTERM to every descendant, waits up to 2 s
-for them to go, SIGKILLs whatever is left, and exits; the host reads the end of its
-socket as "nothing is left". `kill` from the host SIGKILLs every descendant at once. The
-reaper itself is a subreaper too: orphans of a keeper that was killed are its children.
+(0.25 s after the host said `hurry`) for them to go, SIGKILLs whatever is left, and exits;
+the host reads the end of its socket as "nothing is left". `kill` from the host SIGKILLs
+every descendant at once. The reaper is a subreaper too: a killed keeper's orphans are its.
 """
 
 from __future__ import annotations
@@ -37,11 +37,12 @@ if TYPE_CHECKING:  # `typing` and `collections.abc` would double the time to sta
     from collections.abc import Callable, Iterable
     from typing import Any, NoReturn
 
-__all__ = ["HEADER", "KILL_LIMIT", "TERM_GRACE", "encode_request", "main"]
+__all__ = ["HEADER", "HURRIED_TERM_GRACE", "KILL_LIMIT", "TERM_GRACE", "encode_request", "main"]
 
 HEADER = struct.Struct("!I")
 """The length of a request's body, sent with the request's descriptors attached."""
 TERM_GRACE = 2.0
+HURRIED_TERM_GRACE = 0.25  # once the host said `hurry` (it was interrupted: Ctrl-C)
 KILL_LIMIT = 5.0
 """How long SIGKILL is repeated while descendants remain (each round may orphan new ones)."""
 _MAX_FDS = 4
@@ -173,8 +174,9 @@ def stop_descendants(
     wakeup: Wakeup,
     on_reaped: Callable[[int, int], None] | None = None,
     group: Callable[[], int | None] = lambda: None,
+    term_grace: float = TERM_GRACE,
 ) -> None:
-    """SIGTERM every descendant, wait up to `TERM_GRACE` for them to go, then SIGKILL until none is left.
+    """SIGTERM every descendant, wait up to `term_grace` for them to go, then SIGKILL until none is left.
 
     `group` names the server's process group while the server is not reaped (its id cannot be
     anyone else's then), signalled too: that still works where /proc cannot be read.
@@ -196,7 +198,7 @@ def stop_descendants(
     if settled():
         return
     send(signal.SIGTERM)
-    deadline = time.monotonic() + TERM_GRACE
+    deadline = time.monotonic() + term_grace
     while not settled() and time.monotonic() < deadline:
         # Only children wake us; a grandchild's exit is seen on the next round.
         wakeup.wait([], _POLL)
@@ -264,7 +266,7 @@ def keeper(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> N
     _close_all(fds)
     _tell(channel, f"pid {server}")
     wakeup = Wakeup()
-    exited = False
+    exited, grace = False, TERM_GRACE
 
     def on_reaped(pid: int, code: int) -> None:
         nonlocal exited
@@ -283,12 +285,13 @@ def keeper(channel: socket.socket, request: dict[str, Any], fds: list[int]) -> N
                 data = b""
             if not data:
                 break  # the host is done with this server, or gone
+            grace = HURRIED_TERM_GRACE if b"hurry" in data else grace
             if b"kill" in data:
                 if not exited:
                     with contextlib.suppress(OSError):
                         os.killpg(server, signal.SIGKILL)
                 signal_all(live_descendants(os.getpid()), signal.SIGKILL)
-    stop_descendants(wakeup, on_reaped, lambda: None if exited else server)
+    stop_descendants(wakeup, on_reaped, lambda: None if exited else server, grace)
     os._exit(0)
 
 
