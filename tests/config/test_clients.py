@@ -13,6 +13,9 @@ from pathlib import Path
 import pytest
 
 from mcpyard.config import ProjectTrust, import_config, read_project
+from mcpyard.errors import ConfigError
+from tests._cli import run_mcpyard
+from tests.conftest import Home
 
 from ._samples import sample
 from ._support import Setup, by_id, mentioning
@@ -222,3 +225,52 @@ def test_cfg5_the_own_form_reads_workspace_folder_from_the_environment_as_before
     loaded = cfg.load(config_file=flag)
     assert by_id(loaded)["notes"].args == ("/a.js",)
     assert mentioning(loaded, "${workspaceFolder}", "is not set")
+
+
+CODEX_NO_SERVERS = """model = "o3"
+approval_policy = "untrusted"
+sandbox_mode = "workspace-write"
+
+[shell_environment_policy]
+inherit = "core"
+"""
+
+GEMINI_NO_SERVERS = """{
+  // Gemini CLI's own settings; no MCP servers yet.
+  "theme": "Default",
+  "selectedAuthType": "oauth-personal",
+  "model": {"name": "gemini-2.5-pro"},
+  "contextFileName": "GEMINI.md",
+}"""
+
+CODEX_SAID = "a Codex config.toml with no MCP servers in it (no [mcp_servers] tables)"
+GEMINI_SAID = "a Gemini CLI settings.json with no MCP servers in it (no `mcpServers`)"
+NO_SERVERS = [
+    (".codex/config.toml", CODEX_NO_SERVERS, CODEX_SAID),
+    ("codex.toml", CODEX_NO_SERVERS, CODEX_SAID),
+    (".gemini/settings.json", GEMINI_NO_SERVERS, GEMINI_SAID),
+    ("gemini.json", GEMINI_NO_SERVERS, GEMINI_SAID),
+]
+
+
+@pytest.mark.parametrize(("name", "text", "said"), NO_SERVERS, ids=[row[0] for row in NO_SERVERS])
+def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
+    cfg: Setup, home: Home, name: str, text: str, said: str
+) -> None:
+    """ERR-1, CFG-2: imported or given with --mcp-config, the file is named for what it is; its own settings are not
+    reported as mistakes."""
+    path = write(cfg.root / "from" / name, text)
+    with pytest.raises(ConfigError) as imported:
+        import_config(path, workspace=cfg.workspace)
+    with pytest.raises(ConfigError) as loaded:
+        cfg.load(config_file=path)
+    for error in (imported.value, loaded.value):
+        assert said in error.message
+        assert "add them" in error.message
+        assert "approval_policy" not in error.message
+        assert "theme" not in error.message
+    for args in (["import", str(path)], ["status", "--mcp-config", str(path)]):
+        done = run_mcpyard(home, *args)
+        assert done.returncode == 2
+        [line] = done.stderr.splitlines()
+        assert said in line

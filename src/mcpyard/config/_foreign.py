@@ -29,6 +29,38 @@ _CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspace
 _VSCODE_KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
 _CLIENT_NAMES: dict[ClientFormat, str] = {"vscode": "VS Code", "codex": "Codex", "gemini": "Gemini CLI"}
 _CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers"}
+_SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
+    "codex": (
+        (".codex", "config.toml"),
+        frozenset(
+            {
+                "approval_policy",
+                "sandbox_mode",
+                "sandbox_workspace_write",
+                "shell_environment_policy",
+                "model_provider",
+                "model_providers",
+                "model_reasoning_effort",
+                "model_reasoning_summary",
+                "model_verbosity",
+                "profile",
+                "profiles",
+                "notify",
+                "projects",
+                "file_opener",
+                "history",
+                "tui",
+            }
+        ),
+    ),
+    "gemini": (
+        (".gemini", "settings.json"),
+        _GEMINI_TOP
+        | {"theme", "contextFileName", "general", "ui", "context", "security", "privacy", "telemetry", "ide"}
+        | {"checkpointing", "preferredEditor", "usageStatisticsEnabled", "autoAccept", "coreTools", "excludeTools"},
+    ),
+}
+"""Where each client keeps its settings file, and keys only it writes at the top: a file with no servers is its."""
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table); "
     "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, "
@@ -47,12 +79,20 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     Cursor's. None: no servers in any form mcpyard knows.
     """
     if fmt == "toml":
-        if "mcp" in document or (any(key in SETTING_KEYS for key in document) and "mcp_servers" not in document):
+        if "mcp" in document:
             return "mcpyard"
-        return "codex" if isinstance(document.get("mcp_servers"), Mapping) else None
+        if isinstance(document.get("mcp_servers"), Mapping):
+            return "codex"
+        if "mcp_servers" in document:
+            return None
+        if _settings_of("codex", document, path):
+            return "codex"
+        return "mcpyard" if any(key in SETTING_KEYS for key in document) else None
     servers, shared = document.get("servers"), document.get("mcpServers")
     if "servers" in document and "mcpServers" in document:
         return None
+    if servers is None and shared is None and _settings_of("gemini", document, path):
+        return "gemini"
     if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
         return "mcpyard"
     if isinstance(servers, Mapping):
@@ -60,6 +100,13 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     if isinstance(shared, Mapping):
         return _shared_client(document, shared, path)
     return None
+
+
+def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None) -> bool:
+    """A settings file of `client` with no servers in it: by its place, or a top-level key only that client writes."""
+    place, keys = _SETTINGS[client]
+    placed = path is not None and (path.parent.name, path.name) == place
+    return placed or any(key in keys for key in document)
 
 
 def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
@@ -178,11 +225,18 @@ def translate(
         raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
     if client is None:
         raise ConfigError(f"{label} {_UNKNOWN}", source=path)
+    container = _CONTAINERS.get(client, "mcpServers")
+    if client != "mcpyard" and container not in document:
+        where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
+        raise ConfigError(
+            f"{label} is a {FORMAT_NAMES[client]} with no MCP servers in it (no {where}), so there is nothing to "
+            f"read; add them there, or give the file that lists them",
+            source=path,
+        )
     notes = Notes()
     if client == "mcpyard":
         servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
     else:
-        container = _CONTAINERS.get(client, "mcpServers")
         entries = _entries(document[container], container=container, label=label, path=path)
         servers = [
             ImportedServer(server_id, translate_entry(client, server_id, fields, workspace=workspace, notes=notes))
