@@ -1,6 +1,7 @@
 """A lazy host starts a server only when a call needs it, offers what it listed last time meanwhile, and runs a
-call only against the live definition it offered; `mcpyard call` waits for the owner of its tool alone (CONN-3,
-CAT-2, CALL-1, CLI-3).
+call only against the live definition it offered; `mcpyard call`, which offers nothing, waits for the owner of its
+tool alone and runs the tool as defined now, policy and pins applying to it (CONN-3, CAT-2, CALL-1, CLI-3, POL-4,
+POL-5).
 
 Real server processes and `mcpyard` runs: when a server's process starts is the subject.
 """
@@ -18,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from tests._cli import run_mcpyard
 from tests._processes import wait_dead, wait_for_pid
 from tests.conftest import SERVERS, Home, fixture_server
 
@@ -184,3 +186,51 @@ def test_cli3_status_on_a_terminal_shows_the_servers_coming_up(home: Home) -> No
         os.close(leader)
     text = seen.decode(errors="replace")
     assert "1 of 2 MCP servers settled; waiting for hung" in text, text[-2000:]
+
+
+# ----------------------------------------------------------------- `mcpyard call`: no listing offered
+
+
+def call_ping(home: Home, config: Path) -> dict[str, Any]:
+    """`mcpyard call a__ping --json`: its `CallResult` as JSON."""
+    done = run_mcpyard(home, "call", "a__ping", "--json", "--mcp-config", str(config))
+    result: dict[str, Any] = json.loads(done.stdout)
+    return result
+
+
+def changing_server(home: Home, **settings: Any) -> tuple[Path, Path]:
+    """A config whose `a__ping` takes its description from a file; (the config, the file)."""
+    description = home.root / "description.txt"
+    description.write_text("First definition.", encoding="utf-8")
+    entry = named(home, "a", "ping", NAMED_DESCRIPTION_FILE=str(description))
+    return home.write_config({"a": entry}, mode="auto", **settings), description
+
+
+def test_cat2_mcpyard_call_runs_a_tool_whose_definition_changed_since_the_last_run_at_the_first_try(
+    home: Home,
+) -> None:
+    """No one was offered the listing kept from the last run: the live definition decides, not `tool_changed`."""
+    config, description = changing_server(home)
+    assert call_ping(home, config)["ok"] is True  # the listing is kept from this run
+    description.write_text("Second definition: do something else.", encoding="utf-8")
+    result = call_ping(home, config)
+    assert result["ok"] is True, result["error"]
+
+
+def test_pol5_mcpyard_call_still_refuses_a_pinned_tool_whose_definition_changed(home: Home) -> None:
+    """The live definition decides, and policy applies to it: a pin to the old one suspends the tool."""
+    config, description = changing_server(home)
+    assert call_ping(home, config)["ok"] is True
+    pinned = run_mcpyard(home, "pin", "a__ping", "run_freely", "--mcp-config", str(config))
+    assert pinned.returncode == 0, pinned.stderr
+    description.write_text("Second definition: do something else.", encoding="utf-8")
+    error = call_ping(home, config)["error"]
+    assert error["code"] == "tool_changed"
+    assert "changed since it was reviewed" in error["message"], "refused by the pin, not by the kept listing"
+
+
+def test_pol4_mcpyard_call_still_refuses_a_denied_tool_whose_definition_changed(home: Home) -> None:
+    config, description = changing_server(home, permissions={"deny": ["a__ping"]})
+    assert call_ping(home, config)["error"]["code"] == "denied"
+    description.write_text("Second definition: do something else.", encoding="utf-8")
+    assert call_ping(home, config)["error"]["code"] == "denied"

@@ -116,8 +116,8 @@ class Host(ModelOffer, ResourceReader):
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
-        With `lazy`, nothing starts at first: a server starts when a call needs it (only that call waits)
-        or on `host.start()`, offering meanwhile what it listed last time (a call runs only on that tool).
+        With `lazy`, nothing starts at first: a server starts when a call needs it (only that call waits) or on
+        `host.start()`, offering meanwhile what it listed last time (a call runs only on that tool; see `call`).
 
         Args:
             workspace: the project folder (default: the current directory).
@@ -211,10 +211,8 @@ class Host(ModelOffer, ResourceReader):
             raise StateError("the host is not open")
         # Every value mcpyard will put into a request or an environment, redacted wherever it comes back (SEC-3).
         redactor = Redactor(secrets_in_use(plan.runnable, self._options.environ))
-        old = self._views.view
-        started = await self._servers.apply(
-            old.plan if old is not None else None, plan, self._tg, lazy=self._options.lazy
-        )
+        old = self._views.view.plan if self._views.view is not None else None
+        started = await self._servers.apply(old, plan, self._tg, lazy=self._options.lazy)
         self._redactor = redactor
         self._publish(plan, policies, relist=True)
         await self._servers.settle(started)
@@ -262,6 +260,7 @@ class Host(ModelOffer, ResourceReader):
         definition_hash: str | None = None,
         elicitor: Elicitor | None = None,
         tags: Mapping[str, str] | None = None,
+        offered: bool = True,
     ) -> CallResult:
         """Run one tool call through the whole pipeline (CALL); failures come back as a `CallResult`, never raised.
 
@@ -278,6 +277,8 @@ class Host(ModelOffer, ResourceReader):
             elicitor: answers the server's questions during this call instead of the host's elicitor
                 (servers are told of elicitation only when the host was opened with an elicitor).
             tags: the caller's own labels for the call (text to text), copied into its `CallRecord`.
+            offered: False when no listing was offered for this call (a person naming the tool, as `mcpyard
+                call` does): a lazy host's listing kept from the last run then does not bind it (CAT-2).
         """
         if tags and not all(isinstance(key, str) and isinstance(value, str) for key, value in tags.items()):
             return CallResult.refusal("invalid_arguments", "`tags` must map text to text; nothing was sent", tool=name)
@@ -289,7 +290,7 @@ class Host(ModelOffer, ResourceReader):
             request = CallRequest(
                 name, dict(arguments or {}), conversation or self.session.id, on_progress, on_log, on_input
             )
-            request.kept_hash = kept
+            request.kept_hash = kept if offered else None
             request.definition_hash, request.approver, request.elicitor = definition_hash, approver, elicitor
             if tags:
                 request.tags = dict(tags)  # a copy: the record keeps them as they were when the call began

@@ -102,7 +102,8 @@ def call(
                     shown.append(line)
                     print(f"{name}: {line}", file=sys.stderr, flush=True)
 
-            result = await host.call(name, arguments, on_progress=progress)
+            # A person named the tool, offered no listing: its live definition decides, as policy and pins see it.
+            result = await host.call(name, arguments, on_progress=progress, offered=False)
         if opts.json:
             print_json(result.to_json())
         elif raw:
