@@ -250,3 +250,24 @@ def test_mod3_on_a_terminal_it_prompts_streams_and_shows_each_calls_approval_car
     assert "Done, it is noted." in seen
     (result,) = endpoint.tool_messages()
     assert "noted: buy milk" in result["content"]
+
+
+def test_call8_mod3_chat_shows_how_a_long_call_goes_but_its_json_lines_stay_mod3s(
+    home: Home, endpoint: ModelFixture
+) -> None:
+    """A task's status, polled once a second, reaches the terminal or the pipe as the call runs; `--json` keeps to
+    the events MOD-3 lists."""
+    config = home.write_config({"t": fixture_server("tasks")}, mode="auto")
+    slow = {"name": "t__slow", "arguments": {"seconds": 2}}
+    endpoint.replies += [{"text": "Working.", "tool_calls": [slow]}, {"text": "Done."}]
+    done = chat(home, config, ["Run the slow job"], endpoint=endpoint)
+    assert done.returncode == 0, done.stderr
+    lines = done.stdout.splitlines()
+    shown = [line for line in lines if line.startswith("  t__slow: task ")]
+    assert shown, lines
+    assert any("task working" in line for line in shown), shown
+    assert lines.index(shown[0]) < lines.index("← t__slow: ok"), "shown while the call runs, before its result"
+    endpoint.replies += [{"text": "Working.", "tool_calls": [slow]}, {"text": "Done."}]
+    as_json = chat(home, config, ["Run the slow job"], "--json", endpoint=endpoint)
+    assert as_json.returncode == 0, as_json.stderr
+    assert {event["type"] for event in events(as_json)} == {"text", "tool_call", "tool_result", "turn_end"}

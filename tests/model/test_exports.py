@@ -16,7 +16,7 @@ def test_mod2_the_public_names_of_the_model_package_are_pinned() -> None:
             "Message",
             "Model", "ModelTools", "OfferedTool", "OpenAIModel", "ParkedEvent", "Profile", "Reply",
             "SchemaLeftOut", "ScriptStep", "ScriptedModel", "TextEvent", "TextSink", "ToolCall", "ToolCallEvent",
-            "ToolFormat", "ToolFormatter", "ToolResultEvent", "ToolSearchEvent", "TurnEndEvent",
+            "ToolFormat", "ToolFormatter", "ToolProgressEvent", "ToolResultEvent", "ToolSearchEvent", "TurnEndEvent",
             "format_tool", "format_tools", "host_prompt", "instructions_section",
             "messages_from_json", "messages_to_json", "normalize_schema", "provider_names", "reply",
             "sanitize_instructions", "sendable_call", "sendable_text", "system_prompt", "tool_name",

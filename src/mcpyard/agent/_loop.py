@@ -24,6 +24,7 @@ import anyio
 
 from mcpyard.agent._clock import running
 from mcpyard.agent._state import Turn, TurnLimits, TurnState, TurnStatus
+from mcpyard.connect import ProgressFn
 from mcpyard.errors import ModelError
 from mcpyard.model import (
     ApprovalEvent,
@@ -38,6 +39,7 @@ from mcpyard.model import (
     ToolCall,
     ToolCallEvent,
     ToolFormat,
+    ToolProgressEvent,
     ToolResultEvent,
     ToolSearchEvent,
     TurnEndEvent,
@@ -45,7 +47,7 @@ from mcpyard.model import (
     sendable_text,
 )
 from mcpyard.ops import tracing
-from mcpyard.pipeline import FIND_TOOLS, CallResult
+from mcpyard.pipeline import FIND_TOOLS, CallResult, watching_progress
 from mcpyard.policy import Answer, ApprovalCard, Approver, Declined
 
 __all__ = [
@@ -63,6 +65,8 @@ __all__ = [
 
 DEFAULT_LIMITS = TurnLimits()
 PARKED = "waiting_for_approval"
+PROGRESS_EVERY_SECS = 0.5
+"""A call's progress reaches the turn's events at most this often."""
 """The refusal code of a call parked on an approval."""
 
 
@@ -265,9 +269,10 @@ class _Loop:
         elif call.problem is not None:
             result = CallResult.refusal("invalid_arguments", f"{call.name}: {call.problem}", tool=call.name)
         else:
-            result = await self.host.call(
-                call.name, arguments, conversation=self.conversation, approver=self._approver_for(call)
-            )
+            with watching_progress(self._progress_of(call)):
+                result = await self.host.call(
+                    call.name, arguments, conversation=self.conversation, approver=self._approver_for(call)
+                )
         if result.error is not None and result.error["code"] == PARKED and call.id in self.state.waiting:
             return  # its result comes with `resume_turn`
         self.finished[call.id] = result
@@ -275,6 +280,19 @@ class _Loop:
         if call.name == FIND_TOOLS and result.ok:
             query = str(arguments.get("query", ""))
             await self.emit(ToolSearchEvent(self.host.redact_json(query), _found_in(result)))
+
+    def _progress_of(self, call: ToolCall) -> ProgressFn:
+        """The call's progress as events, at most one each `PROGRESS_EVERY_SECS` (a server may send thousands)."""
+        last = -PROGRESS_EVERY_SECS
+
+        async def on_progress(progress: float, total: float | None, message: str | None) -> None:
+            nonlocal last
+            now = anyio.current_time()
+            if now - last >= PROGRESS_EVERY_SECS:
+                last = now
+                await self.emit(ToolProgressEvent(call.id, call.name, progress, total, message))
+
+        return on_progress
 
     def _answer(self, call: ToolCall, result: CallResult) -> None:
         self.state.messages.append(Message.tool(call, result.text, is_error=not result.ok))

@@ -219,13 +219,15 @@ class ChatSession:
             ErrorEvent,
             TextEvent,
             ToolCallEvent,
+            ToolProgressEvent,
             ToolResultEvent,
             ToolSearchEvent,
             TurnEndEvent,
         )
 
         if self.opts.json:
-            print_json(self._scrub_json(event.to_json()))
+            if not isinstance(event, ToolProgressEvent):  # the JSON lines are MOD-3's events, no more
+                print_json(self._scrub_json(event.to_json()))
             return
         if isinstance(event, TextEvent):
             shown = safe(self.chosen.scrub(event.text))
@@ -235,6 +237,9 @@ class ChatSession:
         elif isinstance(event, ToolCallEvent):
             arguments = json.dumps(event.arguments, ensure_ascii=False, sort_keys=True)
             self.say(f"→ {event.name} {arguments[:300]}", "cyan")
+        elif isinstance(event, ToolProgressEvent):
+            of = f"{event.progress:g}/{event.total:g}" if event.total else f"{event.progress:g}"
+            self.say(f"  {event.name}: {(event.message or of)[:300]}", "dim")
         elif isinstance(event, ToolResultEvent):
             if event.ok:
                 self.say(f"← {event.name}: ok" + (" (cached)" if event.result and event.result.cached else ""), "green")

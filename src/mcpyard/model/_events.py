@@ -21,6 +21,7 @@ __all__ = [
     "ParkedEvent",
     "TextEvent",
     "ToolCallEvent",
+    "ToolProgressEvent",
     "ToolResultEvent",
     "ToolSearchEvent",
     "TurnEndEvent",
@@ -49,6 +50,28 @@ class ToolCallEvent:
 
     def to_json(self) -> dict[str, Any]:
         return {"type": self.type, "name": self.name, "arguments": self.arguments}
+
+
+@dataclass(frozen=True, slots=True)
+class ToolProgressEvent:
+    """A running call's progress, as its server reports it (a task's status, a long job's step): at most a few a
+    second. `mcpyard chat` shows it on a terminal or a pipe; `--json` prints only MOD-3's events."""
+
+    call_id: str
+    name: str
+    progress: float
+    total: float | None
+    message: str | None
+    type: Literal["tool_progress"] = "tool_progress"
+
+    def to_json(self) -> dict[str, Any]:
+        return {
+            "type": self.type,
+            "name": self.name,
+            "progress": self.progress,
+            "total": self.total,
+            "message": self.message,
+        }
 
 
 @dataclass(frozen=True, slots=True)
@@ -132,6 +155,7 @@ class TurnEndEvent:
 Event = (
     TextEvent
     | ToolCallEvent
+    | ToolProgressEvent
     | ToolResultEvent
     | ToolSearchEvent
     | ApprovalEvent

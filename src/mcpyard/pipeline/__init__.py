@@ -12,7 +12,7 @@ from mcpyard.connect import (
     unsendable_text,
 )
 from mcpyard.pipeline._cache import IdempotentCache, cache_key
-from mcpyard.pipeline._call import Call, CallRequest, Refusal
+from mcpyard.pipeline._call import Call, CallRequest, Refusal, watching_progress
 from mcpyard.pipeline._find import FIND_TOOLS, FIND_TOOLS_TOOL, over_budget, search, searchable
 from mcpyard.pipeline._found import FoundTools
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
@@ -104,4 +104,5 @@ __all__ = [
     "unsendable_text",
     "validate",
     "validate_arguments",
+    "watching_progress",
 ]

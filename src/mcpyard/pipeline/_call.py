@@ -2,7 +2,9 @@
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import contextlib
+from collections.abc import Iterator, Mapping
+from contextvars import ContextVar
 from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import TYPE_CHECKING, Any
@@ -21,9 +23,24 @@ if TYPE_CHECKING:
     from mcpyard.pipeline._result import CallResult
     from mcpyard.policy import Answer, Approver, CallFacts, Decision
 
-__all__ = ["Call", "CallRequest", "Refusal"]
+__all__ = ["Call", "CallRequest", "Refusal", "watching_progress"]
 
 _NOTHING: Mapping[str, Any] = MappingProxyType({})
+_WATCHING: ContextVar[ProgressFn | None] = ContextVar("mcpyard_watching_progress", default=None)
+
+
+@contextlib.contextmanager
+def watching_progress(on_progress: ProgressFn) -> Iterator[None]:
+    """Within this block, a call made without its own `on_progress` reports its progress to `on_progress`.
+
+    A turn's face shows how a long call goes (a task's status, a server's progress) this way, through
+    whichever facades stand between the turn and the host.
+    """
+    token = _WATCHING.set(on_progress)
+    try:
+        yield
+    finally:
+        _WATCHING.reset(token)
 
 
 def _nothing() -> Mapping[str, Any]:
@@ -55,6 +72,11 @@ class CallRequest:
     tags: Mapping[str, str] = field(default_factory=lambda: NO_TAGS)
     """The caller's own labels for this call (its id in the caller's records, the turn it belongs to): copied
     as given into the call's record, and nowhere else."""
+
+    @property
+    def progress(self) -> ProgressFn | None:
+        """Where the call's progress goes: its own `on_progress`, else the one watched (`watching_progress`)."""
+        return self.on_progress or _WATCHING.get()
 
 
 @dataclass(frozen=True, slots=True)

@@ -267,7 +267,7 @@ async def dispatch(view: HostView, session: Session, call: Call) -> Call | Refus
             entry.tool,
             call.sent,
             timeout_secs=spec.call_timeout_secs,
-            on_progress=_redacted_progress(view, request.on_progress),
+            on_progress=_redacted_progress(view, request.progress),
             on_log=_redacted_log(view, request.on_log),
             on_input=_redacted_input(view, _input_relay(session, call)),
         )
