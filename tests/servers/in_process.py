@@ -21,7 +21,7 @@ import anyio
 import uvicorn
 from starlette.types import ASGIApp
 
-from tests.servers import basic, echoes_token, elicits, oauth_server, takes_json, tasks
+from tests.servers import basic, echoes_token, elicits, legacy_tasks, oauth_server, takes_json, tasks
 from tests.servers.http_runner import PATHS, HttpTransport
 
 __all__ = ["FIXTURES", "STARTUP_SECONDS", "serve_http_in_process", "serving_on"]
@@ -46,6 +46,7 @@ FIXTURES: Final[dict[str, Fixture]] = {
     "basic": Fixture(basic.parser, basic.http_app),
     "echoes_token": Fixture(echoes_token.parser, echoes_token.http_app),
     "elicits": Fixture(elicits.parser, elicits.http_app),
+    "legacy_tasks": Fixture(legacy_tasks.parser, legacy_tasks.http_app),
     "oauth_server": Fixture(oauth_server.parser, oauth_server.http_app),
     "takes_json": Fixture(takes_json.parser, takes_json.http_app),
     "tasks": Fixture(tasks.parser, tasks.http_app),

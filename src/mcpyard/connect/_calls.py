@@ -11,12 +11,14 @@ from typing import Any, TypeVar
 import anyio
 import mcp_types as types
 from mcp import Client
+from mcp.shared.dispatcher import ProgressFnT
 from mcp.shared.exceptions import MCPError
 from pydantic import ValidationError
 
 from mcpyard.connect._errors import too_large
 from mcpyard.connect._guarded import refused_size
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
+from mcpyard.connect._legacy_tasks import call_as_task, runs_as_task
 from mcpyard.connect._pipe import on_asyncio
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._tasks import reporting_progress
@@ -150,7 +152,7 @@ class CallChannel:
                         self._waiting_input(on_input, scope, timeout_secs, total) as waiting,
                         reporting_progress(restart_clock),  # a task's polls are progress too
                     ):
-                        return await client.call_tool(tool, sent, progress_callback=restart_clock)
+                        return await self._send(client, tool, sent, timeout_secs, restart_clock)
                 except MCPError as exc:
                     if _closed_locally(exc):
                         self._on_lost()
@@ -206,9 +208,8 @@ class CallChannel:
             clock.start()
             try:
                 with reporting_progress(restart_clock):
-                    return await client.call_tool(
-                        tool, arguments if type(arguments) is dict else dict(arguments), progress_callback=restart_clock
-                    )
+                    sent = arguments if type(arguments) is dict else dict(arguments)
+                    return await self._send(client, tool, sent, timeout_secs, restart_clock)
             except MCPError as exc:
                 if _closed_locally(exc):
                     self._on_lost()
@@ -231,6 +232,14 @@ class CallChannel:
             if on_log is not None:
                 self._log_sinks.remove(on_log)
         raise CallError("timeout", _timed_out(tool, self.server_id, timeout_secs))
+
+    def _send(
+        self, client: Client, tool: str, arguments: dict[str, Any], timeout_secs: float | None, progress: ProgressFnT
+    ) -> Awaitable[types.CallToolResult]:
+        """The call itself: as a task of the 2025-11-25 protocol when a handshake-era server requires one (CALL-8)."""
+        if runs_as_task(client, self._snapshot().tools, tool):
+            return call_as_task(client, self.server_id, tool, arguments, timeout_secs=timeout_secs, progress=progress)
+        return client.call_tool(tool, arguments, progress_callback=progress)
 
     async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T:
         """One request beside tool calls (resources, prompts, completion).

@@ -15,6 +15,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from pydantic import BaseModel
 
 from mcpyard.connect._errors import describe_failure
+from mcpyard.connect._legacy_tasks import requires_task, takes_tasks
 
 __all__ = ["MAX_ITEMS", "MAX_PAGES", "ToolChanges", "list_extras", "list_tools"]
 
@@ -57,12 +58,6 @@ async def _all_pages(fetch: Callable[[str | None], Awaitable[Page]]) -> tuple[li
     return items, True
 
 
-def _needs_tasks(tool: Wire) -> bool:
-    """A tool whose `execution.taskSupport` is `required` cannot be called plainly."""
-    execution = tool.get("execution")
-    return isinstance(execution, dict) and execution.get("taskSupport") == "required"
-
-
 async def list_tools(client: Client, server: str, warn: Callable[[str], None]) -> tuple[Wire, ...]:
     """Every tool the server lists that mcpyard can call, at most `MAX_ITEMS`."""
 
@@ -84,12 +79,12 @@ async def list_tools(client: Client, server: str, warn: Callable[[str], None]) -
             f"server {server!r}: tools left out, their x-mcp-header annotations are invalid "
             f"(the protocol says a client must not call them): {shown}"
         )
-    if skipped := sorted(str(tool.get("name")) for tool in tools if _needs_tasks(tool)):
+    if not takes_tasks(client) and (skipped := sorted(str(tool.get("name")) for tool in tools if requires_task(tool))):
         warn(
-            f"server {server!r}: tools {', '.join(skipped)} can only run as MCP tasks, "
-            "which mcpyard does not support yet; they are not offered"
+            f"server {server!r}: tools {', '.join(skipped)} can only run as MCP tasks, which the server "
+            "does not declare it takes for tool calls (its `tasks` capability); they are not offered"
         )
-        tools = [tool for tool in tools if not _needs_tasks(tool)]
+        tools = [tool for tool in tools if not requires_task(tool)]
     if len(tools) > MAX_ITEMS:
         warn(f"server {server!r} listed {len(tools)} tools; only the first {MAX_ITEMS} are used")
     return tuple(tools[:MAX_ITEMS])

@@ -38,7 +38,9 @@ __all__ = [
     "TASK_CALLS",
     "TaskCalls",
     "noticing_tasks",
+    "progress_report",
     "reporting_progress",
+    "task_made",
 ]
 
 TASKS_EXTENSION: Final = "io.modelcontextprotocol/tasks"
@@ -78,6 +80,17 @@ def noticing_tasks(made: Callable[[], None]) -> Iterator[None]:
         yield
     finally:
         _MADE.reset(token)
+
+
+def progress_report() -> ProgressReport | None:
+    """Where the call under way reports a task's polls (`reporting_progress`), if anywhere."""
+    return _PROGRESS.get()
+
+
+def task_made() -> None:
+    """Tell whoever notices (`noticing_tasks`) that the call under way was answered with a task."""
+    if (made := _MADE.get()) is not None:
+        made()
 
 
 class CreatedTask(types.Result):
@@ -157,9 +170,8 @@ async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
     """Poll the task until it ends (or its status is one we do not know), answering what it asks meanwhile."""
     task_id, status = created.task_id, created.status
     interval, polls = _interval(created.poll_interval_ms), 0
-    report = _PROGRESS.get()
-    if (made := _MADE.get()) is not None:
-        made()
+    report = progress_report()
+    task_made()
     answered: set[str] = set()
     try:
         while True:
