@@ -174,3 +174,16 @@ async def test_call8_a_client_without_the_extension_is_answered_with_the_result(
         with anyio.fail_after(30):
             result = await client.call_tool("t__slow", {"seconds": 1})
         assert "slow done after 1 s" in text_of(result)
+
+
+async def test_call8_a_handshake_era_servers_task_is_a_task_of_the_gateways_too(home: Home) -> None:
+    """The server behind speaks 2025-11-25's tasks; the gateway's client, of the new era, gets the gateway's task."""
+    keeper = KeepsHandles()
+    async with (
+        in_process_gateway(home, {"old": fixture_server("legacy_tasks")}) as (_, gateway),
+        Client(gateway.server, extensions=[keeper]) as client,
+    ):
+        slow = await handle_of(client, keeper, "old__slow", {"seconds": 1})
+        done = await until(client, slow, "completed")
+        assert done.result is not None
+        assert "slow done after 1 s" in text_of(types.CallToolResult.model_validate(done.result))
