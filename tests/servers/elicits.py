@@ -36,8 +36,7 @@ from mcp_types import (
     TextContent,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 Transport = Literal["stdio", "sse", "streamable-http"]
 
@@ -159,7 +158,11 @@ def http_app(args: argparse.Namespace) -> ASGIApp:
     if args.transport == "sse":
         return server.sse_app(host=args.host, transport_security=security)
     app: ASGIApp = server.streamable_http_app(host=args.host, transport_security=security)
-    return _handshake_only(app) if args.handshake else app
+    if not args.handshake:
+        return app
+    from tests.servers._handshake import handshake_only
+
+    return handshake_only(app)
 
 
 def main(argv: Sequence[str] | None = None) -> None:
@@ -176,42 +179,6 @@ def main(argv: Sequence[str] | None = None) -> None:
     if args.tls_cert:
         options = {"ssl_certfile": args.tls_cert, "ssl_keyfile": args.tls_key}
     serve(http_app(args), host=args.host, port=args.port, **options)
-
-
-def _handshake_only(app: ASGIApp) -> ASGIApp:
-    """The app, answering `server/discover` with "method not found": clients fall back to the handshake era."""
-
-    async def wrapped(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        try:
-            request = json.loads(body)
-        except ValueError:
-            request = None
-        if isinstance(request, dict) and request.get("method") == "server/discover":
-            error = {"code": -32601, "message": "Method not found"}
-            await JSONResponse({"jsonrpc": "2.0", "id": request.get("id"), "error": error})(scope, receive, send)
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
-
-    return wrapped
 
 
 if __name__ == "__main__":

@@ -43,8 +43,7 @@ from mcp.server.lowlevel.server import NotificationOptions
 from mcp.server.stdio import stdio_server
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata, SessionMessage
-from starlette.responses import JSONResponse
-from starlette.types import ASGIApp, Message, Receive, Scope, Send
+from starlette.types import ASGIApp
 
 RELATED: Final = "io.modelcontextprotocol/related-task"
 POLL_MS: Final = 1000
@@ -289,39 +288,9 @@ def parser() -> argparse.ArgumentParser:
 
 def http_app(args: argparse.Namespace) -> ASGIApp:
     """The streamable HTTP app, answering `server/discover` with "method not found" (the handshake era only)."""
-    app = build_server().streamable_http_app(host=args.host)
+    from tests.servers._handshake import handshake_only
 
-    async def handshake_only(scope: Scope, receive: Receive, send: Send) -> None:
-        if scope["type"] != "http" or scope["method"] != "POST":
-            await app(scope, receive, send)
-            return
-        chunks: list[bytes] = []
-        more = True
-        while more:
-            message = await receive()
-            chunks.append(message.get("body", b""))
-            more = message.get("more_body", False)
-        body = b"".join(chunks)
-        try:
-            request = json.loads(body)
-        except ValueError:
-            request = None
-        if isinstance(request, dict) and request.get("method") == "server/discover":
-            error = {"code": types.METHOD_NOT_FOUND, "message": "Method not found"}
-            await JSONResponse({"jsonrpc": "2.0", "id": request.get("id"), "error": error})(scope, receive, send)
-            return
-        replayed = False
-
-        async def replay() -> Message:
-            nonlocal replayed
-            if not replayed:
-                replayed = True
-                return {"type": "http.request", "body": body, "more_body": False}
-            return await receive()
-
-        await app(scope, replay, send)
-
-    return handshake_only
+    return handshake_only(build_server().streamable_http_app(host=args.host))
 
 
 async def _serve_stdio() -> None:
