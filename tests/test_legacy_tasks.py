@@ -18,7 +18,7 @@ import anyio
 import pytest
 
 from mcpyard import ElicitationAnswer, ElicitationRequest, Host
-from mcpyard.connect._legacy_tasks import lifetime_secs, poll_secs
+from mcpyard.connect import lifetime_secs, poll_secs
 from tests.conftest import Home, body, fixture_server
 from tests.servers.in_process import serve_http_in_process
 

@@ -19,6 +19,7 @@ from mcp.client.extension import ClaimContext, ClientExtension, ResultClaim
 from mcp.shared.exceptions import MCPError
 
 from mcpyard.gateway import Gateway
+from tests._waiting import eventually
 from tests.conftest import Home, fixture_server
 from tests.gateway.test_serve import in_process_gateway, text_of
 
@@ -71,9 +72,9 @@ class KeepsHandles(ClientExtension):
         self.handles: list[Handle] = []
 
     def claims(self) -> Sequence[ResultClaim[Any]]:
-        return (ResultClaim(result_type="task", model=Handle, resolve=self._keep),)
+        return (ResultClaim(result_type="task", model=Handle, resolve=self.keep),)
 
-    async def _keep(self, handle: Handle, ctx: ClaimContext) -> types.CallToolResult:
+    async def keep(self, handle: Handle, ctx: ClaimContext) -> types.CallToolResult:
         del ctx
         self.handles.append(handle)
         return types.CallToolResult(content=[types.TextContent(type="text", text=f"task {handle.task_id}")])
@@ -89,10 +90,15 @@ async def get(client: Client, task_id: str) -> TaskState:
 
 
 async def until(client: Client, task_id: str, *statuses: str) -> TaskState:
-    with anyio.fail_after(30):
-        while (state := await get(client, task_id)).status not in statuses:  # noqa: ASYNC110  # polling is the protocol
-            await anyio.sleep(0.2)
-    return state
+    """The task's state once its status is one of `statuses`: a task announces nothing, it is polled (the protocol)."""
+    seen: list[TaskState] = []
+
+    async def reached() -> bool:
+        seen.append(await get(client, task_id))
+        return seen[-1].status in statuses
+
+    await eventually(reached, within=30, what=f"task {task_id} {' or '.join(statuses)}")
+    return seen[-1]
 
 
 async def handle_of(client: Client, keeper: KeepsHandles, tool: str, arguments: dict[str, Any]) -> str:
@@ -138,9 +144,11 @@ async def test_call8_a_client_taking_tasks_gets_the_gateways_task_polls_answers_
         assert (await get(client, forever)).status == "working"
         await client.session.send_request(CancelTask(params=TaskParams(task_id=forever)), types.EmptyResult)
         assert (await until(client, forever, "cancelled", "completed")).status == "cancelled"
-        with anyio.fail_after(15):  # the server's own task was cancelled with it
-            while "[]" in text_of(await client.call_tool("t__cancelled", {})):  # noqa: ASYNC110  # the server's word
-                await anyio.sleep(0.2)
+
+        async def cancelled_there() -> bool:  # only the server's own tool says what it was told
+            return "[]" not in text_of(await client.call_tool("t__cancelled", {}))
+
+        await eventually(cancelled_there, within=15, what="the server's own task cancelled with it")
 
 
 async def test_call8_a_task_is_not_found_by_a_guess(home: Home) -> None:

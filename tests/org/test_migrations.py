@@ -87,13 +87,16 @@ async def test_org9_a_replica_starting_while_another_holds_the_sqlite_write_lock
             async with open_database(url) as db:
                 assert await check_schema(db) == head_revision()
 
-        async def release() -> None:
-            await anyio.sleep(0.5)
-            writer.execute("COMMIT")
+        reached: list[str] = []
+
+        async def migrating() -> None:
+            reached.append(await migrate(url))
 
         async with anyio.create_task_group() as group:
-            group.start_soon(release)
-            assert await migrate(url) == head_revision()
+            group.start_soon(migrating)
+            await anyio.wait_all_tasks_blocked()  # the migration is under way, behind the writer
+            writer.execute("COMMIT")
+        assert reached == [head_revision()]
     finally:
         writer.close()
 

@@ -6,6 +6,7 @@ from mcpyard.connect._egress import CheckedUrl, EgressGuard, RemoteUrl, check_an
 from mcpyard.connect._environment import BASE_VARIABLES, LOCATION_VARIABLES, server_environment
 from mcpyard.connect._guarded import guarded_client
 from mcpyard.connect._input import MAX_OPEN_QUESTIONS, InputFn, InputRelay
+from mcpyard.connect._legacy_tasks import lifetime_secs
 from mcpyard.connect._memory import ConfiguredConnections, Connections, InMemoryServers, ServerFactory
 from mcpyard.connect._network import Dialer, MemoryResolver, Resolver, SystemResolver, TcpDialer
 from mcpyard.connect._reaper import Reaper
@@ -19,7 +20,7 @@ from mcpyard.connect._sendable import (
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
-from mcpyard.connect._tasks import TASKS_EXTENSION, noticing_tasks
+from mcpyard.connect._tasks import TASKS_EXTENSION, noticing_tasks, poll_secs
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._transports import ClientIdentity
 
@@ -58,9 +59,11 @@ __all__ = [
     "address_problem",
     "check_answers",
     "guarded_client",
+    "lifetime_secs",
     "noticing_tasks",
     "parse_message",
     "parse_remote_url",
+    "poll_secs",
     "sendable_copy",
     "sendable_problem",
     "server_environment",

@@ -41,9 +41,8 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 
 from mcpyard.connect._tasks import (
     CANCEL_SECS,
-    MAX_POLL_SECS,
     MAX_STATUS_CHARS,
-    MIN_POLL_SECS,
+    poll_secs,
     progress_report,
     task_made,
 )
@@ -53,7 +52,6 @@ __all__ = [
     "TASK_TTL_SECS",
     "call_as_task",
     "lifetime_secs",
-    "poll_secs",
     "requires_task",
     "runs_as_task",
     "takes_task_calls",
@@ -109,13 +107,6 @@ def takes_tasks(client: Client) -> bool:
 def runs_as_task(client: Client, tools: Iterable[Mapping[str, Any]], tool: str) -> bool:
     """Whether a call of `tool` goes as a 2025-11-25 task: the server takes task calls and lists it as requiring one."""
     return takes_task_calls(client) and any(listed.get("name") == tool and requires_task(listed) for listed in tools)
-
-
-def poll_secs(poll_interval_ms: float | None) -> float:
-    """Seconds to the next poll: the server's `pollInterval`, within `MIN_POLL_SECS` and `MAX_POLL_SECS`."""
-    if poll_interval_ms is None or not math.isfinite(poll_interval_ms):
-        return MIN_POLL_SECS
-    return min(max(poll_interval_ms / 1000, MIN_POLL_SECS), MAX_POLL_SECS)
 
 
 def lifetime_secs(asked_secs: float | None, granted_ms: int | None) -> float:

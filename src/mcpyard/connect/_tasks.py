@@ -169,7 +169,7 @@ async def _finish(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResu
 async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
     """Poll the task until it ends (or its status is one we do not know), answering what it asks meanwhile."""
     task_id, status = created.task_id, created.status
-    interval, polls = _interval(created.poll_interval_ms), 0
+    interval, polls = poll_secs(created.poll_interval_ms), 0
     report = progress_report()
     task_made()
     answered: set[str] = set()
@@ -181,7 +181,7 @@ async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
                 _GetTask(params=_TaskParams(task_id=task_id)), _TaskState, ctx.read_timeout_seconds
             )
             polls += 1
-            status, interval = state.status, _interval(state.poll_interval_ms)
+            status, interval = state.status, poll_secs(state.poll_interval_ms)
             if report is not None:
                 await report(float(polls), None, _said(state))
             if status == "input_required":
@@ -203,11 +203,11 @@ async def _cancel(ctx: ClaimContext, task_id: str) -> None:
         await ctx.session.send_request(_CancelTask(params=_TaskParams(task_id=task_id)), types.EmptyResult)
 
 
-def _interval(poll_ms: int | None) -> float:
-    """Seconds to the next poll: the server's wish, within our bounds."""
-    if poll_ms is None or not math.isfinite(poll_ms):
+def poll_secs(poll_interval_ms: float | None) -> float:
+    """Seconds to a task's next poll: the server's wish (either era), within `MIN_POLL_SECS` and `MAX_POLL_SECS`."""
+    if poll_interval_ms is None or not math.isfinite(poll_interval_ms):
         return MIN_POLL_SECS
-    return min(max(poll_ms / 1000, MIN_POLL_SECS), MAX_POLL_SECS)
+    return min(max(poll_interval_ms / 1000, MIN_POLL_SECS), MAX_POLL_SECS)
 
 
 def _said(state: _TaskState) -> str:
