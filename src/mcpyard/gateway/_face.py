@@ -43,6 +43,7 @@ from mcpyard.gateway._context import (
     wire_result,
     wire_tool,
 )
+from mcpyard.gateway._fast import FastCalls
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
 from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
@@ -100,6 +101,7 @@ class ToolFace:
         self._trips: dict[str, RoundTrip] = {}
         """New-era calls waiting on their client's answers, by `requestState`."""
         self._tg: anyio.abc.TaskGroup | None = None
+        self._fast: FastCalls | None = None
         self._connections: weakref.WeakKeyDictionary[Connection, Hashable] = weakref.WeakKeyDictionary()
         """Handshake-era clients that may hear of changes, each with its audience."""
         with warnings.catch_warnings():
@@ -162,6 +164,16 @@ class ToolFace:
         return None
 
     # ----------------------------------------------------------------- serving
+
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup | None:
+        """Where the face's own work runs while it serves (`run`); None before and after."""
+        return self._tg
+
+    def fast_calls(self) -> FastCalls:
+        """The fast path for the one client of a stdio front (see `_fast.py`)."""
+        self._fast = FastCalls(self)
+        return self._fast
 
     @property
     def waiting_calls(self) -> int:
@@ -228,12 +240,15 @@ class ToolFace:
         rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS
         if params.request_state is not None or (rounds_open and answers_in_rounds(ctx)):
             return await self._call_in_rounds(ctx, params, name)
+        on_progress = progress_to(ctx)
+        if self._fast is not None:
+            self._fast.arm(ctx, eligible=on_progress is None and not answerable(ctx) and not declares_tasks(ctx))
         result = await self.run_call(
             ctx,
             name,
             dict(params.arguments or {}),
-            on_progress=progress_to(ctx),
-            on_log=self._log_to(ctx),
+            on_progress=on_progress,
+            on_log=self.log_to(ctx),
             on_input=input_relay(ctx, self.fallback_input(ctx, name)),
         )
         return wire_result(result)
@@ -351,11 +366,15 @@ class ToolFace:
         """`text` with every secret the face's servers are sent replaced by its name (for the log)."""
         return text
 
-    def _log_to(self, ctx: ServerRequestContext[Any]) -> LogFn:
+    def log_to(self, ctx: ServerRequestContext[Any], related: str | None = None) -> LogFn:
+        """Where a downstream server's log messages during a call go: its client, related to the call (`related`,
+        else the request of `ctx`)."""
+        if related is None and ctx.request_id is not None:
+            related = str(ctx.request_id)
+
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
             # Downstream log messages (already redacted) reach the caller, at or above its level.
             if self._logs.wants(connection_of(ctx), message.level):
-                related = str(ctx.request_id) if ctx.request_id is not None else None
                 await send_log_message(ctx.session, message.level, message.data, message.logger, related)
 
         return on_log

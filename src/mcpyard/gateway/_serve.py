@@ -30,7 +30,7 @@ async def serve_stdio(gateway: Gateway) -> None:
     server = gateway.server
     async with anyio.create_task_group() as tg:
         await tg.start(gateway.run)
-        async with stdio_streams() as (read_stream, write_stream):
+        async with stdio_streams(gateway.fast_calls()) as (read_stream, write_stream):
             await server.run(read_stream, write_stream, server.create_initialization_options())
         tg.cancel_scope.cancel()
 

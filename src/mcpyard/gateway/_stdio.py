@@ -29,6 +29,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcpyard.connect import MessageWriter, parse_message
+from mcpyard.gateway._fast import FastCalls
 from mcpyard.pipeline import sendable_problem
 
 __all__ = ["MAX_LINE_BYTES", "client_message", "stdio_streams"]
@@ -79,14 +80,20 @@ def client_message(line: bytes) -> SessionMessage | Exception:
 
 
 @contextlib.asynccontextmanager
-async def _session_streams(reader: asyncio.StreamReader, writer: asyncio.StreamWriter) -> AsyncIterator[Any]:
-    """Messages parsed and serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`)."""
+async def _session_streams(
+    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fast: FastCalls | None
+) -> AsyncIterator[Any]:
+    """Messages parsed and serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`);
+    tool calls `fast` takes are answered by it."""
     read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
 
     async def read() -> None:
         async with read_writer:
             async for line in _read_lines(reader):
-                await read_writer.send(client_message(line))
+                if fast is None or not fast.take(line, write):
+                    await read_writer.send(client_message(line))
+            if fast is not None:
+                await fast.end()
 
     async def write(data: bytes) -> None:
         writer.write(data)
@@ -122,8 +129,9 @@ def _pipe_or_socket(fd: int) -> bool:
 
 
 @contextlib.asynccontextmanager
-async def stdio_streams() -> AsyncIterator[Any]:
-    """The `(read_stream, write_stream)` of an MCP session on this process's standard input and output."""
+async def stdio_streams(fast: FastCalls | None = None) -> AsyncIterator[Any]:
+    """The `(read_stream, write_stream)` of an MCP session on this process's standard input and output; the tool
+    calls `fast` takes do not reach them (on pipes and sockets)."""
     from mcp.server.stdio import stdio_server
 
     if sys.platform == "win32" or not (_pipe_or_socket(0) and _pipe_or_socket(1)):
@@ -154,7 +162,7 @@ async def stdio_streams() -> AsyncIterator[Any]:
         # `flush` (drain) returns only once every byte is with the pipe, not at a high-water mark.
         write_transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(write_transport, written, None, loop)
-        async with _session_streams(reader, writer) as streams:
+        async with _session_streams(reader, writer, fast) as streams:
             yield streams
     finally:
         if writer is not None and written is not None:

@@ -1,0 +1,262 @@
+"""Tool calls taken off the wire as parsed JSON: the forwarding fast path of a face's stdio front.
+
+The SDK's server stack costs about as much per call as the call itself (a memory stream, a
+task, cancel scopes, the request rebuilt as models and the result serialized through them),
+so a `tools/call` from a client the SDK path has already served is read here, as JSON, run
+through the same pipeline (`ToolFace.run_call`: the same rules, records and result shaping)
+and answered with one line, written by the task that ran it.
+
+Only what the SDK path would answer the same way comes here. A call is taken when:
+
+- its `_meta` is exactly one a call the SDK path served on this connection carried (the same
+  protocol version, client and capabilities: the SDK accepted them), and that call's client
+  answers no questions (no sampling or elicitation declared: a downstream server's question
+  goes to the console's elicitor, or is refused, as on the SDK path), takes no tasks, and asked
+  for no progress (a progress token in `_meta` makes it differ);
+- it names a tool offered to that client, with an object of arguments, and nothing else;
+- no trace is being recorded (a span per request is the SDK's).
+
+Everything else (and every other method) goes to the SDK path as before. Log messages a
+server sends during a taken call reach the client at its level, related to the call; a
+`notifications/cancelled` naming a taken call cancels it, and then, as on the SDK path, no
+answer is sent. When the client closes its input, taken calls still running are cancelled and
+answered `Connection closed`, as the SDK's path answers its own.
+"""
+
+from __future__ import annotations
+
+import json
+import logging
+import traceback
+from collections import OrderedDict
+from collections.abc import Awaitable, Callable
+from dataclasses import dataclass
+from typing import Any, Protocol
+
+import anyio
+import anyio.abc
+import mcp_types as types
+from mcp.server import Server, ServerRequestContext
+from mcp_types.methods import serialize_server_result
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+
+from mcpyard.connect import InputFn, InputRelay, LogFn, ProgressFn
+from mcpyard.gateway._context import error_result, input_relay, wire_result
+from mcpyard.ops import tracing
+from mcpyard.pipeline import CallResult
+
+__all__ = ["Face", "FastCalls"]
+
+_log = logging.getLogger("mcpyard.gateway")
+
+Write = Callable[[bytes], Awaitable[None]]
+SEEN = 64
+"""Calls on their way through the SDK path whose `_meta` is kept, to arm the fast path once they run."""
+ARMED = 16
+"""Distinct `_meta` values (in effect, clients) the fast path is armed for at once; the oldest goes first."""
+CLOSE_SECS = 2.0
+"""How long calls cancelled by the end of the client's input may take to answer so."""
+_SERVER_INFO = "io.modelcontextprotocol/serverInfo"
+_REQUEST_KEYS = frozenset({"jsonrpc", "id", "method", "params"})
+_PARAMS_KEYS = frozenset({"name", "arguments", "_meta"})
+
+
+class Face(Protocol):
+    """What the fast path uses of its face (`ToolFace`)."""
+
+    @property
+    def server(self) -> Server[Any]: ...
+    @property
+    def task_group(self) -> anyio.abc.TaskGroup | None: ...
+    async def offer(self, ctx: ServerRequestContext[Any]) -> Any: ...
+    async def run_call(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        on_progress: ProgressFn | None,
+        on_log: LogFn | None,
+        on_input: InputRelay,
+    ) -> CallResult: ...
+    def log_to(self, ctx: ServerRequestContext[Any], related: str | None = None) -> LogFn: ...
+    def fallback_input(self, ctx: ServerRequestContext[Any], name: str) -> InputFn | None: ...
+    def redact(self, text: str) -> str: ...
+
+
+@dataclass(frozen=True, slots=True)
+class _Armed:
+    ctx: ServerRequestContext[Any]
+    """The context of the SDK-path call that armed it: the same connection, client and capabilities."""
+    version: str
+
+
+def _meta_key(meta: object) -> str | None:
+    """`_meta` as a comparable text (keys sorted), or None when it cannot be one."""
+    try:
+        return json.dumps(meta, sort_keys=True, separators=(",", ":"))
+    except (TypeError, ValueError, RecursionError):
+        return None
+
+
+class FastCalls:
+    """The fast path of one face's stdio front (one client connection)."""
+
+    def __init__(self, face: Face) -> None:
+        self._face = face
+        self._seen: OrderedDict[int | str, str] = OrderedDict()
+        """Request id → `_meta` key, of tool calls handed to the SDK path."""
+        self._armed: OrderedDict[str, _Armed] = OrderedDict()
+        self._running: dict[int | str, anyio.CancelScope] = {}
+        self._ended = False
+        self._drained = anyio.Event()
+
+    # ----------------------------------------------------------------- arming, from the SDK path
+
+    def arm(self, ctx: ServerRequestContext[Any], *, eligible: bool) -> None:
+        """The SDK path is running the call of `ctx`: calls with its `_meta` may take the fast path if `eligible`."""
+        key = self._seen.pop(ctx.request_id, None) if ctx.request_id is not None else None
+        if key is None:
+            return
+        version = ctx.session.protocol_version
+        if not eligible or version is None:
+            self._armed.pop(key, None)
+            return
+        self._armed[key] = _Armed(ctx, version)
+        self._armed.move_to_end(key)
+        while len(self._armed) > ARMED:
+            self._armed.popitem(last=False)
+
+    # ----------------------------------------------------------------- taking, from the reader
+
+    async def end(self) -> None:
+        """The client closed its input: cancel the calls still running, and let them answer so."""
+        self._ended = True
+        if not self._running:
+            return
+        for scope in self._running.values():
+            scope.cancel()
+        with anyio.move_on_after(CLOSE_SECS):
+            await self._drained.wait()
+
+    def take(self, line: bytes, write: Write) -> bool:
+        """Whether the message on `line` was taken (and will be answered through `write`); else it goes the SDK path."""
+        if b'"tools/call"' in line:
+            return self._take_call(line, write)
+        if b'"notifications/cancelled"' in line and self._running:
+            return self._take_cancel(line)
+        return False
+
+    def _take_call(self, line: bytes, write: Write) -> bool:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        if not isinstance(value, dict) or value.keys() != _REQUEST_KEYS or value["method"] != "tools/call":
+            return False
+        request_id, params = value["id"], value["params"]
+        if value["jsonrpc"] != "2.0" or type(request_id) not in (int, str) or not isinstance(params, dict):
+            return False
+        key = _meta_key(params.get("_meta")) if params.keys() <= _PARAMS_KEYS else None
+        if key is None:
+            return False
+        armed = self._armed.get(key)
+        name, arguments = params.get("name"), params.get("arguments", {})
+        face = self._face
+        if (
+            armed is None
+            or self._ended
+            or not isinstance(name, str)
+            or not isinstance(arguments, dict)
+            or request_id in self._running
+            or face.task_group is None
+            or tracing.active()
+        ):
+            self._seen[request_id] = key
+            while len(self._seen) > SEEN:
+                self._seen.popitem(last=False)
+            return False
+        scope = anyio.CancelScope()
+        self._running[request_id] = scope
+        face.task_group.start_soon(self._serve, armed, request_id, name, arguments, scope, write)
+        return True
+
+    def _take_cancel(self, line: bytes) -> bool:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        params = value.get("params") if isinstance(value, dict) else None
+        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
+            return False
+        request_id = params.get("requestId")
+        scope = self._running.get(request_id) if isinstance(request_id, int | str) else None
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def _serve(
+        self,
+        armed: _Armed,
+        request_id: int | str,
+        offered: str,
+        arguments: dict[str, Any],
+        scope: anyio.CancelScope,
+        write: Write,
+    ) -> None:
+        face, ctx = self._face, armed.ctx
+        try:
+            with scope:
+                name = (await face.offer(ctx)).names.get(offered)
+                if name is None:
+                    result = error_result(f"no tool {offered!r} is offered to you here: list the tools again")
+                else:
+                    result = await self._run(ctx, request_id, name, arguments)
+                answer = self._answer(request_id, armed.version, result)
+        finally:
+            del self._running[request_id]
+            if self._ended and not self._running:
+                self._drained.set()
+        if scope.cancelled_caught:
+            if not self._ended:
+                return  # cancelled by its client: no answer, as on the SDK path
+            answer = _error(request_id, types.CONNECTION_CLOSED, "Connection closed")
+        try:
+            await write(answer)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return  # the client left
+
+    async def _run(
+        self, ctx: ServerRequestContext[Any], request_id: int | str, name: str, arguments: dict[str, Any]
+    ) -> types.CallToolResult:
+        face = self._face
+        try:
+            result = await face.run_call(
+                ctx,
+                name,
+                arguments,
+                on_progress=None,
+                on_log=face.log_to(ctx, str(request_id)),
+                on_input=input_relay(ctx, face.fallback_input(ctx, name)),
+            )
+        except Exception as exc:  # one call's failure is not the face's
+            _log.error("%s failed inside mcpyard\n%s", name, face.redact(traceback.format_exc()))
+            return error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it")
+        return wire_result(result)
+
+    def _answer(self, request_id: int | str, version: str, result: types.CallToolResult) -> bytes:
+        """The response line, shaped as the SDK's server shapes it for `version`."""
+        dumped = serialize_server_result(
+            "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+        )
+        if version in MODERN_PROTOCOL_VERSIONS:
+            dumped.setdefault("resultType", "complete")
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._face.server.server_info_stamp}
+        text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": dumped}, separators=(",", ":"))
+        return text.encode() + b"\n"
+
+
+def _error(request_id: int | str, code: int, message: str) -> bytes:
+    error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
+    return json.dumps(error, separators=(",", ":")).encode() + b"\n"
