@@ -18,11 +18,12 @@ from mcpyard.connect._sendable import (
     unsendable_text,
 )
 from mcpyard.connect._snapshot import ServerSnapshot, State
-from mcpyard.connect._stdio import MessageWriter, StdioProcess, StdioTransport, parse_message
+from mcpyard.connect._stdio import StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
 from mcpyard.connect._tasks import TASKS_EXTENSION, noticing_tasks, poll_secs
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._transports import ClientIdentity
+from mcpyard.connect._writer import MessageWriter
 
 __all__ = [
     "BASE_VARIABLES",

@@ -20,6 +20,7 @@ from mcpyard.connect._guarded import refused_size
 from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
 from mcpyard.connect._legacy_tasks import call_as_task, runs_as_task
 from mcpyard.connect._pipe import on_asyncio
+from mcpyard.connect._raw import RawCalls
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._tasks import reporting_progress
 from mcpyard.connect._trace import tool_call_trace
@@ -69,6 +70,8 @@ class CallChannel:
         self.server_id = server_id
         self.client: Client | None = None
         """The live connection's client, or None while not connected."""
+        self.raw: RawCalls | None = None
+        """The live stdio connection's fast path for tool calls, if it has one."""
         self.in_flight = 0
         self._redact = redact
         self._inputs = inputs
@@ -239,6 +242,8 @@ class CallChannel:
         """The call itself: as a task of the 2025-11-25 protocol when a handshake-era server requires one (CALL-8)."""
         if runs_as_task(client, self._snapshot().tools, tool):
             return call_as_task(client, self.server_id, tool, arguments, timeout_secs=timeout_secs, progress=progress)
+        if (raw := self.raw) is not None and raw.armed:
+            return raw.call(client, tool, arguments, progress)
         return client.call_tool(tool, arguments, progress_callback=progress)
 
     async def request(self, send: Callable[[Client], Awaitable[T]], *, timeout_secs: float | None) -> T:

@@ -48,8 +48,16 @@ class PipeMessages:
     stream with `MessageTooLong`, which the session reports like a malformed message.
     """
 
-    def __init__(self, fd: int, *, take_line: Callable[[bytes], Message | None], max_line_bytes: int) -> None:
+    def __init__(
+        self,
+        fd: int,
+        *,
+        take_line: Callable[[bytes], Message | None],
+        max_line_bytes: int,
+        on_end: Callable[[], None] | None = None,
+    ) -> None:
         self._loop = asyncio.get_running_loop()
+        self._on_end = on_end
         self._fd = fd
         self._take_line = take_line
         self._max_line_bytes = max_line_bytes
@@ -119,6 +127,8 @@ class PipeMessages:
 
     def _end(self) -> None:
         self._unwatch()
+        if not self._ended and self._on_end is not None:
+            self._on_end()
         self._ended = True
         self._wake()
 

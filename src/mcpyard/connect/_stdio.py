@@ -16,7 +16,7 @@ import signal
 import subprocess
 import sys
 from collections import deque
-from collections.abc import AsyncIterator, Awaitable, Callable, Mapping
+from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
 
 import anyio
@@ -30,10 +30,12 @@ from mcpyard.catalog import clean_and_redact
 from mcpyard.connect._errors import MessageTooLong
 from mcpyard.connect._kept import FdReceiveStream, KeptProcess
 from mcpyard.connect._pipe import PipeMessages, on_asyncio
+from mcpyard.connect._raw import RawCalls
 from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._reaper_program import HURRIED_TERM_GRACE, KILL_LIMIT
+from mcpyard.connect._writer import MessageWriter
 
-__all__ = ["MAX_LINE_BYTES", "MessageWriter", "StdioProcess", "StdioTransport", "parse_message"]
+__all__ = ["MAX_LINE_BYTES", "StdioProcess", "StdioTransport", "parse_message"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A message longer than this ends the connection: the peer is flooding, not answering."""
@@ -85,41 +87,6 @@ class StdioProcess:
         return self.describe_exit() if self.problem else f"the server process {self.describe_exit()}"
 
 
-class MessageWriter:
-    """A session's write end on a byte pipe: each message serialized and written at once, one per line.
-
-    Written from the sending task itself, with no relay task between: one task switch less per
-    message. A lock keeps concurrent senders' messages whole and in order.
-    """
-
-    def __init__(self, write: Callable[[bytes], Awaitable[None]], on_broken: Callable[[], Awaitable[None]]) -> None:
-        self._write = write
-        self._on_broken = on_broken
-        self._lock = anyio.Lock()
-        self._closed = False
-
-    async def send(self, item: SessionMessage, /) -> None:
-        if self._closed:
-            raise anyio.ClosedResourceError
-        data = item.message.model_dump_json(by_alias=True, exclude_unset=True).encode() + b"\n"
-        async with self._lock:
-            try:
-                await self._write(data)
-            except (anyio.ClosedResourceError, anyio.BrokenResourceError, OSError):
-                # The peer is gone: let the session see the end.
-                await self._on_broken()
-                raise anyio.BrokenResourceError from None
-
-    async def aclose(self) -> None:
-        self._closed = True
-
-    async def __aenter__(self) -> MessageWriter:
-        return self
-
-    async def __aexit__(self, *exc_info: object) -> None:
-        await self.aclose()
-
-
 def _group_alive(pgid: int) -> bool:
     try:
         os.killpg(pgid, 0)
@@ -165,6 +132,8 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         self._stack: contextlib.AsyncExitStack | None = None
         self._kept: KeptProcess | None = None
         self._hurried = False
+        self.raw: RawCalls | None = None
+        """The fast path for tool calls on the live connection, where the loop reads the pipe itself."""
 
     async def __aenter__(self) -> TransportStreams:
         async with contextlib.AsyncExitStack() as stack:
@@ -230,9 +199,17 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
         read_stream: PipeMessages | MemoryObjectReceiveStream[SessionMessage | Exception]
         if isinstance(proc.stdout, FdReceiveStream) and on_asyncio():
             # The common case (a kept process on Linux): the event loop reads the pipe itself.
-            read_stream = PipeMessages(proc.stdout.fileno(), take_line=_read_line, max_line_bytes=MAX_LINE_BYTES)
+            self.raw = raw = RawCalls()
+
+            def take_line(line: bytes) -> SessionMessage | Exception | None:
+                return None if raw.take(line) else _read_line(line)
+
+            read_stream = PipeMessages(
+                proc.stdout.fileno(), take_line=take_line, max_line_bytes=MAX_LINE_BYTES, on_end=raw.end
+            )
             read_writer = None
-            write_stream = MessageWriter(proc.stdin.send, read_stream.aclose)
+            write_stream = MessageWriter(proc.stdin.send, read_stream.aclose, on_sent=raw.sent)
+            raw.write = write_stream.send_line
         else:
             read_writer, read_stream = anyio.create_memory_object_stream[SessionMessage | Exception](0)
             write_stream = MessageWriter(proc.stdin.send, read_writer.aclose)

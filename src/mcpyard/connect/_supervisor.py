@@ -160,6 +160,7 @@ class Supervisor(Interruptions):
         self._snapshot = replace(self._snapshot, **changes)
         # Calls go through only while connected (not while signing in again, or reconnecting).
         self._calls.client = self._client if self._snapshot.state is State.CONNECTED else None
+        self._calls.raw = self._stdio.raw if self._stdio is not None and self._calls.client is not None else None
         self._on_change(self._snapshot)
 
     def _warn(self, text: str) -> None:
@@ -244,7 +245,7 @@ class Supervisor(Interruptions):
                 self._fail(self._broken or why)
         finally:
             self._connect_scope = None
-            self._client = self._calls.client = None
+            self._client = self._calls.client = self._calls.raw = None
             self._watch.detach()
             self._stdio = None
         connected = self._attempt_connected

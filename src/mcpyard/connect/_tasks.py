@@ -37,6 +37,7 @@ __all__ = [
     "TASKS_EXTENSION",
     "TASK_CALLS",
     "TaskCalls",
+    "finish_task",
     "noticing_tasks",
     "progress_report",
     "reporting_progress",
@@ -149,6 +150,22 @@ class TaskCalls(ClientExtension):
 
 TASK_CALLS = TaskCalls()
 """The tasks extension as every connection declares it (it keeps nothing between calls)."""
+
+
+async def finish_task(client: Any, tool: str, handle: Any) -> types.CallToolResult:
+    """Follow the task a `tools/call` of `tool` was answered with (its handle, as JSON) to the call's result, as the
+    extension's claim does inside `Client.call_tool`.
+
+    Raises:
+        ValidationError: the handle is not one.
+        MCPError: the task failed.
+        RuntimeError: the result does not match the tool's output schema.
+    """
+    created = CreatedTask.model_validate(handle, by_name=False)
+    result = await _finish(created, ClaimContext(session=client.session, tool_name=tool, read_timeout_seconds=None))
+    if not result.is_error:
+        await client.session.validate_tool_result(tool, result)
+    return result
 
 
 async def _finish(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:

@@ -29,6 +29,7 @@ from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from starlette.types import ASGIApp
 
 from mcpyard import ToolInfo, __version__
 from mcpyard.connect import TASKS_EXTENSION, InputFn, InputRelay, LogFn, ProgressFn, noticing_tasks
@@ -43,7 +44,8 @@ from mcpyard.gateway._context import (
     wire_result,
     wire_tool,
 )
-from mcpyard.gateway._fast import FastCalls
+from mcpyard.gateway._fast import FastCalls, FastPath
+from mcpyard.gateway._fast_http import FastHttp
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
 from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
@@ -101,7 +103,7 @@ class ToolFace:
         self._trips: dict[str, RoundTrip] = {}
         """New-era calls waiting on their client's answers, by `requestState`."""
         self._tg: anyio.abc.TaskGroup | None = None
-        self._fast: FastCalls | None = None
+        self._fast: FastPath | None = None
         self._connections: weakref.WeakKeyDictionary[Connection, Hashable] = weakref.WeakKeyDictionary()
         """Handshake-era clients that may hear of changes, each with its audience."""
         with warnings.catch_warnings():
@@ -170,10 +172,18 @@ class ToolFace:
         """Where the face's own work runs while it serves (`run`); None before and after."""
         return self._tg
 
+    def fast_http(self, app: ASGIApp, path: str) -> ASGIApp:
+        """`app` (the SDK's streamable HTTP app at `path`) behind the fast path for repeated tool calls (see
+        `_fast_http.py`)."""
+        front = FastHttp(app, self, path)
+        self._fast = front.fast
+        return front
+
     def fast_calls(self) -> FastCalls:
         """The fast path for the one client of a stdio front (see `_fast.py`)."""
-        self._fast = FastCalls(self)
-        return self._fast
+        calls = FastCalls(self)
+        self._fast = calls.path
+        return calls
 
     @property
     def waiting_calls(self) -> int:

@@ -29,7 +29,7 @@ import json
 import logging
 import traceback
 from collections import OrderedDict
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -39,13 +39,14 @@ import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from pydantic import ValidationError
 
 from mcpyard.connect import InputFn, InputRelay, LogFn, ProgressFn
 from mcpyard.gateway._context import error_result, input_relay, wire_result
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
-__all__ = ["Face", "FastCalls"]
+__all__ = ["Face", "FastCalls", "FastPath", "Taken"]
 
 _log = logging.getLogger("mcpyard.gateway")
 
@@ -87,8 +88,19 @@ class Face(Protocol):
 @dataclass(frozen=True, slots=True)
 class _Armed:
     ctx: ServerRequestContext[Any]
-    """The context of the SDK-path call that armed it: the same connection, client and capabilities."""
+    """The context of the SDK-path call that armed it: the same requester, client and capabilities."""
     version: str
+
+
+@dataclass(frozen=True, slots=True)
+class Taken:
+    """A tool call the fast path takes."""
+
+    armed: _Armed
+    request_id: int | str
+    offered: str
+    """The tool's name as the client was offered it."""
+    arguments: dict[str, Any]
 
 
 def _meta_key(meta: object) -> str | None:
@@ -99,25 +111,29 @@ def _meta_key(meta: object) -> str | None:
         return None
 
 
-class FastCalls:
-    """The fast path of one face's stdio front (one client connection)."""
+class FastPath:
+    """Which tool calls a front may answer itself, and their answers.
 
-    def __init__(self, face: Face) -> None:
+    `requester(ctx)` says who sent a request (on stdio: the one client; over HTTP, the headers the SDK's
+    checks read): calls are taken only from the requester whose call armed the path.
+    """
+
+    def __init__(self, face: Face, requester: Callable[[ServerRequestContext[Any]], Hashable]) -> None:
         self._face = face
-        self._seen: OrderedDict[int | str, str] = OrderedDict()
-        """Request id → `_meta` key, of tool calls handed to the SDK path."""
-        self._armed: OrderedDict[str, _Armed] = OrderedDict()
-        self._running: dict[int | str, anyio.CancelScope] = {}
-        self._ended = False
-        self._drained = anyio.Event()
-
-    # ----------------------------------------------------------------- arming, from the SDK path
+        self._requester = requester
+        self._seen: OrderedDict[tuple[Hashable, int | str], str] = OrderedDict()
+        """(Requester, request id) → `_meta` key, of tool calls handed to the SDK path."""
+        self._armed: OrderedDict[tuple[Hashable, str], _Armed] = OrderedDict()
 
     def arm(self, ctx: ServerRequestContext[Any], *, eligible: bool) -> None:
         """The SDK path is running the call of `ctx`: calls with its `_meta` may take the fast path if `eligible`."""
-        key = self._seen.pop(ctx.request_id, None) if ctx.request_id is not None else None
-        if key is None:
+        if ctx.request_id is None:
             return
+        requester = self._requester(ctx)
+        meta = self._seen.pop((requester, ctx.request_id), None)
+        if meta is None:
+            return
+        key = (requester, meta)
         version = ctx.session.protocol_version
         if not eligible or version is None:
             self._armed.pop(key, None)
@@ -127,105 +143,51 @@ class FastCalls:
         while len(self._armed) > ARMED:
             self._armed.popitem(last=False)
 
-    # ----------------------------------------------------------------- taking, from the reader
+    def forget(self, gone: Callable[[Hashable], bool]) -> None:
+        """Requesters for whom `gone(requester)` holds left (an HTTP session ended): none of their calls are taken."""
+        for key in [key for key in self._armed if gone(key[0])]:
+            del self._armed[key]
 
-    async def end(self) -> None:
-        """The client closed its input: cancel the calls still running, and let them answer so."""
-        self._ended = True
-        if not self._running:
-            return
-        for scope in self._running.values():
-            scope.cancel()
-        with anyio.move_on_after(CLOSE_SECS):
-            await self._drained.wait()
+    def accept(
+        self, value: object, requester: Hashable, *, busy: Callable[[int | str], bool] | None = None
+    ) -> Taken | None:
+        """The call `value` (one parsed JSON-RPC message) is, if the fast path takes it; else None (the SDK's path).
 
-    def take(self, line: bytes, write: Write) -> bool:
-        """Whether the message on `line` was taken (and will be answered through `write`); else it goes the SDK path."""
-        if b'"tools/call"' in line:
-            return self._take_call(line, write)
-        if b'"notifications/cancelled"' in line and self._running:
-            return self._take_cancel(line)
-        return False
-
-    def _take_call(self, line: bytes, write: Write) -> bool:
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
+        `busy(id)`: whether a call with that id is still running (then the SDK's path answers the new one).
+        """
         if not isinstance(value, dict) or value.keys() != _REQUEST_KEYS or value["method"] != "tools/call":
-            return False
+            return None
         request_id, params = value["id"], value["params"]
         if value["jsonrpc"] != "2.0" or type(request_id) not in (int, str) or not isinstance(params, dict):
-            return False
-        key = _meta_key(params.get("_meta")) if params.keys() <= _PARAMS_KEYS else None
-        if key is None:
-            return False
-        armed = self._armed.get(key)
+            return None
+        meta = _meta_key(params.get("_meta")) if params.keys() <= _PARAMS_KEYS else None
+        if meta is None:
+            return None
+        armed = self._armed.get((requester, meta))
         name, arguments = params.get("name"), params.get("arguments", {})
-        face = self._face
         if (
             armed is None
-            or self._ended
             or not isinstance(name, str)
             or not isinstance(arguments, dict)
-            or request_id in self._running
-            or face.task_group is None
+            or (busy is not None and busy(request_id))
+            or self._face.task_group is None
             or tracing.active()
         ):
-            self._seen[request_id] = key
+            self._seen[(requester, request_id)] = meta
             while len(self._seen) > SEEN:
                 self._seen.popitem(last=False)
-            return False
-        scope = anyio.CancelScope()
-        self._running[request_id] = scope
-        face.task_group.start_soon(self._serve, armed, request_id, name, arguments, scope, write)
-        return True
+            return None
+        return Taken(armed, request_id, name, arguments)
 
-    def _take_cancel(self, line: bytes) -> bool:
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
-        params = value.get("params") if isinstance(value, dict) else None
-        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
-            return False
-        request_id = params.get("requestId")
-        scope = self._running.get(request_id) if isinstance(request_id, int | str) else None
-        if scope is None:
-            return False
-        scope.cancel()
-        return True
-
-    async def _serve(
-        self,
-        armed: _Armed,
-        request_id: int | str,
-        offered: str,
-        arguments: dict[str, Any],
-        scope: anyio.CancelScope,
-        write: Write,
-    ) -> None:
-        face, ctx = self._face, armed.ctx
-        try:
-            with scope:
-                name = (await face.offer(ctx)).names.get(offered)
-                if name is None:
-                    result = error_result(f"no tool {offered!r} is offered to you here: list the tools again")
-                else:
-                    result = await self._run(ctx, request_id, name, arguments)
-                answer = self._answer(request_id, armed.version, result)
-        finally:
-            del self._running[request_id]
-            if self._ended and not self._running:
-                self._drained.set()
-        if scope.cancelled_caught:
-            if not self._ended:
-                return  # cancelled by its client: no answer, as on the SDK path
-            answer = _error(request_id, types.CONNECTION_CLOSED, "Connection closed")
-        try:
-            await write(answer)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return  # the client left
+    async def answer(self, taken: Taken) -> bytes:
+        """Run the call (the face's pipeline) and serialize its response as the SDK's server would."""
+        face, ctx = self._face, taken.armed.ctx
+        name = (await face.offer(ctx)).names.get(taken.offered)
+        if name is None:
+            result = error_result(f"no tool {taken.offered!r} is offered to you here: list the tools again")
+        else:
+            result = await self._run(ctx, taken.request_id, name, taken.arguments)
+        return self._serialize(taken.request_id, taken.armed.version, result)
 
     async def _run(
         self, ctx: ServerRequestContext[Any], request_id: int | str, name: str, arguments: dict[str, Any]
@@ -245,16 +207,94 @@ class FastCalls:
             return error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it")
         return wire_result(result)
 
-    def _answer(self, request_id: int | str, version: str, result: types.CallToolResult) -> bytes:
-        """The response line, shaped as the SDK's server shapes it for `version`."""
-        dumped = serialize_server_result(
-            "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-        )
+    def _serialize(self, request_id: int | str, version: str, result: types.CallToolResult) -> bytes:
+        """The response, shaped as the SDK's server shapes it for `version`, with a line end."""
+        try:
+            dumped = serialize_server_result(
+                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
+            )
+        except ValidationError:  # as the SDK's server answers a result it cannot send
+            _log.error("a tool result could not be shaped for protocol %s", version)
+            return _error(request_id, types.INTERNAL_ERROR, "Handler returned an invalid result")
         if version in MODERN_PROTOCOL_VERSIONS:
             dumped.setdefault("resultType", "complete")
             dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._face.server.server_info_stamp}
         text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": dumped}, separators=(",", ":"))
         return text.encode() + b"\n"
+
+
+class FastCalls:
+    """The fast path of a stdio front (one client): calls taken off its lines, each answered by its own task."""
+
+    def __init__(self, face: Face) -> None:
+        self._face = face
+        self.path = FastPath(face, lambda ctx: None)
+        self._running: dict[int | str, anyio.CancelScope] = {}
+        self._ended = False
+        self._drained = anyio.Event()
+
+    async def end(self) -> None:
+        """The client closed its input: cancel the calls still running, and let them answer so."""
+        self._ended = True
+        if not self._running:
+            return
+        for scope in self._running.values():
+            scope.cancel()
+        with anyio.move_on_after(CLOSE_SECS):
+            await self._drained.wait()
+
+    def take(self, line: bytes, write: Write) -> bool:
+        """Whether the message on `line` was taken (and will be answered through `write`); else it goes the SDK path."""
+        if b'"tools/call"' in line and not self._ended:
+            return self._take_call(line, write)
+        if b'"notifications/cancelled"' in line and self._running:
+            return self._take_cancel(line)
+        return False
+
+    def _take_call(self, line: bytes, write: Write) -> bool:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        taken = self.path.accept(value, None, busy=self._running.__contains__)
+        if taken is None or (tg := self._face.task_group) is None:
+            return False
+        scope = self._running[taken.request_id] = anyio.CancelScope()
+        tg.start_soon(self._serve, taken, scope, write)
+        return True
+
+    def _take_cancel(self, line: bytes) -> bool:
+        try:
+            value = json.loads(line)
+        except (ValueError, RecursionError):
+            return False
+        params = value.get("params") if isinstance(value, dict) else None
+        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
+            return False
+        request_id = params.get("requestId")
+        scope = self._running.get(request_id) if isinstance(request_id, int | str) else None
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
+
+    async def _serve(self, taken: Taken, scope: anyio.CancelScope, write: Write) -> None:
+        request_id = taken.request_id
+        try:
+            with scope:
+                answer = await self.path.answer(taken)
+        finally:
+            del self._running[request_id]
+            if self._ended and not self._running:
+                self._drained.set()
+        if scope.cancelled_caught:
+            if not self._ended:
+                return  # cancelled by its client: no answer, as on the SDK path
+            answer = _error(request_id, types.CONNECTION_CLOSED, "Connection closed")
+        try:
+            await write(answer)
+        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+            return  # the client left
 
 
 def _error(request_id: int | str, code: int, message: str) -> bytes:

@@ -103,7 +103,7 @@ async def serve_http(
     """
     import uvicorn
 
-    app: ASGIApp = gateway.server.streamable_http_app(streamable_http_path="/mcp", host=host)
+    app = gateway.fast_http(gateway.server.streamable_http_app(streamable_http_path="/mcp", host=host), "/mcp")
     guard: Callable[[ASGIApp], ASGIApp] | None = None
     if token is not None:
         guard = partial(BearerGuard, token=token)
