@@ -172,7 +172,7 @@ class ToolFace:
         """Where the face's own work runs while it serves (`run`); None before and after."""
         return self._tg
 
-    def fast_http(self, app: ASGIApp, path: str) -> ASGIApp:
+    def fast_http(self, app: ASGIApp, path: str | None) -> ASGIApp:
         """`app` (the SDK's streamable HTTP app at `path`) behind the fast path for repeated tool calls (see
         `_fast_http.py`)."""
         front = FastHttp(app, self, path)
@@ -384,10 +384,14 @@ class ToolFace:
 
         async def on_log(message: types.LoggingMessageNotificationParams) -> None:
             # Downstream log messages (already redacted) reach the caller, at or above its level.
-            if self._logs.wants(connection_of(ctx), message.level):
+            if self.wants_log(ctx, message.level):
                 await send_log_message(ctx.session, message.level, message.data, message.logger, related)
 
         return on_log
+
+    def wants_log(self, ctx: ServerRequestContext[Any], level: types.LoggingLevel) -> bool:
+        """Whether the client of `ctx` takes a log message at `level` (the level it set, default `info`)."""
+        return self._logs.wants(connection_of(ctx), level)
 
     async def _set_level(
         self, ctx: ServerRequestContext[Any], params: types.SetLevelRequestParams

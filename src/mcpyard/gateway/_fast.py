@@ -30,13 +30,14 @@ import logging
 import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from typing import Any, Protocol
 
 import anyio
 import anyio.abc
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
+from mcp.server.connection import allowed_log_levels
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -51,6 +52,7 @@ __all__ = ["Face", "FastCalls", "FastPath", "Taken"]
 _log = logging.getLogger("mcpyard.gateway")
 
 Write = Callable[[bytes], Awaitable[None]]
+LogSink = Callable[[bytes], Awaitable[None]]
 SEEN = 64
 """Calls on their way through the SDK path whose `_meta` is kept, to arm the fast path once they run."""
 ARMED = 16
@@ -81,6 +83,7 @@ class Face(Protocol):
         on_input: InputRelay,
     ) -> CallResult: ...
     def log_to(self, ctx: ServerRequestContext[Any], related: str | None = None) -> LogFn: ...
+    def wants_log(self, ctx: ServerRequestContext[Any], level: types.LoggingLevel) -> bool: ...
     def fallback_input(self, ctx: ServerRequestContext[Any], name: str) -> InputFn | None: ...
     def redact(self, text: str) -> str: ...
 
@@ -90,6 +93,8 @@ class _Armed:
     ctx: ServerRequestContext[Any]
     """The context of the SDK-path call that armed it: the same requester, client and capabilities."""
     version: str
+    log_levels: frozenset[str]
+    """The levels of log messages its client takes during a call (the SDK's rule for the era and `_meta`)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -101,6 +106,8 @@ class Taken:
     offered: str
     """The tool's name as the client was offered it."""
     arguments: dict[str, Any]
+    request: Any
+    """What the transport says of this request (the HTTP request), or None to keep the armed call's."""
 
 
 def _meta_key(meta: object) -> str | None:
@@ -118,9 +125,16 @@ class FastPath:
     checks read): calls are taken only from the requester whose call armed the path.
     """
 
-    def __init__(self, face: Face, requester: Callable[[ServerRequestContext[Any]], Hashable]) -> None:
+    def __init__(
+        self,
+        face: Face,
+        requester: Callable[[ServerRequestContext[Any]], Hashable],
+        admits: Callable[[ServerRequestContext[Any], str], bool] = lambda ctx, meta: True,
+    ) -> None:
         self._face = face
         self._requester = requester
+        self._admits = admits
+        """Whether the front can answer calls like the one of `ctx` with `_meta` (as JSON) itself."""
         self._seen: OrderedDict[tuple[Hashable, int | str], str] = OrderedDict()
         """(Requester, request id) → `_meta` key, of tool calls handed to the SDK path."""
         self._armed: OrderedDict[tuple[Hashable, str], _Armed] = OrderedDict()
@@ -135,10 +149,10 @@ class FastPath:
             return
         key = (requester, meta)
         version = ctx.session.protocol_version
-        if not eligible or version is None:
+        if not eligible or version is None or not self._admits(ctx, meta):
             self._armed.pop(key, None)
             return
-        self._armed[key] = _Armed(ctx, version)
+        self._armed[key] = _Armed(ctx, version, allowed_log_levels(version, json.loads(meta)))
         self._armed.move_to_end(key)
         while len(self._armed) > ARMED:
             self._armed.popitem(last=False)
@@ -149,7 +163,12 @@ class FastPath:
             del self._armed[key]
 
     def accept(
-        self, value: object, requester: Hashable, *, busy: Callable[[int | str], bool] | None = None
+        self,
+        value: object,
+        requester: Hashable,
+        *,
+        busy: Callable[[int | str], bool] | None = None,
+        request: Any = None,
     ) -> Taken | None:
         """The call `value` (one parsed JSON-RPC message) is, if the fast path takes it; else None (the SDK's path).
 
@@ -177,20 +196,28 @@ class FastPath:
             while len(self._seen) > SEEN:
                 self._seen.popitem(last=False)
             return None
-        return Taken(armed, request_id, name, arguments)
+        return Taken(armed, request_id, name, arguments, request)
 
-    async def answer(self, taken: Taken) -> bytes:
-        """Run the call (the face's pipeline) and serialize its response as the SDK's server would."""
-        face, ctx = self._face, taken.armed.ctx
+    async def answer(self, taken: Taken, log: LogSink | None = None) -> bytes:
+        """Run the call (the face's pipeline) and serialize its response as the SDK's server would.
+
+        `log`: where a server's log messages during the call go, each as its notification (serialized), when its
+        client takes them; else through the SDK's session, related to the call.
+        """
+        face, armed = self._face, taken.armed.ctx
+        # The armed call's context with this request's id and transport data: who asks is read from this request.
+        request = taken.request if taken.request is not None else armed.request
+        ctx = replace(armed, request_id=taken.request_id, request=request, params=None, close_sse_stream=None)
         name = (await face.offer(ctx)).names.get(taken.offered)
         if name is None:
             result = error_result(f"no tool {taken.offered!r} is offered to you here: list the tools again")
         else:
-            result = await self._run(ctx, taken.request_id, name, taken.arguments)
+            on_log = face.log_to(ctx, str(taken.request_id)) if log is None else _logging(face, ctx, taken, log)
+            result = await self._run(ctx, name, taken.arguments, on_log)
         return self._serialize(taken.request_id, taken.armed.version, result)
 
     async def _run(
-        self, ctx: ServerRequestContext[Any], request_id: int | str, name: str, arguments: dict[str, Any]
+        self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any], on_log: LogFn
     ) -> types.CallToolResult:
         face = self._face
         try:
@@ -199,7 +226,7 @@ class FastPath:
                 name,
                 arguments,
                 on_progress=None,
-                on_log=face.log_to(ctx, str(request_id)),
+                on_log=on_log,
                 on_input=input_relay(ctx, face.fallback_input(ctx, name)),
             )
         except Exception as exc:  # one call's failure is not the face's
@@ -295,6 +322,16 @@ class FastCalls:
             await write(answer)
         except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
             return  # the client left
+
+
+def _logging(face: Face, ctx: ServerRequestContext[Any], taken: Taken, log: LogSink) -> LogFn:
+    async def on_log(message: types.LoggingMessageNotificationParams) -> None:
+        if message.level in taken.armed.log_levels and face.wants_log(ctx, message.level):
+            params = message.model_dump(by_alias=True, mode="json", exclude_none=True)
+            notice = {"jsonrpc": "2.0", "method": "notifications/message", "params": params}
+            await log(json.dumps(notice, separators=(",", ":")).encode())
+
+    return on_log
 
 
 def _error(request_id: int | str, code: int, message: str) -> bytes:

@@ -36,6 +36,7 @@ __all__ = [
     "SERVERS",
     "MetricsRecorder",
     "count_delivery",
+    "count_fast_call",
     "count_turn",
     "exposition",
     "set_servers",
@@ -106,6 +107,13 @@ WEBHOOK_DELIVERIES = Counter(
     registry=REGISTRY,
 )
 
+FAST_CALLS = Counter(
+    "mcpyard_fast_calls",
+    "Tool calls an HTTP front (the gateway, the organization's /mcp) answered on parsed JSON, without the SDK's "
+    "server stack (a client's repeated calls; see the gateway's documentation).",
+    registry=REGISTRY,
+)
+
 
 class _Bounded:
     """Label values as given while there are few of them, then `other` for any not seen yet."""
@@ -156,6 +164,11 @@ class MetricsRecorder:
 def count_turn(status: str, org: str = "") -> None:
     """One agent turn ended with `status` (`done`, `failed`, `cancelled`, …: a fixed set)."""
     TURNS.labels(org, status).inc()
+
+
+def count_fast_call() -> None:
+    """One tool call answered on an HTTP front's fast path."""
+    FAST_CALLS.inc()
 
 
 def count_delivery(result: str, org: str = "") -> None:

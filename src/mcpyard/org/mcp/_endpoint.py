@@ -65,6 +65,8 @@ class McpEndpoint:
     def __init__(self) -> None:
         self.face = OrgFace()
         self._manager: StreamableHTTPSessionManager | None = None
+        self._front = self.face.fast_http(self._managed, None)
+        """A member's repeated tool calls answered on parsed JSON; the rest by the SDK's session manager."""
         self._owners: OrderedDict[str, str] = OrderedDict()
         """MCP session id → the member who opened it."""
 
@@ -114,7 +116,14 @@ class McpEndpoint:
                         self._own(value.decode("latin-1"), caller.member_id)
             await send(message)
 
-        await manager.handle_request(scope, receive, remembering)
+        await self._front(scope, receive, remembering)
+
+    async def _managed(self, scope: Scope, receive: Receive, send: Send) -> None:
+        manager = self._manager
+        if manager is None:
+            await error_response(503, "unavailable", "the MCP endpoint is not serving any more")(scope, receive, send)
+            return
+        await manager.handle_request(scope, receive, send)
 
     def _own(self, session: str, member_id: str) -> None:
         self._owners[session] = member_id
