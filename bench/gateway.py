@@ -9,6 +9,9 @@ Six sides, each an SDK `Client` in this process calling `echo(text)` on its own 
 - `mcpyard-stdio`: the client spawns `python -m mcpyard serve --share-all --mcp-config CFG`
   (config mode `auto`), which spawns the server over stdio; the tool is `bench__echo`;
 - `mcpyard-http`: `mcpyard serve --transport http --port P --share-all` as a subprocess;
+- `relay-stdio` (only with `--sides`): `bench/relay.py`, a bare JSON relay in front of the same
+  server (each message read as JSON and written again, nothing else): the floor of any process
+  between client and server;
 - `fastmcp-stdio`, `fastmcp-http`: FastMCP's proxy (`create_proxy(StdioTransport(...))`,
   `bench/fastmcp_proxy.py`) in front of the same stdio server, run from a separate
   virtualenv (`.tools/bench-venv`; fastmcp is never installed in mcpyard's own).
@@ -73,7 +76,10 @@ from _common import (
 REPO = BENCH.parent
 DEFAULT_BENCH_VENV = REPO / ".tools" / "bench-venv"
 SERVER_ID = "bench"
-SIDES = ("direct-stdio", "direct-http", "mcpyard-stdio", "mcpyard-http", "fastmcp-stdio", "fastmcp-http")
+DEFAULT_SIDES = ("direct-stdio", "direct-http", "mcpyard-stdio", "mcpyard-http", "fastmcp-stdio", "fastmcp-http")
+SIDES = (*DEFAULT_SIDES, "relay-stdio")
+"""`relay-stdio` (`bench/relay.py`, a bare JSON relay in front of the server) is the floor of any process
+between client and server; it runs only when asked for (`--sides`)."""
 GOAL_HTTP = 0.8
 """mcpyard-http calls/s over direct-http calls/s, at least."""
 GOAL_STDIO_VS_FASTMCP = 1.4
@@ -318,6 +324,7 @@ class Bench:
                 "direct-stdio": [PYTHON, str(SERVER_SCRIPT)],
                 "mcpyard-stdio": [PYTHON, "-m", "mcpyard", "serve", *self._serve_args()],
                 "fastmcp-stdio": [venv_python, *self._fastmcp_args()],
+                "relay-stdio": [PYTHON, str(BENCH / "relay.py")],
             }[name]
             command = self._profiled(name, command)
             params = StdioServerParameters(
@@ -715,7 +722,9 @@ def main() -> None:
         default=[1, 16],
         help="concurrent callers, e.g. 1,16",
     )
-    parser.add_argument("--sides", type=_list, default=list(SIDES), help=f"comma-separated, of {', '.join(SIDES)}")
+    parser.add_argument(
+        "--sides", type=_list, default=list(DEFAULT_SIDES), help=f"comma-separated, of {', '.join(SIDES)}"
+    )
     parser.add_argument("--text", default="hello, world", help="the text `echo` sends")
     parser.add_argument("--bench-venv", type=Path, default=DEFAULT_BENCH_VENV, help="the virtualenv with fastmcp")
     parser.add_argument("--install-fastmcp", action="store_true", help="make the bench virtualenv if it lacks fastmcp")

@@ -173,8 +173,7 @@ class ToolFace:
         return self._tg
 
     def fast_http(self, app: ASGIApp, path: str | None) -> ASGIApp:
-        """`app` (the SDK's streamable HTTP app at `path`) behind the fast path for repeated tool calls (see
-        `_fast_http.py`)."""
+        """`app` (the SDK's streamable HTTP app at `path`) behind the fast path for repeated calls (`_fast_http.py`)."""
         front = FastHttp(app, self, path)
         self._fast = front.fast
         return front
@@ -377,8 +376,7 @@ class ToolFace:
         return text
 
     def log_to(self, ctx: ServerRequestContext[Any], related: str | None = None) -> LogFn:
-        """Where a downstream server's log messages during a call go: its client, related to the call (`related`,
-        else the request of `ctx`)."""
+        """Where a server's log messages during a call go: its client, related to `related` (else `ctx`'s request)."""
         if related is None and ctx.request_id is not None:
             related = str(ctx.request_id)
 
