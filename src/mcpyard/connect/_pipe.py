@@ -29,6 +29,8 @@ _HIGH_WATER = 32
 """Messages read ahead of the session at most; then the pipe is left unread until it catches up."""
 
 Message = SessionMessage | Exception
+Deliver = Callable[[], None]
+"""Something taken off the pipe for another reader (`take_line`'s), handed over in the line's turn."""
 
 
 def on_asyncio() -> bool:
@@ -43,7 +45,9 @@ def on_asyncio() -> bool:
 class PipeMessages:
     """The read side of a session over one pipe (the SDK's `ReadStream` of messages).
 
-    `take_line(line)` turns one line into a message, a malformed one (an `Exception`, which the
+    `take_line(line)` turns one line into a message, a `Deliver` (a line another reader takes: called once every
+    message before it was received, so a call's answer never overtakes what the server sent before it), a
+    malformed one (an `Exception`, which the
     session reports) or None for stray output. A line that grows past `max_line_bytes` ends the
     stream with `MessageTooLong`, which the session reports like a malformed message.
     """
@@ -52,7 +56,7 @@ class PipeMessages:
         self,
         fd: int,
         *,
-        take_line: Callable[[bytes], Message | None],
+        take_line: Callable[[bytes], Message | Deliver | None],
         max_line_bytes: int,
         on_end: Callable[[], None] | None = None,
     ) -> None:
@@ -62,7 +66,7 @@ class PipeMessages:
         self._take_line = take_line
         self._max_line_bytes = max_line_bytes
         self._buffer = bytearray()
-        self._ready: deque[Message] = deque()
+        self._ready: deque[Message | Deliver] = deque()
         self._waiter: asyncio.Future[None] | None = None
         self._ended = False
         """No more messages will come: end of file, a read error, a flood, or closed."""
@@ -114,7 +118,9 @@ class PipeMessages:
         try:
             while end != -1:
                 message = self._take_line(bytes(view[begin:end]))  # one copy, however long the line
-                if message is not None:
+                if callable(message) and not self._ready:
+                    message()  # nothing before it is left to receive
+                elif message is not None:
                     self._ready.append(message)
                 begin = end + 1
                 end = buffer.find(b"\n", begin)
@@ -138,20 +144,23 @@ class PipeMessages:
             waiter.set_result(None)
 
     async def receive(self) -> Message:
-        while not self._ready:
-            if self._closed:
-                raise anyio.ClosedResourceError
-            if self._ended:
-                raise anyio.EndOfStream
-            waiter = self._waiter = self._loop.create_future()
-            try:
-                await waiter
-            finally:
-                self._waiter = None
-        message = self._ready.popleft()
-        if not self._watching and len(self._ready) < _HIGH_WATER // 2:
-            self._watch()
-        return message
+        while True:
+            while not self._ready:
+                if self._closed:
+                    raise anyio.ClosedResourceError
+                if self._ended:
+                    raise anyio.EndOfStream
+                waiter = self._waiter = self._loop.create_future()
+                try:
+                    await waiter
+                finally:
+                    self._waiter = None
+            message = self._ready.popleft()
+            if not self._watching and len(self._ready) < _HIGH_WATER // 2:
+                self._watch()
+            if not callable(message):
+                return message
+            message()  # its turn: every message before it was received
 
     def close(self) -> None:
         """Stop watching the pipe (before its descriptor is closed: the number may be reused)."""

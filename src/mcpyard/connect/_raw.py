@@ -24,6 +24,7 @@ import itertools
 import json
 from collections import deque
 from collections.abc import Awaitable, Callable, Mapping
+from functools import partial
 from typing import Any
 
 import anyio
@@ -67,6 +68,9 @@ class _Waiting:
         self.waiter: asyncio.Future[None] | None = None
 
     def put(self, item: dict[str, Any]) -> None:
+        if self.items and "method" in item and "method" in self.items[-1]:
+            self.items[-1] = item  # progress not yet reported gives way to newer progress: what waits stays bounded
+            return
         self.items.append(item)
         if self.waiter is not None and not self.waiter.done():
             self.waiter.set_result(None)
@@ -111,29 +115,29 @@ class RawCalls:
 
     # ----------------------------------------------------------------- the pipe's side
 
-    def take(self, line: bytes) -> bool:
-        """Whether `line` was an answer to, or progress of, a call of ours (then the session never sees it)."""
+    def take(self, line: bytes) -> Callable[[], None] | None:
+        """If `line` is an answer to, or progress of, a call of ours: its delivery to that call (then the session never
+        sees the line), to be called once what the server sent before it reached the session."""
         if not self._waiting or _MARK not in line:
-            return False
+            return None
         try:
             value = json.loads(line)
         except (ValueError, RecursionError):
-            return False
+            return None
         if not isinstance(value, dict):
-            return False
+            return None
         if "method" in value:
             params = value.get("params")
             if value["method"] != "notifications/progress" or not isinstance(params, dict):
-                return False
+                return None
             token = params.get("progressToken")
             waiting = self._waiting.get(token) if isinstance(token, str) else None
         else:
             request_id = value.get("id")
             waiting = self._waiting.get(request_id) if isinstance(request_id, str) else None
         if waiting is None:
-            return False
-        waiting.put(value)
-        return True
+            return None
+        return partial(waiting.put, value)
 
     def end(self) -> None:
         """The pipe ended: every call in flight fails as the session's would."""

@@ -201,8 +201,9 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
             # The common case (a kept process on Linux): the event loop reads the pipe itself.
             self.raw = raw = RawCalls()
 
-            def take_line(line: bytes) -> SessionMessage | Exception | None:
-                return None if raw.take(line) else _read_line(line)
+            def take_line(line: bytes) -> SessionMessage | Exception | Callable[[], None] | None:
+                delivery = raw.take(line)
+                return delivery if delivery is not None else _read_line(line)
 
             read_stream = PipeMessages(
                 proc.stdout.fileno(), take_line=take_line, max_line_bytes=MAX_LINE_BYTES, on_end=raw.end

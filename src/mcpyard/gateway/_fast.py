@@ -57,6 +57,9 @@ SEEN = 64
 """Calls on their way through the SDK path whose `_meta` is kept, to arm the fast path once they run."""
 ARMED = 16
 """Distinct `_meta` values (in effect, clients) the fast path is armed for at once; the oldest goes first."""
+REFRESH_SECS = 60.0
+"""How long a call through the SDK's path arms the fast path: then the next call goes through the SDK again (what
+the SDK keeps of the session, its idle clock, stays fresh; a session it ended is not served past this)."""
 CLOSE_SECS = 2.0
 """How long calls cancelled by the end of the client's input may take to answer so."""
 _SERVER_INFO = "io.modelcontextprotocol/serverInfo"
@@ -95,6 +98,8 @@ class _Armed:
     version: str
     log_levels: frozenset[str]
     """The levels of log messages its client takes during a call (the SDK's rule for the era and `_meta`)."""
+    at: float
+    """When (the event loop's clock): calls are taken for `REFRESH_SECS` after it, then one goes the SDK's path."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -122,21 +127,21 @@ class FastPath:
     """Which tool calls a front may answer itself, and their answers.
 
     `requester(ctx)` says who sent a request (on stdio: the one client; over HTTP, the headers the SDK's
-    checks read): calls are taken only from the requester whose call armed the path.
+    checks read): calls are taken only from the requester whose call armed the path. `noted(ctx)` is the
+    `_meta` (as JSON) that `accept` noted of the request of `ctx` when it did not take it (`note`), or None.
     """
 
     def __init__(
         self,
         face: Face,
         requester: Callable[[ServerRequestContext[Any]], Hashable],
-        admits: Callable[[ServerRequestContext[Any], str], bool] = lambda ctx, meta: True,
+        noted: Callable[[ServerRequestContext[Any]], str | None] | None = None,
     ) -> None:
         self._face = face
         self._requester = requester
-        self._admits = admits
-        """Whether the front can answer calls like the one of `ctx` with `_meta` (as JSON) itself."""
+        self._noted = noted
         self._seen: OrderedDict[tuple[Hashable, int | str], str] = OrderedDict()
-        """(Requester, request id) → `_meta` key, of tool calls handed to the SDK path."""
+        """(Requester, request id) → `_meta` key, of tool calls handed to the SDK path (without `noted`)."""
         self._armed: OrderedDict[tuple[Hashable, str], _Armed] = OrderedDict()
 
     def arm(self, ctx: ServerRequestContext[Any], *, eligible: bool) -> None:
@@ -144,15 +149,17 @@ class FastPath:
         if ctx.request_id is None:
             return
         requester = self._requester(ctx)
-        meta = self._seen.pop((requester, ctx.request_id), None)
+        noted = self._noted
+        meta = noted(ctx) if noted is not None else self._seen.pop((requester, ctx.request_id), None)
         if meta is None:
             return
         key = (requester, meta)
         version = ctx.session.protocol_version
-        if not eligible or version is None or not self._admits(ctx, meta):
+        if not eligible or version is None:
             self._armed.pop(key, None)
             return
-        self._armed[key] = _Armed(ctx, version, allowed_log_levels(version, json.loads(meta)))
+        levels = allowed_log_levels(version, json.loads(meta))
+        self._armed[key] = _Armed(ctx, version, levels, anyio.current_time())
         self._armed.move_to_end(key)
         while len(self._armed) > ARMED:
             self._armed.popitem(last=False)
@@ -161,6 +168,8 @@ class FastPath:
         """Requesters for whom `gone(requester)` holds left (an HTTP session ended): none of their calls are taken."""
         for key in [key for key in self._armed if gone(key[0])]:
             del self._armed[key]
+        for seen in [seen for seen in self._seen if gone(seen[0])]:
+            del self._seen[seen]
 
     def accept(
         self,
@@ -169,10 +178,12 @@ class FastPath:
         *,
         busy: Callable[[int | str], bool] | None = None,
         request: Any = None,
+        note: Callable[[str], None] | None = None,
     ) -> Taken | None:
         """The call `value` (one parsed JSON-RPC message) is, if the fast path takes it; else None (the SDK's path).
 
         `busy(id)`: whether a call with that id is still running (then the SDK's path answers the new one).
+        `note(meta)`: keep a call's `_meta` with its request, for `noted` (else it is kept by requester and id).
         """
         if not isinstance(value, dict) or value.keys() != _REQUEST_KEYS or value["method"] != "tools/call":
             return None
@@ -186,12 +197,16 @@ class FastPath:
         name, arguments = params.get("name"), params.get("arguments", {})
         if (
             armed is None
+            or anyio.current_time() - armed.at > REFRESH_SECS
             or not isinstance(name, str)
             or not isinstance(arguments, dict)
             or (busy is not None and busy(request_id))
             or self._face.task_group is None
             or tracing.active()
         ):
+            if note is not None:
+                note(meta)
+                return None
             self._seen[(requester, request_id)] = meta
             while len(self._seen) > SEEN:
                 self._seen.popitem(last=False)
@@ -199,11 +214,19 @@ class FastPath:
         return Taken(armed, request_id, name, arguments, request)
 
     async def answer(self, taken: Taken, log: LogSink | None = None) -> bytes:
-        """Run the call (the face's pipeline) and serialize its response as the SDK's server would.
+        """Run the call (the face's pipeline) and serialize its response as the SDK's server would (an error
+        response for a failure inside mcpyard, as the SDK's server answers a handler's exception).
 
         `log`: where a server's log messages during the call go, each as its notification (serialized), when its
         client takes them; else through the SDK's session, related to the call.
         """
+        try:
+            return await self._answer(taken, log)
+        except Exception:  # one call's failure is not the front's
+            _log.error("a tool call failed inside mcpyard\n%s", self._face.redact(traceback.format_exc()))
+            return _error(taken.request_id, types.INTERNAL_ERROR, "the call failed inside mcpyard; please report it")
+
+    async def _answer(self, taken: Taken, log: LogSink | None) -> bytes:
         face, armed = self._face, taken.armed.ctx
         # The armed call's context with this request's id and transport data: who asks is read from this request.
         request = taken.request if taken.request is not None else armed.request

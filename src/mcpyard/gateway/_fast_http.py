@@ -21,11 +21,13 @@ from __future__ import annotations
 
 import contextlib
 import json
+from collections import OrderedDict
 from collections.abc import Hashable, Mapping
 from typing import Any
 
 import anyio
 from mcp.server import ServerRequestContext
+from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
@@ -36,6 +38,12 @@ __all__ = ["FastHttp"]
 
 MAX_BODY_BYTES = 1024 * 1024
 """A larger body is handed to the SDK's app (it holds no small call)."""
+PING_SECS = 15.0
+"""A call that runs longer has its answer turned into an event stream, a ping sent this often (as the SDK does)."""
+MAX_ENDED = 4096
+"""Ended sessions remembered (older ones are past the SDK's own idle time anyway)."""
+_NOTED = "mcpyard.fast_meta"
+"""Where a call's `_meta` (as JSON) is kept in the ASGI scope's state, for the SDK path's call to arm with."""
 _KEYED = ("authorization", "mcp-session-id", "mcp-protocol-version", "host", "origin", "accept", "content-type")
 _ROUTING = ("mcp-method", "mcp-name")
 _STREAM_HEADERS = [
@@ -43,6 +51,7 @@ _STREAM_HEADERS = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
 ]
+_SINGLE = [name.encode() for name in (*_KEYED, *_ROUTING)]
 _KNOWN_MCP = frozenset({b"mcp-session-id", b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
 
 
@@ -57,8 +66,9 @@ def _requester_of(ctx: ServerRequestContext[Any]) -> Hashable:
 
 
 class _Reply:
-    """The response to one call: one JSON body, or, once a log message comes first, an SSE stream (as the SDK's app
-    answers a call that sends something before its result)."""
+    """The response to one call: one JSON body, or an SSE stream once a log message comes first or the call takes
+    longer than `PING_SECS` (as the SDK's app answers a call that sends something before its result, and keeps a
+    long one's stream alive with pings)."""
 
     def __init__(self, send: Send, session: str | None) -> None:
         self._send = send
@@ -66,29 +76,35 @@ class _Reply:
         self._streaming = False
 
     async def log(self, notice: bytes) -> None:
-        if not self._streaming:
-            self._streaming = True
-            headers = [*_STREAM_HEADERS, *self._session]
-            await self._send({"type": "http.response.start", "status": 200, "headers": headers})
-        await self._event(notice, more=True)
+        await self._stream(b"event: message\r\ndata: " + notice + b"\r\n\r\n")
+
+    async def ping(self) -> None:
+        await self._stream(b": ping\r\n\r\n")
 
     async def finish(self, answer: bytes) -> None:
         if self._streaming:
-            await self._event(answer, more=False)
+            body = b"event: message\r\ndata: " + answer + b"\r\n\r\n"
+            await self._send({"type": "http.response.body", "body": body, "more_body": False})
             return
         headers = [(b"content-type", b"application/json"), (b"content-length", str(len(answer)).encode())]
         await self._send({"type": "http.response.start", "status": 200, "headers": [*headers, *self._session]})
         await self._send({"type": "http.response.body", "body": answer})
 
     async def abandon(self) -> None:
-        """The client left: end what was started."""
-        if self._streaming:
-            with contextlib.suppress(Exception):  # the connection may be gone already
-                await self._send({"type": "http.response.body", "body": b"", "more_body": False})
+        """The call was cancelled: an event stream that ends without an answer (as the SDK's app ends one)."""
+        with contextlib.suppress(Exception):  # the client may be gone already
+            if not self._streaming:
+                self._streaming = True
+                headers = [*_STREAM_HEADERS, *self._session]
+                await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+            await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _event(self, data: bytes, *, more: bool) -> None:
-        body = b"event: message\r\ndata: " + data + b"\r\n\r\n"
-        await self._send({"type": "http.response.body", "body": body, "more_body": more})
+    async def _stream(self, chunk: bytes) -> None:
+        if not self._streaming:
+            self._streaming = True
+            headers = [*_STREAM_HEADERS, *self._session]
+            await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+        await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
 class FastHttp:
@@ -98,7 +114,18 @@ class FastHttp:
         self._app = app
         self._path = path
         """Where MCP is served (None: wherever this app is mounted)."""
-        self.fast = FastPath(face, _requester_of)
+        self.fast = FastPath(face, _requester_of, self._noted)
+        self._ended: OrderedDict[str, None] = OrderedDict()
+        """Sessions a client ended (`DELETE`): never armed again."""
+        self._running: dict[tuple[Hashable, int | str], anyio.CancelScope] = {}
+        """Calls on the fast path, by requester and id: a `notifications/cancelled` of the same requester cancels."""
+
+    def _noted(self, ctx: ServerRequestContext[Any]) -> str | None:
+        request = ctx.request
+        if not isinstance(request, Request) or request.headers.get("mcp-session-id") in self._ended:
+            return None
+        noted = request.scope.get("state", {}).get(_NOTED)
+        return noted if isinstance(noted, str) else None
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if (
@@ -109,17 +136,27 @@ class FastHttp:
             await self._app(scope, receive, send)
             return
         raw: list[tuple[bytes, bytes]] = scope["headers"]
-        if any(name.startswith(b"mcp-") and name not in _KNOWN_MCP for name, _ in raw):
-            await self._app(scope, receive, send)
+        names = [name for name, _ in raw]
+        if any(name.startswith(b"mcp-") and name not in _KNOWN_MCP for name in names) or any(
+            names.count(name) > 1 for name in _SINGLE
+        ):
+            await self._app(scope, receive, send)  # a header the fast path does not read, or one given twice
             return
         headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in raw}
         requester = _requester(scope["path"], headers)
         if scope["method"] == "DELETE":
             if session := headers.get("mcp-session-id"):
+                self._ended[session] = None
+                while len(self._ended) > MAX_ENDED:
+                    self._ended.popitem(last=False)
                 self.fast.forget(lambda requester: isinstance(requester, tuple) and requester[2] == session)
             await self._app(scope, receive, send)
             return
         body, more = await _read_body(receive)
+        if not more and self._running and b'"notifications/cancelled"' in body and self._cancelled(body, requester):
+            await send({"type": "http.response.start", "status": 202, "headers": []})
+            await send({"type": "http.response.body", "body": b""})
+            return
         if (
             not more
             and b'"tools/call"' in body
@@ -127,6 +164,22 @@ class FastHttp:
         ):
             return
         await self._app(scope, _replaying(body, more, receive), send)
+
+    def _cancelled(self, body: bytes, requester: Hashable) -> bool:
+        """Whether `body` is a `notifications/cancelled` of a fast call of `requester`'s (then cancelled)."""
+        try:
+            value = json.loads(body)
+        except (ValueError, RecursionError):
+            return False
+        params = value.get("params") if isinstance(value, dict) else None
+        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled" or "id" in value:
+            return False
+        request_id = params.get("requestId")
+        scope = self._running.get((requester, request_id)) if isinstance(request_id, int | str) else None
+        if scope is None:
+            return False
+        scope.cancel()
+        return True
 
     async def _answered(
         self,
@@ -141,7 +194,17 @@ class FastHttp:
             value = json.loads(body)
         except (ValueError, RecursionError):
             return False
-        taken = self.fast.accept(value, requester, request=Request(scope, receive))
+
+        def note(meta: str) -> None:
+            scope.setdefault("state", {})[_NOTED] = meta
+
+        taken = self.fast.accept(
+            value,
+            requester,
+            busy=lambda request_id: (requester, request_id) in self._running,
+            request=Request(scope, receive),
+            note=note,
+        )
         if taken is None:
             return False
         if headers.get("mcp-method", "tools/call") != "tools/call" or headers.get("mcp-name", taken.offered) != (
@@ -149,23 +212,36 @@ class FastHttp:
         ):
             return False  # the SDK's app refuses the mismatch
         reply = _Reply(send, headers.get("mcp-session-id"))
+        # A new-era client that leaves gives up its call (as on the SDK's path); a handshake-era one may come back.
+        leaving_cancels = taken.armed.version in MODERN_PROTOCOL_VERSIONS
         answer: bytes | None = None
-        async with anyio.create_task_group() as tg:
-
-            async def until_disconnected() -> None:
-                while (await receive())["type"] != "http.disconnect":
-                    pass
-                tg.cancel_scope.cancel()  # the client left: its call is cancelled, as on the SDK's path
-
-            tg.start_soon(until_disconnected)
-            answer = await self.fast.answer(taken, reply.log)
-            tg.cancel_scope.cancel()
+        running = self._running[(requester, taken.request_id)] = anyio.CancelScope()
+        try:
+            with running:
+                async with anyio.create_task_group() as tg:
+                    tg.start_soon(_watch, receive, reply, running if leaving_cancels else None)
+                    answer = await self.fast.answer(taken, reply.log)
+                    tg.cancel_scope.cancel()
+        finally:
+            del self._running[(requester, taken.request_id)]
         if answer is None:
             await reply.abandon()
             return True
         ops.count_fast_call()
         await reply.finish(answer.rstrip(b"\n"))
         return True
+
+
+async def _watch(receive: Receive, reply: _Reply, cancel: anyio.CancelScope | None) -> None:
+    """While a call runs: pings every `PING_SECS`, and the client leaving cancels `cancel`."""
+    while True:
+        with anyio.move_on_after(PING_SECS):
+            if (await receive())["type"] == "http.disconnect":
+                if cancel is not None:
+                    cancel.cancel()
+                return
+            continue
+        await reply.ping()
 
 
 async def _read_body(receive: Receive) -> tuple[bytes, bool]:
