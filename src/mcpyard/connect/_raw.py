@@ -5,7 +5,8 @@ request built and the result read through models, a memory stream and a task swi
 message), so once the session has sent a server one `tools/call`, later calls go out as one
 JSON line carrying the same `_meta` (the protocol version, client and capabilities the session
 declared, with a progress token of their own), and their answers are picked off the pipe by id
-before the session would read them. Everything else on the pipe (the server's requests, log
+before the session would read them, each handed over in its line's turn (once the session has
+received what the server sent before it, so an answer never overtakes a log message). Everything else on the pipe (the server's requests, log
 messages, other answers) still goes to the session, so a server's questions during such a call
 reach whoever answers the call's questions, as before.
 

@@ -1,26 +1,28 @@
-"""Tool calls taken off the wire as parsed JSON: the forwarding fast path of a face's stdio front.
+"""Tool calls taken off the wire as parsed JSON: the forwarding fast path of a face's fronts.
 
 The SDK's server stack costs about as much per call as the call itself (a memory stream, a
 task, cancel scopes, the request rebuilt as models and the result serialized through them),
 so a `tools/call` from a client the SDK path has already served is read here, as JSON, run
 through the same pipeline (`ToolFace.run_call`: the same rules, records and result shaping)
-and answered with one line, written by the task that ran it.
+and answered at once, shaped by the SDK's own serializer. `FastPath` decides and answers;
+`FastCalls` is the stdio front's side (`_fast_http.py` the HTTP front's).
 
 Only what the SDK path would answer the same way comes here. A call is taken when:
 
-- its `_meta` is exactly one a call the SDK path served on this connection carried (the same
-  protocol version, client and capabilities: the SDK accepted them), and that call's client
-  answers no questions (no sampling or elicitation declared: a downstream server's question
-  goes to the console's elicitor, or is refused, as on the SDK path), takes no tasks, and asked
-  for no progress (a progress token in `_meta` makes it differ);
-- it names a tool offered to that client, with an object of arguments, and nothing else;
+- its `_meta` is exactly one a call the SDK path served for the same requester carried (the
+  same protocol version, client and capabilities: the SDK accepted them), within the last
+  `REFRESH_SECS`, and that call's client answers no questions (no sampling or elicitation
+  declared: a downstream server's question goes to the console's elicitor, or is refused, as on
+  the SDK path), takes no tasks, and asked for no progress (a progress token in `_meta` makes it
+  differ);
+- it names a tool, with an object of arguments, and nothing else;
 - no trace is being recorded (a span per request is the SDK's).
 
-Everything else (and every other method) goes to the SDK path as before. Log messages a
-server sends during a taken call reach the client at its level, related to the call; a
-`notifications/cancelled` naming a taken call cancels it, and then, as on the SDK path, no
-answer is sent. When the client closes its input, taken calls still running are cancelled and
-answered `Connection closed`, as the SDK's path answers its own.
+Everything else (and every other method) goes to the SDK path as before. On stdio, log
+messages a server sends during a taken call reach the client at its level, related to the
+call; a `notifications/cancelled` naming a taken call cancels it, and then, as on the SDK path,
+no answer is sent; when the client closes its input, taken calls still running are cancelled
+and answered `Connection closed`, as the SDK's path answers its own.
 """
 
 from __future__ import annotations
