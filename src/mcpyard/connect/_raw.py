@@ -6,9 +6,10 @@ message), so once the session has sent a server one `tools/call`, later calls go
 JSON line carrying the same `_meta` (the protocol version, client and capabilities the session
 declared, with a progress token of their own), and their answers are picked off the pipe by id
 before the session would read them, each handed over in its line's turn (once the session has
-received what the server sent before it, so an answer never overtakes a log message). Everything else on the pipe (the server's requests, log
-messages, other answers) still goes to the session, so a server's questions during such a call
-reach whoever answers the call's questions, as before.
+received what the server sent before it, so an answer never overtakes a log message).
+Everything else on the pipe (the server's requests, log messages, other answers) still goes to
+the session, so a server's questions during such a call reach whoever answers the call's
+questions, as before.
 
 What comes back is read as the session reads it: a result is checked as a `CallToolResult`, and
 against the tool's output schema by the session's own check; an error is the server's error; a
