@@ -28,7 +28,7 @@ from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
 from mcpyard.org.services._oauth_tokens import ACCESS_PREFIX, caller_for_access_token
 from mcpyard.org.services._people import token_holder
-from mcpyard.org.store import BrowserSession, Member, revision_of, utcnow
+from mcpyard.org.store import BrowserSession, Member, reading, revision_of, utcnow
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]
 
@@ -149,7 +149,7 @@ class Authenticator:
                 Member.removed_at.is_(None),
             )
         )
-        async with self.db.begin() as session:
+        async with reading(self.db) as session:  # every page and live round asks: never queue behind a writer
             member = await session.scalar(query)
             revision = await revision_of(session, member.org_id) if member is not None else None
         return None if member is None else (_caller(member, revision), csrf)
