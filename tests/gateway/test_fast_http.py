@@ -163,17 +163,8 @@ async def test_gw1_a_handshake_era_sessions_repeated_calls_take_the_fast_path_wi
     home: Home,
 ) -> None:
     async with gateway(home) as front:
-        init = {
-            "jsonrpc": "2.0",
-            "id": 0,
-            "method": "initialize",
-            "params": {"protocolVersion": HANDSHAKE, "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}},
-        }
-        opened = await front.http.post(front.url, json=init, headers={"Accept": ACCEPT})
-        session = opened.headers["mcp-session-id"]
-        headers = {"Accept": ACCEPT, "mcp-session-id": session, "MCP-Protocol-Version": HANDSHAKE}
-        initialized = {"jsonrpc": "2.0", "method": "notifications/initialized"}
-        assert (await front.http.post(front.url, json=initialized, headers=headers)).status_code == 202
+        headers = await open_handshake_session(front)
+        session = headers["mcp-session-id"]
 
         async def post(request_id: int, name: str) -> httpx2.Response:
             return await front.http.post(front.url, json=call(request_id, name, {}, None), headers=headers)

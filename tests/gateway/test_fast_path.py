@@ -43,18 +43,17 @@ class Wire:
     def __init__(self, process: Process) -> None:
         assert process.stdin is not None
         assert process.stdout is not None
-        self._process = process
-        self._stdin = process.stdin
-        self._stdout = BufferedByteReceiveStream(process.stdout)
+        self.stdin = process.stdin
+        self.stdout = BufferedByteReceiveStream(process.stdout)
         self.seen: list[dict[str, Any]] = []
         """Every message read so far, in order."""
 
     async def send(self, message: dict[str, Any] | bytes) -> None:
         line = message if isinstance(message, bytes) else json.dumps(message).encode()
-        await self._stdin.send(line + b"\n")
+        await self.stdin.send(line + b"\n")
 
     async def close_input(self) -> None:
-        await self._stdin.aclose()
+        await self.stdin.aclose()
 
     async def call(self, request_id: Any, name: str, arguments: Any, meta: dict[str, Any] | None = None) -> None:
         params: dict[str, Any] = {"name": name, "arguments": arguments}
@@ -66,7 +65,7 @@ class Wire:
         """The response to `request_id` (messages read on the way are kept in `seen`)."""
         with anyio.fail_after(60):
             while True:
-                message: dict[str, Any] = json.loads(await self._stdout.receive_until(b"\n", LINE_LIMIT))
+                message: dict[str, Any] = json.loads(await self.stdout.receive_until(b"\n", LINE_LIMIT))
                 self.seen.append(message)
                 if "method" not in message and message.get("id") == request_id:
                     return message

@@ -54,7 +54,7 @@ __all__ = ["Face", "FastCalls", "FastPath", "Taken"]
 _log = logging.getLogger("mcpyard.gateway")
 
 Write = Callable[[bytes], Awaitable[None]]
-LogSink = Callable[[bytes], Awaitable[None]]
+"""Where serialized messages go: a front's writer, or a call's log messages."""
 SEEN = 64
 """Calls on their way through the SDK path whose `_meta` is kept, to arm the fast path once they run."""
 ARMED = 16
@@ -215,7 +215,7 @@ class FastPath:
             return None
         return Taken(armed, request_id, name, arguments, request)
 
-    async def answer(self, taken: Taken, log: LogSink | None = None) -> bytes:
+    async def answer(self, taken: Taken, log: Write | None = None) -> bytes:
         """Run the call (the face's pipeline) and serialize its response as the SDK's server would (an error
         response for a failure inside mcpyard, as the SDK's server answers a handler's exception).
 
@@ -228,7 +228,7 @@ class FastPath:
             _log.error("a tool call failed inside mcpyard\n%s", self._face.redact(traceback.format_exc()))
             return _error(taken.request_id, types.INTERNAL_ERROR, "the call failed inside mcpyard; please report it")
 
-    async def _answer(self, taken: Taken, log: LogSink | None) -> bytes:
+    async def _answer(self, taken: Taken, log: Write | None) -> bytes:
         face, armed = self._face, taken.armed.ctx
         # The armed call's context with this request's id and transport data: who asks is read from this request.
         request = taken.request if taken.request is not None else armed.request
@@ -349,7 +349,7 @@ class FastCalls:
             return  # the client left
 
 
-def _logging(face: Face, ctx: ServerRequestContext[Any], taken: Taken, log: LogSink) -> LogFn:
+def _logging(face: Face, ctx: ServerRequestContext[Any], taken: Taken, log: Write) -> LogFn:
     async def on_log(message: types.LoggingMessageNotificationParams) -> None:
         if message.level in taken.armed.log_levels and face.wants_log(ctx, message.level):
             params = message.model_dump(by_alias=True, mode="json", exclude_none=True)
