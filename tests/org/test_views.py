@@ -34,6 +34,8 @@ VIEWS: dict[str, Any] = {
     "pending": services.PendingRef,
     "running_approval": services.RunningRef,
     "parked": services.ParkedView,
+    "long_call": services.LongCallView,
+    "task_call": services.TaskCallView,
     "asking": services.AskingView,
     "running": services.RunningView,
     "approval": services.ApprovalView,

@@ -20,7 +20,14 @@ from mcpyard.connect._sendable import (
 from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
-from mcpyard.connect._tasks import TASKS_EXTENSION, noticing_tasks, poll_secs
+from mcpyard.connect._tasks import (
+    TASKS_EXTENSION,
+    MadeTask,
+    noticing_tasks,
+    poll_secs,
+    resumed_task,
+    resuming_task,
+)
 from mcpyard.connect._trace import split_trace_headers
 from mcpyard.connect._transports import ClientIdentity
 from mcpyard.connect._writer import MessageWriter
@@ -43,6 +50,7 @@ __all__ = [
     "InputFn",
     "InputRelay",
     "LogFn",
+    "MadeTask",
     "MemoryResolver",
     "MessageWriter",
     "ProgressFn",
@@ -65,6 +73,8 @@ __all__ = [
     "parse_message",
     "parse_remote_url",
     "poll_secs",
+    "resumed_task",
+    "resuming_task",
     "sendable_copy",
     "sendable_problem",
     "server_environment",

@@ -22,7 +22,7 @@ from mcpyard.connect._legacy_tasks import call_as_task, runs_as_task
 from mcpyard.connect._pipe import on_asyncio
 from mcpyard.connect._raw import RawCalls
 from mcpyard.connect._snapshot import ServerSnapshot, State
-from mcpyard.connect._tasks import reporting_progress
+from mcpyard.connect._tasks import reporting_progress, resume_task, resumed_task
 from mcpyard.connect._trace import tool_call_trace
 from mcpyard.errors import CallError, ServerError
 
@@ -239,7 +239,10 @@ class CallChannel:
     def _send(
         self, client: Client, tool: str, arguments: dict[str, Any], timeout_secs: float | None, progress: ProgressFnT
     ) -> Awaitable[types.CallToolResult]:
-        """The call itself: as a task of the 2025-11-25 protocol when a handshake-era server requires one (CALL-8)."""
+        """The call itself: as a task of the 2025-11-25 protocol when a handshake-era server requires one, or, when
+        resuming, the server's task followed (CALL-8)."""
+        if (task_id := resumed_task()) is not None:
+            return resume_task(client, tool, task_id)
         if runs_as_task(client, self._snapshot().tools, tool):
             return call_as_task(client, self.server_id, tool, arguments, timeout_secs=timeout_secs, progress=progress)
         if (raw := self.raw) is not None and raw.armed:

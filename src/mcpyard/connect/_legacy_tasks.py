@@ -42,6 +42,7 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS
 from mcpyard.connect._tasks import (
     CANCEL_SECS,
     MAX_STATUS_CHARS,
+    MadeTask,
     poll_secs,
     progress_report,
     task_made,
@@ -138,7 +139,7 @@ async def call_as_task(
     raw = await _send_call(client, {"name": tool, "arguments": arguments, "task": task}, progress)
     if "task" in raw:
         created = _Created.model_validate(raw, by_name=False).task
-        task_made()
+        task_made(MadeTask(created.task_id, "2025-11-25"))
         result = await _TaskRun(client.session, created).follow(server_id, tool, lifetime_secs(asked, created.ttl))
     else:  # the server ran the call plainly after all
         result = types.CallToolResult.model_validate(raw, by_name=False)

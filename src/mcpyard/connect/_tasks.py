@@ -13,7 +13,10 @@ such a call inside `Client.call_tool`, so to the rest of the host it is one call
   and the answers sent back with `tasks/update`;
 - `completed` gives the call's result (shaped like any other by the pipeline); `failed` is the
   server's error; `cancelled` an error result saying so;
-- a call that is given up (its timeout, a cancel, Ctrl-C) sends `tasks/cancel` on its way out.
+- a call that is given up (its timeout, a cancel, Ctrl-C) sends `tasks/cancel` on its way out, unless whoever
+  noticed the task detached it (`MadeTask.detach`: a service stopping hands the task to another process);
+- a call made `resuming_task(task_id)` sends nothing new: it follows a task an earlier call (of this process or of
+  another one that stopped) was answered with, to its result.
 """
 
 from __future__ import annotations
@@ -22,6 +25,7 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
+from dataclasses import dataclass
 from typing import Any, Final, Literal
 
 import anyio
@@ -36,11 +40,15 @@ __all__ = [
     "MIN_POLL_SECS",
     "TASKS_EXTENSION",
     "TASK_CALLS",
+    "MadeTask",
     "TaskCalls",
     "finish_task",
     "noticing_tasks",
     "progress_report",
     "reporting_progress",
+    "resume_task",
+    "resumed_task",
+    "resuming_task",
     "task_made",
 ]
 
@@ -58,7 +66,8 @@ MAX_STATUS_CHARS: Final = 300
 
 ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
 _PROGRESS: ContextVar[ProgressReport | None] = ContextVar("mcpyard_task_progress", default=None)
-_MADE: ContextVar[Callable[[], None] | None] = ContextVar("mcpyard_task_made", default=None)
+_MADE: ContextVar[tuple[Callable[[MadeTask], None], ...]] = ContextVar("mcpyard_task_made", default=())
+_RESUMED: ContextVar[str | None] = ContextVar("mcpyard_task_resumed", default=None)
 _INPUTS: TypeAdapter[types.InputRequests] = TypeAdapter(types.InputRequests)
 
 
@@ -72,15 +81,47 @@ def reporting_progress(report: ProgressReport | None) -> Iterator[None]:
         _PROGRESS.reset(token)
 
 
+@dataclass(eq=False, slots=True)
+class MadeTask:
+    """A task a server answered a call with, as those who notice it (`noticing_tasks`) see it."""
+
+    task_id: str
+    """The server's id for it: whoever holds it may read the task's result (keep it as a secret)."""
+    era: Literal["extension", "2025-11-25"]
+    """The tasks extension (any connection to the server may follow it), or the 2025-11-25 protocol's."""
+    detached: bool = False
+
+    def detach(self) -> None:
+        """Leave the task running on the server when the call ends unfinished (no `tasks/cancel`): another
+        process takes it over (`resuming_task`)."""
+        self.detached = True
+
+
 @contextlib.contextmanager
-def noticing_tasks(made: Callable[[], None]) -> Iterator[None]:
+def noticing_tasks(made: Callable[[MadeTask], None]) -> Iterator[None]:
     """Within this block, `made` is called when a server answers the call with a task, before it is polled
-    (a gateway then answers its own client with a task of its own)."""
-    token = _MADE.set(made)
+    (a gateway then answers its own client with a task of its own). Blocks nest: everyone noticing hears."""
+    token = _MADE.set((*_MADE.get(), made))
     try:
         yield
     finally:
         _MADE.reset(token)
+
+
+@contextlib.contextmanager
+def resuming_task(task_id: str) -> Iterator[None]:
+    """Within this block, a tool call sends nothing: it follows the server's task `task_id` (of the tasks
+    extension) to its result, as if the call had just been answered with it."""
+    token = _RESUMED.set(task_id)
+    try:
+        yield
+    finally:
+        _RESUMED.reset(token)
+
+
+def resumed_task() -> str | None:
+    """The task the call under way follows instead of calling (`resuming_task`), if any."""
+    return _RESUMED.get()
 
 
 def progress_report() -> ProgressReport | None:
@@ -88,10 +129,10 @@ def progress_report() -> ProgressReport | None:
     return _PROGRESS.get()
 
 
-def task_made() -> None:
+def task_made(made: MadeTask) -> None:
     """Tell whoever notices (`noticing_tasks`) that the call under way was answered with a task."""
-    if (made := _MADE.get()) is not None:
-        made()
+    for notice in _MADE.get():
+        notice(made)
 
 
 class CreatedTask(types.Result):
@@ -168,6 +209,12 @@ async def finish_task(client: Any, tool: str, handle: Any) -> types.CallToolResu
     return result
 
 
+async def resume_task(client: Any, tool: str, task_id: str) -> types.CallToolResult:
+    """Follow the server's task `task_id`, made for a call of `tool` earlier (here or by another process), to the
+    call's result; raises as `finish_task`."""
+    return await finish_task(client, tool, {"resultType": "task", "taskId": task_id, "status": "working"})
+
+
 async def _finish(created: CreatedTask, ctx: ClaimContext) -> types.CallToolResult:
     state = await _until_ended(created, ctx)
     if state.status == "completed":
@@ -188,7 +235,8 @@ async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
     task_id, status = created.task_id, created.status
     interval, polls = poll_secs(created.poll_interval_ms), 0
     report = progress_report()
-    task_made()
+    made = MadeTask(task_id, "extension")
+    task_made(made)
     answered: set[str] = set()
     try:
         while True:
@@ -206,7 +254,7 @@ async def _until_ended(created: CreatedTask, ctx: ClaimContext) -> _TaskState:
             elif status != "working":
                 break
     except BaseException:
-        if status not in TERMINAL:
+        if status not in TERMINAL and not made.detached:
             await _cancel(ctx, task_id)
         raise
     if status not in TERMINAL:

@@ -32,7 +32,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp
 
 from mcpyard import ToolInfo, __version__
-from mcpyard.connect import TASKS_EXTENSION, InputFn, InputRelay, LogFn, ProgressFn, noticing_tasks
+from mcpyard.connect import TASKS_EXTENSION, InputFn, InputRelay, LogFn, MadeTask, ProgressFn, noticing_tasks
 from mcpyard.gateway._context import (
     answerable,
     answers_in_rounds,
@@ -280,7 +280,7 @@ class ToolFace:
         task = self._tasks.new(ctx, trip)
         made = False
 
-        def on_made() -> None:
+        def on_made(_: MadeTask) -> None:
             nonlocal made
             made = True
             trip.wake()
@@ -302,7 +302,7 @@ class ToolFace:
         first: ServerRequestContext[Any],
         name: str,
         arguments: dict[str, Any],
-        on_made: Callable[[], None],
+        on_made: Callable[[MadeTask], None],
     ) -> None:
         async def on_progress(progress: float, total: float | None, message: str | None) -> None:
             del progress, total

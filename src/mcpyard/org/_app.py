@@ -59,9 +59,11 @@ from mcpyard.org.services import (
     WebhookSettings,
     approval_key,
     deliver_webhooks,
+    hand_on_tasks,
     no_one_to_ask,
     sweep,
     sweep_questions,
+    take_over_tasks,
 )
 from mcpyard.org.store import check_schema, listen, open_database, utcnow
 from mcpyard.org.turns import RateLimits, after_decision
@@ -158,12 +160,14 @@ def _page(status: int, title: str, text: str) -> HTMLResponse:
 
 
 async def _keep_sweeping(service: OrgService, every: float) -> None:
-    """Questions, approved runs and turns whose process stopped holding them end, on whichever replica looks first."""
+    """Questions, approved runs and turns whose process stopped holding them end, and long calls whose process stopped
+    holding them are taken over, on whichever replica looks first."""
     while True:
         await anyio.sleep(every)
         try:
             await sweep(service)
             await sweep_questions(service)
+            await take_over_tasks(service)
         except Exception as exc:  # the database is away for a moment: the next round tries again
             _log.warning("sweeping lapsed work failed (%s)", type(exc).__name__)
 
@@ -246,11 +250,13 @@ def org_app(settings: OrgSettings) -> Starlette:
                     await sweeping.start(listen, db.url, _Replicas(service))
                 await sweep(service)
                 await sweep_questions(service)
+                await take_over_tasks(service)
                 sweeping.start_soon(_keep_sweeping, service, settings.sweep_seconds)
                 sweeping.start_soon(deliver_webhooks, service, settings.webhooks)
                 try:
                     yield
                 finally:
+                    await hand_on_tasks(service)  # before the calls following them end: left running, not cancelled
                     sweeping.cancel_scope.cancel()
                     app.state.running = None
                     state.service = state.authenticate = None

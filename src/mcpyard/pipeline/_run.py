@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import clean_and_redact, clean_text
-from mcpyard.connect import sendable_copy
+from mcpyard.connect import resumed_task, sendable_copy
 from mcpyard.errors import CallError
 from mcpyard.ops import tracing
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
@@ -69,6 +69,9 @@ STAGES: tuple[Stage, ...] = (
     shape,
 )
 """Every call passes these, in this order, until one refuses it (CALL)."""
+RESUMED_STAGES: tuple[Stage, ...] = (resolve, dispatch, shape)
+"""A call made within `resuming_task(task_id)`: it follows a task an earlier call of the tool was answered with
+(here or in another process), decided when it was sent, shaped now like any (CALL-8)."""
 
 
 async def run(view: HostView, session: Session, request: CallRequest) -> CallResult:
@@ -90,7 +93,7 @@ async def _run(view: HostView, session: Session, request: CallRequest) -> CallRe
         found = checked if isinstance(checked, Refusal) else await built_in(view, session, request)
         return await _finish(view, session, call, found)
     outcome: Call | Refusal = call
-    for stage in STAGES:
+    for stage in STAGES if resumed_task() is None else RESUMED_STAGES:
         try:
             outcome = await stage(view, session, call)
         except CallError as exc:  # a stage's helper that raised instead of returning its refusal

@@ -36,6 +36,31 @@ _PENDING = obj(["id", "status"], id=STR, status={"const": "pending"})
 """An approval or a question that waits for a person."""
 _RUNNING_APPROVAL = obj(["id", "status"], id=STR, status={"const": "running"})
 _PARKED = obj(["approval"], approval=_PENDING)
+_LONG = obj(["call_id", "task"], call_id=STR, task=_RUNNING_APPROVAL)
+_TASK_CALL = obj(
+    [
+        "call_id",
+        "status",
+        "tool",
+        "server",
+        "message",
+        "member_id",
+        "turn_id",
+        "created_at",
+        "updated_at",
+        "finished_at",
+    ],
+    call_id=STR,
+    status=enum("running", "done"),
+    tool=STR,
+    server=STR,
+    message=STR,
+    member_id=STR,
+    turn_id=NSTR,
+    created_at=STR,
+    updated_at=STR,
+    finished_at=NSTR,
+)
 _ASKING = obj(["call_id", "question"], call_id=STR, question=_PENDING)
 _RUNNING = obj(["approval", "question"], approval=_RUNNING_APPROVAL, question={"oneOf": [{"type": "null"}, _PENDING]})
 _APPROVAL = obj(
@@ -93,6 +118,8 @@ BODIES = {
     "pending": _PENDING,
     "running_approval": _RUNNING_APPROVAL,
     "parked": _PARKED,
+    "long_call": _LONG,
+    "task_call": _TASK_CALL,
     "asking": _ASKING,
     "running": _RUNNING,
     "approval": _APPROVAL,
@@ -141,8 +168,10 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
             "200": ("the call's result", CALL_RESULT),
             "202": (
                 "parked for approval (the saved arguments run once it is approved), or running: its server "
-                "asked a question (the call goes on once it is answered; its result comes with the question)",
-                {"oneOf": [_PARKED, _ASKING]},
+                "asked a question (the call goes on once it is answered; its result comes with the question), or "
+                "a long call: its server answered with a task that did not end within 20 s (at once with "
+                "`Prefer: respond-async`); read its result once with `GET /api/v1/calls/{call_id}`",
+                {"oneOf": [_PARKED, _ASKING, _LONG]},
             ),
         },
         "400 401 403 413 422 429",
@@ -152,9 +181,51 @@ def _int(request: Request, name: str, default: int | None) -> int | None:
 async def call_tool(request: Request, caller: Caller) -> Response:
     body = await json_body(request, fields=CALL_FIELDS, opaque=("arguments",))
     outcome = await services.call_tool(
-        running(request).service, caller, body.get("tool"), body.get("arguments", {}), body.get("conversation")
+        running(request).service,
+        caller,
+        body.get("tool"),
+        body.get("arguments", {}),
+        body.get("conversation"),
+        respond_async=_prefers_async(request),
     )
     return answered(outcome)
+
+
+def _prefers_async(request: Request) -> bool:
+    """`Prefer: respond-async` (RFC 7240): a long call answers 202 as soon as its server made the task."""
+    said = ",".join(request.headers.getlist("prefer"))
+    return any(part.split(";")[0].strip().lower() == "respond-async" for part in said.split(","))
+
+
+@API.member(
+    "GET",
+    "/api/v1/calls",
+    op(
+        "Long calls (answered 202 with `task`) running, or ended with their result not read yet: a member's own; "
+        "owners and admins see every one",
+        {"200": ("the long calls, oldest first", array(_TASK_CALL))},
+        "401",
+    ),
+)
+async def list_long_calls(request: Request, caller: Caller) -> Response:
+    return JSONResponse(await services.list_task_calls(running(request).service, caller))
+
+
+@API.member(
+    "GET",
+    "/api/v1/calls/{call_id}",
+    op(
+        "A long call of the caller's: 202 while its task runs (on whichever replica follows it); once it ended, its "
+        "result, given once (a second read is 410 `already_read`)",
+        {
+            "200": ("the call's result", CALL_RESULT),
+            "202": ("still running: its latest status", _TASK_CALL),
+        },
+        "401 404 410",
+    ),
+)
+async def read_long_call(request: Request, caller: Caller) -> Response:
+    return answered(await services.read_task_call(running(request).service, caller, request.path_params["call_id"]))
 
 
 @API.member(

@@ -45,6 +45,7 @@ REASONS = {
     "403": "the caller's role may not do this (or a session's request without its CSRF token)",
     "404": "no such object in the caller's organization",
     "409": "in conflict with the object's state",
+    "410": "given once already",
     "429": "too many requests: wait the seconds `Retry-After` says",
     "413": "the body is over 1 MiB",
     "415": "the body is not sent as application/json",

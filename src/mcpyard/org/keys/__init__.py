@@ -13,7 +13,7 @@ from mcpyard.org.keys._passwords import (
     verify_password,
 )
 from mcpyard.org.keys._rotate import rotate_key
-from mcpyard.org.keys._seal import Sealer, model_key_context, webhook_secret_context
+from mcpyard.org.keys._seal import Sealer, model_key_context, task_id_context, webhook_secret_context
 from mcpyard.org.keys._tokens import looks_like_token, new_token, same_secret, token_hash
 
 __all__ = [
@@ -35,6 +35,7 @@ __all__ = [
     "rotate_key",
     "same_origin",
     "same_secret",
+    "task_id_context",
     "token_hash",
     "verify_password",
     "webhook_secret_context",

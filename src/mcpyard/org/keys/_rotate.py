@@ -14,8 +14,14 @@ from sqlalchemy.exc import SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.org.keys._keys import Keyring, KeySource, MemoryKeySource
-from mcpyard.org.keys._seal import Sealer, credential_context, model_key_context, webhook_secret_context
-from mcpyard.org.store import Credential, Database, ModelSetting, Question, Webhook, database_error
+from mcpyard.org.keys._seal import (
+    Sealer,
+    credential_context,
+    model_key_context,
+    task_id_context,
+    webhook_secret_context,
+)
+from mcpyard.org.store import Credential, Database, ModelSetting, Question, TaskCall, Webhook, database_error
 
 __all__ = ["Rotation", "key_ids_in_use", "reseal_all", "rotate_key"]
 
@@ -69,7 +75,8 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
 
 
 async def _reseal_webhooks(session: AsyncSession, sealer: Sealer, current: str) -> int:
-    """Re-seal the webhooks' shared secrets not sealed with `current` (in the rotation's transaction); how many."""
+    """Re-seal the webhooks' shared secrets and the running long calls' task ids not sealed with `current` (in the
+    rotation's transaction); how many."""
     count = 0
     for webhook in await session.scalars(select(Webhook).order_by(Webhook.id).with_for_update()):
         if webhook.key_id == current:
@@ -77,6 +84,14 @@ async def _reseal_webhooks(session: AsyncSession, sealer: Sealer, current: str) 
         context = webhook_secret_context(webhook.org_id, webhook.id)
         secret = sealer.unseal(webhook.key_id, webhook.sealed_secret, context=context, what="a webhook's secret")
         webhook.key_id, webhook.sealed_secret = sealer.seal(secret, context=context)
+        count += 1
+    running = select(TaskCall).where(TaskCall.status == "running").order_by(TaskCall.id).with_for_update()
+    for task in await session.scalars(running):  # a long call's task id, until its call ends
+        if task.key_id == current:
+            continue
+        context = task_id_context(task.org_id, task.id)
+        task_id = sealer.unseal(task.key_id, task.sealed_task, context=context, what="a server's task id")
+        task.key_id, task.sealed_task = sealer.seal(task_id, context=context)
         count += 1
     return count
 
@@ -90,7 +105,8 @@ async def key_ids_in_use(db: Database) -> set[str]:
             # An answer waiting sealed for its call (seconds at most) keeps its key until it is taken.
             answers = await session.scalars(select(Question.key_id).where(Question.key_id.is_not(None)))
             webhooks = await session.scalars(select(Webhook.key_id).distinct())
-            return used | set(webhooks) | {key for key in [*models, *answers] if key is not None}
+            tasks = await session.scalars(select(TaskCall.key_id).where(TaskCall.status == "running").distinct())
+            return used | set(webhooks) | set(tasks) | {key for key in [*models, *answers] if key is not None}
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="read") from None
 

@@ -22,7 +22,14 @@ from mcpyard.org.store import new_id
 if TYPE_CHECKING:
     from mcpyard.org.store import Credential, ModelSetting
 
-__all__ = ["SEALED_VERSION", "Sealer", "credential_context", "model_key_context", "webhook_secret_context"]
+__all__ = [
+    "SEALED_VERSION",
+    "Sealer",
+    "credential_context",
+    "model_key_context",
+    "task_id_context",
+    "webhook_secret_context",
+]
 
 SEALED_VERSION = 1
 _NONCE_BYTES = 12
@@ -40,6 +47,11 @@ def credential_context(credential: Credential, key_id: str) -> bytes:
 def model_key_context(setting: ModelSetting) -> bytes:
     """What the organization's model key is bound to: its row and organization (moved elsewhere, it does not open)."""
     return f"mcpyard model key|{setting.org_id}|{setting.id}".encode()
+
+
+def task_id_context(org_id: str, call_id: str) -> bytes:
+    """What a server's task id is bound to: its long call's row and organization (moved elsewhere, it does not open)."""
+    return f"mcpyard task id|{org_id}|{call_id}".encode()
 
 
 def webhook_secret_context(org_id: str, webhook_id: str) -> bytes:

@@ -11,7 +11,7 @@ from mcpyard.org.services._answers import (
 )
 from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_from_json, result_json
-from mcpyard.org.services._calls import TurnCalls, org_call
+from mcpyard.org.services._calls import TurnCalls, org_call, take_over_tasks
 from mcpyard.org.services._events import audit, clear_alert, list_alerts, list_audit, raise_alert
 from mcpyard.org.services._inbox import Inbox, approve, decline, list_approvals
 from mcpyard.org.services._leases import held_until, holding, sweep
@@ -68,6 +68,13 @@ from mcpyard.org.services._service import (
     OrgService,
     approval_key,
 )
+from mcpyard.org.services._task_calls import (
+    TASK_WAIT_SECONDS,
+    AlreadyRead,
+    hand_on_tasks,
+    list_task_calls,
+    read_task_call,
+)
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 from mcpyard.org.services._tool_search import (
     MAX_TOKEN_BUDGET,
@@ -95,6 +102,7 @@ from mcpyard.org.services._views import (
     EditedServerView,
     GrantView,
     LimitsView,
+    LongCallView,
     MemberIdentityView,
     MemberView,
     ParkedView,
@@ -104,6 +112,7 @@ from mcpyard.org.services._views import (
     RunningView,
     SelectionView,
     ServerView,
+    TaskCallView,
     TokenView,
     ToolDetailView,
     ToolSearchView,
@@ -149,10 +158,12 @@ __all__ = [
     "QUESTION_SECONDS",
     "QUESTION_STATES",
     "REFRESH_SECONDS",
+    "TASK_WAIT_SECONDS",
     "TOOL_SEARCH_FIELDS",
     "WAKE_WEBHOOKS",
     "WEBHOOK_FIELDS",
     "AlertView",
+    "AlreadyRead",
     "ApprovalView",
     "ApprovedBody",
     "Asker",
@@ -173,6 +184,7 @@ __all__ = [
     "Issued",
     "LimitReached",
     "LimitsView",
+    "LongCallView",
     "MemberIdentityView",
     "MemberView",
     "ModelFactory",
@@ -187,6 +199,7 @@ __all__ = [
     "ServerView",
     "SessionSigner",
     "SignInLimits",
+    "TaskCallView",
     "TokenView",
     "TooManySignIns",
     "ToolDetailView",
@@ -224,6 +237,7 @@ __all__ = [
     "get_server",
     "get_tool",
     "get_tool_search",
+    "hand_on_tasks",
     "held_until",
     "holding",
     "init_organization",
@@ -239,6 +253,7 @@ __all__ = [
     "list_members",
     "list_questions",
     "list_servers",
+    "list_task_calls",
     "list_tokens",
     "list_tools",
     "list_webhooks",
@@ -251,6 +266,7 @@ __all__ = [
     "queue_event",
     "raise_alert",
     "read_result",
+    "read_task_call",
     "refresh_server",
     "register_server",
     "remove_member",
@@ -265,6 +281,7 @@ __all__ = [
     "sign",
     "sweep",
     "sweep_questions",
+    "take_over_tasks",
     "tool_search_of",
     "until_done_or_asked",
     "update_server",

@@ -2,13 +2,19 @@
 
 from __future__ import annotations
 
+import contextlib
+import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.agent import HostFacade, TurnClock, current_turn_clock
+from mcpyard.connect import noticing_tasks, resuming_task
 from mcpyard.org.hosts import call_tags
+from mcpyard.org.services._call_results import result_json
 from mcpyard.org.services._questions import Asker, OrgElicitor
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._task_calls import TaskKeeper, lapsed_tasks
+from mcpyard.org.store import TaskCall, new_id
 from mcpyard.pipeline import CallResult
 
 if TYPE_CHECKING:
@@ -16,7 +22,7 @@ if TYPE_CHECKING:
     from mcpyard.connect import InputRelay, LogFn, ProgressFn
     from mcpyard.policy import Approver
 
-__all__ = ["TurnCalls", "org_call"]
+__all__ = ["TurnCalls", "org_call", "take_over_tasks"]
 
 
 async def org_call(
@@ -34,21 +40,67 @@ async def org_call(
     on_input: InputRelay | None = None,
     on_progress: ProgressFn | None = None,
     on_log: LogFn | None = None,
+    resumes: str | None = None,
 ) -> CallResult:
     """Run one call on an organization's host: its servers' questions go to `asker` (none: to `on_input`, a client
     that answers them itself; neither: no one is asked, the host's own elicitor refuses them), and its record
-    carries `tags` (`call_tags`: its id, its turn; `client`: the MCP client that made it)."""
-    return await host.call(
-        name,
-        arguments,
-        conversation=conversation,
-        approver=approver,
-        definition_hash=definition_hash,
-        on_input=asker.relay() if asker is not None else on_input,
-        elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
-        tags=tags,
-        on_progress=on_progress,
-        on_log=on_log,
+    carries `tags` (`call_tags`: its id, its turn; `client`: the MCP client that made it).
+
+    A member's call (or a call of a member's turn) whose server answers with a task is kept in the database while
+    it runs (`TaskKeeper`); `resumes`: the server's task id of such a call taken over from a replica that stopped,
+    followed to its result instead of sending the call again."""
+    keeper = None
+    if asker is not None and asker.member_id is not None and asker.refusal is None:
+        known = host.view.known.get(name)
+        call_id = tags.get("call_id") or asker.call_id or new_id()
+        keeper = TaskKeeper(
+            svc, asker, name, known[0] if known else "", conversation or "", call_id, resumed=resumes is not None
+        )
+    with (
+        noticing_tasks(keeper.notice) if keeper is not None else contextlib.nullcontext(),
+        resuming_task(resumes) if resumes is not None else contextlib.nullcontext(),
+    ):
+        async with keeper.keeping() if keeper is not None else contextlib.nullcontext():
+            result = await host.call(
+                name,
+                arguments,
+                conversation=conversation,
+                approver=approver,
+                definition_hash=definition_hash,
+                on_input=asker.relay() if asker is not None else on_input,
+                elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
+                tags=tags,
+                on_progress=on_progress or (keeper.progress if keeper is not None else None),
+                on_log=on_log,
+            )
+    if keeper is not None:
+        await keeper.finish(result_json(result, keeper.call_id))
+    return result
+
+
+async def take_over_tasks(svc: OrgService) -> int:
+    """Follow, in the background, the long calls whose replica stopped holding them, to their results; how many."""
+    taken = await lapsed_tasks(svc)
+    for row, task_id in taken:
+        svc.hosts.spawn(functools.partial(_follow, svc, row, task_id), "a long call taken over")
+    return len(taken)
+
+
+async def _follow(svc: OrgService, row: TaskCall, task_id: str) -> None:
+    """A long call taken over: the same task followed on this replica's connection, its result kept for its member;
+    its server's questions go to that member's inbox."""
+    opened = await svc.hosts.current(row.org_id)
+    asker = Asker(row.org_id, row.member_id, turn_id=row.turn_id, call_id=row.id)
+    await org_call(
+        svc,
+        opened.host,
+        row.tool,
+        {},
+        conversation=row.conversation,
+        approver=None,
+        asker=asker,
+        tags=call_tags(call_id=row.id, turn_id=row.turn_id),
+        resumes=task_id,
     )
 
 

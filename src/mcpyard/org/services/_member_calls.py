@@ -20,6 +20,7 @@ from mcpyard.org.services._inbox import Inbox
 from mcpyard.org.services._limits import caller_subjects, charge
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._task_calls import TASK_WAIT_SECONDS, mark_given
 from mcpyard.org.services._views import CallBody, CallResultView
 from mcpyard.org.store import Question, RegisteredServer, new_id
 from mcpyard.pipeline import READ_RESULT, CallResult
@@ -47,10 +48,18 @@ async def _deleted_owner(session: AsyncSession, org_id: str, name: str) -> str |
 
 
 async def call_tool(
-    svc: OrgService, caller: Caller, name: object, arguments: object, conversation: object = None
+    svc: OrgService,
+    caller: Caller,
+    name: object,
+    arguments: object,
+    conversation: object = None,
+    *,
+    respond_async: bool = False,
 ) -> Outcome[CallBody]:
-    """Run a tool for a member: the `CallResult` (refusals too), or, still going on, the parked approval or the
-    question its server asked (the call goes on once it is answered; its result then comes with the question).
+    """Run a tool for a member: the `CallResult` (refusals too), or, still going on, the parked approval, the
+    question its server asked (the call goes on once it is answered; its result then comes with the question), or
+    a long call: its server answered with a task that did not end within `TASK_WAIT_SECONDS` (at once with
+    `respond_async`); its result is read once with `read_task_call`.
 
     `arguments` must be a JSON object (a request that leaves them out gives `{}`), `conversation` a short name.
 
@@ -69,6 +78,7 @@ async def call_tool(
     inbox = Inbox(svc, caller, name, arguments, key)
     call_id = new_id()
     asker = Asker(caller.org_id, caller.member_id, call_id=call_id)
+    asker.task_wait = 0.0 if respond_async else TASK_WAIT_SECONDS
 
     async def run() -> Outcome[CallResultView]:
         result = await org_call(
@@ -88,10 +98,14 @@ async def call_tool(
         return answer
 
     ended, answer = await until_done_or_asked(svc, asker, run, "a call waiting for an answer")
-    if not ended:
+    if not ended and asker.question_ids:
         return Outcome(
             {"call_id": call_id, "question": {"id": asker.question_ids[0], "status": "pending"}}, waiting=True
         )
+    if not ended:  # a long call: its task goes on (on whichever replica holds it); its result is read once
+        return Outcome({"call_id": call_id, "task": {"id": call_id, "status": "running"}}, waiting=True)
+    if asker.tasked:  # its result is in this answer: not kept for another read
+        await mark_given(svc, call_id)
     if inbox.approval_id is not None:
         return Outcome({"approval": {"id": inbox.approval_id, "status": "pending"}}, waiting=True)
     if answer is None:

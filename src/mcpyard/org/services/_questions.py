@@ -73,6 +73,11 @@ class Asker:
     settled: anyio.Event = field(default_factory=anyio.Event)
     """Set once a question is parked or the work `until_done_or_asked` runs has ended, whichever comes first."""
     question_ids: list[str] = field(default_factory=list)
+    tasked: bool = False
+    """Set once the call's server answered with a task this process keeps in the database (a long call)."""
+    task_wait: float | None = None
+    """A member's own call: how long its request waits for a long call's task to end before `settled` is set (the
+    request answers 202 with the call's id). None: the request waits for the call's end (a turn's calls)."""
     audience: str = field(default_factory=lambda: f"asker:{new_id()}")
     """Its calls' audience: a handshake-era question that could belong to another asker's call goes to neither."""
 

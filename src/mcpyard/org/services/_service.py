@@ -14,7 +14,7 @@ from mcpyard.org.hosts import OrgHosts
 from mcpyard.org.store import Credential, utcnow
 
 if TYPE_CHECKING:
-    from mcpyard.connect import EgressGuard
+    from mcpyard.connect import EgressGuard, MadeTask
     from mcpyard.model import Model
 
 __all__ = [
@@ -22,6 +22,7 @@ __all__ = [
     "HOLD_SECONDS",
     "QUESTION_SECONDS",
     "CredentialSealer",
+    "KeptTasks",
     "ModelFactory",
     "OrgService",
     "UrlCheck",
@@ -91,6 +92,26 @@ class Wakeups:
         self._events.pop(question_id, None)
 
 
+class KeptTasks:
+    """The servers' tasks this process follows for long calls kept in the database, by call id: when it stops, it
+    leaves them running on their servers for another replica to take over (`MadeTask.detach`)."""
+
+    def __init__(self) -> None:
+        self._tasks: dict[str, MadeTask] = {}
+
+    def add(self, call_id: str, made: MadeTask) -> None:
+        self._tasks[call_id] = made
+
+    def remove(self, call_id: str) -> None:
+        self._tasks.pop(call_id, None)
+
+    def detach_all(self) -> list[str]:
+        """Detach every task followed here; the calls' ids."""
+        for made in self._tasks.values():
+            made.detach()
+        return list(self._tasks)
+
+
 @dataclass(frozen=True, slots=True)
 class OrgService:
     """The service's parts, built once at start and passed to every service function."""
@@ -110,6 +131,8 @@ class OrgService:
     hold_seconds: float = HOLD_SECONDS
     """How far ahead this process holds the runs and turns it runs (a dead replica's end that long after)."""
     wakeups: Wakeups = field(default_factory=Wakeups)
+    kept: KeptTasks = field(default_factory=KeptTasks)
+    """The long calls' tasks this process follows (`TaskCall`)."""
     decided: Decided | None = None
     """Awaited by approving (once the run ended) and declining: a turn parked on the approval goes on."""
     clock: Callable[[], datetime] = utcnow

@@ -25,6 +25,7 @@ __all__ = [
     "EditedServerView",
     "GrantView",
     "LimitsView",
+    "LongCallView",
     "MemberIdentityView",
     "MemberView",
     "ParkedView",
@@ -34,6 +35,7 @@ __all__ = [
     "RunningView",
     "SelectionView",
     "ServerView",
+    "TaskCallView",
     "TokenView",
     "ToolDetailView",
     "ToolSearchView",
@@ -136,7 +138,7 @@ class PendingRef(TypedDict):
 
 
 class RunningRef(TypedDict):
-    """An approval claimed, its call running."""
+    """An approval claimed, its call running; or a long call running (its server's task not ended yet)."""
 
     id: str
     status: Literal["running"]
@@ -165,9 +167,34 @@ class RunningView(TypedDict):
     question: PendingRef | None
 
 
+@final
+class LongCallView(TypedDict):
+    """A call whose server answered with a task still running: its result is read once, by the call's id."""
+
+    call_id: str
+    task: RunningRef
+
+
+class TaskCallView(TypedDict):
+    """A long call as listed (never its result): running, or ended with its result not read yet."""
+
+    call_id: str
+    status: Literal["running", "done"]
+    tool: str
+    server: str
+    message: str
+    """The task's latest status message."""
+    member_id: str
+    turn_id: str | None
+    created_at: str
+    updated_at: str
+    finished_at: str | None
+
+
 # The members of these unions are `@final`: a key only one of them has (`"ok" in body`) tells them apart.
-CallBody = CallResultView | ParkedView | AskingView
-"""What a member's call answers: its result, or, still going on, the approval or the question it waits for."""
+CallBody = CallResultView | ParkedView | AskingView | LongCallView
+"""What a member's call answers: its result, or, still going on, the approval or the question it waits for, or
+the long call's id."""
 ApprovedBody = CallResultView | RunningView
 """What approving answers: the result of the one run, or, still going on, the question its server asked."""
 

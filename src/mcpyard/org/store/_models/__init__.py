@@ -23,6 +23,7 @@ from mcpyard.org.store._models._oauth import (
 from mcpyard.org.store._models._people import ROLES, ApiToken, BrowserSession, Member, Organization, Role, is_role
 from mcpyard.org.store._models._questions import Question, QuestionMode, QuestionStatus
 from mcpyard.org.store._models._servers import Credential, Listed, Policy, RegisteredServer, ServerState, Tool
+from mcpyard.org.store._models._tasks import TaskCall, TaskCallStatus
 from mcpyard.org.store._models._turns import (
     Assistant,
     Conversation,
@@ -74,6 +75,8 @@ __all__ = [
     "Role",
     "ServerState",
     "StoredResult",
+    "TaskCall",
+    "TaskCallStatus",
     "Teammate",
     "TeammateServer",
     "TokenKind",

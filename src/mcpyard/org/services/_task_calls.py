@@ -1,0 +1,301 @@
+"""Long calls kept in the database: a call whose server answers with a task outlives its replica (CALL-8, ORG-9).
+
+When a member's call (or a call of a member's turn) is answered with a task of the tasks
+extension, the replica running it writes a row (`TaskCall`): the server's task id sealed to it, a
+lease renewed while the replica follows the task, the task's latest status. A replica that stops
+leaves its tasks running on their servers and lets their leases lapse at once; one that dies stops
+renewing them. Either way any replica's sweep takes the task over (`take_over_tasks`) and follows
+it to its result with the same id: the call is never sent twice. The result waits in the row until
+the member who started the call reads it, once (`read_task_call`); then it is erased.
+
+A member's request waits `TASK_WAIT_SECONDS` for a task to end (no wait with `Prefer:
+respond-async`), then answers 202 with the call's id. A 2025-11-25 task is bound to the connection
+that made it (that protocol's rule): it is not kept, and ends with its replica like any call.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import AsyncIterator
+from datetime import UTC, datetime
+from typing import Any, Final, cast
+
+import anyio
+from sqlalchemy import or_, select, update
+from sqlalchemy.ext.asyncio import AsyncSession
+
+from mcpyard.connect import MadeTask
+from mcpyard.errors import ConfigError, ServiceError
+from mcpyard.org._caller import Caller, not_found
+from mcpyard.org.keys import task_id_context
+from mcpyard.org.services._call_results import Outcome, result_json
+from mcpyard.org.services._leases import held_until
+from mcpyard.org.services._questions import Asker
+from mcpyard.org.services._service import OrgService
+from mcpyard.org.services._views import CallResultView, TaskCallView
+from mcpyard.org.store import TaskCall, utcnow
+from mcpyard.pipeline import CallResult
+
+__all__ = [
+    "TASK_WAIT_SECONDS",
+    "AlreadyRead",
+    "TaskKeeper",
+    "hand_on_tasks",
+    "lapsed_tasks",
+    "list_task_calls",
+    "mark_given",
+    "read_task_call",
+    "task_call_json",
+]
+
+TASK_WAIT_SECONDS: Final = 20.0
+"""How long a member's request waits for its call's task to end before it answers 202 with the call's id."""
+MAX_MESSAGE: Final = 300
+TAKE_AT_ONCE: Final = 16
+"""Lapsed tasks one sweep takes over; the next sweep takes more."""
+_log = logging.getLogger("mcpyard.org")
+
+
+class AlreadyRead(ServiceError):
+    """The long call's result was given once already."""
+
+    status = 410
+
+
+class TaskKeeper:
+    """One call's task, kept in the database while this process follows it: the row written when the server answers
+    with a task (`notice`), its lease and status renewed, its result written when the call ends (`finish`)."""
+
+    def __init__(
+        self, svc: OrgService, asker: Asker, tool: str, server: str, conversation: str, call_id: str, *, resumed: bool
+    ) -> None:
+        self._svc, self._asker = svc, asker
+        self._tool, self._server, self._conversation, self.call_id = tool, server, conversation, call_id
+        self.kept = resumed
+        """Whether the call's row is written (a call taken over has one already)."""
+        self._made: MadeTask | None = None
+        self._noticed = anyio.Event()
+        self._message = ""
+        self._said = ""
+
+    def notice(self, made: MadeTask) -> None:
+        """The call was answered with a task (`noticing_tasks`): only an extension's task outlives this process."""
+        if made.era == "extension" and self._made is None:
+            self._made = made
+            self._noticed.set()
+
+    async def progress(self, progress: float, total: float | None, message: str | None) -> None:
+        """The task's latest status (already cleaned and redacted by the pipeline), written at the next renewal."""
+        del progress, total
+        if message:
+            self._message = message[:MAX_MESSAGE]
+
+    @contextlib.asynccontextmanager
+    async def keeping(self) -> AsyncIterator[None]:
+        """While the call runs: once its task is noticed, its row is written and held."""
+        async with anyio.create_task_group() as tg:
+            tg.start_soon(self._hold)
+            try:
+                yield
+            finally:
+                tg.cancel_scope.cancel()
+
+    async def _hold(self) -> None:
+        await self._noticed.wait()
+        svc, made = self._svc, self._made
+        assert made is not None
+        svc.kept.add(self.call_id, made)
+        try:
+            if not self.kept:
+                await self._write(made.task_id)
+                self.kept = True
+            self._asker.tasked = True
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(self._answer_later)
+                while True:
+                    await anyio.sleep(svc.hold_seconds / 3)
+                    await self._renew()
+        finally:
+            svc.kept.remove(self.call_id)
+
+    async def _answer_later(self) -> None:
+        """The member's request answers 202 once the task ran this long (at once with `Prefer: respond-async`)."""
+        if (wait := self._asker.task_wait) is not None:
+            await anyio.sleep(wait)
+            self._asker.settled.set()
+
+    async def _write(self, task_id: str) -> None:
+        svc, asker = self._svc, self._asker
+        assert asker.member_id is not None
+        key_id, sealed = svc.sealer.seal(task_id, context=task_id_context(asker.org_id, self.call_id))
+        async with svc.db.begin() as session:
+            session.add(
+                TaskCall(
+                    id=self.call_id,
+                    org_id=asker.org_id,
+                    member_id=asker.member_id,
+                    conversation=self._conversation,
+                    turn_id=asker.turn_id,
+                    tool=self._tool,
+                    server=self._server,
+                    key_id=key_id,
+                    sealed_task=sealed,
+                    status="running",
+                    held_until=held_until(svc),
+                )
+            )
+
+    async def _renew(self) -> None:
+        values: dict[str, Any] = {"held_until": held_until(self._svc)}
+        if self._message != self._said:
+            values |= {"message": self._message, "updated_at": utcnow()}
+        try:
+            async with self._svc.db.begin() as session:
+                await session.execute(
+                    update(TaskCall).where(TaskCall.id == self.call_id, TaskCall.status == "running").values(**values)
+                )
+            self._said = self._message
+        except Exception as exc:  # the database is away for a moment: the lease has time left
+            _log.warning("renewing a long call's lease failed (%s)", type(exc).__name__)
+
+    async def finish(self, body: CallResultView) -> None:
+        """The call ended: its result waits in the row for its member; the server's task id is erased."""
+        if self.kept:
+            async with self._svc.db.begin() as session:
+                await _end(session, self.call_id, body)
+
+
+async def _end(session: AsyncSession, call_id: str, body: CallResultView) -> None:
+    now = utcnow()
+    await session.execute(
+        update(TaskCall)
+        .where(TaskCall.id == call_id, TaskCall.status == "running")
+        .values(
+            status="done",
+            result=dict(body),
+            finished_at=now,
+            updated_at=now,
+            held_until=None,
+            key_id="",
+            sealed_task=b"",
+        )
+    )
+
+
+async def mark_given(svc: OrgService, call_id: str) -> dict[str, Any] | None:
+    """`done` → `read`, the result erased; the result when this read was the one that took it."""
+    async with svc.db.begin() as session:
+        taken: dict[str, Any] | None = await session.scalar(
+            update(TaskCall)
+            .where(TaskCall.id == call_id, TaskCall.status == "done")
+            .values(status="read", result=None, read_at=utcnow())
+            .returning(TaskCall.result)
+        )
+    return taken
+
+
+async def hand_on_tasks(svc: OrgService) -> int:
+    """This process stops: its tasks stay running on their servers, and their leases end now, so another replica (or
+    this one, started again) takes them over at its next sweep; how many."""
+    call_ids = svc.kept.detach_all()
+    if not call_ids:
+        return 0
+    with anyio.CancelScope(shield=True), anyio.move_on_after(5):
+        async with svc.db.begin() as session:
+            await session.execute(
+                update(TaskCall)
+                .where(TaskCall.id.in_(call_ids), TaskCall.status == "running")
+                .values(held_until=utcnow())
+            )
+    return len(call_ids)
+
+
+async def lapsed_tasks(svc: OrgService) -> list[tuple[TaskCall, str]]:
+    """Claim the running tasks whose replica stopped holding them (one replica wins each): the rows and the servers'
+    task ids, for this process to follow."""
+    now = utcnow()
+    async with svc.db.begin() as session:
+        lapsed = list(
+            await session.scalars(
+                select(TaskCall.id)
+                .where(TaskCall.status == "running", or_(TaskCall.held_until.is_(None), TaskCall.held_until < now))
+                .limit(TAKE_AT_ONCE)
+            )
+        )
+    taken: list[tuple[TaskCall, str]] = []
+    for call_id in lapsed:
+        async with svc.db.begin() as session:
+            row = await session.scalar(
+                update(TaskCall)
+                .where(
+                    TaskCall.id == call_id,
+                    TaskCall.status == "running",
+                    or_(TaskCall.held_until.is_(None), TaskCall.held_until < now),
+                )
+                .values(held_until=held_until(svc))
+                .returning(TaskCall)
+            )
+            if row is None:
+                continue  # another replica took it first
+            context = task_id_context(row.org_id, row.id)
+            try:
+                task_id = svc.sealer.unseal(row.key_id, row.sealed_task, context=context, what="a server's task id")
+            except ConfigError as exc:  # its key is gone: the call ends, saying so, instead of lapsing for ever
+                lost = CallResult.refusal("task_lost", f"{exc.message}; call {row.tool} again", tool=row.tool)
+                await _end(session, row.id, result_json(lost, row.id))
+                continue
+            taken.append((row, task_id))
+    return taken
+
+
+def _at(moment: datetime | None) -> str | None:
+    return moment.astimezone(UTC).isoformat() if moment is not None else None
+
+
+def task_call_json(row: TaskCall) -> TaskCallView:
+    """A long call as the API lists it: never its result nor its server's task id."""
+    return {
+        "call_id": row.id,
+        "status": "running" if row.status == "running" else "done",
+        "tool": row.tool,
+        "server": row.server,
+        "message": row.message,
+        "member_id": row.member_id,
+        "turn_id": row.turn_id,
+        "created_at": _at(row.created_at) or "",
+        "updated_at": _at(row.updated_at) or "",
+        "finished_at": _at(row.finished_at),
+    }
+
+
+async def list_task_calls(svc: OrgService, caller: Caller, *, turn_id: str | None = None) -> list[TaskCallView]:
+    """Long calls still running or with a result not read yet, oldest first: a member's own; owners and admins see
+    every one (only the member who started a call reads its result)."""
+    query = select(TaskCall).where(TaskCall.org_id == caller.org_id, TaskCall.status != "read")
+    if not caller.is_admin:
+        query = query.where(TaskCall.member_id == caller.member_id)
+    if turn_id is not None:
+        query = query.where(TaskCall.turn_id == turn_id)
+    async with svc.db.begin() as session:
+        return [task_call_json(row) for row in await session.scalars(query.order_by(TaskCall.created_at))]
+
+
+async def read_task_call(svc: OrgService, caller: Caller, call_id: str) -> Outcome[TaskCallView | CallResultView]:
+    """A long call of the caller's: still running (202, its status), or its result, given once (then 410)."""
+    async with svc.db.begin() as session:
+        row = await session.scalar(
+            select(TaskCall).where(
+                TaskCall.id == call_id, TaskCall.org_id == caller.org_id, TaskCall.member_id == caller.member_id
+            )
+        )
+    if row is None:
+        raise not_found("long call")  # another member's is not theirs to see: the same answer
+    if row.status == "running":
+        return Outcome(task_call_json(row), waiting=True)
+    taken = await mark_given(svc, call_id)
+    if taken is None:
+        raise AlreadyRead(
+            "already_read", f"the result of call {call_id} was read already: a long call's result is given once"
+        )
+    return Outcome(cast("CallResultView", taken))
