@@ -18,6 +18,7 @@ so the server keeps no work running between requests:
 - `nosy()`: asks a hundred new questions on every poll, for ever (a hostile server).
 - `cancelled()`: the ids of the tasks cancelled so far (a plain tool), to prove a cancel arrived.
 - `routed_names()`: over streamable HTTP, the `Mcp-Name` header each `tasks/*` request came with.
+- `made()`: how many tasks each tool made so far (a call sent twice makes two).
 - `polls()`: polls so far over every task, and the shortest gap between two polls of one task.
 
 Every task asks to be polled every `POLL_MS` milliseconds.
@@ -226,6 +227,13 @@ def build_server(routed: list[str] | None = None) -> MCPServer:
         ]
         count = sum(len(task.polls) for task in tools.tasks.values())
         return json.dumps({"polls": count, "shortest_gap": min(gaps) if gaps else None})
+
+    @server.tool(description="How many tasks each tool made so far.")
+    def made() -> str:
+        counts: dict[str, int] = {}
+        for task in tools.tasks.values():
+            counts[task.tool] = counts.get(task.tool, 0) + 1
+        return json.dumps(counts)
 
     @server.tool(description="The Mcp-Name header of each tasks/* request so far (streamable HTTP only).")
     def routed_names() -> str:

@@ -184,15 +184,19 @@ async def _end(session: AsyncSession, call_id: str, body: CallResultView) -> Non
 
 
 async def mark_given(svc: OrgService, call_id: str) -> dict[str, Any] | None:
-    """`done` → `read`, the result erased; the result when this read was the one that took it."""
+    """`done` → `read`, the result erased from the row; the result, when this read is the one that took it."""
     async with svc.db.begin() as session:
-        taken: dict[str, Any] | None = await session.scalar(
+        result: dict[str, Any] | None = await session.scalar(
+            select(TaskCall.result).where(TaskCall.id == call_id, TaskCall.status == "done")
+        )
+        if result is None:
+            return None
+        taken = await session.execute(
             update(TaskCall)
             .where(TaskCall.id == call_id, TaskCall.status == "done")
             .values(status="read", result=None, read_at=utcnow())
-            .returning(TaskCall.result)
         )
-    return taken
+    return result if getattr(taken, "rowcount", 0) == 1 else None  # else another read took it first
 
 
 async def hand_on_tasks(svc: OrgService) -> int:

@@ -1,0 +1,210 @@
+"""CALL-8 and ORG-9 in the organization service: a long call (its server answered with a task) is kept in the
+database. The member's request answers 202 with the call's id when the task does not end in time (at once with
+`Prefer: respond-async`); the result is read once, by that member only; the server's questions meanwhile reach the
+inbox; and a replica that dies or stops while the task runs hands it to another, which follows the same task to its
+result: the call is never sent twice, and the server's task is never cancelled by a replica going away.
+
+The fixture server `tasks` over real HTTP in the test's process; replicas as processes of their own
+(`tests/org/_replica.py`, leases of 2 s, sweeps every 0.5 s).
+"""
+
+from __future__ import annotations
+
+import json
+from collections.abc import AsyncIterator
+from contextlib import AsyncExitStack
+from typing import Any
+
+import httpx2
+import pytest
+
+from tests._waiting import eventually
+from tests.conftest import Home
+from tests.org._flows import by_tool, register, set_policy
+from tests.org._replica import replica
+from tests.org._service import KEY, Service, running_service, set_up
+from tests.servers.in_process import serve_http_in_process
+
+pytestmark = pytest.mark.anyio
+
+ASYNC = {"Prefer": "respond-async"}
+TAKEN_OVER_SECONDS = 30
+"""How soon another replica ends a long call whose replica went away (lease 2 s, sweep 0.5 s, the task 6 s; a loaded
+machine)."""
+
+
+@pytest.fixture
+async def service(database_url: str, home: Home) -> AsyncIterator[Service]:
+    async with running_service(database_url, home.data_home) as running:
+        yield running
+
+
+async def _start(client: httpx2.AsyncClient, token: str, tool: str, arguments: dict[str, Any]) -> str:
+    """A long call started with `Prefer: respond-async`: its id, from the 202."""
+    headers = {"Authorization": f"Bearer {token}", **ASYNC}
+    response = await client.post("/api/v1/calls", json={"tool": tool, "arguments": arguments}, headers=headers)
+    assert response.status_code == 202, response.text
+    started = response.json()
+    call_id = started["call_id"]
+    assert started == {"call_id": call_id, "task": {"id": call_id, "status": "running"}}
+    return str(call_id)
+
+
+async def _read(client: httpx2.AsyncClient, token: str, call_id: str) -> httpx2.Response:
+    return await client.get(f"/api/v1/calls/{call_id}", headers={"Authorization": f"Bearer {token}"})
+
+
+async def _result(client: httpx2.AsyncClient, token: str, call_id: str, *, within: float) -> dict[str, Any]:
+    """Read the call until it ended: its result (read once)."""
+    read: list[dict[str, Any]] = []
+
+    async def ended() -> bool:
+        response = await _read(client, token, call_id)
+        assert response.status_code in (200, 202), response.text
+        if response.status_code == 200:
+            read.append(response.json())
+        return bool(read)
+
+    # The task runs on the server; nothing here hears when it ends, so the call is read until it has.
+    await eventually(ended, within=within, what="the long call ended")
+    return read[0]
+
+
+async def test_call8_a_long_call_answers_202_and_only_its_member_reads_its_result_once(service: Service) -> None:
+    async with serve_http_in_process("tasks") as url:
+        tools = by_tool(await register(service, url, name="jobs", token=None))
+        await set_policy(service, tools["slow"], "run_freely")
+        member = await service.add_member("member@acme.test")
+        colleague = await service.add_member("colleague@acme.test")
+        globex = await service.add_org("globex", "owner@globex.test")
+        call_id = await _start(service.client, member, "jobs__slow", {"seconds": 2})
+
+        [listed] = await service.get("/api/v1/calls", token=member)
+        assert (listed["call_id"], listed["status"], listed["tool"], listed["server"]) == (
+            call_id,
+            "running",
+            "jobs__slow",
+            "jobs",
+        )
+        assert "result" not in listed, "a listing never shows a result"
+        assert [item["call_id"] for item in await service.get("/api/v1/calls")] == [call_id], "the owner sees it"
+        assert await service.get("/api/v1/calls", token=colleague) == [], "a colleague does not"
+
+        async def done_for_the_owner() -> bool:
+            return [item["status"] for item in await service.get("/api/v1/calls")] == ["done"]
+
+        # The task ends on the server: the listing is read until it says so.
+        await eventually(done_for_the_owner, within=30, what="the long call ended")
+        for token in (service.org.owner_token, colleague, globex.owner_token):
+            other = await _read(service.client, token, call_id)
+            assert other.status_code == 404, other.text  # even an owner: only the member who started it reads it
+            assert other.json()["error"]["code"] == "not_found"
+
+        result = await _result(service.client, member, call_id, within=5)
+        assert result["ok"] is True, result
+        assert "slow done after 2 s" in result["text"]
+        assert result["call_id"] == call_id
+        again = await _read(service.client, member, call_id)
+        assert again.status_code == 410, again.text
+        assert again.json()["error"]["code"] == "already_read"
+        assert await service.get("/api/v1/calls") == [], "read once: nothing is left to list"
+        [used] = await service.get("/api/v1/usage", params={"group_by": "tool"})
+        assert (used["key"], used["calls"], used["errors"]) == ("jobs__slow", 1, 0), "recorded once, like any call"
+
+
+async def test_call8_a_task_that_ends_in_time_is_answered_on_the_request_and_not_kept(service: Service) -> None:
+    async with serve_http_in_process("tasks") as url:
+        tools = by_tool(await register(service, url, name="jobs", token=None))
+        await set_policy(service, tools["quick"], "run_freely")
+        await set_policy(service, tools["slow"], "run_freely")
+        quick = await service.post("/api/v1/calls", {"tool": "jobs__quick", "arguments": {}})
+        slow = await service.post("/api/v1/calls", {"tool": "jobs__slow", "arguments": {"seconds": 1}})
+        assert "quick done" in quick["text"]
+        assert "slow done after 1 s" in slow["text"]
+        assert await service.get("/api/v1/calls") == [], "a result given on its request is not kept for another read"
+        gone = await _read(service.client, service.org.owner_token, slow["call_id"])
+        assert gone.status_code == 410, gone.text
+
+
+async def test_call8_a_long_calls_question_reaches_the_inbox_and_its_answer_the_task(service: Service) -> None:
+    async with serve_http_in_process("tasks") as url:
+        tools = by_tool(await register(service, url, name="jobs", token=None))
+        await set_policy(service, tools["ask"], "run_freely")
+        call_id = await _start(service.client, service.org.owner_token, "jobs__ask", {})
+        asked: list[dict[str, Any]] = []
+
+        async def question_waits() -> bool:
+            asked[:] = await service.get("/api/v1/questions", params={"status": "pending"})
+            return bool(asked)
+
+        # The server asks at its first poll, a second after the task was made.
+        await eventually(question_waits, within=30, what="the task's question reached the inbox")
+        [question] = asked
+        assert (question["tool"], question["message"]) == ("jobs__ask", "Your name?")
+        await service.post(
+            f"/api/v1/questions/{question['id']}/answer", {"action": "accept", "content": {"name": "Ada"}}
+        )
+        result = await _result(service.client, service.org.owner_token, call_id, within=30)
+        assert "hello Ada" in result["text"], result
+
+
+async def test_call8_malformed_reads_of_a_long_call_get_one_clear_error_each(service: Service) -> None:
+    for path in ("/api/v1/calls/nope", "/api/v1/calls/%00", f"/api/v1/calls/{'x' * 5000}", "/api/v1/calls/%2e%2e"):
+        response = await service.request("GET", path)
+        assert response.status_code == 404, (path, response.text)
+        assert response.json()["error"]["code"] == "not_found"
+    for prefer in ("respond-async; wait=0", "RESPOND-ASYNC", "handling=lenient, respond-async", "wait=abc"):
+        body = {"tool": "nope__missing", "arguments": {}}
+        headers = {**service.headers(), "Prefer": prefer}
+        response = await service.client.post("/api/v1/calls", json=body, headers=headers)
+        assert response.status_code == 200, response.text  # refused as any unknown tool: no task was made
+        assert response.json()["ok"] is False
+
+
+@pytest.mark.parametrize("how", ["killed", "stopped"])
+async def test_call8_org9_a_long_call_outlives_its_replica_and_is_never_sent_twice(
+    database_url: str, home: Home, how: str
+) -> None:
+    if how == "stopped" and database_url.startswith("postgresql"):
+        pytest.skip("a replica stopping hands its tasks on the same way whatever the database: once is enough")
+    org = await set_up(database_url)
+    async with AsyncExitStack() as stack:
+        url = await stack.enter_async_context(serve_http_in_process("tasks"))
+        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
+        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
+        on_a, on_b = [
+            await stack.enter_async_context(httpx2.AsyncClient(base_url=r.origin, timeout=60, trust_env=False))
+            for r in (a, b)
+        ]
+        owner = {"Authorization": f"Bearer {org.owner_token}"}
+        created = await on_a.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
+        assert created.status_code == 201, created.text
+        for tool in created.json()["tools"]:
+            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
+            set_ = await on_a.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)
+            assert set_.status_code == 200, set_.text
+
+        call_id = await _start(on_a, org.owner_token, "jobs__slow", {"seconds": 6})
+        if how == "killed":
+            await a.kill()  # SIGKILL: A renews nothing and tidies nothing
+        else:
+            a.process.terminate()  # SIGTERM: A stops as a deploy stops it
+            await a.process.wait()
+        result = await _result(on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
+        assert result["ok"] is True, result
+        assert "slow done after 6 s" in result["text"], "B followed the same task to its end"
+
+        async def tool_text(tool: str) -> Any:
+            response = await on_b.post("/api/v1/calls", json={"tool": tool, "arguments": {}}, headers=owner)
+            assert response.status_code == 200, response.text
+            return json.loads(response.json()["content"][0]["text"])
+
+        assert (await tool_text("jobs__made")).get("slow") == 1, "the call was sent once, never again by B"
+        assert await tool_text("jobs__cancelled") == [], "no replica cancelled the server's task on its way out"
+        [used] = [
+            row
+            for row in (await on_b.get("/api/v1/usage", params={"group_by": "tool"}, headers=owner)).json()
+            if row["key"] == "jobs__slow"
+        ]
+        assert used["calls"] == 1, "one record of the call: B's, when it ended"
+        assert "Traceback" not in b.log
