@@ -15,11 +15,13 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from typing import Any
 
+import anyio
 import httpx2
 import pytest
 
 from tests._waiting import eventually
 from tests.conftest import Home
+from tests.model.openai_fixture import serve_model
 from tests.org._flows import by_tool, register, set_policy
 from tests.org._replica import replica
 from tests.org._service import KEY, Service, running_service, set_up
@@ -208,3 +210,45 @@ async def test_call8_org9_a_long_call_outlives_its_replica_and_is_never_sent_twi
         ]
         assert used["calls"] == 1, "one record of the call: B's, when it ended"
         assert "Traceback" not in b.log
+
+
+async def test_call8_a_turns_long_call_shows_running_in_its_trace_until_it_ends(service: Service) -> None:
+    with serve_model() as model:
+        async with serve_http_in_process("tasks") as url:
+            tools = by_tool(await register(service, url, name="jobs", token=None))
+            await set_policy(service, tools["slow"], "run_freely")
+            endpoint = {"base_url": model.base_url, "model": "scripted"}
+            assert (await service.request("PUT", "/api/v1/model", json=endpoint)).status_code == 200
+            teammate = await service.post(
+                "/api/v1/teammates", {"name": "helper", "server_ids": [tools["slow"]["server_id"]]}, expect=201
+            )
+            conversation = await service.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+            model.replies.extend(
+                [{"tool_calls": [{"name": "jobs__slow", "arguments": {"seconds": 4}}]}, {"text": "It is done."}]
+            )
+            running: list[dict[str, Any]] = []
+            turns: list[dict[str, Any]] = []
+
+            async def trace_says_running() -> bool:
+                shown = await service.get(f"/api/v1/conversations/{conversation['id']}")
+                if not shown["turns"]:
+                    return False
+                turn = await service.get(f"/api/v1/turns/{shown['turns'][0]['id']}")
+                running[:] = [step for step in turn["trace"] if step["status"] == "running"]
+                return bool(running)
+
+            async def take_turn() -> None:
+                path = f"/api/v1/conversations/{conversation['id']}/turns"
+                turns.append(await service.post(path, {"message": "run the slow job"}))
+
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(take_turn)
+                # The turn waits on the server's task; nothing here hears its steps, so the trace is read.
+                await eventually(trace_says_running, within=30, what="the turn's trace shows the long call running")
+            [step] = running
+            assert (step["server"], step["tool"], step["arguments"]) == ("jobs", "jobs__slow", {"seconds": 4})
+            [turn] = turns
+            assert (turn["status"], turn["reply"]) == ("done", "It is done.")
+            ended = await service.get(f"/api/v1/turns/{turn['id']}")
+            assert [(step["tool"], step["status"]) for step in ended["trace"]] == [("jobs__slow", "ran")]
+            assert await service.get("/api/v1/calls") == [], "the turn took the result: nothing is kept to read"

@@ -51,11 +51,11 @@ async def org_call(
     followed to its result instead of sending the call again."""
     keeper = None
     if asker is not None and asker.member_id is not None and asker.refusal is None:
-        known = host.view.known.get(name)
+        view = host.view
+        known = view.known.get(name)
+        call = (name, known[0] if known else "", view.redactor.redact_json(dict(arguments or {})))
         call_id = tags.get("call_id") or asker.call_id or new_id()
-        keeper = TaskKeeper(
-            svc, asker, name, known[0] if known else "", conversation or "", call_id, resumed=resumes is not None
-        )
+        keeper = TaskKeeper(svc, asker, call, conversation or "", call_id, resumed=resumes is not None)
     with (
         noticing_tasks(keeper.notice) if keeper is not None else contextlib.nullcontext(),
         resuming_task(resumes) if resumes is not None else contextlib.nullcontext(),
@@ -95,7 +95,7 @@ async def _follow(svc: OrgService, row: TaskCall, task_id: str) -> None:
         svc,
         opened.host,
         row.tool,
-        {},
+        row.arguments,  # redacted: only its record keeps them (nothing is sent)
         conversation=row.conversation,
         approver=None,
         asker=asker,

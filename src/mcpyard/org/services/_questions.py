@@ -78,6 +78,8 @@ class Asker:
     task_wait: float | None = None
     """A member's own call: how long its request waits for a long call's task to end before `settled` is set (the
     request answers 202 with the call's id). None: the request waits for the call's end (a turn's calls)."""
+    task_answered: bool = False
+    """Set with `settled` when the request answered 202 for a long call: its result is kept to be read later."""
     audience: str = field(default_factory=lambda: f"asker:{new_id()}")
     """Its calls' audience: a handshake-era question that could belong to another asker's call goes to neither."""
 

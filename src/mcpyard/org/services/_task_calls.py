@@ -68,11 +68,19 @@ class TaskKeeper:
     with a task (`notice`), its lease and status renewed, its result written when the call ends (`finish`)."""
 
     def __init__(
-        self, svc: OrgService, asker: Asker, tool: str, server: str, conversation: str, call_id: str, *, resumed: bool
+        self,
+        svc: OrgService,
+        asker: Asker,
+        call: tuple[str, str, dict[str, Any]],
+        conversation: str,
+        call_id: str,
+        *,
+        resumed: bool,
     ) -> None:
+        """`call`: the tool (the name the model sees), its server, and the arguments as sent, redacted."""
         self._svc, self._asker = svc, asker
-        self._tool, self._server, self._conversation, self.call_id = tool, server, conversation, call_id
-        self.kept = resumed
+        (self._tool, self._server, self._arguments), self._conversation, self.call_id = call, conversation, call_id
+        self.kept = self._resumed = resumed
         """Whether the call's row is written (a call taken over has one already)."""
         self._made: MadeTask | None = None
         self._noticed = anyio.Event()
@@ -123,6 +131,7 @@ class TaskKeeper:
         """The member's request answers 202 once the task ran this long (at once with `Prefer: respond-async`)."""
         if (wait := self._asker.task_wait) is not None:
             await anyio.sleep(wait)
+            self._asker.task_answered = True
             self._asker.settled.set()
 
     async def _write(self, task_id: str) -> None:
@@ -139,6 +148,7 @@ class TaskKeeper:
                     turn_id=asker.turn_id,
                     tool=self._tool,
                     server=self._server,
+                    arguments=self._arguments,
                     key_id=key_id,
                     sealed_task=sealed,
                     status="running",
@@ -160,20 +170,23 @@ class TaskKeeper:
             _log.warning("renewing a long call's lease failed (%s)", type(exc).__name__)
 
     async def finish(self, body: CallResultView) -> None:
-        """The call ended: its result waits in the row for its member; the server's task id is erased."""
+        """The call ended: the server's task id is erased; its result waits in the row for its member when no one
+        waits for it any more (the request answered 202, or the call was taken over), else it is given now."""
         if self.kept:
+            given = not (self._asker.task_answered or self._resumed)
             async with self._svc.db.begin() as session:
-                await _end(session, self.call_id, body)
+                await _end(session, self.call_id, body, given=given)
 
 
-async def _end(session: AsyncSession, call_id: str, body: CallResultView) -> None:
+async def _end(session: AsyncSession, call_id: str, body: CallResultView, *, given: bool = False) -> None:
     now = utcnow()
     await session.execute(
         update(TaskCall)
         .where(TaskCall.id == call_id, TaskCall.status == "running")
         .values(
-            status="done",
-            result=dict(body),
+            status="read" if given else "done",
+            result=None if given else dict(body),
+            read_at=now if given else None,
             finished_at=now,
             updated_at=now,
             held_until=None,

@@ -10,7 +10,7 @@ from sqlalchemy import select
 from mcpyard.agent import PARKED, Turn
 from mcpyard.model import ToolCall
 from mcpyard.org.services import OrgService
-from mcpyard.org.store import CallRow, RegisteredServer, TurnRow
+from mcpyard.org.store import CallRow, RegisteredServer, TaskCall, TurnRow, utcnow
 from mcpyard.org.turns._views import TraceStepView, TurnCallStatus, TurnCallView, TurnView
 from mcpyard.pipeline import CallResult
 
@@ -92,7 +92,8 @@ def turn_json(row: TurnRow) -> TurnView:
 
 
 async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
-    """Every call the turn made, from the pipeline's records: server, tool, redacted arguments, status, summary."""
+    """Every call the turn made, from the pipeline's records: server, tool, redacted arguments, status, summary; then
+    its long calls still running (a server's task not ended yet), with their latest status as the summary."""
     await svc.hosts.records.flush()
     async with svc.db.begin() as session:
         records = await session.scalars(
@@ -105,7 +106,7 @@ async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
                 )
             ).all()
         )
-        return [
+        steps: list[TraceStepView] = [
             {
                 "server": names.get(record.server_id) if record.server_id else None,
                 "tool": record.tool,
@@ -118,3 +119,23 @@ async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
             }
             for record in records
         ]
+        running = await session.scalars(
+            select(TaskCall)
+            .where(TaskCall.turn_id == row.id, TaskCall.org_id == row.org_id, TaskCall.status == "running")
+            .order_by(TaskCall.created_at)
+        )
+        now = utcnow()
+        steps += [
+            {
+                "server": task.server,
+                "tool": task.tool,
+                "arguments": task.arguments,
+                "status": "running",
+                "error": None,
+                "summary": task.message,
+                "duration_ms": round((now - task.created_at).total_seconds() * 1000, 1),
+                "at": task.created_at.isoformat(),
+            }
+            for task in running
+        ]
+        return steps

@@ -103,12 +103,14 @@ class ConversationView(TypedDict):
 
 
 class TraceStepView(TypedDict):
-    """A call of a turn as the pipeline recorded it: arguments redacted, how it ended, how long it took."""
+    """A call of a turn as the pipeline recorded it: arguments redacted, how it ended, how long it took; or a long
+    call still running, how long so far."""
 
     server: str | None
     tool: str
     arguments: dict[str, Any]
-    status: CallRowStatus | Literal["waiting_for_approval"]
+    status: CallRowStatus | Literal["waiting_for_approval", "running"]
+    """`running`: a long call whose server's task has not ended yet (its record comes when it ends)."""
     error: str | None
     summary: str
     duration_ms: float

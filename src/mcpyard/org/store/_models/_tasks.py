@@ -41,6 +41,8 @@ class TaskCall(Base):
     tool: Mapped[str] = mapped_column(String(256))
     """The tool, by the name the model sees."""
     server: Mapped[str] = mapped_column(String(64))
+    arguments: Mapped[dict[str, Any]] = mapped_column(JSON)
+    """As the call was sent, redacted: the turn's trace shows them while the call runs, its record once it ended."""
     key_id: Mapped[str] = mapped_column(String(32))
     sealed_task: Mapped[bytes] = mapped_column(LargeBinary)
     """The server's id for the task, sealed to this row."""

@@ -27,6 +27,7 @@ def upgrade() -> None:
         sa.Column("turn_id", sa.String(32), nullable=True),
         sa.Column("tool", sa.String(256), nullable=False),
         sa.Column("server", sa.String(64), nullable=False),
+        sa.Column("arguments", sa.JSON(), nullable=False),
         sa.Column("key_id", sa.String(32), nullable=False),
         sa.Column("sealed_task", sa.LargeBinary(), nullable=False),
         sa.Column("status", sa.String(16), nullable=False),
