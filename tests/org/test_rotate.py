@@ -10,10 +10,10 @@ import pytest
 from sqlalchemy import select
 
 from mcpyard.errors import ConfigError, UsageError
-from mcpyard.org.keys import Sealer, model_key_context, webhook_secret_context
+from mcpyard.org.keys import Sealer, model_key_context, task_id_context, webhook_secret_context
 from mcpyard.org.keys._keys import KEY_FILE, EnvKeySource, FileKeySource, MemoryKeySource, key_id, new_key
 from mcpyard.org.keys._rotate import key_ids_in_use, reseal_all, rotate_key
-from mcpyard.org.store import ModelSetting, Webhook, new_id
+from mcpyard.org.store import Member, ModelSetting, TaskCall, Webhook, new_id
 from mcpyard.org.store._db import Database
 from tests.org._rows import credentials, server_with_token
 
@@ -175,3 +175,34 @@ async def test_org2_rotate_key_reseals_webhook_secrets_and_drops_the_old_key(
     assert stored.key_id == done.key_id
     sealer = Sealer(FileKeySource(source.path))
     assert sealer.unseal(stored.key_id, stored.sealed_secret, context=context) == "whsec_rotated"
+
+
+async def test_call8_org2_rotate_key_reseals_a_running_long_calls_task_id_and_skips_ended_ones(
+    database: Database, tmp_path: Path
+) -> None:
+    """The server's task id of a long call still running is sealed like a credential: re-sealed with the new key (a
+    replica taking the call over after the rotation still opens it); an ended call holds none and keeps no key."""
+    source = FileKeySource(tmp_path / KEY_FILE)
+    old = source.create().current
+    credential = await server_with_token(database, Sealer(source), TOKENS[0])
+    member = Member(id=new_id(), org_id=credential.org_id, email="m@acme.test", role="member", password_hash="x")
+    running, ended = new_id(), new_id()
+    context = task_id_context(credential.org_id, running)
+    key_id, sealed = Sealer(source).seal("server-task-7f3a", context=context)
+    shared = {"org_id": credential.org_id, "member_id": member.id, "conversation": "c", "tool": "jobs__slow"}
+    async with database.sessions.begin() as session:
+        session.add(member)
+        await session.flush()
+        session.add(TaskCall(id=running, server="jobs", arguments={}, key_id=key_id, sealed_task=sealed, **shared))
+        session.add(
+            TaskCall(id=ended, server="jobs", arguments={}, key_id="", sealed_task=b"", status="read", **shared)
+        )
+    done = await rotate_key(database, source)
+    assert done.resealed == 2, "the credential and the running call's task id"
+    assert done.dropped == [old]
+    async with database.sessions.begin() as session:
+        stored = await session.get(TaskCall, running)
+    assert stored is not None
+    assert stored.key_id == done.key_id
+    sealer = Sealer(FileKeySource(source.path))
+    assert sealer.unseal(stored.key_id, stored.sealed_task, context=context) == "server-task-7f3a"

@@ -192,6 +192,7 @@ async def inbox(pages: Pages, request: Request, visit: Visit) -> Response:
     context = {
         "title": "Inbox",
         "questions": await services.list_questions(pages.svc, visit.caller, "pending"),
+        "long_calls": await services.list_task_calls(pages.svc, visit.caller),
         "answered": answered[::-1],
         "pending": pending,
         "decided": decided[::-1],
