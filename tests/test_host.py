@@ -205,6 +205,25 @@ async def test_call8_a_server_using_a_deprecated_feature_is_noted_once_and_goes_
     assert "it still works" in logs
 
 
+@pytest.mark.parametrize("era", ["new", "handshake"])
+async def test_call8_a_server_asking_for_roots_is_answered_and_noted_once_a_remote_one_learns_no_local_path(
+    home: Home, era: str
+) -> None:
+    """Roots (deprecated in 2026-07-28) still work: a server on this machine is told the workspace; a remote one is
+    told no root at all (a local path never leaves the machine). Noted once per server, in both eras."""
+    args = ["--handshake"] if era == "handshake" else []
+    async with serve_http_in_process("elicits", "streamable-http", args) as url:
+        servers = {"local": fixture_server("elicits"), "remote": {"url": url}}
+        async with open_host(home, servers) as host:
+            local = [json.loads(body(await host.call("local__roots", {}))) for _ in range(2)]
+            remote = json.loads(body(await host.call("remote__roots", {})))
+            noted = [warning for warning in host.status().warnings if "asks its client for roots" in warning]
+    assert local == [[home.workspace.resolve().as_uri()]] * 2
+    assert remote == [], "no local path is sent to another machine"
+    assert sorted(warning.split("'")[1] for warning in noted) == ["local", "remote"], "once per server"
+    assert all("deprecated in 2026-07-28" in warning and "it still works" in warning for warning in noted)
+
+
 async def test_conn2_server_gets_a_minimal_environment_and_the_workspace_as_cwd(home: Home) -> None:
     entry = {**fixture_server("basic"), "env": {"GIVEN": "yes"}}
     environ = {**home.environ, "PROBE_API_TOKEN": "parent-token-5d1e", "PROBE_PLAIN": "parent-plain"}

@@ -11,6 +11,8 @@ says what came back: `action=<action> content=<JSON>`, or the error its client a
 - `sign_up()`: a form of every field kind, with rules and defaults (`SIGN_UP`).
 - `sign_in()`: a user name and a password; says only the password's length, never the password.
 - `ask_url(message, url)`: URL mode.
+- `roots()`: asks its client for its roots (deprecated in 2026-07-28, still answered): their URIs as JSON, or the
+  error its client answered with.
 """
 
 from __future__ import annotations
@@ -33,7 +35,10 @@ from mcp_types import (
     ElicitRequestURLParams,
     ElicitResult,
     InputRequiredResult,
+    ListRootsRequest,
+    ListRootsResult,
     TextContent,
+    ToolAnnotations,
 )
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp
@@ -132,6 +137,24 @@ def build_server() -> MCPServer:
             return _text("the client declared no elicitation")
         params = ElicitRequestURLParams(message=message, url=url, elicitation_id="fixture-1")
         return _said(await _ask(ctx, ElicitRequest(params=params)))
+
+    @server.tool(
+        description="Asks the client for its roots; answers with their URIs.",
+        annotations=ToolAnnotations(read_only_hint=True),
+    )
+    async def roots(ctx: Context) -> CallToolResult | InputRequiredResult:
+        if ctx.protocol_version in MODERN_PROTOCOL_VERSIONS:
+            responses = ctx.input_responses or {}
+            if "r" not in responses:
+                return InputRequiredResult(input_requests={"r": ListRootsRequest()})
+            listed = ListRootsResult.model_validate(responses["r"].model_dump(by_alias=True, exclude_none=True))
+        else:
+            related = ServerMessageMetadata(related_request_id=ctx.request_context.request_id)
+            try:
+                listed = await ctx.session.send_request(ListRootsRequest(), ListRootsResult, metadata=related)
+            except MCPError as exc:
+                return _text(f"error: {exc.error.message}")
+        return _text(json.dumps([str(root.uri) for root in listed.roots]))
 
     return server
 

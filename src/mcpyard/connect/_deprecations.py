@@ -1,12 +1,15 @@
 """Protocol features a server still uses though the protocol deprecated them: noted once each on the status page.
 
-They keep working (the HTTP+SSE transport, log messages, sampling); the note tells a person that the
-server will need an update one day, without repeating itself at every message.
+They keep working (the HTTP+SSE transport, log messages, sampling, roots); the note tells a person that
+the server will need an update one day, without repeating itself at every message. A server that asks
+for roots is told the workspace when it runs on this machine (a stdio server, started there), and no
+root at all when it is remote: a local path is never sent to another machine.
 """
 
 from __future__ import annotations
 
 from collections.abc import Awaitable, Callable
+from pathlib import Path
 
 import mcp_types as types
 from mcp.client.session import ClientRequestContext
@@ -17,8 +20,9 @@ SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools 
 
 
 class Deprecations:
-    """Notes, through `warn`, each deprecated feature server `server` uses, the first time it does; its `on_log` and
-    `on_sampling` are the connection's callbacks, handing each message on to `log` and `sampling`."""
+    """Notes, through `warn`, each deprecated feature server `server` uses, the first time it does; its `on_log`,
+    `on_sampling` and `on_roots` are the connection's callbacks, handing each message on to `log` and `sampling`, and
+    answering with `root` (the workspace of a server on this machine; None: no root)."""
 
     def __init__(
         self,
@@ -26,8 +30,10 @@ class Deprecations:
         warn: Callable[[str], None],
         log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]],
         sampling: Callable[[ClientRequestContext, types.CreateMessageRequestParams], Awaitable[SamplingAnswer]] | None,
+        root: Path | None = None,
     ) -> None:
         self._server, self._warn, self._log, self._sampling = server, warn, log, sampling
+        self._roots = [types.Root(uri=root.resolve().as_uri(), name="workspace")] if root is not None else []
         self._noted: set[str] = set()
 
     def note(self, what: str, since: str) -> None:
@@ -42,6 +48,11 @@ class Deprecations:
     async def on_log(self, params: types.LoggingMessageNotificationParams) -> None:
         self.note("sends log messages", "2026-07-28")
         await self._log(params)
+
+    async def on_roots(self, context: ClientRequestContext) -> types.ListRootsResult:
+        del context
+        self.note("asks its client for roots", "2026-07-28")
+        return types.ListRootsResult(roots=list(self._roots))
 
     async def on_sampling(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams
