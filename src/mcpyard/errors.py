@@ -51,6 +51,7 @@ __all__ = [
     "Conflict",
     "ElicitationRefused",
     "Forbidden",
+    "Gone",
     "Invalid",
     "LengthRequired",
     "McpyardError",
@@ -238,6 +239,12 @@ class Conflict(ServiceError):
     """The thing is not in a state that allows this: decided already, a name taken, removed, waiting."""
 
     status = 409
+
+
+class Gone(ServiceError):
+    """The thing was there and is no more: given once already (a long call's result)."""
+
+    status = 410
 
 
 class Invalid(ServiceError):

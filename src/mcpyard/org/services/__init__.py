@@ -70,7 +70,6 @@ from mcpyard.org.services._service import (
 )
 from mcpyard.org.services._task_calls import (
     TASK_WAIT_SECONDS,
-    AlreadyRead,
     hand_on_tasks,
     list_task_calls,
     read_task_call,
@@ -163,7 +162,6 @@ __all__ = [
     "WAKE_WEBHOOKS",
     "WEBHOOK_FIELDS",
     "AlertView",
-    "AlreadyRead",
     "ApprovalView",
     "ApprovedBody",
     "Asker",

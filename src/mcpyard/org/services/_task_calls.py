@@ -26,7 +26,7 @@ from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.connect import MadeTask
-from mcpyard.errors import ConfigError, ServiceError
+from mcpyard.errors import ConfigError, Gone
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.keys import task_id_context
 from mcpyard.org.services._call_results import Outcome, result_json
@@ -39,7 +39,6 @@ from mcpyard.pipeline import CallResult
 
 __all__ = [
     "TASK_WAIT_SECONDS",
-    "AlreadyRead",
     "TaskKeeper",
     "hand_on_tasks",
     "lapsed_tasks",
@@ -55,12 +54,6 @@ MAX_MESSAGE: Final = 300
 TAKE_AT_ONCE: Final = 16
 """Lapsed tasks one sweep takes over; the next sweep takes more."""
 _log = logging.getLogger("mcpyard.org")
-
-
-class AlreadyRead(ServiceError):
-    """The long call's result was given once already."""
-
-    status = 410
 
 
 class TaskKeeper:
@@ -312,7 +305,7 @@ async def read_task_call(svc: OrgService, caller: Caller, call_id: str) -> Outco
         return Outcome(task_call_json(row), waiting=True)
     taken = await mark_given(svc, call_id)
     if taken is None:
-        raise AlreadyRead(
+        raise Gone(
             "already_read", f"the result of call {call_id} was read already: a long call's result is given once"
         )
     return Outcome(cast("CallResultView", taken))
