@@ -12,19 +12,24 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator
-from contextlib import AsyncExitStack
+from contextlib import AsyncExitStack, asynccontextmanager
 from typing import Any
 
 import anyio
 import httpx2
 import pytest
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
+from mcp.shared.exceptions import MCPError
 
 from tests._waiting import eventually
 from tests.conftest import Home
+from tests.gateway.test_task_handles import KeepsHandles, get, handle_of, until
 from tests.model.openai_fixture import serve_model
 from tests.org._flows import by_tool, register, set_policy
 from tests.org._replica import replica
 from tests.org._service import KEY, Service, running_service, set_up
+from tests.org.test_replica_faults import _member as new_member
 from tests.servers.in_process import serve_http_in_process
 
 pytestmark = pytest.mark.anyio
@@ -252,3 +257,50 @@ async def test_call8_a_turns_long_call_shows_running_in_its_trace_until_it_ends(
             ended = await service.get(f"/api/v1/turns/{turn['id']}")
             assert [(step["tool"], step["status"]) for step in ended["trace"]] == [("jobs__slow", "ran")]
             assert await service.get("/api/v1/calls") == [], "the turn took the result: nothing is kept to read"
+
+
+@asynccontextmanager
+async def _mcp(origin: str, token: str, keeper: KeepsHandles) -> AsyncIterator[Client]:
+    headers = {"Authorization": f"Bearer {token}"}
+    async with (
+        httpx2.AsyncClient(headers=headers, timeout=60, trust_env=False) as http,
+        Client(streamable_http_client(f"{origin}/mcp", http_client=http), extensions=[keeper]) as client,
+    ):
+        yield client
+
+
+async def test_call8_org9_a_members_mcp_task_is_polled_on_any_replica_and_outlives_the_one_that_made_it(
+    database_url: str, home: Home
+) -> None:
+    org = await set_up(database_url)
+    member = await new_member(database_url, org, "member@acme.test", "member")
+    async with AsyncExitStack() as stack:
+        url = await stack.enter_async_context(serve_http_in_process("tasks"))
+        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
+        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
+        api = await stack.enter_async_context(httpx2.AsyncClient(base_url=b.origin, timeout=60, trust_env=False))
+        owner = {"Authorization": f"Bearer {org.owner_token}"}
+        created = await api.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
+        assert created.status_code == 201, created.text
+        for tool in created.json()["tools"]:
+            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
+            assert (await api.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)).status_code == 200
+
+        keeper = KeepsHandles()
+        on_a = await stack.enter_async_context(_mcp(a.origin, org.owner_token, keeper))
+        task_id = await handle_of(on_a, keeper, "jobs__slow", {"seconds": 6})
+        on_b = await stack.enter_async_context(_mcp(b.origin, org.owner_token, KeepsHandles()))
+        assert (await get(on_b, task_id)).status == "working", "B answers for the task A made"
+        colleague = await stack.enter_async_context(_mcp(b.origin, member, KeepsHandles()))
+        with pytest.raises(MCPError, match=r"^task not found$"):
+            await get(colleague, task_id)  # the owner's task, not a colleague's
+        await a.kill()  # the call's replica dies; B takes the call over and follows the same task
+        done = await until(on_b, task_id, "completed")
+        assert done.result is not None
+        assert "slow done after 6 s" in json.dumps(done.result)
+        with pytest.raises(MCPError, match=r"^task not found$"):
+            await get(on_b, task_id)  # its result is given once
+
+        made = await api.post("/api/v1/calls", json={"tool": "jobs__made", "arguments": {}}, headers=owner)
+        assert json.loads(made.json()["content"][0]["text"]).get("slow") == 1, "sent once, never again by B"
+        assert "Traceback" not in b.log

@@ -21,6 +21,7 @@ from mcpyard.connect._snapshot import ServerSnapshot, State
 from mcpyard.connect._stdio import StdioProcess, StdioTransport, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
 from mcpyard.connect._tasks import (
+    FACE_TASK,
     TASKS_EXTENSION,
     MadeTask,
     noticing_tasks,
@@ -35,6 +36,7 @@ from mcpyard.connect._writer import MessageWriter
 __all__ = [
     "BASE_VARIABLES",
     "CANCEL_GRACE",
+    "FACE_TASK",
     "LOCATION_VARIABLES",
     "MAX_ARGUMENTS_BYTES",
     "MAX_ARGUMENTS_DEPTH",

@@ -25,7 +25,7 @@ import contextlib
 import math
 from collections.abc import Awaitable, Callable, Iterator, Sequence
 from contextvars import ContextVar
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any, Final, Literal
 
 import anyio
@@ -36,6 +36,7 @@ from mcp.shared.exceptions import MCPError
 from pydantic import TypeAdapter, ValidationError
 
 __all__ = [
+    "FACE_TASK",
     "MAX_POLL_SECS",
     "MIN_POLL_SECS",
     "TASKS_EXTENSION",
@@ -62,6 +63,8 @@ MAX_INPUTS: Final = 64
 """Input requests one task may put to the call's answerer; a task asking for more is cancelled (a hostile server
 would otherwise keep a person answering forever)."""
 MAX_STATUS_CHARS: Final = 300
+FACE_TASK: Final = "face_task"
+"""The label (`MadeTask.labels`) under which a face names its own task for a server's task."""
 """A task's status message, as reported for progress, is cut here."""
 
 ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
@@ -90,6 +93,8 @@ class MadeTask:
     era: Literal["extension", "2025-11-25"]
     """The tasks extension (any connection to the server may follow it), or the 2025-11-25 protocol's."""
     detached: bool = False
+    labels: dict[str, str] = field(default_factory=dict)
+    """What those noticing it call it, for each other (a gateway: the id of its own task for it)."""
 
     def detach(self) -> None:
         """Leave the task running on the server when the call ends unfinished (no `tasks/cancel`): another

@@ -48,7 +48,7 @@ from mcpyard.gateway._fast import FastCalls, FastPath
 from mcpyard.gateway._fast_http import FastHttp
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
-from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
+from mcpyard.gateway._tasks import FACE_TASK, FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
@@ -120,11 +120,11 @@ class ToolFace:
                 **handlers,
             )
         self.server.middleware.insert(0, _trace_from_headers)
-        self._tasks = TaskBoard(self._task_owner)
+        self.tasks = TaskBoard(self._task_owner)
         self.server.extensions[TASKS_EXTENSION] = {}
-        self.server.add_request_handler("tasks/get", TaskParams, self._tasks.get)
-        self.server.add_request_handler("tasks/update", UpdateParams, self._tasks.update)
-        self.server.add_request_handler("tasks/cancel", TaskParams, self._tasks.cancel)
+        self.server.add_request_handler("tasks/get", TaskParams, self.tasks.get)
+        self.server.add_request_handler("tasks/update", UpdateParams, self.tasks.update)
+        self.server.add_request_handler("tasks/cancel", TaskParams, self.tasks.cancel)
 
     # ----------------------------------------------------------------- what a face says
 
@@ -244,7 +244,7 @@ class ToolFace:
         name = (await self.offer(ctx)).names.get(params.name)
         if name is None:
             return error_result(f"no tool {params.name!r} is offered to you here: list the tools again")
-        if params.request_state is None and self._tg is not None and declares_tasks(ctx) and self._tasks.has_room():
+        if params.request_state is None and self._tg is not None and declares_tasks(ctx) and self.tasks.has_room():
             return await self._call_maybe_as_task(ctx, params, name)
         rounds_open = self._tg is not None and len(self._trips) < MAX_WAITING_CALLS
         if params.request_state is not None or (rounds_open and answers_in_rounds(ctx)):
@@ -277,12 +277,13 @@ class ToolFace:
         assert self._tg is not None
         modes = elicitation_modes(ctx.session.client_capabilities)
         trip = RoundTrip(params.name, answerable(ctx), modes, self.fallback_input(ctx, name))
-        task = self._tasks.new(ctx, trip)
+        task = self.tasks.new(ctx, trip)
         made = False
 
-        def on_made(_: MadeTask) -> None:
+        def on_made(made_task: MadeTask) -> None:
             nonlocal made
             made = True
+            made_task.labels[FACE_TASK] = task.task_id
             trip.wake()
 
         self._tg.start_soon(self._run_task, task, ctx, name, dict(params.arguments or {}), on_made)
@@ -294,7 +295,7 @@ class ToolFace:
             raise
         if trip.result is not None:
             return trip.result
-        return self._tasks.keep(task)
+        return self.tasks.keep(task)
 
     async def _run_task(
         self,

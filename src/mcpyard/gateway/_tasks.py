@@ -19,17 +19,18 @@ import time
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
-from typing import Any, Final
+from typing import Any, Final, Protocol
 
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from mcpyard.connect import TASKS_EXTENSION
+from mcpyard.connect import FACE_TASK, TASKS_EXTENSION
 from mcpyard.gateway._rounds import RoundTrip
 
-__all__ = ["KEPT_SECS", "MAX_TASKS", "POLL_MS", "FaceTask", "TaskBoard", "declares_tasks"]
+__all__ = ["FACE_TASK", "KEPT_SECS", "MAX_TASKS", "POLL_MS", "FaceTask", "TaskBoard", "TaskElsewhere", "declares_tasks"]
+
 
 POLL_MS: Final = 1000
 """How often a client is asked to poll a task."""
@@ -109,12 +110,25 @@ class FaceTask:
         return {**base, "status": "working", **({"statusMessage": self.message} if self.message else {})}
 
 
+class TaskElsewhere(Protocol):
+    """Tasks the face keeps beyond this process (the organization's database: any replica answers for them)."""
+
+    async def state(self, ctx: ServerRequestContext[Any], task_id: str) -> dict[str, Any] | None:
+        """The state of the client's task `task_id` kept elsewhere (None: not the client's, or none)."""
+        ...
+
+    async def given(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
+        """The task's result was given to its client here: no one reads it again elsewhere."""
+        ...
+
+
 class TaskBoard:
-    """The face's tasks, each found only by its owner."""
+    """The face's tasks, each found only by its owner; with `elsewhere`, also those kept beyond this process."""
 
     def __init__(self, owner_of: Callable[[ServerRequestContext[Any]], Hashable]) -> None:
         self._owner_of = owner_of
         self._tasks: dict[str, FaceTask] = {}
+        self.elsewhere: TaskElsewhere | None = None
 
     def has_room(self) -> bool:
         self._sweep()
@@ -143,7 +157,19 @@ class TaskBoard:
         return task
 
     async def get(self, ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:
-        return self._find(ctx, params.task_id).state()
+        elsewhere = self.elsewhere
+        if elsewhere is None:
+            return self._find(ctx, params.task_id).state()
+        try:
+            state = self._find(ctx, params.task_id).state()
+        except MCPError:
+            kept = await elsewhere.state(ctx, params.task_id)
+            if kept is None:
+                raise
+            return kept
+        if state["status"] == "completed":
+            await elsewhere.given(ctx, params.task_id)
+        return state
 
     async def update(self, ctx: ServerRequestContext[Any], params: UpdateParams) -> dict[str, Any]:
         self._find(ctx, params.task_id).trip.answer(params.input_responses)

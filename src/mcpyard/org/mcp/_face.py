@@ -14,6 +14,7 @@ from __future__ import annotations
 
 from collections.abc import Callable, Hashable
 from dataclasses import dataclass
+from datetime import UTC, datetime
 from typing import Any
 
 import anyio
@@ -26,7 +27,7 @@ from mcpyard import ToolInfo
 from mcpyard._tools import READ_RESULT_INFO
 from mcpyard.catalog import ServerTools, build_catalog, server_prefix
 from mcpyard.connect import InputRelay, LogFn, ProgressFn
-from mcpyard.gateway import LogLevels, Offer, ToolFace, elicitation_modes
+from mcpyard.gateway import KEPT_SECS, POLL_MS, LogLevels, Offer, ToolFace, elicitation_modes, wire_result
 from mcpyard.org._caller import Caller
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.mcp._decision import wait_for_decision
@@ -38,8 +39,12 @@ from mcpyard.org.services import (
     OrgService,
     caller_subjects,
     charge,
+    face_task_given,
+    face_task_state,
     keep_connection_state,
+    mark_given,
     org_call,
+    result_from_json,
 )
 from mcpyard.org.store import Policy, RegisteredServer, TeammateServer, Tool, new_id
 from mcpyard.pipeline import READ_RESULT, CallResult
@@ -95,6 +100,44 @@ def mcp_conversation(ctx: ServerRequestContext[Any]) -> str:
     return f"mcp-{session[:40]}" if session else "mcp"
 
 
+def _at(moment: datetime) -> str:
+    return moment.astimezone(UTC).isoformat()
+
+
+class KeptFaceTasks:
+    """The tasks the organization's MCP clients were given, answered by any replica from the long calls' rows
+    (CALL-8, ORG-9): the replica running a call keeps its task in memory; every replica, and the one that takes
+    the call over when the first stops, answers `tasks/get` from the row: `working` with the task's latest status
+    while it runs, then `completed` with the result, given once."""
+
+    async def state(self, ctx: ServerRequestContext[Any], task_id: str) -> dict[str, Any] | None:
+        asking = mcp_request(ctx)
+        row = await face_task_state(asking.service, asking.caller, task_id)
+        if row is None:
+            return None
+        base: dict[str, Any] = {
+            "taskId": task_id,
+            "createdAt": _at(row.created_at),
+            "lastUpdatedAt": _at(row.updated_at),
+            "ttlMs": int(KEPT_SECS * 1000),
+            "pollIntervalMs": POLL_MS,
+        }
+        if row.status == "running" or row.result is None:
+            return {**base, "status": "working", **({"statusMessage": row.message} if row.message else {})}
+        if await mark_given(asking.service, row.id) is None:
+            return None  # another poll took it first: given once
+        result = wire_result(result_from_json(row.result))
+        return {
+            **base,
+            "status": "completed",
+            "result": result.model_dump(by_alias=True, exclude_none=True, mode="json"),
+        }
+
+    async def given(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
+        asking = mcp_request(ctx)
+        await face_task_given(asking.service, asking.caller, task_id)
+
+
 class OrgFace(ToolFace):
     """The MCP server of the organization service, one per process, for every organization and member."""
 
@@ -104,6 +147,7 @@ class OrgFace(ToolFace):
         self._service: OrgService | None = None
         self._attached = anyio.Event()
         super().__init__(INSTRUCTIONS, log_levels=LogLevels(lambda server: False), on_subscriptions_listen=self._listen)
+        self.tasks.elsewhere = KeptFaceTasks()
 
     def attach(self, service: OrgService) -> None:
         """The running service whose changes the face follows (set when the service opens)."""
@@ -163,6 +207,7 @@ class OrgFace(ToolFace):
             on_input=on_input,
             on_progress=on_progress,
             on_log=on_log,
+            member=(caller.org_id, caller.member_id),
         )
         if inbox.approval_id is not None:
             return await wait_for_decision(svc, caller, inbox.approval_id, asking.base_url, on_progress, on_input)

@@ -70,8 +70,11 @@ from mcpyard.org.services._service import (
 )
 from mcpyard.org.services._task_calls import (
     TASK_WAIT_SECONDS,
+    face_task_given,
+    face_task_state,
     hand_on_tasks,
     list_task_calls,
+    mark_given,
     read_task_call,
 )
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
@@ -230,6 +233,8 @@ __all__ = [
     "deliver_webhooks",
     "end_grant",
     "ensure_key",
+    "face_task_given",
+    "face_task_state",
     "get_limits",
     "get_question",
     "get_server",
@@ -257,6 +262,7 @@ __all__ = [
     "list_webhooks",
     "live_token",
     "make_token",
+    "mark_given",
     "new_code",
     "no_one_to_ask",
     "org_call",

@@ -41,6 +41,7 @@ async def org_call(
     on_progress: ProgressFn | None = None,
     on_log: LogFn | None = None,
     resumes: str | None = None,
+    member: tuple[str, str] | None = None,
 ) -> CallResult:
     """Run one call on an organization's host: its servers' questions go to `asker` (none: to `on_input`, a client
     that answers them itself; neither: no one is asked, the host's own elicitor refuses them), and its record
@@ -48,14 +49,16 @@ async def org_call(
 
     A member's call (or a call of a member's turn) whose server answers with a task is kept in the database while
     it runs (`TaskKeeper`); `resumes`: the server's task id of such a call taken over from a replica that stopped,
-    followed to its result instead of sending the call again."""
+    followed to its result instead of sending the call again; `member` (`(org_id, member_id)`): whose long calls
+    are kept when the call has no `asker` (a client answering its servers' questions itself)."""
     keeper = None
-    if asker is not None and asker.member_id is not None and asker.refusal is None:
+    holder = asker if asker is not None or member is None else Asker(*member)
+    if holder is not None and holder.member_id is not None and holder.refusal is None:
         view = host.view
         known = view.known.get(name)
         call = (name, known[0] if known else "", view.redactor.redact_json(dict(arguments or {})))
-        call_id = tags.get("call_id") or asker.call_id or new_id()
-        keeper = TaskKeeper(svc, asker, call, conversation or "", call_id, resumed=resumes is not None)
+        call_id = tags.get("call_id") or holder.call_id or new_id()
+        keeper = TaskKeeper(svc, holder, call, conversation or "", call_id, resumed=resumes is not None)
     with (
         noticing_tasks(keeper.notice) if keeper is not None else contextlib.nullcontext(),
         resuming_task(resumes) if resumes is not None else contextlib.nullcontext(),

@@ -25,7 +25,7 @@ import anyio
 from sqlalchemy import or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.connect import MadeTask
+from mcpyard.connect import FACE_TASK, MadeTask
 from mcpyard.errors import ConfigError, Gone
 from mcpyard.org._caller import Caller, not_found
 from mcpyard.org.keys import task_id_context
@@ -40,6 +40,8 @@ from mcpyard.pipeline import CallResult
 __all__ = [
     "TASK_WAIT_SECONDS",
     "TaskKeeper",
+    "face_task_given",
+    "face_task_state",
     "hand_on_tasks",
     "lapsed_tasks",
     "list_task_calls",
@@ -109,7 +111,7 @@ class TaskKeeper:
         svc.kept.add(self.call_id, made)
         try:
             if not self.kept:
-                await self._write(made.task_id)
+                await self._write(made)
                 self.kept = True
             self._asker.tasked = True
             async with anyio.create_task_group() as tg:
@@ -127,8 +129,8 @@ class TaskKeeper:
             self._asker.task_answered = True
             self._asker.settled.set()
 
-    async def _write(self, task_id: str) -> None:
-        svc, asker = self._svc, self._asker
+    async def _write(self, made: MadeTask) -> None:
+        svc, asker, task_id = self._svc, self._asker, made.task_id
         assert asker.member_id is not None
         key_id, sealed = svc.sealer.seal(task_id, context=task_id_context(asker.org_id, self.call_id))
         async with svc.db.begin() as session:
@@ -139,6 +141,7 @@ class TaskKeeper:
                     member_id=asker.member_id,
                     conversation=self._conversation,
                     turn_id=asker.turn_id,
+                    face_task_id=made.labels.get(FACE_TASK),
                     tool=self._tool,
                     server=self._server,
                     arguments=self._arguments,
@@ -166,7 +169,9 @@ class TaskKeeper:
         """The call ended: the server's task id is erased; its result waits in the row for its member when no one
         waits for it any more (the request answered 202, or the call was taken over), else it is given now."""
         if self.kept:
-            given = not (self._asker.task_answered or self._resumed)
+            # A task given to an MCP client stays readable here: its client may poll any replica.
+            faced = self._made is not None and FACE_TASK in self._made.labels
+            given = not (self._asker.task_answered or self._resumed or faced)
             async with self._svc.db.begin() as session:
                 await _end(session, self.call_id, body, given=given)
 
@@ -305,7 +310,26 @@ async def read_task_call(svc: OrgService, caller: Caller, call_id: str) -> Outco
         return Outcome(task_call_json(row), waiting=True)
     taken = await mark_given(svc, call_id)
     if taken is None:
-        raise Gone(
-            "already_read", f"the result of call {call_id} was read already: a long call's result is given once"
-        )
+        raise Gone("already_read", f"the result of call {call_id} was read already: a long call's result is given once")
     return Outcome(cast("CallResultView", taken))
+
+
+async def face_task_state(svc: OrgService, caller: Caller, face_task_id: str) -> TaskCall | None:
+    """The long call behind the task an MCP client of `caller` was given, running or not read yet (None: none)."""
+    async with svc.db.begin() as session:
+        row: TaskCall | None = await session.scalar(
+            select(TaskCall).where(
+                TaskCall.face_task_id == face_task_id,
+                TaskCall.org_id == caller.org_id,
+                TaskCall.member_id == caller.member_id,
+                TaskCall.status != "read",
+            )
+        )
+    return row
+
+
+async def face_task_given(svc: OrgService, caller: Caller, face_task_id: str) -> None:
+    """The client was given the result of its task: no one reads it again."""
+    row = await face_task_state(svc, caller, face_task_id)
+    if row is not None and row.status == "done":
+        await mark_given(svc, row.id)

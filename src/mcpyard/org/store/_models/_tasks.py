@@ -38,6 +38,9 @@ class TaskCall(Base):
     conversation: Mapped[str] = mapped_column(String(64))
     """Where its stored results (handles) belong."""
     turn_id: Mapped[str | None] = mapped_column(String(32), nullable=True, index=True)
+    face_task_id: Mapped[str | None] = mapped_column(String(64), nullable=True, index=True)
+    """A call made over `/mcp` by a client that takes tasks: the id of the task the client was given (any replica
+    answers its polls from this row)."""
     tool: Mapped[str] = mapped_column(String(256))
     """The tool, by the name the model sees."""
     server: Mapped[str] = mapped_column(String(64))

@@ -25,6 +25,7 @@ def upgrade() -> None:
         sa.Column("member_id", sa.String(32), nullable=False),
         sa.Column("conversation", sa.String(64), nullable=False),
         sa.Column("turn_id", sa.String(32), nullable=True),
+        sa.Column("face_task_id", sa.String(64), nullable=True),
         sa.Column("tool", sa.String(256), nullable=False),
         sa.Column("server", sa.String(64), nullable=False),
         sa.Column("arguments", sa.JSON(), nullable=False),
@@ -49,11 +50,13 @@ def upgrade() -> None:
     )
     op.create_index("ix_task_calls_org_id", "task_calls", ["org_id"])
     op.create_index("ix_task_calls_turn_id", "task_calls", ["turn_id"])
+    op.create_index("ix_task_calls_face_task_id", "task_calls", ["face_task_id"])
     op.create_index("ix_task_calls_status_held", "task_calls", ["status", "held_until"])
 
 
 def downgrade() -> None:
     op.drop_index("ix_task_calls_status_held", table_name="task_calls")
+    op.drop_index("ix_task_calls_face_task_id", table_name="task_calls")
     op.drop_index("ix_task_calls_turn_id", table_name="task_calls")
     op.drop_index("ix_task_calls_org_id", table_name="task_calls")
     op.drop_table("task_calls")
