@@ -82,12 +82,17 @@ def serve(
     recorder = _operations(log_format, metrics=transport == "http")
 
     async def main() -> None:
+        from mcpyard._paths import data_home
         from mcpyard.gateway import Gateway, serve_http, serve_stdio
 
         async with open_host(
             opts, mode=mode, approver=approver, relay_input=True, elicitor=elicitor, recorder=recorder
         ) as opened:
-            gateway = Gateway(opened, share_all=share_all, unprefixed=no_prefix, tool_search=tool_search)
+            # Over HTTP, tasks given to clients outlive a restart: kept in the data folder, one file per address.
+            tasks = data_home(environ()) / "gateway" / f"tasks-{host}-{port}.json" if transport == "http" else None
+            gateway = Gateway(
+                opened, share_all=share_all, unprefixed=no_prefix, tool_search=tool_search, task_file=tasks
+            )
             warning = _shares_nothing(gateway)
             if transport == "stdio":
                 if warning is not None:
@@ -97,8 +102,9 @@ def serve(
 
                 def announce() -> None:
                     # Once listening: a port that cannot be had is one line, with nothing before it.
-                    if warning is not None:
-                        _say(f"mcpyard: warning: {warning}", log_format)
+                    for said in (warning, gateway.task_file.warning if gateway.task_file is not None else None):
+                        if said is not None:
+                            _say(f"mcpyard: warning: {said}", log_format)
                     _say(f"mcpyard gateway on http://{host}:{port}/mcp", log_format)
 
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)

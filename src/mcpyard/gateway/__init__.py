@@ -6,13 +6,14 @@ from mcpyard.gateway._logs import LogLevels
 from mcpyard.gateway._rounds import elicitation_modes
 from mcpyard.gateway._serve import BearerGuard, serve_http, serve_stdio
 from mcpyard.gateway._server import GATEWAY_INSTRUCTIONS, Gateway
-from mcpyard.gateway._tasks import KEPT_SECS, POLL_MS, TaskElsewhere
+from mcpyard.gateway._tasks import KEPT_SECS, POLL_MS, FaceTask, TaskElsewhere
 
 __all__ = [
     "GATEWAY_INSTRUCTIONS",
     "KEPT_SECS",
     "POLL_MS",
     "BearerGuard",
+    "FaceTask",
     "Gateway",
     "LogLevels",
     "Offer",

@@ -48,7 +48,7 @@ from mcpyard.gateway._fast import FastCalls, FastPath
 from mcpyard.gateway._fast_http import FastHttp
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
-from mcpyard.gateway._tasks import FACE_TASK, FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
+from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
@@ -277,13 +277,13 @@ class ToolFace:
         assert self._tg is not None
         modes = elicitation_modes(ctx.session.client_capabilities)
         trip = RoundTrip(params.name, answerable(ctx), modes, self.fallback_input(ctx, name))
-        task = self.tasks.new(ctx, trip)
+        task = self.tasks.new(ctx, trip, name)
         made = False
 
         def on_made(made_task: MadeTask) -> None:
             nonlocal made
             made = True
-            made_task.labels[FACE_TASK] = task.task_id
+            task.made(made_task)
             trip.wake()
 
         self._tg.start_soon(self._run_task, task, ctx, name, dict(params.arguments or {}), on_made)

@@ -128,9 +128,13 @@ async def serve_http(
     try:
         async with anyio.create_task_group() as tg:
             await tg.start(gateway.run)
+            if (tasks := gateway.task_file) is not None:
+                tasks.resume(tg)  # the tasks its last run left running, followed on
 
             async def serve() -> None:
                 await server.serve(sockets=[sock])
+                if tasks is not None:
+                    tasks.hand_on()  # left running on their servers, for the next run to follow
                 tg.cancel_scope.cancel()  # stopped: by a signal below, or it could not start
 
             async def stop_on_signal() -> None:

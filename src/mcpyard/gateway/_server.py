@@ -5,6 +5,7 @@ from __future__ import annotations
 import hashlib
 from collections.abc import Callable, Hashable, Mapping
 from fnmatch import fnmatchcase
+from pathlib import Path
 from typing import Any
 
 import anyio
@@ -22,6 +23,7 @@ from mcpyard.gateway._face import Offer, ToolFace
 from mcpyard.gateway._logs import LogLevels
 from mcpyard.gateway._search import GatewaySearch
 from mcpyard.gateway._subscriptions import Subscriptions
+from mcpyard.gateway._task_file import TaskFile
 from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, CallResult
 
 __all__ = ["GATEWAY_INSTRUCTIONS", "Gateway"]
@@ -37,7 +39,13 @@ class Gateway(ToolFace):
     """Serves a host's shared tools; one instance per `mcpyard serve`."""
 
     def __init__(
-        self, host: Host, *, share_all: bool = False, unprefixed: bool = False, tool_search: bool = False
+        self,
+        host: Host,
+        *,
+        share_all: bool = False,
+        unprefixed: bool = False,
+        tool_search: bool = False,
+        task_file: Path | None = None,
     ) -> None:
         self.host = host
         self.tool_search = GatewaySearch() if tool_search else None
@@ -64,6 +72,9 @@ class Gateway(ToolFace):
             on_unsubscribe_resource=self._subscriptions.unsubscribe,
             on_subscriptions_listen=self._subscriptions.listen,
         )
+        self.task_file = TaskFile(task_file, host, self._task_owner) if task_file is not None else None
+        """Where its tasks outlive it (`serve --transport http`): followed again when it starts."""
+        self.tasks.elsewhere = self.task_file
 
     # ----------------------------------------------------------------- what is shared
 

@@ -26,7 +26,7 @@ from mcp.server import ServerRequestContext
 from mcp.shared.exceptions import MCPError
 from pydantic import Field
 
-from mcpyard.connect import FACE_TASK, TASKS_EXTENSION
+from mcpyard.connect import FACE_TASK, TASKS_EXTENSION, MadeTask
 from mcpyard.gateway._rounds import RoundTrip
 
 __all__ = ["FACE_TASK", "KEPT_SECS", "MAX_TASKS", "POLL_MS", "FaceTask", "TaskBoard", "TaskElsewhere", "declares_tasks"]
@@ -66,6 +66,11 @@ class FaceTask:
 
     trip: RoundTrip
     owner: Hashable
+    tool: str = ""
+    """The tool called, by its catalog name."""
+    board: TaskBoard | None = None
+    server_task: MadeTask | None = None
+    """The server's task behind it, once the server made one."""
     created_at: str = field(default_factory=_now)
     updated_at: str = field(default_factory=_now)
     message: str | None = None
@@ -82,9 +87,18 @@ class FaceTask:
         self.message = message[:MAX_STATUS_CHARS] if message else self.message
         self.updated_at = _now()
 
+    def made(self, made: MadeTask) -> None:
+        """The server answered the call with a task: named for those noticing it, and kept where the board keeps."""
+        made.labels[FACE_TASK] = self.task_id
+        self.server_task = made
+        if self.board is not None and self.board.elsewhere is not None:
+            self.board.elsewhere.made(self)
+
     def end(self) -> None:
         self.ended = time.monotonic()
         self.updated_at = _now()
+        if self.board is not None and self.board.elsewhere is not None:
+            self.board.elsewhere.ended(self)
 
     def state(self) -> dict[str, Any]:
         """What `tasks/get` answers, and the handle `tools/call` answers with."""
@@ -121,6 +135,18 @@ class TaskElsewhere(Protocol):
         """The task's result was given to its client here: no one reads it again elsewhere."""
         ...
 
+    async def cancel(self, ctx: ServerRequestContext[Any], task_id: str) -> bool:
+        """Cancel the client's task `task_id` kept elsewhere; whether there was one."""
+        ...
+
+    def made(self, task: FaceTask) -> None:
+        """A task of this process now has a server's task behind it."""
+        ...
+
+    def ended(self, task: FaceTask) -> None:
+        """A task of this process ended (its state says how)."""
+        ...
+
 
 class TaskBoard:
     """The face's tasks, each found only by its owner; with `elsewhere`, also those kept beyond this process."""
@@ -130,13 +156,17 @@ class TaskBoard:
         self._tasks: dict[str, FaceTask] = {}
         self.elsewhere: TaskElsewhere | None = None
 
+    def running(self) -> list[FaceTask]:
+        """The tasks of this process whose calls have not ended."""
+        return [task for task in self._tasks.values() if task.ended is None]
+
     def has_room(self) -> bool:
         self._sweep()
         return len(self._tasks) < MAX_TASKS
 
-    def new(self, ctx: ServerRequestContext[Any], trip: RoundTrip) -> FaceTask:
-        """A task for `trip`, owned by the client of `ctx`; kept once `keep` is called."""
-        return FaceTask(trip, self._owner_of(ctx))
+    def new(self, ctx: ServerRequestContext[Any], trip: RoundTrip, tool: str) -> FaceTask:
+        """A task for `trip` (a call of `tool`), owned by the client of `ctx`; kept once `keep` is called."""
+        return FaceTask(trip, self._owner_of(ctx), tool, self)
 
     def keep(self, task: FaceTask) -> dict[str, Any]:
         """Keep `task` for its owner to poll; the handle `tools/call` answers with."""
@@ -176,6 +206,9 @@ class TaskBoard:
         return {}
 
     async def cancel(self, ctx: ServerRequestContext[Any], params: TaskParams) -> dict[str, Any]:
+        elsewhere = self.elsewhere
+        if elsewhere is not None and params.task_id not in self._tasks and await elsewhere.cancel(ctx, params.task_id):
+            return {}
         task = self._find(ctx, params.task_id)
         if task.ended is None:
             task.cancelled = True

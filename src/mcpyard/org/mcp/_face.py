@@ -27,7 +27,16 @@ from mcpyard import ToolInfo
 from mcpyard._tools import READ_RESULT_INFO
 from mcpyard.catalog import ServerTools, build_catalog, server_prefix
 from mcpyard.connect import InputRelay, LogFn, ProgressFn
-from mcpyard.gateway import KEPT_SECS, POLL_MS, LogLevels, Offer, ToolFace, elicitation_modes, wire_result
+from mcpyard.gateway import (
+    KEPT_SECS,
+    POLL_MS,
+    FaceTask,
+    LogLevels,
+    Offer,
+    ToolFace,
+    elicitation_modes,
+    wire_result,
+)
 from mcpyard.org._caller import Caller
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.mcp._decision import wait_for_decision
@@ -136,6 +145,16 @@ class KeptFaceTasks:
     async def given(self, ctx: ServerRequestContext[Any], task_id: str) -> None:
         asking = mcp_request(ctx)
         await face_task_given(asking.service, asking.caller, task_id)
+
+    async def cancel(self, ctx: ServerRequestContext[Any], task_id: str) -> bool:
+        del ctx, task_id
+        return False  # a task whose call runs on another replica is cancelled there only
+
+    def made(self, task: FaceTask) -> None:
+        del task  # the long call's row is written by the call itself (`TaskKeeper`)
+
+    def ended(self, task: FaceTask) -> None:
+        del task
 
 
 class OrgFace(ToolFace):
