@@ -206,20 +206,28 @@ async def test_call8_a_server_using_a_deprecated_feature_is_noted_once_and_goes_
 
 
 @pytest.mark.parametrize("era", ["new", "handshake"])
-async def test_call8_a_server_asking_for_roots_is_answered_and_noted_once_a_remote_one_learns_no_local_path(
+async def test_call8_roots_go_to_the_servers_whose_entry_lists_them_noted_once_and_to_no_other(
     home: Home, era: str
 ) -> None:
-    """Roots (deprecated in 2026-07-28) still work: a server on this machine is told the workspace; a remote one is
-    told no root at all (a local path never leaves the machine). Noted once per server, in both eras."""
+    """Roots (deprecated in 2026-07-28) still work, in both eras, for a server whose entry lists them (relative
+    folders from the workspace): it asks and is told them, noted once. A server without `roots` is not told any
+    (a server that takes roots may let them replace the folders its arguments name)."""
     args = ["--handshake"] if era == "handshake" else []
+    outside = home.root / "shared"
     async with serve_http_in_process("elicits", "streamable-http", args) as url:
-        servers = {"local": fixture_server("elicits"), "remote": {"url": url}}
+        servers = {
+            "local": {**fixture_server("elicits"), "roots": [".", str(outside)]},
+            "remote": {"url": url, "roots": ["docs"]},
+            "plain": fixture_server("elicits"),
+        }
         async with open_host(home, servers) as host:
             local = [json.loads(body(await host.call("local__roots", {}))) for _ in range(2)]
             remote = json.loads(body(await host.call("remote__roots", {})))
+            plain = body(await host.call("plain__roots", {}))
             noted = [warning for warning in host.status().warnings if "asks its client for roots" in warning]
-    assert local == [[home.workspace.resolve().as_uri()]] * 2
-    assert remote == [], "no local path is sent to another machine"
+    assert local == [[home.workspace.resolve().as_uri(), outside.resolve().as_uri()]] * 2
+    assert remote == [(home.workspace / "docs").resolve().as_uri()]
+    assert "roots not supported" in plain, "a server whose entry lists no roots is not told any"
     assert sorted(warning.split("'")[1] for warning in noted) == ["local", "remote"], "once per server"
     assert all("deprecated in 2026-07-28" in warning and "it still works" in warning for warning in noted)
 

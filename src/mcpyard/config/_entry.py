@@ -75,6 +75,7 @@ class _Builder:
             max_file_bytes=read.whole("max_file_bytes", DEFAULT_MAX_FILE_BYTES),
             shared_tools=read.texts("shared_tools"),
             always_offer=read.texts("always_offer") or (),
+            roots=read.texts("roots") or (),
             connect_timeout_secs=read.seconds("connect_timeout_secs", 30.0) or 30.0,
             call_timeout_secs=read.seconds("call_timeout_secs", 60.0, nullable=True),
             shutdown_timeout_secs=read.seconds("shutdown_timeout_secs", 5.0) or 5.0,

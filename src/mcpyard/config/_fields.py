@@ -29,6 +29,7 @@ FIELDS = (
     "max_file_bytes",
     "shared_tools",
     "always_offer",
+    "roots",
     "connect_timeout_secs",
     "call_timeout_secs",
     "shutdown_timeout_secs",

@@ -124,6 +124,9 @@ class ServerSpec:
     shared_tools: tuple[str, ...] | None = None
     always_offer: tuple[str, ...] = ()
     """Globs on the server's own tool names: these are offered even when the catalog is searched (MOD-4)."""
+    roots: tuple[str, ...] = ()
+    """Folders the server is told as its roots when it asks (relative ones from the workspace); none: mcpyard does
+    not declare roots to it (a server that takes roots may let them replace the folders its arguments name)."""
     connect_timeout_secs: float = 30.0
     call_timeout_secs: float | None = 60.0
     shutdown_timeout_secs: float = 5.0

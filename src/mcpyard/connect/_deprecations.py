@@ -1,14 +1,15 @@
 """Protocol features a server still uses though the protocol deprecated them: noted once each on the status page.
 
 They keep working (the HTTP+SSE transport, log messages, sampling, roots); the note tells a person that
-the server will need an update one day, without repeating itself at every message. A server that asks
-for roots is told the workspace when it runs on this machine (a stdio server, started there), and no
-root at all when it is remote: a local path is never sent to another machine.
+the server will need an update one day, without repeating itself at every message. Roots are declared
+only to a server whose entry lists them (`roots`): a server that takes roots may let them replace the
+folders its own arguments name (the reference filesystem server does), so declaring them unasked would
+change what such a server may reach.
 """
 
 from __future__ import annotations
 
-from collections.abc import Awaitable, Callable
+from collections.abc import Awaitable, Callable, Sequence
 from pathlib import Path
 
 import mcp_types as types
@@ -22,7 +23,7 @@ SamplingAnswer = types.CreateMessageResult | types.CreateMessageResultWithTools 
 class Deprecations:
     """Notes, through `warn`, each deprecated feature server `server` uses, the first time it does; its `on_log`,
     `on_sampling` and `on_roots` are the connection's callbacks, handing each message on to `log` and `sampling`, and
-    answering with `root` (the workspace of a server on this machine; None: no root)."""
+    answering with `roots` (the folders its entry lists)."""
 
     def __init__(
         self,
@@ -30,10 +31,10 @@ class Deprecations:
         warn: Callable[[str], None],
         log: Callable[[types.LoggingMessageNotificationParams], Awaitable[None]],
         sampling: Callable[[ClientRequestContext, types.CreateMessageRequestParams], Awaitable[SamplingAnswer]] | None,
-        root: Path | None = None,
+        roots: Sequence[Path] = (),
     ) -> None:
         self._server, self._warn, self._log, self._sampling = server, warn, log, sampling
-        self._roots = [types.Root(uri=root.resolve().as_uri(), name="workspace")] if root is not None else []
+        self._roots = [types.Root(uri=root.resolve().as_uri(), name=root.name or str(root)) for root in roots]
         self._noted: set[str] = set()
 
     def note(self, what: str, since: str) -> None:

@@ -108,8 +108,8 @@ class Supervisor(Interruptions):
             max_response_bytes=egress.max_response_bytes if egress is not None else None,
         )
         sampling = self._inputs.sampling if self._inputs is not None else None
-        root = workspace if self._is_stdio else None  # a remote server is never told a local path
-        self._deprecations = Deprecations(spec.id, self._warn, self._calls.on_log, sampling, root)
+        roots = [workspace / Path(root).expanduser() for root in spec.roots]  # declared to these servers only
+        self._deprecations = Deprecations(spec.id, self._warn, self._calls.on_log, sampling, roots)
         self._on_resource_updated = on_resource_updated
         self._watch = ResourceWatch(spec.id, self._resource_updated, self._warn, self._watched)
         self._sign_in: SignIn | None = None
@@ -277,7 +277,7 @@ class Supervisor(Interruptions):
             message_handler=self._on_message,
             logging_callback=self._deprecations.on_log,
             log_level="debug",  # new-era servers send log messages only to requests that opt in
-            list_roots_callback=self._deprecations.on_roots,
+            list_roots_callback=self._deprecations.on_roots if self._spec.roots else None,
             client_info=types.Implementation(name=self._identity.name, version=self._identity.version),
             sampling_callback=self._deprecations.on_sampling if self._sampling else None,
             elicitation_callback=self._inputs.elicitation if self._inputs is not None else None,
