@@ -1,7 +1,7 @@
 """CALL-8 in the organization service: a call whose server answers with a task (the tasks extension) runs to its
 result through `POST /api/v1/calls`, recorded like any call; through `/mcp`, a member's client that takes tasks gets
-a task of the service's own, which no other member nor organization finds. The task lives in the replica that made
-the call: kept in the database and taken over by another replica is still to come.
+a task of the service's own, which no other member nor organization finds. (A long call kept in the database, and
+taken over by another replica: tests/org/test_long_calls.py.)
 
 The service's API, the fixture server `tasks` over real HTTP in the test's process.
 """
