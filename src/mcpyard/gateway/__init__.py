@@ -6,12 +6,10 @@ from mcpyard.gateway._logs import LogLevels
 from mcpyard.gateway._rounds import elicitation_modes
 from mcpyard.gateway._serve import BearerGuard, serve_http, serve_stdio
 from mcpyard.gateway._server import GATEWAY_INSTRUCTIONS, Gateway
-from mcpyard.gateway._tasks import KEPT_SECS, POLL_MS, FaceTask, TaskElsewhere
+from mcpyard.gateway._tasks import FaceTask, TaskElsewhere, task_state
 
 __all__ = [
     "GATEWAY_INSTRUCTIONS",
-    "KEPT_SECS",
-    "POLL_MS",
     "BearerGuard",
     "FaceTask",
     "Gateway",
@@ -23,5 +21,6 @@ __all__ = [
     "elicitation_modes",
     "serve_http",
     "serve_stdio",
+    "task_state",
     "wire_result",
 ]

@@ -31,7 +31,7 @@ from mcpyard._atomic import read_private, write_atomic
 from mcpyard.connect import MadeTask, noticing_tasks, resuming_task
 from mcpyard.errors import ConfigError
 from mcpyard.gateway._context import wire_result
-from mcpyard.gateway._tasks import KEPT_SECS, MAX_STATUS_CHARS, MAX_TASKS, POLL_MS, FaceTask
+from mcpyard.gateway._tasks import KEPT_SECS, MAX_STATUS_CHARS, MAX_TASKS, FaceTask, task_state
 
 if TYPE_CHECKING:
     from mcpyard import Host
@@ -184,14 +184,7 @@ class TaskFile:
         entry = self._found(ctx, task_id)
         if entry is None:
             return None
-        base: dict[str, Any] = {
-            "taskId": task_id,
-            "createdAt": entry["created_at"],
-            "lastUpdatedAt": entry["updated_at"],
-            "ttlMs": int(KEPT_SECS * 1000),
-            "pollIntervalMs": POLL_MS,
-            "status": entry["status"],
-        }
+        base = {**task_state(task_id, entry["created_at"], entry["updated_at"]), "status": entry["status"]}
         said = {"statusMessage": entry["message"]} if entry["message"] else {}
         if entry["status"] == "completed" and entry["result"] is not None:
             return {**base, "result": entry["result"]}

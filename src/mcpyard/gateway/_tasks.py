@@ -52,6 +52,17 @@ def _now() -> str:
     return datetime.now(UTC).isoformat()
 
 
+def task_state(task_id: str, created_at: str, updated_at: str) -> dict[str, Any]:
+    """What every state of a face's task says, whatever its status: its id, times, lifetime and poll interval."""
+    return {
+        "taskId": task_id,
+        "createdAt": created_at,
+        "lastUpdatedAt": updated_at,
+        "ttlMs": int(KEPT_SECS * 1000),
+        "pollIntervalMs": POLL_MS,
+    }
+
+
 class TaskParams(types.RequestParams):
     task_id: str
 
@@ -102,13 +113,7 @@ class FaceTask:
 
     def state(self) -> dict[str, Any]:
         """What `tasks/get` answers, and the handle `tools/call` answers with."""
-        base: dict[str, Any] = {
-            "taskId": self.task_id,
-            "createdAt": self.created_at,
-            "lastUpdatedAt": self.updated_at,
-            "ttlMs": int(KEPT_SECS * 1000),
-            "pollIntervalMs": POLL_MS,
-        }
+        base = task_state(self.task_id, self.created_at, self.updated_at)
         result = self.trip.result
         if self.cancelled:
             return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}

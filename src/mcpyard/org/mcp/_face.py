@@ -28,13 +28,12 @@ from mcpyard._tools import READ_RESULT_INFO
 from mcpyard.catalog import ServerTools, build_catalog, server_prefix
 from mcpyard.connect import InputRelay, LogFn, ProgressFn
 from mcpyard.gateway import (
-    KEPT_SECS,
-    POLL_MS,
     FaceTask,
     LogLevels,
     Offer,
     ToolFace,
     elicitation_modes,
+    task_state,
     wire_result,
 )
 from mcpyard.org._caller import Caller
@@ -124,13 +123,7 @@ class KeptFaceTasks:
         row = await face_task_state(asking.service, asking.caller, task_id)
         if row is None:
             return None
-        base: dict[str, Any] = {
-            "taskId": task_id,
-            "createdAt": _at(row.created_at),
-            "lastUpdatedAt": _at(row.updated_at),
-            "ttlMs": int(KEPT_SECS * 1000),
-            "pollIntervalMs": POLL_MS,
-        }
+        base = task_state(task_id, _at(row.created_at), _at(row.updated_at))
         if row.status == "running" or row.result is None:
             return {**base, "status": "working", **({"statusMessage": row.message} if row.message else {})}
         if await mark_given(asking.service, row.id) is None:
