@@ -100,6 +100,19 @@ class HostView:
         """The servers that run (configured, valid, not shadowed), by id."""
         return self.plan.specs
 
+    def server_of(self, name: str) -> str | None:
+        """The server of tool `name` (as the model sees it): listed now, or listed earlier in this session."""
+        entry = self.catalog.get(name)
+        if entry is not None:
+            return entry.server
+        known = self.known.get(name)
+        return known[0] if known is not None else None
+
+    def task_target(self, server_id: str) -> str | None:
+        """What the tasks of server `server_id` belong to, if it runs (`ServerSpec.task_target`)."""
+        spec = self.plan.specs.get(server_id)
+        return spec.task_target() if spec is not None else None
+
     def newest(self) -> HostView:
         """The view the host published last (this one, unless something changed since)."""
         return self.cell.view or self

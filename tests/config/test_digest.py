@@ -29,6 +29,8 @@ def _with(base: dict[str, object], **changes: object) -> dict[str, object]:
     ("base", "after", "changed"),
     [
         pytest.param(BASE, _with(BASE, command="uvx"), ("command",), id="command"),
+        pytest.param(BASE, _with(BASE, roots=["~"]), ("roots",), id="roots-added"),
+        pytest.param(_with(BASE, roots=["."]), _with(BASE, roots=[".", ".."]), ("roots",), id="roots-widened"),
         pytest.param(BASE, _with(BASE, command="npx "), ("command",), id="command-trailing-space"),
         pytest.param(BASE, _with(BASE, args=["-y", "@evil/mcp", "--root=${PROJECT_ROOT}"]), ("args",), id="args"),
         pytest.param(BASE, _with(BASE, args=["@acme/mcp", "-y", "--root=${PROJECT_ROOT}"]), ("args",), id="args-order"),
@@ -187,3 +189,10 @@ def test_cfg6_recorded_trust_covers_an_entry_only_as_it_was(
         assert problem is not None
         assert problem.startswith(expected)
         assert "mcpyard trust" in problem
+
+
+def test_cfg6_an_entry_without_roots_keeps_the_digest_it_had_before_roots_were_covered() -> None:
+    """Trust given before entries could have `roots` still holds: the parts of an entry without them are the six of
+    old, so its digest is unchanged; only adding roots asks for trust again."""
+    assert set(entry_digest(BASE).parts) == {"command", "args", "env_names", "cwd", "url", "variables"}
+    assert set(entry_digest(_with(BASE, roots=["."])).parts) == {*entry_digest(BASE).parts, "roots"}

@@ -210,3 +210,14 @@ def test_trust_that_cannot_be_written_is_a_clear_error_cfg_6_err_1(tmp_path: Pat
     with pytest.raises(ConfigError, match=r"cannot record the trusted workspace .* pass --trust") as caught:
         store.trust(workspace, SERVERS)
     assert caught.value.source == store.path
+
+
+def test_an_entry_with_roots_is_recorded_with_them_and_read_back_trusted_cfg_6(
+    store: TrustStore, workspace: Path
+) -> None:
+    """CFG-6: trust covers an entry's `roots` once it has them (a seventh part), and reads it back as given."""
+    rooted = entry_digest({"command": "npx", "args": ["-y", "@acme/fs"], "roots": ["."]})
+    store.trust(workspace, {"fs": rooted, "a": A})
+    document = json.loads(store.path.read_text())
+    assert "roots" in document["workspaces"][str(workspace.resolve())]["servers"]["fs"]["parts"]
+    assert TrustStore(store.path).record(workspace) == ProjectTrust({"fs": rooted, "a": A})

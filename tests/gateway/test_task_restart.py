@@ -3,7 +3,8 @@
 The gateway keeps each task in a private file of its data folder; started again on the same address, it answers
 `tasks/get` and `tasks/cancel` for the last run's tasks and follows each one still running with the same server
 task id, so the call is never sent twice and the server's task is not cancelled by the gateway going away (stopped
-or killed). A task file that is not the gateway's own is refused with one warning, and the gateway serves.
+or killed); a server pointed elsewhere since is never asked for the task. A task file that is not the gateway's own
+is refused with one warning, and the gateway serves.
 
 The fixture server `tasks` over real HTTP in the test's process (a stdio server would stop with the gateway).
 """
@@ -107,7 +108,8 @@ async def test_call8_a_task_file_that_is_not_the_gateways_own_is_refused_and_the
         port, stderr = free_port(), bytearray()
         folder = home.data_home / "gateway"
         folder.mkdir(parents=True, exist_ok=True)
-        for content, mode in ((b"{not json", 0o600), (b"{}", 0o644), (json.dumps({"x": {"owner": 1}}).encode(), 0o600)):
+        hostile = json.dumps({"x": {"owner": 1}, "y": {"ended_at": float("nan")}}).encode()
+        for content, mode in ((b"{not json", 0o600), (b"{}", 0o644), (hostile, 0o600), (b"[" * 100_000, 0o600)):
             path = folder / f"tasks-127.0.0.1-{port}.json"
             path.write_bytes(content)
             path.chmod(mode)
@@ -118,4 +120,20 @@ async def test_call8_a_task_file_that_is_not_the_gateways_own_is_refused_and_the
             path.unlink(missing_ok=True)
         said = stderr.decode(errors="replace")
         assert "Traceback" not in said
-        assert said.count("the gateway's tasks of its last run are lost") == 2, said
+        assert said.count("the gateway's tasks of its last run are lost") == 3, said
+        assert said.count("holds what is not a task of this version's") == 1, said
+
+
+async def test_call8_a_gateway_task_whose_server_was_pointed_elsewhere_is_not_asked_for_there(home: Home) -> None:
+    async with serve_http_in_process("tasks") as url, serve_http_in_process("tasks") as elsewhere:
+        config = home.write_config({"t": {"url": url}})
+        port, stderr = free_port(), bytearray()
+        keeper = KeepsHandles()
+        async with _gateway(home, str(config), port, stderr), _client(port, keeper) as client:
+            task_id = await handle_of(client, keeper, "t__slow", {"seconds": 30})
+        moved = home.write_config({"t": {"url": elsewhere}})
+        async with _gateway(home, str(moved), port, stderr), _client(port, KeepsHandles()) as again:
+            state = await until(again, task_id, "failed")
+            polls = json.loads(text_of(await again.call_tool("t__polls", {})).split("\n")[-2])
+        assert "its server changed since" in (state.status_message or "")
+        assert polls["polls"] == 0, "the other address never heard of the task"

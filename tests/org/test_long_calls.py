@@ -304,3 +304,39 @@ async def test_call8_org9_a_members_mcp_task_is_polled_on_any_replica_and_outliv
         made = await api.post("/api/v1/calls", json={"tool": "jobs__made", "arguments": {}}, headers=owner)
         assert json.loads(made.json()["content"][0]["text"]).get("slow") == 1, "sent once, never again by B"
         assert "Traceback" not in b.log
+
+
+async def test_call8_a_long_call_whose_server_was_pointed_elsewhere_is_never_asked_for_there(
+    database_url: str, home: Home
+) -> None:
+    """The sealed task id goes only to the server that made the task: an admin points the server at another address
+    while the call's replica is dead; the replica taking the call over ends it, saying why, and the other address
+    never hears of the task."""
+    if database_url.startswith("postgresql"):
+        pytest.skip("which server may be asked is the take-over's rule, whatever the database: once is enough")
+    org = await set_up(database_url)
+    async with AsyncExitStack() as stack:
+        url = await stack.enter_async_context(serve_http_in_process("tasks"))
+        elsewhere = await stack.enter_async_context(serve_http_in_process("tasks"))
+        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
+        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
+        on_a, on_b = [
+            await stack.enter_async_context(httpx2.AsyncClient(base_url=r.origin, timeout=60, trust_env=False))
+            for r in (a, b)
+        ]
+        owner = {"Authorization": f"Bearer {org.owner_token}"}
+        created = await on_a.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
+        assert created.status_code == 201, created.text
+        for tool in created.json()["tools"]:
+            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
+            assert (await on_a.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)).status_code == 200
+        call_id = await _start(on_a, org.owner_token, "jobs__slow", {"seconds": 6})
+        await a.kill()
+        moved = await on_b.patch(f"/api/v1/servers/{created.json()['id']}", json={"url": elsewhere}, headers=owner)
+        assert moved.status_code == 200, moved.text
+        result = await _result(on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
+        assert result["ok"] is False
+        assert result["error"]["code"] == "task_lost"
+        assert "server 'jobs' changed" in result["error"]["message"]
+        polls = await on_b.post("/api/v1/calls", json={"tool": "jobs__polls", "arguments": {}}, headers=owner)
+        assert json.loads(polls.json()["content"][0]["text"])["polls"] == 0, "the other address never heard of it"

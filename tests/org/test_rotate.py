@@ -193,9 +193,13 @@ async def test_call8_org2_rotate_key_reseals_a_running_long_calls_task_id_and_sk
     async with database.sessions.begin() as session:
         session.add(member)
         await session.flush()
-        session.add(TaskCall(id=running, server="jobs", arguments={}, key_id=key_id, sealed_task=sealed, **shared))
         session.add(
-            TaskCall(id=ended, server="jobs", arguments={}, key_id="", sealed_task=b"", status="read", **shared)
+            TaskCall(id=running, server="jobs", target="t", arguments={}, key_id=key_id, sealed_task=sealed, **shared)
+        )
+        session.add(
+            TaskCall(
+                id=ended, server="jobs", target="t", arguments={}, key_id="", sealed_task=b"", status="read", **shared
+            )
         )
     done = await rotate_key(database, source)
     assert done.resealed == 2, "the credential and the running call's task id"

@@ -33,6 +33,7 @@ PARTS: tuple[tuple[str, str], ...] = (
     ("cwd", "cwd"),
     ("url", "url"),
     ("variables", "variables it reads"),
+    ("roots", "roots"),
 )
 """Each covered part: its key in the trust file, and the words a status reason uses for it."""
 
@@ -102,7 +103,9 @@ def entry_digest(fields: Mapping[str, object]) -> EntryDigest:
         "url": fields.get("url"),
         "variables": {"references": list(variables_read(fields)), "inherit_env": _inherit(fields.get("inherit_env"))},
     }
-    return EntryDigest({key: _sha256(covered[key]) for key, _ in PARTS})
+    if fields.get("roots") is not None:  # covered once an entry has roots: entries trusted before roots stay trusted
+        covered["roots"] = fields.get("roots")
+    return EntryDigest({key: _sha256(covered[key]) for key, _ in PARTS if key in covered})
 
 
 def changed_parts(before: EntryDigest, now: EntryDigest) -> tuple[str, ...]:

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import hashlib
+import json
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal, TypeGuard, get_args
@@ -138,6 +140,12 @@ class ServerSpec:
     references: tuple[tuple[str, str, str], ...] = ()
     """`(field, reference, outcome)` of every `${…}` in the entry (`set`, `unset`, `default used`…); no values."""
 
+    def task_target(self) -> str:
+        """What the server's tasks belong to: its address, or its command line, hashed. A task made by one server is
+        never followed on another that took its name (CALL-8)."""
+        target = [self.transport, self.url, self.command, list(self.args), self.cwd]
+        return hashlib.sha256(json.dumps(target).encode()).hexdigest()
+
     def fingerprint(self) -> tuple[object, ...]:
         """Everything that, when changed, means the server must be restarted on reload."""
         return (
@@ -153,6 +161,7 @@ class ServerSpec:
             self.url,
             self.headers,
             self.oauth,
+            self.roots,
             self.connect_timeout_secs,
             self.shutdown_timeout_secs,
             self.enabled,

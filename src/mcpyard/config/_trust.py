@@ -18,7 +18,8 @@ _FORMAT_VERSION = 2
 _LEGACY_VERSION = 1
 _MAX_BYTES = 4 * 1024 * 1024
 _HEX_DIGEST = re.compile(r"[0-9a-f]{64}")
-_PART_KEYS = frozenset(key for key, _ in PARTS)
+_PART_KEYS = frozenset(key for key, _ in PARTS if key != "roots")
+"""The parts every digest has (`roots` only an entry that has roots)."""
 
 
 class TrustStore:
@@ -132,11 +133,11 @@ def _load_record(value: object) -> ProjectTrust | None:
         if not isinstance(entry, dict):
             return None
         parts = entry.get("parts")
-        if not isinstance(parts, dict) or set(parts) != _PART_KEYS:
+        if not isinstance(parts, dict) or set(parts) - {"roots"} != _PART_KEYS:
             return None
         if not all(isinstance(part, str) and _HEX_DIGEST.fullmatch(part) for part in parts.values()):
             return None
-        digest = EntryDigest({key: str(parts[key]) for key, _ in PARTS})
+        digest = EntryDigest({key: str(parts[key]) for key, _ in PARTS if key in parts})
         if entry.get("digest") != digest.digest:
             return None
         digests[str(server_id)] = digest

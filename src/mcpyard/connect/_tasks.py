@@ -63,9 +63,9 @@ MAX_INPUTS: Final = 64
 """Input requests one task may put to the call's answerer; a task asking for more is cancelled (a hostile server
 would otherwise keep a person answering forever)."""
 MAX_STATUS_CHARS: Final = 300
+"""A task's status message, as reported for progress, is cut here."""
 FACE_TASK: Final = "face_task"
 """The label (`MadeTask.labels`) under which a face names its own task for a server's task."""
-"""A task's status message, as reported for progress, is cut here."""
 
 ProgressReport = Callable[[float, float | None, str | None], Awaitable[None]]
 _PROGRESS: ContextVar[ProgressReport | None] = ContextVar("mcpyard_task_progress", default=None)

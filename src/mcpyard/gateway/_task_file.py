@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import json
 import logging
+import math
 import time
 from collections.abc import Callable, Hashable
 from datetime import UTC, datetime
@@ -39,7 +40,10 @@ if TYPE_CHECKING:
 __all__ = ["TaskFile"]
 
 MAX_FILE_BYTES: Final = 64 * 1024 * 1024
-LOST: Final = "the gateway restarted while this task ran, and its server's task cannot be followed again"
+LOST: Final = (
+    "the gateway restarted while this task ran, and its server's task cannot be followed again (a task of the older "
+    "protocol, or its server changed since)"
+)
 _log = logging.getLogger("mcpyard.gateway")
 
 
@@ -72,21 +76,31 @@ class TaskFile:
         try:
             data = read_private(self._path, max_bytes=MAX_FILE_BYTES, what="the gateway's task file")
             loaded = json.loads(data) if data is not None else {}
-        except (ConfigError, ValueError) as exc:  # never a reason not to serve: its tasks are lost, said once
+        except (ConfigError, ValueError, RecursionError) as exc:  # never a reason not to serve: said once
             reason = exc.message if isinstance(exc, ConfigError) else f"{self._path} is not JSON"
             self.warning = f"the gateway's tasks of its last run are lost: {reason}; it is written anew"
             return {}
-        if not isinstance(loaded, dict):
-            return {}
-        return {key: value for key, value in loaded.items() if isinstance(key, str) and _valid(value)}
+        kept = {key: value for key, value in loaded.items() if _valid(value)} if isinstance(loaded, dict) else {}
+        if not isinstance(loaded, dict) or len(kept) < len(loaded):
+            self.warning = (
+                f"{self._path} holds what is not a task of this version's; those are left out and the file "
+                "is written anew"
+            )
+        return kept
 
     def _save(self) -> None:
         now = time.time()
         for task_id, entry in list(self._entries.items()):
             if entry["ended_at"] is not None and now - entry["ended_at"] > KEPT_SECS:
                 del self._entries[task_id]
+        data = json.dumps(self._entries).encode()
+        if len(data) > MAX_FILE_BYTES:  # the biggest results of ended tasks go first; the tasks themselves stay
+            for entry in sorted(self._entries.values(), key=lambda entry: -len(json.dumps(entry["result"]))):
+                if entry["result"] is not None and len(data) > MAX_FILE_BYTES:
+                    entry.update(result=None, status="failed", message="its result was too large to keep")
+                    data = json.dumps(self._entries).encode()
         try:
-            write_atomic(self._path, json.dumps(self._entries).encode(), mode=0o600)
+            write_atomic(self._path, data, mode=0o600)
         except OSError as exc:  # the tasks still run; only a restart would not find them
             _log.warning("the gateway's task file cannot be written (%s): %s", exc.strerror or exc, self._path)
 
@@ -95,12 +109,15 @@ class TaskFile:
     def made(self, task: FaceTask) -> None:
         owner = _kept_owner(task.owner)
         made = task.server_task
+        server = self._host.view.server_of(task.tool) or ""
         if owner is None or made is None or len(self._entries) >= MAX_TASKS * 4:
             return
         self._running.append(task)
         self._entries[task.task_id] = {
             "owner": owner,
             "tool": task.tool,
+            "server": server,
+            "target": self._host.view.task_target(server) or "",
             "server_task": made.task_id if made.era == "extension" else None,
             "status": "working",
             "message": None,
@@ -138,7 +155,8 @@ class TaskFile:
         for task_id, entry in self._entries.items():
             if entry["status"] != "working" or task_id in self._follows:
                 continue
-            if entry["server_task"] is None:
+            if entry["server_task"] is None or self._host.view.task_target(entry["server"]) != entry["target"]:
+                # A task of the older protocol, or a server since pointed elsewhere: its id is not sent anywhere.
                 entry.update(status="failed", message=LOST, updated_at=_now(), ended_at=time.time())
                 continue
             self._follows[task_id] = anyio.CancelScope()
@@ -169,6 +187,10 @@ class TaskFile:
             elif (made := self._made.get(task_id)) is not None and made.detached:
                 return  # the gateway stops again: the next run follows it
             entry.update(updated_at=_now(), ended_at=time.time())
+            self._save()
+        except Exception as exc:  # one task's failure is not the gateway's
+            entry.update(status="failed", message=f"{LOST} ({type(exc).__name__})", updated_at=_now())
+            entry.update(ended_at=time.time())
             self._save()
         finally:
             self._follows.pop(task_id, None)
@@ -203,9 +225,14 @@ class TaskFile:
         return True
 
 
+def _finite(value: Any) -> bool:
+    return isinstance(value, int | float) and not isinstance(value, bool) and math.isfinite(value)
+
+
 def _valid(entry: Any) -> bool:
     """An entry of the file as this version writes it (anything else is left out)."""
-    keys = {"owner", "tool", "server_task", "status", "message", "result", "created_at", "updated_at", "ended_at"}
+    keys = {"owner", "tool", "server", "target", "server_task", "status", "message", "result", "created_at"}
+    keys |= {"updated_at", "ended_at"}
     return (
         isinstance(entry, dict)
         and set(entry) == keys
@@ -213,11 +240,16 @@ def _valid(entry: Any) -> bool:
         and len(entry["owner"]) == 2
         and all(part is None or isinstance(part, str) for part in entry["owner"])
         and isinstance(entry["tool"], str)
+        and isinstance(entry["server"], str)
+        and isinstance(entry["target"], str)
         and (entry["server_task"] is None or isinstance(entry["server_task"], str))
         and entry["status"] in ("working", "completed", "cancelled", "failed")
         and (entry["message"] is None or isinstance(entry["message"], str))
         and (entry["result"] is None or isinstance(entry["result"], dict))
         and isinstance(entry["created_at"], str)
         and isinstance(entry["updated_at"], str)
-        and (entry["ended_at"] is None or isinstance(entry["ended_at"], int | float))
+        and (
+            entry["ended_at"] is None
+            or (isinstance(entry["ended_at"], int | float) and math.isfinite(entry["ended_at"]))
+        )
     )

@@ -7,13 +7,15 @@ import functools
 from collections.abc import Mapping
 from typing import TYPE_CHECKING, Any
 
+import anyio
+
 from mcpyard.agent import HostFacade, TurnClock, current_turn_clock
 from mcpyard.connect import noticing_tasks, resuming_task
 from mcpyard.org.hosts import call_tags
 from mcpyard.org.services._call_results import result_json
 from mcpyard.org.services._questions import Asker, OrgElicitor
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.services._task_calls import TaskKeeper, lapsed_tasks
+from mcpyard.org.services._task_calls import TaskKeeper, end_moved, lapsed_tasks
 from mcpyard.org.store import TaskCall, new_id
 from mcpyard.pipeline import CallResult
 
@@ -54,31 +56,50 @@ async def org_call(
     keeper = None
     holder = asker if asker is not None or member is None else Asker(*member)
     if holder is not None and holder.member_id is not None and holder.refusal is None:
-        view = host.view
-        known = view.known.get(name)
-        call = (name, known[0] if known else "", view.redactor.redact_json(dict(arguments or {})))
+        call = (name, host, host.view.redactor.redact_json(dict(arguments or {})))
         call_id = tags.get("call_id") or holder.call_id or new_id()
         keeper = TaskKeeper(svc, holder, call, conversation or "", call_id, resumed=resumes is not None)
-    with (
-        noticing_tasks(keeper.notice) if keeper is not None else contextlib.nullcontext(),
-        resuming_task(resumes) if resumes is not None else contextlib.nullcontext(),
-    ):
-        async with keeper.keeping() if keeper is not None else contextlib.nullcontext():
-            result = await host.call(
-                name,
-                arguments,
-                conversation=conversation,
-                approver=approver,
-                definition_hash=definition_hash,
-                on_input=asker.relay() if asker is not None else on_input,
-                elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
-                tags=tags,
-                on_progress=on_progress or (keeper.progress if keeper is not None else None),
-                on_log=on_log,
-            )
+    if keeper is not None and on_progress is not None:
+        on_progress = _both(on_progress, keeper.progress)
+    ended: list[CallResult] = []  # stays empty when the keeper cancelled the call: another replica follows it
+    try:
+        with (
+            noticing_tasks(keeper.notice) if keeper is not None else contextlib.nullcontext(),
+            resuming_task(resumes) if resumes is not None else contextlib.nullcontext(),
+        ):
+            async with keeper.keeping() if keeper is not None else contextlib.nullcontext():
+                result = await host.call(
+                    name,
+                    arguments,
+                    conversation=conversation,
+                    approver=approver,
+                    definition_hash=definition_hash,
+                    on_input=asker.relay() if asker is not None else on_input,
+                    elicitor=OrgElicitor(svc, asker, clock) if asker is not None else None,
+                    tags=tags,
+                    on_progress=on_progress or (keeper.progress if keeper is not None else None),
+                    on_log=on_log,
+                )
+                ended.append(result)
+    except anyio.get_cancelled_exc_class():
+        if keeper is not None:
+            await keeper.cancelled()
+        raise
+    if not ended:  # another replica took the task over (this one was thought gone): it ends there
+        message = f"{name}: another replica of the service follows this call's task now; its result comes there"
+        return CallResult.refusal("task_moved", message, tool=name)
+    result = ended[0]
     if keeper is not None:
         await keeper.finish(result_json(result, keeper.call_id))
     return result
+
+
+def _both(first: ProgressFn, then: ProgressFn) -> ProgressFn:
+    async def report(progress: float, total: float | None, message: str | None) -> None:
+        await first(progress, total, message)
+        await then(progress, total, message)
+
+    return report
 
 
 async def take_over_tasks(svc: OrgService) -> int:
@@ -91,8 +112,12 @@ async def take_over_tasks(svc: OrgService) -> int:
 
 async def _follow(svc: OrgService, row: TaskCall, task_id: str) -> None:
     """A long call taken over: the same task followed on this replica's connection, its result kept for its member;
-    its server's questions go to that member's inbox."""
+    its server's questions go to that member's inbox. A server no longer the one that made the task (deleted, or
+    pointed elsewhere since) is never sent its id: the call ends, saying so."""
     opened = await svc.hosts.current(row.org_id)
+    if opened.host.view.task_target(row.server) != row.target:
+        await end_moved(svc, row)
+        return
     asker = Asker(row.org_id, row.member_id, turn_id=row.turn_id, call_id=row.id)
     await org_call(
         svc,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
 from datetime import datetime
@@ -98,6 +99,8 @@ class KeptTasks:
 
     def __init__(self) -> None:
         self._tasks: dict[str, MadeTask] = {}
+        self.holder = secrets.token_hex(8)
+        """This process, as the long calls' rows name whoever follows them."""
 
     def add(self, call_id: str, made: MadeTask) -> None:
         self._tasks[call_id] = made

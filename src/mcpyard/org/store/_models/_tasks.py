@@ -44,6 +44,8 @@ class TaskCall(Base):
     tool: Mapped[str] = mapped_column(String(256))
     """The tool, by the name the model sees."""
     server: Mapped[str] = mapped_column(String(64))
+    target: Mapped[str] = mapped_column(String(64))
+    """What the server's task belongs to (`ServerSpec.task_target`): a server since pointed elsewhere is not asked."""
     arguments: Mapped[dict[str, Any]] = mapped_column(JSON)
     """As the call was sent, redacted: the turn's trace shows them while the call runs, its record once it ended."""
     key_id: Mapped[str] = mapped_column(String(32))
@@ -55,6 +57,8 @@ class TaskCall(Base):
     """The task's latest status message, cleaned and redacted."""
     held_until: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
     """While `running`: the replica following the task renews this; past it, another takes the task over."""
+    holder: Mapped[str | None] = mapped_column(String(32), nullable=True)
+    """Which process follows the task now: only it renews the lease and writes the end."""
     created_at: Mapped[datetime] = time_column()
     updated_at: Mapped[datetime] = time_column()
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)
