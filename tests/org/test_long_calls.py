@@ -13,6 +13,8 @@ from __future__ import annotations
 import json
 from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack, asynccontextmanager
+from dataclasses import dataclass
+from datetime import timedelta
 from typing import Any
 
 import anyio
@@ -22,13 +24,14 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from mcpyard.org.store import TaskCall, new_id, open_database, utcnow
 from tests._waiting import eventually
 from tests.conftest import Home
 from tests.gateway.test_task_handles import KeepsHandles, get, handle_of, until
 from tests.model.openai_fixture import serve_model
 from tests.org._flows import by_tool, register, set_policy
-from tests.org._replica import replica
-from tests.org._service import KEY, Service, running_service, set_up
+from tests.org._replica import Replica, replica
+from tests.org._service import KEY, Org, Service, running_service, set_up
 from tests.org.test_replica_faults import _member as new_member
 from tests.servers.in_process import serve_http_in_process
 
@@ -168,6 +171,43 @@ async def test_call8_malformed_reads_of_a_long_call_get_one_clear_error_each(ser
         assert response.json()["ok"] is False
 
 
+@dataclass
+class Replicas:
+    """Replicas A and B of one service, an API client for each, the owner's headers, and the server `jobs` (the
+    fixture `tasks`) registered with every tool run freely."""
+
+    a: Replica
+    b: Replica
+    on_a: httpx2.AsyncClient
+    on_b: httpx2.AsyncClient
+    owner: dict[str, str]
+    server_id: str
+
+
+async def _replicas(stack: AsyncExitStack, database_url: str, home: Home, org: Org, url: str) -> Replicas:
+    a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
+    b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
+    on_a, on_b = [
+        await stack.enter_async_context(httpx2.AsyncClient(base_url=r.origin, timeout=60, trust_env=False))
+        for r in (a, b)
+    ]
+    owner = {"Authorization": f"Bearer {org.owner_token}"}
+    created = await on_a.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
+    assert created.status_code == 201, created.text
+    for tool in created.json()["tools"]:
+        policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
+        set_ = await on_a.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)
+        assert set_.status_code == 200, set_.text
+    return Replicas(a, b, on_a, on_b, owner, created.json()["id"])
+
+
+async def _tool_text(client: httpx2.AsyncClient, owner: dict[str, str], tool: str) -> Any:
+    """What a fixture tool of `jobs` answers, read as JSON."""
+    response = await client.post("/api/v1/calls", json={"tool": tool, "arguments": {}}, headers=owner)
+    assert response.status_code == 200, response.text
+    return json.loads(response.json()["content"][0]["text"])
+
+
 @pytest.mark.parametrize("how", ["killed", "stopped"])
 async def test_call8_org9_a_long_call_outlives_its_replica_and_is_never_sent_twice(
     database_url: str, home: Home, how: str
@@ -177,44 +217,27 @@ async def test_call8_org9_a_long_call_outlives_its_replica_and_is_never_sent_twi
     org = await set_up(database_url)
     async with AsyncExitStack() as stack:
         url = await stack.enter_async_context(serve_http_in_process("tasks"))
-        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
-        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
-        on_a, on_b = [
-            await stack.enter_async_context(httpx2.AsyncClient(base_url=r.origin, timeout=60, trust_env=False))
-            for r in (a, b)
-        ]
-        owner = {"Authorization": f"Bearer {org.owner_token}"}
-        created = await on_a.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
-        assert created.status_code == 201, created.text
-        for tool in created.json()["tools"]:
-            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
-            set_ = await on_a.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)
-            assert set_.status_code == 200, set_.text
-
-        call_id = await _start(on_a, org.owner_token, "jobs__slow", {"seconds": 6})
+        two = await _replicas(stack, database_url, home, org, url)
+        call_id = await _start(two.on_a, org.owner_token, "jobs__slow", {"seconds": 6})
         if how == "killed":
-            await a.kill()  # SIGKILL: A renews nothing and tidies nothing
+            await two.a.kill()  # SIGKILL: A renews nothing and tidies nothing
         else:
-            a.process.terminate()  # SIGTERM: A stops as a deploy stops it
-            await a.process.wait()
-        result = await _result(on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
+            two.a.process.terminate()  # SIGTERM: A stops as a deploy stops it
+            await two.a.process.wait()
+        result = await _result(two.on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
         assert result["ok"] is True, result
         assert "slow done after 6 s" in result["text"], "B followed the same task to its end"
-
-        async def tool_text(tool: str) -> Any:
-            response = await on_b.post("/api/v1/calls", json={"tool": tool, "arguments": {}}, headers=owner)
-            assert response.status_code == 200, response.text
-            return json.loads(response.json()["content"][0]["text"])
-
-        assert (await tool_text("jobs__made")).get("slow") == 1, "the call was sent once, never again by B"
-        assert await tool_text("jobs__cancelled") == [], "no replica cancelled the server's task on its way out"
+        made = await _tool_text(two.on_b, two.owner, "jobs__made")
+        assert made.get("slow") == 1, "the call was sent once, never again by B"
+        cancelled = await _tool_text(two.on_b, two.owner, "jobs__cancelled")
+        assert cancelled == [], "no replica cancelled the server's task on its way out"
         [used] = [
             row
-            for row in (await on_b.get("/api/v1/usage", params={"group_by": "tool"}, headers=owner)).json()
+            for row in (await two.on_b.get("/api/v1/usage", params={"group_by": "tool"}, headers=two.owner)).json()
             if row["key"] == "jobs__slow"
         ]
         assert used["calls"] == 1, "one record of the call: B's, when it ended"
-        assert "Traceback" not in b.log
+        assert "Traceback" not in two.b.log
 
 
 async def test_call8_a_turns_long_call_shows_running_in_its_trace_until_it_ends(service: Service) -> None:
@@ -276,34 +299,24 @@ async def test_call8_org9_a_members_mcp_task_is_polled_on_any_replica_and_outliv
     member = await new_member(database_url, org, "member@acme.test", "member")
     async with AsyncExitStack() as stack:
         url = await stack.enter_async_context(serve_http_in_process("tasks"))
-        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
-        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
-        api = await stack.enter_async_context(httpx2.AsyncClient(base_url=b.origin, timeout=60, trust_env=False))
-        owner = {"Authorization": f"Bearer {org.owner_token}"}
-        created = await api.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
-        assert created.status_code == 201, created.text
-        for tool in created.json()["tools"]:
-            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
-            assert (await api.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)).status_code == 200
-
+        two = await _replicas(stack, database_url, home, org, url)
         keeper = KeepsHandles()
-        on_a = await stack.enter_async_context(_mcp(a.origin, org.owner_token, keeper))
+        on_a = await stack.enter_async_context(_mcp(two.a.origin, org.owner_token, keeper))
         task_id = await handle_of(on_a, keeper, "jobs__slow", {"seconds": 6})
-        on_b = await stack.enter_async_context(_mcp(b.origin, org.owner_token, KeepsHandles()))
+        on_b = await stack.enter_async_context(_mcp(two.b.origin, org.owner_token, KeepsHandles()))
         assert (await get(on_b, task_id)).status == "working", "B answers for the task A made"
-        colleague = await stack.enter_async_context(_mcp(b.origin, member, KeepsHandles()))
+        colleague = await stack.enter_async_context(_mcp(two.b.origin, member, KeepsHandles()))
         with pytest.raises(MCPError, match=r"^task not found$"):
             await get(colleague, task_id)  # the owner's task, not a colleague's
-        await a.kill()  # the call's replica dies; B takes the call over and follows the same task
+        await two.a.kill()  # the call's replica dies; B takes the call over and follows the same task
         done = await until(on_b, task_id, "completed")
         assert done.result is not None
         assert "slow done after 6 s" in json.dumps(done.result)
         with pytest.raises(MCPError, match=r"^task not found$"):
             await get(on_b, task_id)  # its result is given once
-
-        made = await api.post("/api/v1/calls", json={"tool": "jobs__made", "arguments": {}}, headers=owner)
-        assert json.loads(made.json()["content"][0]["text"]).get("slow") == 1, "sent once, never again by B"
-        assert "Traceback" not in b.log
+        made = await _tool_text(two.on_b, two.owner, "jobs__made")
+        assert made.get("slow") == 1, "sent once, never again by B"
+        assert "Traceback" not in two.b.log
 
 
 async def test_call8_a_long_call_whose_server_was_pointed_elsewhere_is_never_asked_for_there(
@@ -318,25 +331,45 @@ async def test_call8_a_long_call_whose_server_was_pointed_elsewhere_is_never_ask
     async with AsyncExitStack() as stack:
         url = await stack.enter_async_context(serve_http_in_process("tasks"))
         elsewhere = await stack.enter_async_context(serve_http_in_process("tasks"))
-        a = await stack.enter_async_context(replica(database_url, home.data_home / "a", KEY))
-        b = await stack.enter_async_context(replica(database_url, home.data_home / "b", KEY))
-        on_a, on_b = [
-            await stack.enter_async_context(httpx2.AsyncClient(base_url=r.origin, timeout=60, trust_env=False))
-            for r in (a, b)
-        ]
-        owner = {"Authorization": f"Bearer {org.owner_token}"}
-        created = await on_a.post("/api/v1/servers", json={"name": "jobs", "url": url}, headers=owner)
-        assert created.status_code == 201, created.text
-        for tool in created.json()["tools"]:
-            policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
-            assert (await on_a.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=owner)).status_code == 200
-        call_id = await _start(on_a, org.owner_token, "jobs__slow", {"seconds": 6})
-        await a.kill()
-        moved = await on_b.patch(f"/api/v1/servers/{created.json()['id']}", json={"url": elsewhere}, headers=owner)
+        two = await _replicas(stack, database_url, home, org, url)
+        call_id = await _start(two.on_a, org.owner_token, "jobs__slow", {"seconds": 6})
+        await two.a.kill()
+        edit = {"url": elsewhere}
+        moved = await two.on_b.patch(f"/api/v1/servers/{two.server_id}", json=edit, headers=two.owner)
         assert moved.status_code == 200, moved.text
-        result = await _result(on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
+        result = await _result(two.on_b, org.owner_token, call_id, within=TAKEN_OVER_SECONDS)
         assert result["ok"] is False
         assert result["error"]["code"] == "task_lost"
         assert "server 'jobs' changed" in result["error"]["message"]
-        polls = await on_b.post("/api/v1/calls", json={"tool": "jobs__polls", "arguments": {}}, headers=owner)
-        assert json.loads(polls.json()["content"][0]["text"])["polls"] == 0, "the other address never heard of it"
+        polls = await _tool_text(two.on_b, two.owner, "jobs__polls")
+        assert polls["polls"] == 0, "the other address never heard of it"
+
+
+async def test_call8_a_long_call_no_replica_could_follow_for_a_day_is_given_up_saying_so(
+    database_url: str, home: Home
+) -> None:
+    """A long call whose replicas kept failing to follow it (its lease lapsed, again and again) ends after a day:
+    `task_lost`, read once by its member like any result; its task id is never asked for again."""
+    async with running_service(database_url, home.data_home, sweep_seconds=0.2) as service:
+        me = await service.get("/api/v1/me")
+        call_id, long_ago = new_id(), utcnow() - timedelta(days=2)
+        async with open_database(database_url) as db, db.sessions.begin() as session:
+            session.add(
+                TaskCall(
+                    id=call_id,
+                    org_id=service.org.org_id,
+                    member_id=me["id"],
+                    conversation="c",
+                    tool="jobs__slow",
+                    server="jobs",
+                    target="t",
+                    arguments={},
+                    key_id="k",
+                    sealed_task=b"not a sealed value",
+                    created_at=long_ago,
+                    held_until=long_ago,
+                )
+            )
+        result = await _result(service.client, service.org.owner_token, call_id, within=30)
+        assert result["error"]["code"] == "task_lost", result
+        assert "within a day" in result["error"]["message"]

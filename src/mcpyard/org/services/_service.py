@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import secrets
 from collections.abc import Awaitable, Callable
 from dataclasses import dataclass, field
@@ -101,6 +102,8 @@ class KeptTasks:
         self._tasks: dict[str, MadeTask] = {}
         self.holder = secrets.token_hex(8)
         """This process, as the long calls' rows name whoever follows them."""
+        self.tidied_at = -math.inf
+        """When this process last gave up and forgot old long calls (monotonic)."""
 
     def add(self, call_id: str, made: MadeTask) -> None:
         self._tasks[call_id] = made

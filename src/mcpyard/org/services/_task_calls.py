@@ -17,6 +17,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import time
 from collections.abc import AsyncIterator
 from datetime import UTC, datetime, timedelta
 from typing import TYPE_CHECKING, Any, Final, cast
@@ -66,6 +67,7 @@ MAX_AGE_SECONDS: Final = 24 * 3600.0
 KEPT_READ_SECONDS: Final = 24 * 3600.0
 """A long call read (or given) is forgotten after a day; one never read, after `KEPT_UNREAD_SECONDS`."""
 KEPT_UNREAD_SECONDS: Final = 30 * 24 * 3600.0
+TIDY_SECONDS: Final = 600.0
 MAX_LISTED: Final = 500
 """The newest long calls a listing shows."""
 _log = logging.getLogger("mcpyard.org")
@@ -309,7 +311,7 @@ async def hand_on_tasks(svc: OrgService) -> int:
 async def lapsed_tasks(svc: OrgService) -> list[tuple[TaskCall, str]]:
     """Claim the running tasks whose replica stopped holding them (one replica wins each): the rows and the servers'
     task ids, for this process to follow. Long calls past `MAX_AGE_SECONDS` are given up instead, and ended ones
-    forgotten once kept long enough."""
+    forgotten once kept long enough (`_tidy`)."""
     now = utcnow()
     await _tidy(svc, now)
     async with svc.db.begin() as session:
@@ -335,6 +337,11 @@ async def lapsed_tasks(svc: OrgService) -> list[tuple[TaskCall, str]]:
             )
             if row is None:
                 continue  # another replica took it first
+            if row.created_at < now - timedelta(seconds=MAX_AGE_SECONDS):  # its followers kept failing: given up
+                words = f"its task could not be followed to its end within a day; call {row.tool} again if still wanted"
+                lost = CallResult.refusal("task_lost", words, tool=row.tool)
+                await _end(session, row.id, result_json(lost, row.id))
+                continue
             context = task_id_context(row.org_id, row.id)
             try:
                 task_id = svc.sealer.unseal(row.key_id, row.sealed_task, context=context, what="a server's task id")
@@ -358,22 +365,11 @@ async def end_moved(svc: OrgService, row: TaskCall) -> None:
 
 
 async def _tidy(svc: OrgService, now: datetime) -> None:
-    """Give up the long calls running for more than a day (whose replicas keep failing to follow them), and forget
-    those read a day ago or never read in thirty."""
-    old = now - timedelta(seconds=MAX_AGE_SECONDS)
-    async with svc.db.begin() as session:
-        stale = list(
-            await session.scalars(
-                select(TaskCall.id)
-                .where(TaskCall.status == "running", TaskCall.created_at < old, TaskCall.held_until < now)
-                .limit(TAKE_AT_ONCE)
-            )
-        )
-    for call_id in stale:
-        async with svc.db.begin() as session:
-            tool = await session.scalar(select(TaskCall.tool).where(TaskCall.id == call_id)) or "the tool"
-            words = f"its task could not be followed to its end within a day; call {tool} again if it is still wanted"
-            await _end(session, call_id, result_json(CallResult.refusal("task_lost", words, tool=tool), call_id))
+    """Forget the long calls read a day ago or never read in thirty; at most every `TIDY_SECONDS` per process (it
+    writes)."""
+    if time.monotonic() - svc.kept.tidied_at < TIDY_SECONDS:
+        return
+    svc.kept.tidied_at = time.monotonic()
     async with svc.db.begin() as session:
         await session.execute(
             delete(TaskCall).where(
