@@ -69,14 +69,13 @@ from mcpyard.org.services._service import (
     approval_key,
 )
 from mcpyard.org.services._task_calls import (
-    TASK_WAIT_SECONDS,
     face_task_given,
     face_task_state,
-    hand_on_tasks,
     list_task_calls,
     mark_given,
     read_task_call,
 )
+from mcpyard.org.services._task_keeper import TASK_WAIT_SECONDS, hand_on_tasks
 from mcpyard.org.services._throttle import SignInLimits, TooManySignIns
 from mcpyard.org.services._tool_search import (
     MAX_TOKEN_BUDGET,

@@ -15,7 +15,8 @@ from mcpyard.org.hosts import call_tags
 from mcpyard.org.services._call_results import result_json
 from mcpyard.org.services._questions import Asker, OrgElicitor
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.services._task_calls import TaskKeeper, end_moved, lapsed_tasks
+from mcpyard.org.services._task_calls import end_moved, lapsed_tasks
+from mcpyard.org.services._task_keeper import TaskKeeper
 from mcpyard.org.store import TaskCall, new_id
 from mcpyard.pipeline import CallResult
 

@@ -20,7 +20,8 @@ from mcpyard.org.services._inbox import Inbox
 from mcpyard.org.services._limits import caller_subjects, charge
 from mcpyard.org.services._questions import Asker, until_done_or_asked
 from mcpyard.org.services._service import OrgService
-from mcpyard.org.services._task_calls import TASK_WAIT_SECONDS, mark_given
+from mcpyard.org.services._task_calls import mark_given
+from mcpyard.org.services._task_keeper import TASK_WAIT_SECONDS
 from mcpyard.org.services._views import CallBody, CallResultView
 from mcpyard.org.store import Question, RegisteredServer, new_id
 from mcpyard.pipeline import READ_RESULT, CallResult
