@@ -19,6 +19,7 @@ from typing import Any
 
 import anyio
 import httpx2
+import mcp_types as types
 import pytest
 from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
@@ -27,7 +28,7 @@ from mcp.shared.exceptions import MCPError
 from mcpyard.org.store import TaskCall, new_id, open_database, utcnow
 from tests._waiting import eventually
 from tests.conftest import Home
-from tests.gateway.test_task_handles import KeepsHandles, get, handle_of, until
+from tests.gateway.test_task_handles import CancelTask, KeepsHandles, TaskParams, get, handle_of, until
 from tests.model.openai_fixture import serve_model
 from tests.org._flows import by_tool, register, set_policy
 from tests.org._replica import Replica, replica
@@ -373,3 +374,30 @@ async def test_call8_a_long_call_no_replica_could_follow_for_a_day_is_given_up_s
         result = await _result(service.client, service.org.owner_token, call_id, within=30)
         assert result["error"]["code"] == "task_lost", result
         assert "within a day" in result["error"]["message"]
+
+
+async def test_call8_org9_a_members_mcp_task_is_cancelled_through_a_replica_not_following_it(
+    database_url: str, home: Home
+) -> None:
+    """`tasks/cancel` reaches the server's task from any replica: B marks it, A (which follows it) cancels the call at
+    its next renewal and the server hears `tasks/cancel`; B then says `cancelled`."""
+    if database_url.startswith("postgresql"):
+        pytest.skip("how a cancel travels between replicas is the same whatever the database: once is enough")
+    org = await set_up(database_url)
+    async with AsyncExitStack() as stack:
+        url = await stack.enter_async_context(serve_http_in_process("tasks"))
+        two = await _replicas(stack, database_url, home, org, url)
+        keeper = KeepsHandles()
+        on_a = await stack.enter_async_context(_mcp(two.a.origin, org.owner_token, keeper))
+        task_id = await handle_of(on_a, keeper, "jobs__forever", {})
+        on_b = await stack.enter_async_context(_mcp(two.b.origin, org.owner_token, KeepsHandles()))
+        assert (await get(on_b, task_id)).status == "working"
+        await on_b.session.send_request(CancelTask(params=TaskParams(task_id=task_id)), types.EmptyResult)
+        assert (await until(on_b, task_id, "cancelled")).status == "cancelled"
+
+        async def cancelled_on_the_server() -> bool:
+            return len(await _tool_text(two.on_b, two.owner, "jobs__cancelled")) == 1
+
+        # A cancels at its next renewal (every third of its 2 s lease); nothing here hears it, so the server is asked.
+        await eventually(cancelled_on_the_server, within=20, what="the server's task was cancelled by A")
+        assert "Traceback" not in two.a.log + two.b.log

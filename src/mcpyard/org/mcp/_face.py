@@ -47,6 +47,7 @@ from mcpyard.org.services import (
     OrgService,
     caller_subjects,
     charge,
+    face_task_cancel,
     face_task_given,
     face_task_state,
     keep_connection_state,
@@ -124,6 +125,8 @@ class KeptFaceTasks:
         if row is None:
             return None
         base = task_state(task_id, _at(row.created_at), _at(row.updated_at))
+        if row.cancel_requested:
+            return {**base, "status": "cancelled", "statusMessage": "cancelled by the client"}
         if row.status == "running" or row.result is None:
             return {**base, "status": "working", **({"statusMessage": row.message} if row.message else {})}
         if await mark_given(asking.service, row.id) is None:
@@ -140,8 +143,8 @@ class KeptFaceTasks:
         await face_task_given(asking.service, asking.caller, task_id)
 
     async def cancel(self, ctx: ServerRequestContext[Any], task_id: str) -> bool:
-        del ctx, task_id
-        return False  # a task whose call runs on another replica is cancelled there only
+        asking = mcp_request(ctx)  # the replica following the task cancels it at its next renewal
+        return await face_task_cancel(asking.service, asking.caller, task_id)
 
     def made(self, task: FaceTask) -> None:
         del task  # the long call's row is written by the call itself (`TaskKeeper`)

@@ -69,6 +69,7 @@ from mcpyard.org.services._service import (
     approval_key,
 )
 from mcpyard.org.services._task_calls import (
+    face_task_cancel,
     face_task_given,
     face_task_state,
     list_task_calls,
@@ -232,6 +233,7 @@ __all__ = [
     "deliver_webhooks",
     "end_grant",
     "ensure_key",
+    "face_task_cancel",
     "face_task_given",
     "face_task_state",
     "get_limits",

@@ -86,6 +86,9 @@ async def org_call(
         if keeper is not None:
             await keeper.cancelled()
         raise
+    if not ended and keeper is not None and keeper.cancel_asked:  # its client cancelled it through another replica
+        await keeper.cancelled()
+        return CallResult.refusal("cancelled", f"{name} was cancelled by its client", tool=name)
     if not ended:  # another replica took the task over (this one was thought gone): it ends there
         message = f"{name}: another replica of the service follows this call's task now; its result comes there"
         return CallResult.refusal("task_moved", message, tool=name)

@@ -28,6 +28,7 @@ from mcpyard.pipeline import CallResult
 
 __all__ = [
     "end_moved",
+    "face_task_cancel",
     "face_task_given",
     "face_task_state",
     "lapsed_tasks",
@@ -187,18 +188,45 @@ async def read_task_call(svc: OrgService, caller: Caller, call_id: str) -> Outco
     return Outcome(cast("CallResultView", taken))
 
 
+def _plain(face_task_id: str) -> bool:
+    """Whether `face_task_id` could be a face's task id (anything else, a lone surrogate say, is not looked up)."""
+    return 0 < len(face_task_id) <= 64 and face_task_id.isascii() and face_task_id.isprintable()
+
+
+def _faced(caller: Caller, face_task_id: str) -> tuple[Any, ...]:
+    return (
+        TaskCall.face_task_id == face_task_id,
+        TaskCall.org_id == caller.org_id,
+        TaskCall.member_id == caller.member_id,
+    )
+
+
 async def face_task_state(svc: OrgService, caller: Caller, face_task_id: str) -> TaskCall | None:
-    """The long call behind the task an MCP client of `caller` was given, running or not read yet (None: none)."""
+    """The long call behind the task an MCP client of `caller` was given, running, not read yet, or cancelled (None:
+    none)."""
+    if not _plain(face_task_id):
+        return None
     async with svc.db.begin() as session:
         row: TaskCall | None = await session.scalar(
             select(TaskCall).where(
-                TaskCall.face_task_id == face_task_id,
-                TaskCall.org_id == caller.org_id,
-                TaskCall.member_id == caller.member_id,
-                TaskCall.status != "read",
+                *_faced(caller, face_task_id), or_(TaskCall.status != "read", TaskCall.cancel_requested)
             )
         )
     return row
+
+
+async def face_task_cancel(svc: OrgService, caller: Caller, face_task_id: str) -> bool:
+    """Cancel, through whichever replica follows it, the task an MCP client of `caller` was given; whether it has one.
+    That replica cancels the call at its next renewal (the server hears `tasks/cancel`)."""
+    if not _plain(face_task_id):
+        return False
+    async with svc.db.begin() as session:
+        asked = await session.execute(
+            update(TaskCall)
+            .where(*_faced(caller, face_task_id), TaskCall.status != "read")
+            .values(cancel_requested=True)
+        )
+    return bool(getattr(asked, "rowcount", 0))
 
 
 async def face_task_given(svc: OrgService, caller: Caller, face_task_id: str) -> None:

@@ -18,7 +18,7 @@ import contextlib
 import logging
 from collections.abc import AsyncIterator
 from datetime import timedelta
-from typing import TYPE_CHECKING, Any, Final
+from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
 from sqlalchemy import update
@@ -75,6 +75,8 @@ class TaskKeeper:
         """Whether the call's row is written (a call taken over has one already, held by this process)."""
         self.lost = False
         """Whether another process follows the task now (this one stopped following it)."""
+        self.cancel_asked = False
+        """Whether its client cancelled the task through another replica (this one then cancelled the call)."""
         self._made: MadeTask | None = None
         self._noticed = anyio.Event()
         self._message = ""
@@ -121,8 +123,13 @@ class TaskKeeper:
                     self._asker.tasked = True
                     tg.start_soon(self._answer_later)
                 while True:
-                    if not await self._renew():
+                    held = await self._renew()
+                    if held == "lost":
                         self._lose()
+                        return
+                    if held == "cancel" and self._scope is not None:
+                        self.cancel_asked = True  # cancelled here: the server hears `tasks/cancel` on the way out
+                        self._scope.cancel()
                         return
                     await anyio.sleep(svc.hold_seconds / 3)
         finally:
@@ -175,19 +182,22 @@ class TaskKeeper:
             return False
         return True
 
-    async def _renew(self) -> bool:
-        """Move the lease on (and write the latest status); False once another process holds the row."""
+    async def _renew(self) -> Literal["held", "lost", "cancel"]:
+        """Move the lease on (and write the latest status): still held, held by another process now, or cancelled
+        by its client through another replica."""
         values: dict[str, Any] = {"held_until": held_until(self._svc)}
         if self._message != self._said:
             values |= {"message": self._message, "updated_at": utcnow()}
         try:
             async with self._svc.db.begin() as session:
-                renewed = await session.execute(update(TaskCall).where(*self._mine()).values(**values))
+                asked = await session.scalar(
+                    update(TaskCall).where(*self._mine()).values(**values).returning(TaskCall.cancel_requested)
+                )
         except Exception as exc:  # the database is away for a moment: the lease has time left
             _log.warning("renewing a long call's lease failed (%s)", type(exc).__name__)
-            return True
+            return "held"
         self._said = self._message
-        return getattr(renewed, "rowcount", 1) == 1
+        return "lost" if asked is None else "cancel" if asked else "held"
 
     def _mine(self) -> tuple[Any, ...]:
         return (TaskCall.id == self.call_id, TaskCall.status == "running", TaskCall.holder == self._svc.kept.holder)

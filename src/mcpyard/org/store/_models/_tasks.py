@@ -5,7 +5,7 @@ from __future__ import annotations
 from datetime import datetime
 from typing import Any, Literal
 
-from sqlalchemy import JSON, ForeignKey, Index, LargeBinary, String, Text
+from sqlalchemy import JSON, Boolean, ForeignKey, Index, LargeBinary, String, Text
 from sqlalchemy.orm import Mapped, mapped_column
 
 from mcpyard.org.store._models._base import Base, UTCDateTime, id_column, literal_check, org_column, time_column
@@ -59,6 +59,9 @@ class TaskCall(Base):
     """While `running`: the replica following the task renews this; past it, another takes the task over."""
     holder: Mapped[str | None] = mapped_column(String(32), nullable=True)
     """Which process follows the task now: only it renews the lease and writes the end."""
+    cancel_requested: Mapped[bool] = mapped_column(Boolean, default=False)
+    """Its MCP client cancelled the task on a replica not following it: the one that does cancels it at its next
+    renewal."""
     created_at: Mapped[datetime] = time_column()
     updated_at: Mapped[datetime] = time_column()
     finished_at: Mapped[datetime | None] = mapped_column(UTCDateTime, nullable=True)

@@ -36,6 +36,7 @@ def upgrade() -> None:
         sa.Column("message", sa.Text(), nullable=False),
         sa.Column("held_until", sa.DateTime(timezone=True), nullable=True),
         sa.Column("holder", sa.String(32), nullable=True),
+        sa.Column("cancel_requested", sa.Boolean(), nullable=False),
         sa.Column("created_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("updated_at", sa.DateTime(timezone=True), nullable=False),
         sa.Column("finished_at", sa.DateTime(timezone=True), nullable=True),
