@@ -25,6 +25,7 @@ from mcp import Client
 from mcp.client.streamable_http import streamable_http_client
 from mcp.shared.exceptions import MCPError
 
+from mcpyard.org.services import COOKIE
 from mcpyard.org.store import TaskCall, new_id, open_database, utcnow
 from tests._waiting import eventually
 from tests.conftest import Home
@@ -170,6 +171,21 @@ async def test_call8_malformed_reads_of_a_long_call_get_one_clear_error_each(ser
         response = await service.client.post("/api/v1/calls", json=body, headers=headers)
         assert response.status_code == 200, response.text  # refused as any unknown tool: no task was made
         assert response.json()["ok"] is False
+    for path in ("/api/v1/calls", "/api/v1/calls/nope"):  # signed out, or with a cookie the service never signed
+        for headers in ({}, {"Cookie": f"{COOKIE}=forged.value"}, {"Authorization": "Bearer not-a-token"}):
+            response = await service.client.get(path, headers=headers)
+            assert response.status_code == 401, (path, headers, response.text)
+    asking_async = {**service.headers(), "Prefer": "respond-async", "Content-Type": "application/json"}
+    for sent, status in (
+        (b'{"tol": "jobs__slow"}', 422),  # a misspelt field
+        (b'{"tool": "jobs__slow", "arguments": {', 400),  # a body cut short
+        (b'{"tool": "\\ud800"}', 422),  # a lone surrogate, named in the answer
+        (b'{"tool": "x", "arguments": {"k": "' + b"x" * (2 * 1024 * 1024) + b'"}}', 413),
+    ):
+        response = await service.client.post("/api/v1/calls", content=sent, headers=asking_async)
+        assert response.status_code == status, (sent[:40], response.text[:300])
+        assert "Traceback" not in response.text
+    assert await service.get("/api/v1/calls") == [], "no probe made a long call"
 
 
 @dataclass

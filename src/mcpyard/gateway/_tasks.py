@@ -161,10 +161,6 @@ class TaskBoard:
         self._tasks: dict[str, FaceTask] = {}
         self.elsewhere: TaskElsewhere | None = None
 
-    def running(self) -> list[FaceTask]:
-        """The tasks of this process whose calls have not ended."""
-        return [task for task in self._tasks.values() if task.ended is None]
-
     def has_room(self) -> bool:
         self._sweep()
         return len(self._tasks) < MAX_TASKS

@@ -57,7 +57,7 @@ async def org_call(
     keeper = None
     holder = asker if asker is not None or member is None else Asker(*member)
     if holder is not None and holder.member_id is not None and holder.refusal is None:
-        call = (name, host, host.view.redactor.redact_json(dict(arguments or {})))
+        call = (name, host, arguments or {})
         call_id = tags.get("call_id") or holder.call_id or new_id()
         keeper = TaskKeeper(svc, holder, call, conversation or "", call_id, resumed=resumes is not None)
     if keeper is not None and on_progress is not None:

@@ -16,7 +16,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Mapping
 from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
@@ -61,13 +61,14 @@ class TaskKeeper:
         self,
         svc: OrgService,
         asker: Asker,
-        call: tuple[str, Host, dict[str, Any]],
+        call: tuple[str, Host, Mapping[str, Any]],
         conversation: str,
         call_id: str,
         *,
         resumed: bool,
     ) -> None:
-        """`call`: the tool (the name the model sees), the host it runs on, and the arguments as sent, redacted."""
+        """`call`: the tool (the name the model sees), the host it runs on, and the arguments as given (kept
+        redacted)."""
         self._svc, self._asker = svc, asker
         (self._tool, self._host, self._arguments) = call
         self._conversation, self.call_id = conversation, call_id
@@ -167,7 +168,7 @@ class TaskKeeper:
             tool=self._tool,
             server=server,
             target=view.task_target(server) or "",
-            arguments=self._arguments,
+            arguments=view.redactor.redact_json(dict(self._arguments)),  # only a call that made a task pays this
             key_id=key_id,
             sealed_task=sealed,
             status="running",
