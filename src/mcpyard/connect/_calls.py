@@ -17,7 +17,7 @@ from pydantic import ValidationError
 
 from mcpyard.connect._errors import too_large
 from mcpyard.connect._guarded import refused_size
-from mcpyard.connect._input import InputRelay, InputRouter, WaitingCall
+from mcpyard.connect._input import Clock, InputRelay, InputRouter, WaitingCall
 from mcpyard.connect._legacy_tasks import call_as_task, runs_as_task
 from mcpyard.connect._pipe import on_asyncio
 from mcpyard.connect._raw import RawCalls
@@ -123,9 +123,9 @@ class CallChannel:
             ServerError: the server answered with an error (its words, for the pipeline to fence).
         """
         client = self._live()
-        if not self._traced and self._inputs is None and on_input is None and self._limit is None and on_asyncio():
-            # Stdio and websocket outside the gateway: the common case, on a lighter clock.
-            return await self._call_plain(client, tool, arguments, timeout_secs, on_progress, on_log)
+        if not self._traced and self._limit is None and on_asyncio():
+            # No trace and no total deadline (stdio, websocket): the common case, on a lighter clock.
+            return await self._call_plain(client, tool, arguments, timeout_secs, on_progress, on_log, on_input)
         self.in_flight += 1
         audience = on_input.audience if on_input is not None else "host"
         self._audiences.append(audience)
@@ -189,34 +189,45 @@ class CallChannel:
         timeout_secs: float | None,
         on_progress: ProgressFn | None,
         on_log: LogFn | None,
+        on_input: InputRelay | None,
     ) -> types.CallToolResult:
-        """`call` without a trace or an input relay, timed by one event-loop timer instead of a cancel scope.
+        """`call` without a trace or a total deadline, timed by one event-loop timer instead of cancel scopes.
 
         The timer cancels this task when it fires; the SDK then sends `notifications/cancelled`
         as for any cancelled request, and the cancellation is turned into a `timeout` error here.
-        Progress moves the timer on. Outer cancellation (a caller giving up) passes through.
+        Progress moves the timer on; a person answering the server's question stops it. Outer
+        cancellation (a caller giving up) passes through.
         """
         self.in_flight += 1
-        self._audiences.append("host")
+        audience = on_input.audience if on_input is not None else "host"
+        self._audiences.append(audience)
         if on_log is not None:
             self._log_sinks.append(on_log)
         clock = _TaskClock(timeout_secs)
+        waiting: WaitingCall | None = None
 
         async def restart_clock(progress: float, total: float | None, message: str | None) -> None:
-            clock.restart()
+            if waiting is not None:
+                waiting.restart()
+            else:
+                clock.restart()
             if on_progress is not None:
                 await on_progress(progress, total, message)
 
         try:
             clock.start()
             try:
-                with reporting_progress(restart_clock):
+                with (
+                    self._waiting_input(on_input, clock, timeout_secs, None) as waiting,
+                    reporting_progress(restart_clock),
+                ):
                     sent = arguments if type(arguments) is dict else dict(arguments)
                     return await self._send(client, tool, sent, timeout_secs, restart_clock)
             except MCPError as exc:
                 if _closed_locally(exc):
                     self._on_lost()
                     raise CallError("connection_lost", self._lost()) from None
+                self._refused(exc)
                 raise ServerError(self.server_id, exc.message) from None
             except (RuntimeError, ValidationError) as exc:
                 raise CallError("invalid_result", f"{self._invalid(exc, 'result')}") from None
@@ -231,7 +242,7 @@ class CallChannel:
                 raise
         finally:
             self.in_flight -= 1
-            self._audiences.remove("host")
+            self._audiences.remove(audience)
             if on_log is not None:
                 self._log_sinks.remove(on_log)
         raise CallError("timeout", _timed_out(tool, self.server_id, timeout_secs))
@@ -290,7 +301,7 @@ class CallChannel:
                 await sink(params)
 
     def _waiting_input(
-        self, relay: InputRelay | None, scope: anyio.CancelScope, timeout_secs: float | None, total: anyio.CancelScope
+        self, relay: InputRelay | None, scope: Clock, timeout_secs: float | None, total: anyio.CancelScope | None
     ) -> contextlib.AbstractContextManager[WaitingCall | None]:
         if self._inputs is None:
             return contextlib.nullcontext()
@@ -309,24 +320,41 @@ class CallChannel:
 
 
 class _TaskClock:
-    """A call's timeout as one event-loop timer that cancels the calling task when it fires."""
+    """A call's timeout as one event-loop timer that cancels the calling task when it fires.
 
-    __slots__ = ("_cancelled", "_handle", "_loop", "_task", "_timeout")
+    Its `deadline` (the event loop's clock; infinite: stopped) is a cancel scope's, for a call whose clock stops
+    while a person answers its server's question (`WaitingCall`).
+    """
+
+    __slots__ = ("_cancelled", "_deadline", "_handle", "_loop", "_task", "_timeout")
 
     def __init__(self, timeout_secs: float | None) -> None:
         self._timeout = timeout_secs
         self._handle: asyncio.TimerHandle | None = None
+        self._deadline = math.inf
         self._cancelled = False
         self._loop = asyncio.get_running_loop()
         self._task = asyncio.current_task()
 
+    @property
+    def deadline(self) -> float:
+        return self._deadline
+
+    @deadline.setter
+    def deadline(self, value: float) -> None:
+        if self._handle is not None:
+            self._handle.cancel()
+            self._handle = None
+        self._deadline = value
+        if value != math.inf and not self._cancelled:
+            self._handle = self._loop.call_at(value, self._fire)
+
     def start(self) -> None:
         if self._timeout is not None:
-            self._handle = self._loop.call_later(self._timeout, self._fire)
+            self.deadline = self._loop.time() + self._timeout
 
     def restart(self) -> None:
         if self._handle is not None and not self._cancelled:
-            self._handle.cancel()
             self.start()
 
     def stop(self) -> None:

@@ -14,7 +14,7 @@ import contextvars
 import math
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 import mcp_types as types
@@ -23,7 +23,7 @@ from mcp.shared.exceptions import MCPError
 
 from mcpyard.connect._sendable import sendable_problem
 
-__all__ = ["MAX_OPEN_QUESTIONS", "InputFn", "InputRelay", "InputRouter", "WaitingCall"]
+__all__ = ["MAX_OPEN_QUESTIONS", "Clock", "InputFn", "InputRelay", "InputRouter", "WaitingCall"]
 
 MAX_OPEN_QUESTIONS = 8
 """Questions one call may have open at once; a server asking more at a time is refused."""
@@ -42,6 +42,12 @@ class InputRelay:
     """None: the caller cannot answer, and the server is told so."""
 
 
+class Clock(Protocol):
+    """A call's timeout: its deadline on the event loop's clock (infinite: stopped), as a cancel scope has it."""
+
+    deadline: float
+
+
 @dataclass(slots=True)
 class WaitingCall:
     """A call in flight whose clocks stop while a person answers one of its server's questions.
@@ -53,7 +59,7 @@ class WaitingCall:
     """
 
     relay: InputRelay
-    scope: anyio.CancelScope
+    scope: Clock
     timeout_secs: float | None
     total: anyio.CancelScope | None = None
     asking: int = 0
@@ -99,7 +105,7 @@ class InputRouter:
     def waiting(
         self,
         relay: InputRelay,
-        scope: anyio.CancelScope,
+        scope: Clock,
         timeout_secs: float | None,
         total: anyio.CancelScope | None = None,
     ) -> Iterator[WaitingCall]:

@@ -158,6 +158,17 @@ def error_result(text: str) -> types.CallToolResult:
 _CONTENT: TypeAdapter[types.ContentBlock] = TypeAdapter(types.ContentBlock)
 
 
+def plain_wire_result(result: CallResult) -> dict[str, Any] | None:
+    """`wire_result` as its wire form, made without models, when it is the fenced text alone (nothing beside the
+    fence, no structured content): what the SDK's serializer gives it in every protocol version (the new era's
+    `resultType` is added by the caller). None otherwise."""
+    if result.ok and isinstance(result.structured, dict):
+        return None
+    if any(beside_the_fence(block) is not None for block in result.content):
+        return None
+    return {"content": [{"type": "text", "text": result.text}], "isError": not result.ok}
+
+
 def wire_result(result: CallResult) -> types.CallToolResult:
     """What the model reads (`text`, fenced and capped), plus attachments; refusals as tool errors (GW-2).
 

@@ -45,7 +45,7 @@ from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
 
 from mcpyard.connect import InputFn, InputRelay, LogFn, ProgressFn
-from mcpyard.gateway._context import error_result, input_relay, wire_result
+from mcpyard.gateway._context import error_result, input_relay, plain_wire_result, wire_result
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
@@ -145,6 +145,7 @@ class FastPath:
         self._seen: OrderedDict[tuple[Hashable, int | str], str] = OrderedDict()
         """(Requester, request id) → `_meta` key, of tool calls handed to the SDK path (without `noted`)."""
         self._armed: OrderedDict[tuple[Hashable, str], _Armed] = OrderedDict()
+        self._server_info: dict[str, Any] | None = None
 
     def arm(self, ctx: ServerRequestContext[Any], *, eligible: bool) -> None:
         """The SDK path is running the call of `ctx`: calls with its `_meta` may take the fast path if `eligible`."""
@@ -234,6 +235,7 @@ class FastPath:
         request = taken.request if taken.request is not None else armed.request
         ctx = replace(armed, request_id=taken.request_id, request=request, params=None, close_sse_stream=None)
         name = (await face.offer(ctx)).names.get(taken.offered)
+        result: CallResult | types.CallToolResult
         if name is None:
             result = error_result(f"no tool {taken.offered!r} is offered to you here: list the tools again")
         else:
@@ -243,10 +245,10 @@ class FastPath:
 
     async def _run(
         self, ctx: ServerRequestContext[Any], name: str, arguments: dict[str, Any], on_log: LogFn
-    ) -> types.CallToolResult:
+    ) -> CallResult | types.CallToolResult:
         face = self._face
         try:
-            result = await face.run_call(
+            return await face.run_call(
                 ctx,
                 name,
                 arguments,
@@ -257,22 +259,31 @@ class FastPath:
         except Exception as exc:  # one call's failure is not the face's
             _log.error("%s failed inside mcpyard\n%s", name, face.redact(traceback.format_exc()))
             return error_result(f"{name} failed inside mcpyard: {type(exc).__name__}; please report it")
-        return wire_result(result)
 
-    def _serialize(self, request_id: int | str, version: str, result: types.CallToolResult) -> bytes:
+    def _serialize(self, request_id: int | str, version: str, result: CallResult | types.CallToolResult) -> bytes:
         """The response, shaped as the SDK's server shapes it for `version`, with a line end."""
-        try:
-            dumped = serialize_server_result(
-                "tools/call", version, result.model_dump(by_alias=True, mode="json", exclude_none=True)
-            )
-        except ValidationError:  # as the SDK's server answers a result it cannot send
-            _log.error("a tool result could not be shaped for protocol %s", version)
-            return _error(request_id, types.INTERNAL_ERROR, "Handler returned an invalid result")
+        dumped = plain_wire_result(result) if isinstance(result, CallResult) else None
+        if dumped is None:
+            wire = wire_result(result) if isinstance(result, CallResult) else result
+            try:
+                dumped = serialize_server_result(
+                    "tools/call", version, wire.model_dump(by_alias=True, mode="json", exclude_none=True)
+                )
+            except ValidationError:  # as the SDK's server answers a result it cannot send
+                _log.error("a tool result could not be shaped for protocol %s", version)
+                return _error(request_id, types.INTERNAL_ERROR, "Handler returned an invalid result")
         if version in MODERN_PROTOCOL_VERSIONS:
             dumped.setdefault("resultType", "complete")
-            dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._face.server.server_info_stamp}
+            dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._stamp()}
         text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": dumped}, separators=(",", ":"))
         return text.encode() + b"\n"
+
+    def _stamp(self) -> dict[str, Any]:
+        """The face's `serverInfo` stamp, made once (the SDK's property copies it on every read); only ever
+        serialized, never changed."""
+        if self._server_info is None:
+            self._server_info = self._face.server.server_info_stamp
+        return self._server_info
 
 
 class FastCalls:

@@ -19,6 +19,7 @@ client that disconnects cancels its call, as on the SDK's path.
 
 from __future__ import annotations
 
+import asyncio
 import contextlib
 import json
 from collections import OrderedDict
@@ -26,6 +27,7 @@ from collections.abc import Hashable, Mapping
 from typing import Any
 
 import anyio
+import anyio.abc
 from mcp.server import ServerRequestContext
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
@@ -40,6 +42,8 @@ MAX_BODY_BYTES = 1024 * 1024
 """A larger body is handed to the SDK's app (it holds no small call)."""
 PING_SECS = 15.0
 """A call that runs longer has its answer turned into an event stream, a ping sent this often (as the SDK does)."""
+WATCH_AFTER_SECS = 0.05
+"""A call still running after this is watched: its client leaving cancels it (the SDK's path watches at once)."""
 MAX_ENDED = 4096
 """Ended sessions remembered (older ones are past the SDK's own idle time anyway)."""
 _NOTED = "mcpyard.fast_meta"
@@ -113,6 +117,7 @@ class FastHttp:
     def __init__(self, app: ASGIApp, face: Face, path: str | None) -> None:
         self._app = app
         self._path = path
+        self._face = face
         """Where MCP is served (None: wherever this app is mounted)."""
         self.fast = FastPath(face, _requester_of, self._noted)
         self._ended: OrderedDict[str, None] = OrderedDict()
@@ -216,13 +221,12 @@ class FastHttp:
         leaving_cancels = taken.armed.version in MODERN_PROTOCOL_VERSIONS
         answer: bytes | None = None
         running = self._running[(requester, taken.request_id)] = anyio.CancelScope()
+        watcher = _Watcher(receive, reply, running if leaving_cancels else None, self._face.task_group)
         try:
             with running:
-                async with anyio.create_task_group() as tg:
-                    tg.start_soon(_watch, receive, reply, running if leaving_cancels else None)
-                    answer = await self.fast.answer(taken, reply.log)
-                    tg.cancel_scope.cancel()
+                answer = await self.fast.answer(taken, reply.log)
         finally:
+            await watcher.stop()
             del self._running[(requester, taken.request_id)]
         if answer is None:
             await reply.abandon()
@@ -230,6 +234,45 @@ class FastHttp:
         ops.count_fast_call()
         await reply.finish(answer.rstrip(b"\n"))
         return True
+
+
+class _Watcher:
+    """A call's watcher, from `WATCH_AFTER_SECS` on: pings its stream, and its client leaving cancels `cancel`.
+
+    A call answered sooner is never watched: a task per call would cost as much as the rest of its answer.
+    """
+
+    def __init__(
+        self, receive: Receive, reply: _Reply, cancel: anyio.CancelScope | None, tg: anyio.abc.TaskGroup | None
+    ) -> None:
+        self._receive = receive
+        self._reply = reply
+        self._cancel = cancel
+        self._tg = tg
+        self._scope: anyio.CancelScope | None = None
+        self._done: anyio.Event | None = None
+        self._timer = asyncio.get_running_loop().call_later(WATCH_AFTER_SECS, self._start)
+
+    def _start(self) -> None:
+        if self._tg is None:
+            return
+        self._scope, self._done = anyio.CancelScope(), anyio.Event()
+        self._tg.start_soon(self._run, self._scope, self._done)
+
+    async def _run(self, scope: anyio.CancelScope, done: anyio.Event) -> None:
+        try:
+            with scope:
+                await _watch(self._receive, self._reply, self._cancel)
+        finally:
+            done.set()
+
+    async def stop(self) -> None:
+        """The call ended: no more watching (once this returns, nothing more is written by the watcher)."""
+        self._timer.cancel()
+        if self._scope is not None and self._done is not None:
+            self._scope.cancel()
+            with anyio.CancelScope(shield=True):
+                await self._done.wait()
 
 
 async def _watch(receive: Receive, reply: _Reply, cancel: anyio.CancelScope | None) -> None:
