@@ -21,6 +21,7 @@ from datetime import timedelta
 from typing import TYPE_CHECKING, Any, Final, Literal
 
 import anyio
+import anyio.abc
 from sqlalchemy import update
 from sqlalchemy.ext.asyncio import AsyncSession
 
@@ -79,18 +80,20 @@ class TaskKeeper:
         self.cancel_asked = False
         """Whether its client cancelled the task through another replica (this one then cancelled the call)."""
         self._made: MadeTask | None = None
-        self._noticed = anyio.Event()
         self._message = ""
         self._said = ""
         self._scope: anyio.CancelScope | None = None
+        self._tg: anyio.abc.TaskGroup | None = None
+        """The call's own task group while it runs (`keeping`): the row is held from it once there is one."""
 
     def notice(self, made: MadeTask) -> None:
         """The call was answered with a task (`noticing_tasks`): only an extension's task outlives this process."""
         if made.era == "extension" and self._made is None:
             self._made = made
-            self._noticed.set()
             if self.kept:  # a call taken over: handed on again if this process stops
                 self._svc.kept.add(self.call_id, made)
+            elif self._tg is not None:
+                self._tg.start_soon(self._hold)
 
     async def progress(self, progress: float, total: float | None, message: str | None) -> None:
         """The task's latest status (already cleaned and redacted by the pipeline), written at the next renewal."""
@@ -103,20 +106,22 @@ class TaskKeeper:
         """While the call runs: once its task is noticed, its row is written and held (a call taken over: held from
         the start). Should another process take the row, the call is cancelled here (its task left running)."""
         async with anyio.create_task_group() as tg:
-            self._scope = tg.cancel_scope
-            tg.start_soon(self._hold)
+            self._scope, self._tg = tg.cancel_scope, tg
+            if self.kept:
+                tg.start_soon(self._hold)
             try:
                 yield
             finally:
-                tg.cancel_scope.cancel()
+                self._tg = None
+                if self.kept or self._made is not None:  # its row's holder stops (a call without a task has none)
+                    tg.cancel_scope.cancel()
 
     async def _hold(self) -> None:
         svc = self._svc
         try:
             async with anyio.create_task_group() as tg:
                 if not self.kept:
-                    await self._noticed.wait()
-                    assert self._made is not None
+                    assert self._made is not None  # started once it was noticed
                     if not await self._write(self._made):
                         return
                     self.kept = True
