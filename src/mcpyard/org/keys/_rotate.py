@@ -7,7 +7,9 @@ only once no row uses it (a credential written during the rotation keeps its key
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from dataclasses import dataclass
+from typing import Any
 
 from sqlalchemy import select
 from sqlalchemy.exc import SQLAlchemyError
@@ -40,6 +42,35 @@ class Rotation:
     """Old keys a credential written during the rotation still uses: run the rotation again."""
 
 
+@dataclass(frozen=True, slots=True)
+class _SealedColumn:
+    """A table's sealed column other than the credentials' (those seal with their key id in the context)."""
+
+    table: Any
+    column: str
+    context: Callable[[Any], bytes]
+    what: str
+    """What the sealed value is, for the error that says it cannot be unsealed."""
+    only: tuple[Any, ...] = ()
+    """Which rows (every one by default)."""
+
+
+_SEALED = (
+    _SealedColumn(ModelSetting, "sealed_key", model_key_context, "the model's key"),
+    _SealedColumn(
+        Webhook, "sealed_secret", lambda hook: webhook_secret_context(hook.org_id, hook.id), "a webhook's secret"
+    ),
+    # A long call's task id is sealed until its call ends.
+    _SealedColumn(
+        TaskCall,
+        "sealed_task",
+        lambda task: task_id_context(task.org_id, task.id),
+        "a server's task id",
+        (TaskCall.status == "running",),
+    ),
+)
+
+
 async def reseal_all(db: Database, keyring: Keyring) -> int:
     """Re-seal, in one transaction, every credential not sealed with `keyring`'s current key; how many.
 
@@ -59,39 +90,25 @@ async def reseal_all(db: Database, keyring: Keyring) -> int:
                 context = credential_context(credential, keyring.current)
                 credential.key_id, credential.sealed = sealer.seal(secret, context=context)
                 count += 1
-            models = await session.scalars(select(ModelSetting).order_by(ModelSetting.id).with_for_update())
-            for setting in models:
-                if setting.sealed_key is None or setting.key_id in (None, keyring.current):
-                    continue
-                assert setting.key_id is not None
-                context = model_key_context(setting)
-                secret = sealer.unseal(setting.key_id, setting.sealed_key, context=context, what="the model's key")
-                setting.key_id, setting.sealed_key = sealer.seal(secret, context=context)
-                count += 1
-            count += await _reseal_webhooks(session, sealer, keyring.current)
+            for sealed in _SEALED:
+                count += await _reseal(session, sealer, keyring.current, sealed)
     except SQLAlchemyError as exc:
         raise database_error(exc, db.url, doing="re-seal the credentials in") from None
     return count
 
 
-async def _reseal_webhooks(session: AsyncSession, sealer: Sealer, current: str) -> int:
-    """Re-seal the webhooks' shared secrets and the running long calls' task ids not sealed with `current` (in the
-    rotation's transaction); how many."""
+async def _reseal(session: AsyncSession, sealer: Sealer, current: str, sealed: _SealedColumn) -> int:
+    """Re-seal `sealed`'s values not sealed with `current` (in the rotation's transaction); how many."""
     count = 0
-    for webhook in await session.scalars(select(Webhook).order_by(Webhook.id).with_for_update()):
-        if webhook.key_id == current:
+    table = sealed.table
+    for row in await session.scalars(select(table).where(*sealed.only).order_by(table.id).with_for_update()):
+        value = getattr(row, sealed.column)
+        if value is None or row.key_id in (None, current):
             continue
-        context = webhook_secret_context(webhook.org_id, webhook.id)
-        secret = sealer.unseal(webhook.key_id, webhook.sealed_secret, context=context, what="a webhook's secret")
-        webhook.key_id, webhook.sealed_secret = sealer.seal(secret, context=context)
-        count += 1
-    running = select(TaskCall).where(TaskCall.status == "running").order_by(TaskCall.id).with_for_update()
-    for task in await session.scalars(running):  # a long call's task id, until its call ends
-        if task.key_id == current:
-            continue
-        context = task_id_context(task.org_id, task.id)
-        task_id = sealer.unseal(task.key_id, task.sealed_task, context=context, what="a server's task id")
-        task.key_id, task.sealed_task = sealer.seal(task_id, context=context)
+        context = sealed.context(row)
+        secret = sealer.unseal(row.key_id, value, context=context, what=sealed.what)
+        row.key_id, resealed = sealer.seal(secret, context=context)
+        setattr(row, sealed.column, resealed)
         count += 1
     return count
 
