@@ -244,6 +244,30 @@ async def test_org11_two_replicas_count_together_on_one_database(
         assert await _writes(b) == "4", "each refused call reached no server"
 
 
+async def test_org11_limits_set_through_one_replica_hold_at_once_on_another_that_called_before(
+    database_url: str, home: Home, upstream: str, clock: Clock
+) -> None:
+    """A replica remembers an organization's limits while nothing of the organization changes: setting them is a
+    change, so the other replica's next call reads them again."""
+    async with AsyncExitStack() as stack:
+        a = await stack.enter_async_context(served_service(database_url, home.data_home / "a", clock=clock))
+        app = service_app(database_url, home.data_home / "b", clock=clock)
+        origin = await stack.enter_async_context(serving(app))
+        client = await stack.enter_async_context(httpx2.AsyncClient(base_url=origin, timeout=60, trust_env=False))
+        b = Service(client, a.org, database_url, home.data_home / "b", app=app)
+        await _tools(a, upstream)
+        member = await a.add_member("member@acme.test")
+        for note in ("before", "still before"):  # no limit yet: B has read (and kept) that there is none
+            assert (await call(b, "tools__write", {"note": note}, token=member))["ok"] is True
+        await _set(a, member_per_minute=1)
+        assert (await call(b, "tools__write", {"note": "counted"}, token=member))["ok"] is True
+        body = {"tool": "tools__write", "arguments": {"note": "over"}}
+        _refusal(await b.request("POST", "/api/v1/calls", json=body, token=member))
+        await _set(a)  # lifted: B runs the call again at once
+        assert (await call(b, "tools__write", {"note": "after"}, token=member))["ok"] is True
+        assert await _writes(b) == "4", "the refused call reached no server"
+
+
 async def test_org11_only_owners_and_admins_read_and_set_limits(service: Service) -> None:
     member = await service.add_member("member@acme.test")
     admin = await service.add_member("admin@acme.test", "admin")

@@ -199,7 +199,7 @@ class OrgFace(ToolFace):
         svc, caller = asking.service, asking.caller
         if name != READ_RESULT:  # counted before anything runs; over a limit, an error result says which (ORG-11)
             try:
-                await charge(svc, caller.org_id, caller_subjects(caller))
+                await charge(svc, caller.org_id, caller_subjects(caller), revision=caller.revision)
             except LimitReached as exc:
                 return CallResult.refusal(exc.code, exc.message, tool=name)
         opened = await svc.hosts.current(caller.org_id, seen=caller.revision)

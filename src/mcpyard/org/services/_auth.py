@@ -27,7 +27,7 @@ from mcpyard.errors import Forbidden, NotSignedIn
 from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
 from mcpyard.org.services._oauth_tokens import ACCESS_PREFIX, caller_for_access_token
-from mcpyard.org.services._people import token_holder
+from mcpyard.org.services._people import mark_used, read_token, use_due
 from mcpyard.org.store import BrowserSession, Member, reading, revision_of, utcnow
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]
@@ -113,12 +113,17 @@ class Authenticator:
         return await self._by_token(token)
 
     async def _by_token(self, token: str) -> Caller:
-        async with self.db() as session:
-            # With the organization's change count: what the request's call will be checked against (ORG-9).
-            found = await token_holder(session, token)
+        # Only read (on SQLite, never behind a writer), with the organization's change count: what the request's
+        # call will be checked against (ORG-9). That the token was used is written once a minute.
+        async with reading(self.db) as session:
+            found = await read_token(session, token)
         if found is None:
             raise NotSignedIn("unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
-        return _caller(*found)
+        row, member, revision = found
+        if use_due(row, now := utcnow()):
+            async with self.db.begin() as session:
+                await mark_used(session, row.id, now)
+        return _caller(member, revision, row.id)
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
         found = await self.session_of(cookie)

@@ -26,7 +26,7 @@ from mcpyard.org.rules import LIMIT_FIELDS, Reached, Subject, Window, checked_li
 from mcpyard.org.services._events import audit
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._views import LimitsView
-from mcpyard.org.store import LimitCount, OrgLimits, utcnow
+from mcpyard.org.store import LimitCount, OrgLimits, note_change, utcnow
 
 __all__ = ["LimitReached", "caller_subjects", "charge", "get_limits", "set_limits"]
 
@@ -97,6 +97,7 @@ async def set_limits(svc: OrgService, caller: Caller, body: dict[str, Any]) -> L
         new = _view(row)
         if new != old:
             audit(session, caller.org_id, caller.email, "limits.set", "limits", old=dict(old), new=dict(new))
+            await note_change(session, caller.org_id)  # every replica reads the limits again at its next call
     return new
 
 
@@ -117,18 +118,27 @@ def _upsert(session: AsyncSession, org_id: str, window: Window) -> Any:
     ).returning(LimitCount.count)
 
 
-async def charge(svc: OrgService, org_id: str, subjects: Sequence[Subject]) -> None:
+async def charge(svc: OrgService, org_id: str, subjects: Sequence[Subject], *, revision: int | None = None) -> None:
     """Count one call for each of `subjects` in every window of theirs the organization limits.
+
+    `revision`: the organization's change count read with the caller's credentials; while it stays what it was
+    when the limits were last read here, they are not read again, and a call no limit applies to touches no row.
 
     Raises:
         LimitReached: the call would go over a limit: nothing is counted. Of several, the one that resets last
             is named, so that `Retry-After` is when the call can run again.
     """
     now = svc.clock()
+    known = svc.known_limits.get(org_id) if revision is not None else None
+    if known is not None and known[0] == revision and not windows_of(known[1], list(subjects), now):
+        return
     started = False
     async with svc.db() as session:
         async with session.begin():
-            windows = windows_of(await _limits_of(session, org_id), list(subjects), now)
+            limits = await _limits_of(session, org_id)
+            if revision is not None:  # read after the count: as recent as that change, or more
+                svc.known_limits[org_id] = (revision, limits)
+            windows = windows_of(limits, list(subjects), now)
             over: list[Window] = []
             for window in windows:
                 count = int((await session.execute(_upsert(session, org_id, window))).scalar_one())

@@ -73,7 +73,7 @@ async def call_tool(
         raise Invalid("invalid_arguments", "`arguments` must be a JSON object (or left out: none)")
     conversation = checked_conversation(conversation)
     if name != READ_RESULT:  # counted before anything runs; over a limit, 429 and nothing is sent (ORG-11)
-        await charge(svc, caller.org_id, caller_subjects(caller))
+        await charge(svc, caller.org_id, caller_subjects(caller), revision=caller.revision)
     opened = await svc.hosts.current(caller.org_id, seen=caller.revision)
     key = conversation_key(caller.member_id, conversation)
     inbox = Inbox(svc, caller, name, arguments, key)

@@ -43,11 +43,14 @@ __all__ = [
     "list_members",
     "list_tokens",
     "lockout_after",
+    "mark_used",
     "member_for_token",
     "normalize_email",
     "owners",
+    "read_token",
     "revoke_token",
     "token_holder",
+    "use_due",
     "verify_login",
 ]
 
@@ -282,30 +285,58 @@ async def token_holder(
     session: AsyncSession, token: str, *, now: datetime | None = None
 ) -> tuple[Member, int, str] | None:
     """The member a presented API token belongs to, their organization's change count (ORG-9) and the token's id,
-    read together; None for an unknown, revoked or malformed token."""
-    if not looks_like_token(token):
-        return None
-    presented = token_hash(token)
+    read together (and the token marked used, in the caller's transaction); None for an unknown, revoked or
+    malformed token."""
     now = now or utcnow()
     async with transaction(session):
-        # One query on the token's unique hash, joined to its member: a removed member's tokens fail with it.
-        query = (
-            select(ApiToken, Member, Organization.revision)
-            .join(Member, Member.id == ApiToken.member_id)
-            .join(Organization, Organization.id == Member.org_id)
-        )
-        query = query.where(ApiToken.token_hash == presented, Member.removed_at.is_(None))
-        found = (await session.execute(query)).first()
+        found = await read_token(session, token)
         if found is None:
             return None
         row, member, revision = found
-        # The look-up matched on the hash; compare again in constant time so that no index or
-        # collation quirk ever lets a near miss through.
-        if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
-            return None
-        if row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY:
+        if use_due(row, now):
             row.last_used_at = now
-        return member, int(revision), row.id
+        return member, revision, row.id
+
+
+async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Member, int] | None:
+    """A presented API token's row, its member and their organization's change count, only read (`mark_used`
+    writes when it was last used); None for an unknown, revoked or malformed token."""
+    if not looks_like_token(token):
+        return None
+    presented = token_hash(token)
+    # One query on the token's unique hash, joined to its member: a removed member's tokens fail with it.
+    query = (
+        select(ApiToken, Member, Organization.revision)
+        .join(Member, Member.id == ApiToken.member_id)
+        .join(Organization, Organization.id == Member.org_id)
+    )
+    query = query.where(ApiToken.token_hash == presented, Member.removed_at.is_(None))
+    found = (await session.execute(query)).first()
+    if found is None:
+        return None
+    row, member, revision = found
+    # The look-up matched on the hash; compare again in constant time so that no index or
+    # collation quirk ever lets a near miss through.
+    if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
+        return None
+    return row, member, int(revision)
+
+
+def use_due(row: ApiToken, now: datetime) -> bool:
+    """Whether the token's last use is old enough to be written again (once a minute at most)."""
+    return row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY
+
+
+async def mark_used(session: AsyncSession, token_id: str, now: datetime) -> None:
+    """Write that the token was used `now`, unless another request did within the last minute."""
+    await session.execute(
+        update(ApiToken)
+        .where(
+            ApiToken.id == token_id,
+            or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at <= now - _TOUCH_EVERY),
+        )
+        .values(last_used_at=now)
+    )
 
 
 async def verify_login(

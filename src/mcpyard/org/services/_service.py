@@ -139,6 +139,8 @@ class OrgService:
     wakeups: Wakeups = field(default_factory=Wakeups)
     kept: KeptTasks = field(default_factory=KeptTasks)
     """The long calls' tasks this process follows (`TaskCall`)."""
+    known_limits: dict[str, tuple[int, dict[str, int | None]]] = field(default_factory=dict)
+    """Each organization's limits as last read, with its change count then (a change of limits moves it)."""
     decided: Decided | None = None
     """Awaited by approving (once the run ended) and declining: a turn parked on the approval goes on."""
     clock: Callable[[], datetime] = utcnow
