@@ -12,7 +12,7 @@ import re
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.exc import IntegrityError
 from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
@@ -304,14 +304,7 @@ async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Membe
     if not looks_like_token(token):
         return None
     presented = token_hash(token)
-    # One query on the token's unique hash, joined to its member: a removed member's tokens fail with it.
-    query = (
-        select(ApiToken, Member, Organization.revision)
-        .join(Member, Member.id == ApiToken.member_id)
-        .join(Organization, Organization.id == Member.org_id)
-    )
-    query = query.where(ApiToken.token_hash == presented, Member.removed_at.is_(None))
-    found = (await session.execute(query)).first()
+    found = (await session.execute(_TOKEN_HOLDER, {"presented": presented})).first()
     if found is None:
         return None
     row, member, revision = found
@@ -320,6 +313,16 @@ async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Membe
     if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
         return None
     return row, member, int(revision)
+
+
+_TOKEN_HOLDER = (
+    select(ApiToken, Member, Organization.revision)
+    .join(Member, Member.id == ApiToken.member_id)
+    .join(Organization, Organization.id == Member.org_id)
+    .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
+)
+"""One query on the token's unique hash, joined to its member (a removed member's tokens fail with it); built once,
+as it is asked on every request."""
 
 
 def use_due(row: ApiToken, now: datetime) -> bool:
