@@ -15,7 +15,8 @@ from starlette.applications import Starlette
 
 from mcpyard.org._app import OrgSettings, org_app
 from mcpyard.org.keys._passwords import PasswordHashing
-from mcpyard.org.services._people import add_member, create_organization, create_token
+from mcpyard.org.services._api_tokens import create_token
+from mcpyard.org.services._people import add_member, create_organization
 from mcpyard.org.store._db import open_database
 from mcpyard.org.store._migrate import upgrade
 

@@ -20,7 +20,8 @@ import pytest
 
 from mcpyard.org.keys._keys import KEY_FILE, FileKeySource, new_key
 from mcpyard.org.keys._seal import Sealer
-from mcpyard.org.services._people import member_for_token, verify_login
+from mcpyard.org.services._api_tokens import member_for_token
+from mcpyard.org.services._people import verify_login
 from mcpyard.org.store._db import open_database
 from mcpyard.org.store._migrate import head_revision
 from tests._cli import Ran, run_mcpyard

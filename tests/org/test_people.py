@@ -9,18 +9,16 @@ import pytest
 from sqlalchemy import func, select
 
 from mcpyard.errors import UsageError
+from mcpyard.org.services._api_tokens import create_token, member_for_token, revoke_token
 from mcpyard.org.services._people import (
     FREE_FAILURES,
     MAX_LOCKOUT,
     add_member,
     create_organization,
-    create_token,
     find_member,
     find_organization,
     lockout_after,
-    member_for_token,
     owners,
-    revoke_token,
     verify_login,
 )
 from mcpyard.org.store._db import Database

@@ -9,6 +9,7 @@ from mcpyard.org.services._answers import (
     list_questions,
     questions_of_turns,
 )
+from mcpyard.org.services._api_tokens import create_token, list_tokens
 from mcpyard.org.services._auth import COOKIE, Authenticator, SessionSigner
 from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_from_json, result_json
 from mcpyard.org.services._calls import TurnCalls, org_call, take_over_tasks
@@ -37,14 +38,7 @@ from mcpyard.org.services._oauth_tokens import (
     new_code,
     revoke_grant,
 )
-from mcpyard.org.services._people import (
-    add_member,
-    create_organization,
-    create_token,
-    list_members,
-    list_tokens,
-    verify_login,
-)
+from mcpyard.org.services._people import add_member, create_organization, list_members, verify_login
 from mcpyard.org.services._policy_service import get_tool, list_tools, set_policy
 from mcpyard.org.services._question_form import ACTIONS
 from mcpyard.org.services._questions import Asker, no_one_to_ask, sweep_questions, until_done_or_asked

@@ -10,15 +10,8 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import UsageError
 from mcpyard.org.keys import EnvKeySource, FileKeySource
-from mcpyard.org.services._people import (
-    create_organization,
-    create_token,
-    find_member,
-    find_organization,
-    normalize_email,
-    owners,
-    revoke_token,
-)
+from mcpyard.org.services._api_tokens import create_token, revoke_token
+from mcpyard.org.services._people import create_organization, find_member, find_organization, normalize_email, owners
 from mcpyard.org.store import Database, Member, Organization, check_schema, upgrade
 
 __all__ = [

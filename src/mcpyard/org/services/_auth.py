@@ -26,8 +26,8 @@ from starlette.responses import Response
 from mcpyard.errors import Forbidden, NotSignedIn
 from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
+from mcpyard.org.services._api_tokens import mark_used, read_token, use_due
 from mcpyard.org.services._oauth_tokens import ACCESS_PREFIX, caller_for_access_token
-from mcpyard.org.services._people import mark_used, read_token, use_due
 from mcpyard.org.store import BrowserSession, Member, reading, revision_of, utcnow
 
 __all__ = ["COOKIE", "SESSION_SECONDS", "Authenticator", "SessionSigner", "end_member_sessions"]

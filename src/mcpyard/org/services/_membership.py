@@ -12,8 +12,9 @@ from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 from mcpyard.errors import Forbidden, Invalid, NotSignedIn, UsageError
 from mcpyard.org._caller import ADMINS, Caller, not_found, require
 from mcpyard.org.keys import PRODUCTION_HASHING, PasswordHashing
+from mcpyard.org.services._api_tokens import create_token, revoke_token
 from mcpyard.org.services._events import audit
-from mcpyard.org.services._people import add_member, create_token, revoke_token
+from mcpyard.org.services._people import add_member
 from mcpyard.org.store import ApiToken, Member, is_role
 
 __all__ = ["invite_member", "make_token", "revoke_member_token"]
