@@ -14,7 +14,8 @@ session, the protocol version, `Host` and `Origin` (its DNS-rebinding guard), `A
 those of a request the SDK's app accepted is taken; its `Mcp-Method` and `Mcp-Name` must also
 agree with its body (else the SDK refuses it), and a request with any other `Mcp-` header (a
 parameter a tool mirrors into headers) is the SDK's. A `DELETE` of a session forgets it. A
-client that disconnects cancels its call, as on the SDK's path.
+client that disconnects cancels its call, as on the SDK's path (noticed once the call has run
+`WATCH_AFTER_SECS`: most calls end sooner, and watching costs a task).
 """
 
 from __future__ import annotations
@@ -117,8 +118,8 @@ class FastHttp:
     def __init__(self, app: ASGIApp, face: Face, path: str | None) -> None:
         self._app = app
         self._path = path
-        self._face = face
         """Where MCP is served (None: wherever this app is mounted)."""
+        self._face = face
         self.fast = FastPath(face, _requester_of, self._noted)
         self._ended: OrderedDict[str, None] = OrderedDict()
         """Sessions a client ended (`DELETE`): never armed again."""
