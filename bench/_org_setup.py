@@ -15,7 +15,8 @@ from typing import Any
 
 import anyio
 
-from mcpyard.org.services._people import add_member, create_organization, create_token
+from mcpyard.org.services._api_tokens import create_token
+from mcpyard.org.services._people import add_member, create_organization
 from mcpyard.org.store._db import open_database
 from mcpyard.org.store._migrate import upgrade
 
