@@ -73,6 +73,27 @@ async def test_org9_replicas_migrating_at_once_migrate_once(database_url: str) -
     assert reached == [head_revision()] * 3
 
 
+async def test_org9_replicas_opening_a_new_sqlite_file_at_once_all_open_it(tmp_path: Path) -> None:
+    """Each sets the new file's journal mode; SQLite may refuse one of them at once ("database is locked") instead
+    of letting two wait for each other: that one looks again. Many new files, as the refusal is rare."""
+    failed: list[str] = []
+
+    async def open_one(url: str) -> None:
+        try:
+            async with open_database(url):
+                pass
+        except ConfigError as exc:
+            failed.append(str(exc))
+
+    with anyio.fail_after(60):
+        for index in range(100):
+            url = f"sqlite+aiosqlite:///{tmp_path}/org-{index}.db"
+            async with anyio.create_task_group() as group:
+                for _ in range(4):
+                    group.start_soon(open_one, url)
+    assert failed == []
+
+
 async def test_org9_a_replica_starting_while_another_holds_the_sqlite_write_lock_opens_and_reads_at_once(
     tmp_path: Path,
 ) -> None:

@@ -9,6 +9,8 @@ a database becomes one `ConfigError` line that never shows the URL's password.
 from __future__ import annotations
 
 import os
+import sqlite3
+import time
 from collections.abc import AsyncIterator, Mapping
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -44,6 +46,8 @@ DATABASE_FILE = "org.db"
 
 BUSY_TIMEOUT_MS = 10_000
 """How long a SQLite writer waits for another one before it gives up (never forever: ERR-1)."""
+WAL_RETRY_SECS = 0.02
+"""How soon a connection opening a new SQLite file looks again at its mode when another was setting it."""
 CONNECT_TIMEOUT_S = 10
 """How long connecting to PostgreSQL may take before it is reported unreachable."""
 POOL_SIZE = 10
@@ -188,12 +192,8 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         _stop_once(dbapi_connection.driver_connection)
         cursor = dbapi_connection.cursor()
         try:
-            # Asked first: setting the mode takes the write lock even when it is WAL already, and
-            # another replica may hold that lock for as long as its migration takes.
             if not memory:
-                cursor.execute("PRAGMA journal_mode")
-                if str(cursor.fetchone()[0]).lower() != "wal":
-                    cursor.execute("PRAGMA journal_mode=WAL")
+                _use_wal(cursor)
                 cursor.execute("PRAGMA synchronous=NORMAL")
             cursor.execute("PRAGMA foreign_keys=ON")
             cursor.execute(f"PRAGMA busy_timeout={BUSY_TIMEOUT_MS}")
@@ -209,6 +209,29 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         connection.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
 
     return engine
+
+
+def _use_wal(cursor: Any) -> None:
+    """Put the database file in WAL mode, unless it is already.
+
+    Asked first: setting the mode takes the write lock even when it is WAL already, and another
+    replica may hold that lock for as long as its migration takes. Replicas opening a new file at
+    once all set it: SQLite may then tell one "database is locked" without waiting (its way out of
+    two connections each waiting for the other), so that one looks again until the mode is set,
+    for as long as the busy timeout.
+    """
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        cursor.execute("PRAGMA journal_mode")
+        if str(cursor.fetchone()[0]).lower() == "wal":
+            return
+        try:
+            cursor.execute("PRAGMA journal_mode=WAL")
+            return
+        except sqlite3.OperationalError as exc:
+            if "locked" not in str(exc) or time.monotonic() > deadline:
+                raise
+        time.sleep(WAL_RETRY_SECS)  # in the connection's own thread, while it opens
 
 
 def _stop_once(connection: Any) -> None:
