@@ -94,6 +94,15 @@ def _refusal(response: httpx2.Response) -> dict[str, Any]:
     return error
 
 
+async def _two_replicas(stack: AsyncExitStack, database_url: str, home: Home, clock: Clock) -> tuple[Service, Service]:
+    """Two replicas of the service on one database, each with its own client (B's organization is A's)."""
+    a = await stack.enter_async_context(served_service(database_url, home.data_home / "a", clock=clock))
+    app = service_app(database_url, home.data_home / "b", clock=clock)
+    origin = await stack.enter_async_context(serving(app))
+    client = await stack.enter_async_context(httpx2.AsyncClient(base_url=origin, timeout=60, trust_env=False))
+    return a, Service(client, a.org, database_url, home.data_home / "b", app=app)
+
+
 async def test_org11_a_member_over_the_per_minute_limit_gets_429_with_retry_after_and_nothing_is_sent(
     service: Service, upstream: str, clock: Clock
 ) -> None:
@@ -219,11 +228,7 @@ async def test_org11_two_replicas_count_together_on_one_database(
     database_url: str, home: Home, upstream: str, clock: Clock
 ) -> None:
     async with AsyncExitStack() as stack:
-        a = await stack.enter_async_context(served_service(database_url, home.data_home / "a", clock=clock))
-        app = service_app(database_url, home.data_home / "b", clock=clock)
-        origin = await stack.enter_async_context(serving(app))
-        client = await stack.enter_async_context(httpx2.AsyncClient(base_url=origin, timeout=60, trust_env=False))
-        b = Service(client, a.org, database_url, home.data_home / "b", app=app)
+        a, b = await _two_replicas(stack, database_url, home, clock)
         await _tools(a, upstream)
         await _set(a, member_per_minute=4)
         member = await a.add_member("member@acme.test")
@@ -250,11 +255,7 @@ async def test_org11_limits_set_through_one_replica_hold_at_once_on_another_that
     """A replica remembers an organization's limits while nothing of the organization changes: setting them is a
     change, so the other replica's next call reads them again."""
     async with AsyncExitStack() as stack:
-        a = await stack.enter_async_context(served_service(database_url, home.data_home / "a", clock=clock))
-        app = service_app(database_url, home.data_home / "b", clock=clock)
-        origin = await stack.enter_async_context(serving(app))
-        client = await stack.enter_async_context(httpx2.AsyncClient(base_url=origin, timeout=60, trust_env=False))
-        b = Service(client, a.org, database_url, home.data_home / "b", app=app)
+        a, b = await _two_replicas(stack, database_url, home, clock)
         await _tools(a, upstream)
         member = await a.add_member("member@acme.test")
         for note in ("before", "still before"):  # no limit yet: B has read (and kept) that there is none
