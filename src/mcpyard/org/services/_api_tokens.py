@@ -7,16 +7,19 @@ in a message.
 from __future__ import annotations
 
 import hmac
+from dataclasses import dataclass
 from datetime import datetime, timedelta
+from typing import Any
 
 from sqlalchemy import bindparam, or_, select, update
-from sqlalchemy.ext.asyncio import AsyncSession
+from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org.keys import looks_like_token, new_token, token_hash
 from mcpyard.org.services._views import TokenView
-from mcpyard.org.store import ApiToken, Member, Organization, new_id, transaction, utcnow
+from mcpyard.org.store import ApiToken, Member, Organization, Role, new_id, read_one, transaction, utcnow
 
 __all__ = [
+    "TokenUse",
     "create_token",
     "list_tokens",
     "mark_used",
@@ -24,6 +27,7 @@ __all__ = [
     "read_token",
     "revoke_token",
     "token_holder",
+    "token_use",
     "use_due",
 ]
 
@@ -105,7 +109,7 @@ async def token_holder(
         if found is None:
             return None
         row, member, revision = found
-        if use_due(row, now):
+        if use_due(row.last_used_at, now):
             row.last_used_at = now
         return member, revision, row.id
 
@@ -127,6 +131,57 @@ async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Membe
     return row, member, int(revision)
 
 
+@dataclass(frozen=True, slots=True)
+class TokenUse:
+    """Who a presented API token speaks for, read in one statement (`token_use`)."""
+
+    member_id: str
+    org_id: str
+    email: str
+    role: Role
+    revision: int
+    """The organization's change count, read with it (ORG-9)."""
+    token_id: str
+    last_used_at: datetime | None
+
+
+async def token_use(sessions: async_sessionmaker[AsyncSession], token: str) -> TokenUse | None:
+    """Who a presented API token speaks for, read by one statement outside any transaction (every request asks;
+    `read_one`); None for an unknown, revoked or malformed token, or a removed member's."""
+    if not looks_like_token(token):
+        return None
+    presented = token_hash(token)
+    found = await read_one(sessions, _TOKEN_USE, {"presented": presented})
+    if found is None:
+        return None
+    values: tuple[Any, ...] = tuple(found)
+    token_id, stored, revoked_at, last_used_at, member_id, org_id, email, role, revision = values
+    # The look-up matched on the hash; compare again in constant time so that no index or
+    # collation quirk ever lets a near miss through.
+    if not hmac.compare_digest(stored, presented) or revoked_at is not None:
+        return None
+    return TokenUse(member_id, org_id, email, role, int(revision), token_id, last_used_at)
+
+
+_TOKEN_USE = (
+    select(
+        ApiToken.id,
+        ApiToken.token_hash,
+        ApiToken.revoked_at,
+        ApiToken.last_used_at,
+        Member.id,
+        Member.org_id,
+        Member.email,
+        Member.role,
+        Organization.revision,
+    )
+    .join(Member, Member.id == ApiToken.member_id)
+    .join(Organization, Organization.id == Member.org_id)
+    .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
+)
+"""`token_use`'s statement: the token's unique hash, joined to its member (a removed member's tokens fail with
+it) and organization; built once."""
+
 _TOKEN_HOLDER = (
     select(ApiToken, Member, Organization.revision)
     .join(Member, Member.id == ApiToken.member_id)
@@ -137,9 +192,9 @@ _TOKEN_HOLDER = (
 as it is asked on every request."""
 
 
-def use_due(row: ApiToken, now: datetime) -> bool:
-    """Whether the token's last use is old enough to be written again (once a minute at most)."""
-    return row.last_used_at is None or now - row.last_used_at >= _TOUCH_EVERY
+def use_due(last_used_at: datetime | None, now: datetime) -> bool:
+    """Whether a token last used at `last_used_at` is to be marked used again (once a minute at most)."""
+    return last_used_at is None or now - last_used_at >= _TOUCH_EVERY
 
 
 async def mark_used(session: AsyncSession, token_id: str, now: datetime) -> None:

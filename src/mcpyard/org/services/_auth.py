@@ -26,7 +26,7 @@ from starlette.responses import Response
 from mcpyard.errors import Forbidden, NotSignedIn
 from mcpyard.org._caller import Caller
 from mcpyard.org.keys import same_secret
-from mcpyard.org.services._api_tokens import mark_used, read_token, use_due
+from mcpyard.org.services._api_tokens import mark_used, token_use, use_due
 from mcpyard.org.services._oauth_tokens import ACCESS_PREFIX, caller_for_access_token
 from mcpyard.org.store import BrowserSession, Member, reading, revision_of, utcnow
 
@@ -113,17 +113,15 @@ class Authenticator:
         return await self._by_token(token)
 
     async def _by_token(self, token: str) -> Caller:
-        # Only read (on SQLite, never behind a writer), with the organization's change count: what the request's
-        # call will be checked against (ORG-9). That the token was used is written once a minute.
-        async with reading(self.db) as session:
-            found = await read_token(session, token)
+        # One statement that only reads (on SQLite, never behind a writer), with the organization's change count:
+        # what the request's call will be checked against (ORG-9). That the token was used is written once a minute.
+        found = await token_use(self.db, token)
         if found is None:
             raise NotSignedIn("unauthorized", "that API token is not valid (unknown, revoked or mistyped)")
-        row, member, revision = found
-        if use_due(row, now := utcnow()):
+        if use_due(found.last_used_at, now := utcnow()):
             async with self.db.begin() as session:
-                await mark_used(session, row.id, now)
-        return _caller(member, revision, row.id)
+                await mark_used(session, found.token_id, now)
+        return Caller(found.member_id, found.org_id, found.email, found.role, found.revision, found.token_id)
 
     async def _by_cookie(self, request: Request, cookie: str) -> Caller:
         found = await self.session_of(cookie)

@@ -18,7 +18,7 @@ from pathlib import Path
 from typing import Any
 from urllib.parse import quote, quote_plus
 
-from sqlalchemy import event
+from sqlalchemy import Executable, Row, event
 from sqlalchemy.engine import URL, make_url
 from sqlalchemy.exc import ArgumentError, DBAPIError, SQLAlchemyError
 from sqlalchemy.ext.asyncio import AsyncEngine, AsyncSession, async_sessionmaker, create_async_engine
@@ -36,6 +36,7 @@ __all__ = [
     "describe_url",
     "open_database",
     "parse_database_url",
+    "read_one",
     "reading",
     "resolve_database_url",
     "transaction",
@@ -59,6 +60,9 @@ PostgreSQL's default of 100 connections."""
 
 READS_ONLY = "mcpyard_reads_only"
 """An execution option for a connection that only reads: on SQLite its transactions do not wait for the write lock."""
+ONE_STATEMENT = "mcpyard_one_statement"
+"""An execution option for a connection that runs one statement that only reads: on SQLite no transaction is begun
+(one statement reads one snapshot by itself; `read_one`)."""
 
 _SQLITE = {"sqlite", "sqlite+aiosqlite", "sqlite+pysqlite"}
 _POSTGRESQL = {"postgresql", "postgres", "postgresql+psycopg", "postgresql+psycopg_async", "postgresql+asyncpg"}
@@ -205,8 +209,10 @@ def _sqlite_engine(url: URL) -> AsyncEngine:
         # IMMEDIATE: a transaction takes the write lock when it starts, waiting up to the busy
         # timeout. A deferred one that reads and then writes would fail at once with "database
         # is locked" if another writer came in between. One marked as only reading waits for no one.
-        reads_only = connection.get_execution_options().get(READS_ONLY, False)
-        connection.exec_driver_sql("BEGIN" if reads_only else "BEGIN IMMEDIATE")
+        options = connection.get_execution_options()
+        if options.get(ONE_STATEMENT, False):
+            return
+        connection.exec_driver_sql("BEGIN" if options.get(READS_ONLY, False) else "BEGIN IMMEDIATE")
 
     return engine
 
@@ -311,6 +317,20 @@ async def reading(sessions: async_sessionmaker[AsyncSession]) -> AsyncIterator[A
     async with sessions.begin() as session:
         await session.connection(execution_options={READS_ONLY: True})
         yield session
+
+
+async def read_one(
+    sessions: async_sessionmaker[AsyncSession], statement: Executable, params: Mapping[str, Any]
+) -> Row[Any] | None:
+    """The first row of one statement that only reads, run on a connection of its own outside any transaction.
+
+    For the reads every request makes (who sends it): through SQLite's driver each step is a round trip to the
+    connection's thread, and a transaction's `BEGIN` and `COMMIT` would double the cost of the statement.
+    """
+    engine: AsyncEngine = sessions.kw["bind"]
+    async with engine.connect() as connection:
+        reading_once = await connection.execution_options(**{READS_ONLY: True, ONE_STATEMENT: True})
+        return (await reading_once.execute(statement, dict(params))).first()
 
 
 @asynccontextmanager
