@@ -11,6 +11,7 @@ import anyio
 import httpx2
 import pytest
 
+from mcpyard.org.keys import token_hash
 from tests.conftest import Home
 from tests.org._served import served_service
 from tests.org._service import PASSWORD, Service, running_service
@@ -105,6 +106,34 @@ async def test_org1_a_forged_or_unknown_session_cookie_is_refused(database_url: 
         session_id, _, mac = cookie.rpartition(".")
         for forged in (f"{session_id}x.{mac}", f"{session_id}.{mac[:-2]}", session_id, "", "."):
             assert (await _as(client, "GET", "/api/v1/me", forged)).status_code == 401, forged
+
+
+async def test_org1_a_near_miss_of_a_token_its_hash_or_bytes_no_token_has_are_refused_alike(
+    database_url: str, home: Home
+) -> None:
+    """The token's one-statement look-up: anything but the token itself is the same 401; the token still signs in."""
+    async with running_service(database_url, home.data_home) as service, await _fresh(service) as client:
+        token = await service.add_member("member@acme.test")
+        last = token[-1]
+        probes = [
+            token[:-1] + ("A" if last != "A" else "B"),  # one character off
+            token.upper() if token != token.upper() else token.lower(),
+            token + "x",
+            token_hash(token),  # what the database keeps
+            token[: len(token) // 2],
+            token + "\x00",
+            "x" * 65_536,
+        ]
+        refused: list[str] = []
+        for probe in probes:
+            answer = await client.get("/api/v1/me", headers={"Authorization": f"Bearer {probe}"})
+            assert answer.status_code == 401, probe[:40]
+            refused.append(answer.json()["error"]["message"])
+        raw = [(b"authorization", b"Bearer " + token.encode()[:-1] + b"\xed\xa0\x80")]  # a lone surrogate's bytes
+        answer = await client.get("/api/v1/me", headers=raw)
+        assert answer.status_code == 401
+        assert len(set(refused)) == 1, "one answer for every miss: nothing tells a near miss apart"
+        assert (await client.get("/api/v1/me", headers={"Authorization": f"Bearer {token}"})).json()["role"] == "member"
 
 
 async def test_org1_two_processes_sign_out_on_one_and_the_cookies_copy_is_refused_by_the_other_at_once(

@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import bindparam, or_, select, update
+from sqlalchemy import Select, bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org.keys import looks_like_token, new_token, token_hash
@@ -124,9 +124,7 @@ async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Membe
     if found is None:
         return None
     row, member, revision = found
-    # The look-up matched on the hash; compare again in constant time so that no index or
-    # collation quirk ever lets a near miss through.
-    if not hmac.compare_digest(row.token_hash, presented) or row.revoked_at is not None:
+    if not _genuine(row.token_hash, presented, row.revoked_at):
         return None
     return row, member, int(revision)
 
@@ -156,40 +154,41 @@ async def token_use(sessions: async_sessionmaker[AsyncSession], token: str) -> T
         return None
     values: tuple[Any, ...] = tuple(found)
     token_id, stored, revoked_at, last_used_at, member_id, org_id, email, role, revision = values
-    # The look-up matched on the hash; compare again in constant time so that no index or
-    # collation quirk ever lets a near miss through.
-    if not hmac.compare_digest(stored, presented) or revoked_at is not None:
+    if not _genuine(stored, presented, revoked_at):
         return None
     return TokenUse(member_id, org_id, email, role, int(revision), token_id, last_used_at)
 
 
-_TOKEN_USE = (
-    select(
-        ApiToken.id,
-        ApiToken.token_hash,
-        ApiToken.revoked_at,
-        ApiToken.last_used_at,
-        Member.id,
-        Member.org_id,
-        Member.email,
-        Member.role,
-        Organization.revision,
+def _by_hash(*columns: Any) -> Select[Any]:
+    """A statement on a token's unique hash, joined to its member (a removed member's tokens fail with it) and
+    their organization (its change count)."""
+    return (
+        select(*columns)
+        .join(Member, Member.id == ApiToken.member_id)
+        .join(Organization, Organization.id == Member.org_id)
+        .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
     )
-    .join(Member, Member.id == ApiToken.member_id)
-    .join(Organization, Organization.id == Member.org_id)
-    .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
-)
-"""`token_use`'s statement: the token's unique hash, joined to its member (a removed member's tokens fail with
-it) and organization; built once."""
 
-_TOKEN_HOLDER = (
-    select(ApiToken, Member, Organization.revision)
-    .join(Member, Member.id == ApiToken.member_id)
-    .join(Organization, Organization.id == Member.org_id)
-    .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
+
+def _genuine(stored: str, presented: str, revoked_at: datetime | None) -> bool:
+    """The look-up matched on the hash; compare again in constant time, so that no index or collation quirk ever
+    lets a near miss through; a revoked token is no token."""
+    return hmac.compare_digest(stored, presented) and revoked_at is None
+
+
+# Built once: every request asks.
+_TOKEN_HOLDER = _by_hash(ApiToken, Member, Organization.revision)
+_TOKEN_USE = _by_hash(
+    ApiToken.id,
+    ApiToken.token_hash,
+    ApiToken.revoked_at,
+    ApiToken.last_used_at,
+    Member.id,
+    Member.org_id,
+    Member.email,
+    Member.role,
+    Organization.revision,
 )
-"""One query on the token's unique hash, joined to its member (a removed member's tokens fail with it); built once,
-as it is asked on every request."""
 
 
 def use_due(last_used_at: datetime | None, now: datetime) -> bool:
