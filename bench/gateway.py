@@ -77,7 +77,7 @@ REPO = BENCH.parent
 DEFAULT_BENCH_VENV = REPO / ".tools" / "bench-venv"
 SERVER_ID = "bench"
 DEFAULT_SIDES = ("direct-stdio", "direct-http", "mcpyard-stdio", "mcpyard-http", "fastmcp-stdio", "fastmcp-http")
-SIDES = (*DEFAULT_SIDES, "relay-stdio")
+SIDES = (*DEFAULT_SIDES, "relay-stdio", "relay-http")
 """`relay-stdio` (`bench/relay.py`, a bare JSON relay in front of the server) is the floor of any process
 between client and server; it runs only when asked for (`--sides`)."""
 GOAL_HTTP = 0.8
@@ -276,9 +276,12 @@ class Bench:
 
     def _profiled(self, name: str, command: list[str]) -> list[str]:
         """With `--profile NAME --profiler cprofile`, the front process runs under cProfile (stats written at exit)."""
-        if name != self.args.profile or self.args.profiler != "cprofile":
+        if name != self.args.profile or not self.args.profiler.startswith("cprofile"):
             return command
-        return [command[0], "-m", "cProfile", "-o", str(cprofile_path(self.args, name)), *command[1:]]
+        out = str(cprofile_path(self.args, name))
+        if self.args.profiler == "cprofile-cpu":
+            return [command[0], str(BENCH / "cpu_profile.py"), out, *command[1:]]
+        return [command[0], "-m", "cProfile", "-o", out, *command[1:]]
 
     def spawn(self, name: str, command: Sequence[str]) -> Spawned:
         log = self.home.root / f"{name}.log"
@@ -314,6 +317,7 @@ class Bench:
                     *self._serve_args(),
                 ],
                 "fastmcp-http": [venv_python, *self._fastmcp_args(), "--port", str(port)],
+                "relay-http": [PYTHON, str(BENCH / "relay_http.py"), str(port)],
             }[name]
             spawned = self.spawn(name, self._profiled(name, command))
             await wait_for_port(spawned, port)
@@ -473,7 +477,7 @@ async def profile(args: argparse.Namespace, side: Side) -> int:
     """
     concurrency = max(args.concurrency)
     await run_round(side, concurrency, args.warmup, args.text)
-    if args.profiler == "cprofile":
+    if args.profiler.startswith("cprofile"):
         start = time.perf_counter()
         await run_round(side, concurrency, args.profile_calls, args.text)
         wall = time.perf_counter() - start
@@ -671,7 +675,7 @@ async def run(args: argparse.Namespace, home: Home) -> None:
                 calls = await profile(args, sides[0])
             else:
                 await measure(args, sides)
-    if args.profile and args.profiler == "cprofile":  # written when the process exited
+    if args.profile and args.profiler.startswith("cprofile"):  # written when the process exited
         summarize_cprofile(cprofile_path(args, args.profile), calls, args.profile_top)
 
 
@@ -729,7 +733,7 @@ def main() -> None:
     parser.add_argument("--bench-venv", type=Path, default=DEFAULT_BENCH_VENV, help="the virtualenv with fastmcp")
     parser.add_argument("--install-fastmcp", action="store_true", help="make the bench virtualenv if it lacks fastmcp")
     parser.add_argument("--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)")
-    parser.add_argument("--profiler", choices=("py-spy", "cprofile"), default="py-spy", help="with --profile")
+    parser.add_argument("--profiler", choices=("py-spy", "cprofile", "cprofile-cpu"), default="py-spy", help="with --profile")
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
     parser.add_argument("--profile-calls", type=int, default=3000, help="calls made under cProfile")
     parser.add_argument("--profile-top", type=int, default=25, help="functions listed")

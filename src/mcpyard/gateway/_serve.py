@@ -119,7 +119,10 @@ async def serve_http(
         sock.close()
         reason = exc.strerror or str(exc)
         raise UsageError(f"cannot listen on {host}:{port}: {reason}; choose another --port (or --host)") from None
-    config = uvicorn.Config(app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACE_SECS)
+    # No proxy headers: nothing here reads the client's address, and a local client could not forge it either.
+    config = uvicorn.Config(
+        app, log_level="warning", lifespan="on", timeout_graceful_shutdown=GRACE_SECS, proxy_headers=False
+    )
     server = _uvicorn_server(config)
     stopping = _Stopping()
     uvicorn_log = logging.getLogger("uvicorn.error")
