@@ -733,7 +733,12 @@ def main() -> None:
     parser.add_argument("--bench-venv", type=Path, default=DEFAULT_BENCH_VENV, help="the virtualenv with fastmcp")
     parser.add_argument("--install-fastmcp", action="store_true", help="make the bench virtualenv if it lacks fastmcp")
     parser.add_argument("--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)")
-    parser.add_argument("--profiler", choices=("py-spy", "cprofile", "cprofile-cpu"), default="py-spy", help="with --profile")
+    parser.add_argument(
+        "--profiler",
+        choices=("py-spy", "cprofile", "cprofile-cpu"),
+        default="py-spy",
+        help="with --profile (cprofile-cpu: cProfile timed by the CPU clock, bench/cpu_profile.py)",
+    )
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
     parser.add_argument("--profile-calls", type=int, default=3000, help="calls made under cProfile")
     parser.add_argument("--profile-top", type=int, default=25, help="functions listed")

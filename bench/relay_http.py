@@ -34,13 +34,15 @@ class Relay:
         self.waiting: dict[object, asyncio.Future[dict[str, Any]]] = {}
 
     async def start(self) -> None:
+        pipe = asyncio.subprocess.PIPE
         self.server = await asyncio.create_subprocess_exec(
-            sys.executable, str(SERVER_SCRIPT), stdin=asyncio.subprocess.PIPE, stdout=asyncio.subprocess.PIPE, limit=LIMIT
+            sys.executable, str(SERVER_SCRIPT), stdin=pipe, stdout=pipe, limit=LIMIT
         )
         asyncio.get_running_loop().create_task(self.down())
 
     async def down(self) -> None:
-        assert self.server is not None and self.server.stdout is not None
+        assert self.server is not None
+        assert self.server.stdout is not None
         while line := await self.server.stdout.readline():
             message = json.loads(line)
             waiter = self.waiting.pop(message.get("id"), None) if "method" not in message else None
@@ -64,7 +66,8 @@ class Relay:
             if not event.get("more_body"):
                 break
         message = json.loads(body)
-        assert self.server is not None and self.server.stdin is not None
+        assert self.server is not None
+        assert self.server.stdin is not None
         if "id" not in message or "method" not in message:
             self.server.stdin.write(json.dumps(message).encode() + b"\n")
             await send({"type": "http.response.start", "status": 202, "headers": []})

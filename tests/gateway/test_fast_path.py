@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import contextlib
 import json
+import signal
 import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
@@ -213,3 +214,29 @@ async def test_gw1_a_call_running_when_the_client_closes_its_input_is_answered_c
         await wire.close_input()
         answer = await wire.answer(2)
         assert answer["error"] == {"code": -32000, "message": "Connection closed"}
+
+
+@pytest.mark.parametrize("meta", [None, {"progressToken": "t"}], ids=["fast", "sdk"])
+async def test_gw1_a_call_running_when_the_gateway_is_interrupted_ends_with_it(
+    home: Home, meta: dict[str, Any] | None
+) -> None:
+    """Ctrl-C while a call runs (on the fast path or the SDK's): the gateway stops at once, without a traceback."""
+    started = home.root / "slow-started"
+    config = home.write_config({"basic": {**fixture_server("basic"), "env": {"BASIC_SLOW_STARTED": str(started)}}})
+    command = [sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)]
+    async with await anyio.open_process(command, env=home.environ) as process:
+        wire = Wire(process)
+        await wire.handshake()
+        await wire.call(1, "basic__add", {"a": 1, "b": 1})
+        await wire.answer(1)
+        await wire.call(2, "basic__slow", {"seconds": 60}, meta)
+        # The server writes the file once the call sleeps; nothing this process can wait on announces it.
+        await eventually(started.exists, within=30, what="the slow call to start")
+        process.send_signal(signal.SIGINT)
+        with anyio.fail_after(10):
+            code = await process.wait()
+        assert process.stderr is not None
+        said = b"".join([chunk async for chunk in process.stderr]).decode()
+    assert code == 130, said
+    assert "every server was stopped" in said
+    assert "Traceback" not in said

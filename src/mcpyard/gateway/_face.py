@@ -44,8 +44,9 @@ from mcpyard.gateway._context import (
     wire_result,
     wire_tool,
 )
-from mcpyard.gateway._fast import FastCalls, FastPath
+from mcpyard.gateway._fast import FastPath
 from mcpyard.gateway._fast_http import FastHttp
+from mcpyard.gateway._fast_stdio import FastCalls
 from mcpyard.gateway._logs import LogLevels, send_log_message
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
 from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks

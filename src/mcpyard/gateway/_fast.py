@@ -5,7 +5,7 @@ task, cancel scopes, the request rebuilt as models and the result serialized thr
 so a `tools/call` from a client the SDK path has already served is read here, as JSON, run
 through the same pipeline (`ToolFace.run_call`: the same rules, records and result shaping)
 and answered at once, shaped by the SDK's own serializer. `FastPath` decides and answers;
-`FastCalls` is the stdio front's side (`_fast_http.py` the HTTP front's).
+`_fast_stdio.py` is the stdio front's side, `_fast_http.py` the HTTP front's.
 
 Only what the SDK path would answer the same way comes here. A call is taken when:
 
@@ -49,7 +49,7 @@ from mcpyard.gateway._context import error_result, input_relay, plain_wire_resul
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
-__all__ = ["Face", "FastCalls", "FastPath", "Taken"]
+__all__ = ["CLOSE_SECS", "Face", "FastPath", "Taken", "Write", "error_answer"]
 
 _log = logging.getLogger("mcpyard.gateway")
 
@@ -227,7 +227,8 @@ class FastPath:
             return await self._answer(taken, log)
         except Exception:  # one call's failure is not the front's
             _log.error("a tool call failed inside mcpyard\n%s", self._face.redact(traceback.format_exc()))
-            return _error(taken.request_id, types.INTERNAL_ERROR, "the call failed inside mcpyard; please report it")
+            failed = "the call failed inside mcpyard; please report it"
+            return error_answer(taken.request_id, types.INTERNAL_ERROR, failed)
 
     async def _answer(self, taken: Taken, log: Write | None) -> bytes:
         face, armed = self._face, taken.armed.ctx
@@ -271,7 +272,7 @@ class FastPath:
                 )
             except ValidationError:  # as the SDK's server answers a result it cannot send
                 _log.error("a tool result could not be shaped for protocol %s", version)
-                return _error(request_id, types.INTERNAL_ERROR, "Handler returned an invalid result")
+                return error_answer(request_id, types.INTERNAL_ERROR, "Handler returned an invalid result")
         if version in MODERN_PROTOCOL_VERSIONS:
             dumped.setdefault("resultType", "complete")
             dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._stamp()}
@@ -286,80 +287,6 @@ class FastPath:
         return self._server_info
 
 
-class FastCalls:
-    """The fast path of a stdio front (one client): calls taken off its lines, each answered by its own task."""
-
-    def __init__(self, face: Face) -> None:
-        self._face = face
-        self.path = FastPath(face, lambda ctx: None)
-        self._running: dict[int | str, anyio.CancelScope] = {}
-        self._ended = False
-        self._drained = anyio.Event()
-
-    async def end(self) -> None:
-        """The client closed its input: cancel the calls still running, and let them answer so."""
-        self._ended = True
-        if not self._running:
-            return
-        for scope in self._running.values():
-            scope.cancel()
-        with anyio.move_on_after(CLOSE_SECS):
-            await self._drained.wait()
-
-    def take(self, line: bytes, write: Write) -> bool:
-        """Whether the message on `line` was taken (and will be answered through `write`); else it goes the SDK path."""
-        if b'"tools/call"' in line and not self._ended:
-            return self._take_call(line, write)
-        if b'"notifications/cancelled"' in line and self._running:
-            return self._take_cancel(line)
-        return False
-
-    def _take_call(self, line: bytes, write: Write) -> bool:
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
-        taken = self.path.accept(value, None, busy=self._running.__contains__)
-        if taken is None or (tg := self._face.task_group) is None:
-            return False
-        scope = self._running[taken.request_id] = anyio.CancelScope()
-        tg.start_soon(self._serve, taken, scope, write)
-        return True
-
-    def _take_cancel(self, line: bytes) -> bool:
-        try:
-            value = json.loads(line)
-        except (ValueError, RecursionError):
-            return False
-        params = value.get("params") if isinstance(value, dict) else None
-        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
-            return False
-        request_id = params.get("requestId")
-        scope = self._running.get(request_id) if isinstance(request_id, int | str) else None
-        if scope is None:
-            return False
-        scope.cancel()
-        return True
-
-    async def _serve(self, taken: Taken, scope: anyio.CancelScope, write: Write) -> None:
-        request_id = taken.request_id
-        try:
-            with scope:
-                answer = await self.path.answer(taken)
-        finally:
-            del self._running[request_id]
-            if self._ended and not self._running:
-                self._drained.set()
-        if scope.cancelled_caught:
-            if not self._ended:
-                return  # cancelled by its client: no answer, as on the SDK path
-            answer = _error(request_id, types.CONNECTION_CLOSED, "Connection closed")
-        try:
-            await write(answer)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return  # the client left
-
-
 def _logging(face: Face, ctx: ServerRequestContext[Any], taken: Taken, log: Write) -> LogFn:
     async def on_log(message: types.LoggingMessageNotificationParams) -> None:
         if message.level in taken.armed.log_levels and face.wants_log(ctx, message.level):
@@ -370,6 +297,6 @@ def _logging(face: Face, ctx: ServerRequestContext[Any], taken: Taken, log: Writ
     return on_log
 
 
-def _error(request_id: int | str, code: int, message: str) -> bytes:
+def error_answer(request_id: int | str, code: int, message: str) -> bytes:
     error = {"jsonrpc": "2.0", "id": request_id, "error": {"code": code, "message": message}}
     return json.dumps(error, separators=(",", ":")).encode() + b"\n"

@@ -29,7 +29,7 @@ import mcp_types as types
 from mcp.shared.message import SessionMessage
 
 from mcpyard.connect import MessageWriter, parse_message
-from mcpyard.gateway._fast import FastCalls
+from mcpyard.gateway._fast_stdio import FastCalls
 from mcpyard.pipeline import sendable_problem
 
 __all__ = ["MAX_LINE_BYTES", "client_message", "stdio_streams"]
