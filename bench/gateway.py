@@ -12,6 +12,9 @@ Six sides, each an SDK `Client` in this process calling `echo(text)` on its own 
 - `relay-stdio` (only with `--sides`): `bench/relay.py`, a bare JSON relay in front of the same
   server (each message read as JSON and written again, nothing else): the floor of any process
   between client and server;
+- `relay-http` (only with `--sides`): `bench/relay_http.py`, the same relay behind an HTTP front
+  (uvicorn with httptools on uvloop, as `mcpyard serve --transport http`; one JSON body per
+  request, no session): the floor of any HTTP front before a stdio server;
 - `fastmcp-stdio`, `fastmcp-http`: FastMCP's proxy (`create_proxy(StdioTransport(...))`,
   `bench/fastmcp_proxy.py`) in front of the same stdio server, run from a separate
   virtualenv (`.tools/bench-venv`; fastmcp is never installed in mcpyard's own).
@@ -29,7 +32,9 @@ Ratios are of calls per second (higher is better): `mcpyard-http / direct-http` 
 `--profile SIDE` runs only that side at the highest concurrency while its front process is
 profiled, and prints where that process spends its time: py-spy (from the bench virtualenv)
 samples it for `--profile-seconds`, or, with `--profiler cprofile`, the process runs under
-cProfile for `--profile-calls` calls (µs per call of each function).
+cProfile for `--profile-calls` calls (µs per call of each function; `cprofile-cpu` times them
+by the thread's CPU clock instead of the wall clock, `bench/cpu_profile.py`). Both cProfile
+figures include the process's start (its imports) spread over the calls.
 
 The bench virtualenv, once (or pass `--install-fastmcp`):
 `python3 -m venv .tools/bench-venv && .tools/bench-venv/bin/pip install fastmcp py-spy`
@@ -78,8 +83,8 @@ DEFAULT_BENCH_VENV = REPO / ".tools" / "bench-venv"
 SERVER_ID = "bench"
 DEFAULT_SIDES = ("direct-stdio", "direct-http", "mcpyard-stdio", "mcpyard-http", "fastmcp-stdio", "fastmcp-http")
 SIDES = (*DEFAULT_SIDES, "relay-stdio", "relay-http")
-"""`relay-stdio` (`bench/relay.py`, a bare JSON relay in front of the server) is the floor of any process
-between client and server; it runs only when asked for (`--sides`)."""
+"""`relay-stdio` and `relay-http` (`bench/relay.py`, `bench/relay_http.py`: a bare JSON relay in front of the
+server) are the floors of any process between client and server; they run only when asked for (`--sides`)."""
 GOAL_HTTP = 0.8
 """mcpyard-http calls/s over direct-http calls/s, at least."""
 GOAL_STDIO_VS_FASTMCP = 1.4
@@ -461,6 +466,9 @@ async def measure(args: argparse.Namespace, sides: list[Side]) -> None:
         ("mcpyard-stdio", "fastmcp-stdio", GOAL_STDIO_VS_FASTMCP),
         ("mcpyard-http", "fastmcp-http", None),
         ("fastmcp-http", "direct-http", None),
+        ("relay-http", "direct-http", None),
+        ("mcpyard-http", "relay-http", None),
+        ("mcpyard-stdio", "relay-stdio", None),
         *((name, "direct-stdio", None) for name in SIDES if name != "direct-stdio"),
     ]
     for top, bottom, goal in pairs:

@@ -117,10 +117,15 @@ class Taken:
     """What the transport says of this request (the HTTP request), or None to keep the armed call's."""
 
 
+_SORTED = json.JSONEncoder(sort_keys=True, separators=(",", ":")).encode
+_COMPACT = json.JSONEncoder(separators=(",", ":")).encode
+"""`json.dumps` with these options, without building an encoder per call."""
+
+
 def _meta_key(meta: object) -> str | None:
     """`_meta` as a comparable text (keys sorted), or None when it cannot be one."""
     try:
-        return json.dumps(meta, sort_keys=True, separators=(",", ":"))
+        return _SORTED(meta)
     except (TypeError, ValueError, RecursionError):
         return None
 
@@ -276,7 +281,7 @@ class FastPath:
         if version in MODERN_PROTOCOL_VERSIONS:
             dumped.setdefault("resultType", "complete")
             dumped["_meta"] = {**(dumped.get("_meta") or {}), _SERVER_INFO: self._stamp()}
-        text = json.dumps({"jsonrpc": "2.0", "id": request_id, "result": dumped}, separators=(",", ":"))
+        text = _COMPACT({"jsonrpc": "2.0", "id": request_id, "result": dumped})
         return text.encode() + b"\n"
 
     def _stamp(self) -> dict[str, Any]:
