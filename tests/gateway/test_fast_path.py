@@ -20,6 +20,7 @@ import pytest
 from anyio.abc import Process
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests._processes import with_ctrl_c
 from tests._waiting import eventually
 from tests.conftest import Home, fixture_server
 
@@ -223,7 +224,7 @@ async def test_gw1_a_call_running_when_the_gateway_is_interrupted_ends_with_it(
     """Ctrl-C while a call runs (on the fast path or the SDK's): the gateway stops at once, without a traceback."""
     started = home.root / "slow-started"
     config = home.write_config({"basic": {**fixture_server("basic"), "env": {"BASIC_SLOW_STARTED": str(started)}}})
-    command = [sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)]
+    command = with_ctrl_c([sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)])
     async with await anyio.open_process(command, env=home.environ) as process:
         wire = Wire(process)
         await wire.handshake()

@@ -175,14 +175,12 @@ class ToolFace:
 
     def fast_http(self, app: ASGIApp, path: str | None) -> ASGIApp:
         """`app` (the SDK's streamable HTTP app at `path`) behind the fast path for repeated calls (`_fast_http.py`)."""
-        front = FastHttp(app, self, path)
-        self._fast = front.fast
+        self._fast = (front := FastHttp(app, self, path)).fast
         return front
 
     def fast_calls(self) -> FastCalls:
-        """The fast path for the one client of a stdio front (see `_fast.py`)."""
-        calls = FastCalls(self)
-        self._fast = calls.path
+        """The fast path for the one client of a stdio front (see `_fast_stdio.py`)."""
+        self._fast = (calls := FastCalls(self)).path
         return calls
 
     @property
