@@ -8,6 +8,7 @@ three ways a user can give it to mcpyard.
 from __future__ import annotations
 
 import json
+import sys
 from pathlib import Path
 
 import pytest
@@ -127,6 +128,32 @@ def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path:
     assert note.key == "disabledTools"
     assert not [note for note in config.ignored if note.key == "disabledTools"]
     assert "shared_tools" not in json.dumps(config.to_json())
+
+
+def test_cfg3_a_server_another_client_left_off_is_never_started_here(cfg: Setup, home: Home) -> None:
+    """CFG-3: Cline's, Windsurf's and Roo's `disabled: true` is `enabled: false` with --mcp-config, as the project file
+    and imported; `disabled: false` is said nothing about; beside `enabled`, `enabled` is what is read."""
+    started = cfg.root / "started"
+    touch = {"command": sys.executable, "args": ["-c", f"open({str(started)!r}, 'w')"]}
+    servers = {
+        "off": {**touch, "disabled": True, "autoApprove": []},
+        "on": {"url": "https://a.example/mcp", "disabled": False},
+        "both": {"url": "https://b.example/mcp", "disabled": True, "enabled": True},
+    }
+    flag = cfg.flag({"mcpServers": servers})
+    loaded = cfg.load(config_file=flag)
+    states = {server_id: spec.state for server_id, spec in by_id(loaded).items()}
+    assert states == {"off": "disabled", "on": "ok", "both": "ok"}
+    assert not mentioning(loaded, "'off'", "disabled")
+    assert not mentioning(loaded, "'on'", "disabled")
+    assert mentioning(loaded, "'both'", "ignoring the key 'disabled'", "`enabled`")
+    cfg.project({"mcpServers": servers})
+    assert by_id(cfg.load(trusted=True))["off"].state == "disabled"
+    imported = import_config(flag, workspace=cfg.workspace)
+    assert {server.id: server.enabled for server in imported.servers} == {"off": False, "on": True, "both": True}
+    done = run_mcpyard(home, "status", "--mcp-config", str(flag), "--json")
+    assert {server["id"]: server["state"] for server in json.loads(done.stdout)["servers"]}["off"] == "disabled"
+    assert not started.exists()
 
 
 GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "name": "gh"}

@@ -69,7 +69,7 @@ TYPE_ALIASES: dict[str, TransportName] = {
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
 
 _SHARED_HINTS = {
-    "disabled": "write `enabled: false` to keep a server from starting",
+    "disabled": "it is read only as true or false, and only without `enabled`, which is what mcpyard reads",
     "autoApprove": "allow tools with `permissions.allow` in your user config",
     "alwaysAllow": "allow tools with `permissions.allow` in your user config",
     "timeout": "set `call_timeout_secs` (in seconds)",

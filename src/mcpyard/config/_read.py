@@ -320,8 +320,17 @@ def _shared_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ..
 
 
 def _aliased(item: Mapping[str, object]) -> dict[str, object]:
-    """The entry with another client's name for a field read as the field, in place; unless the field is there too."""
-    return {
-        (alias if (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item else key): value
-        for key, value in item.items()
-    }
+    """The entry with another client's name for a field read as the field, in place; unless the field is there too.
+
+    `disabled: true` (Cline's, Windsurf's, Roo's…) is read as `enabled: false`: a server another client was told
+    to leave off is never started here either.
+    """
+    aliased: dict[str, object] = {}
+    for key, value in item.items():
+        if key == "disabled" and isinstance(value, bool) and "enabled" not in item:
+            aliased["enabled"] = not value
+        elif (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item:
+            aliased[alias] = value
+        else:
+            aliased[key] = value
+    return aliased
