@@ -246,6 +246,22 @@ def test_cfg5_cursors_workspace_folder_is_the_workspace_when_read_as_it_is(cfg: 
         assert not mentioning(loaded, "workspaceFolder")
 
 
+def test_cfg5_cursors_user_home_and_path_separator_mean_what_import_writes_when_read_as_it_is(cfg: Setup) -> None:
+    """CFG-5: `${userHome}`, `${pathSeparator}` and `${/}` of Cursor's documented variables, read with --mcp-config or
+    as the project file, are HOME and the separator, as `mcpyard import` writes them; never an empty value."""
+    text = json.dumps(
+        {"mcpServers": {"notes": {"command": "node", "args": ["${userHome}/notes.js", "a${pathSeparator}b", "c${/}d"]}}}
+    )
+    path = write(cfg.workspace / ".cursor" / "mcp.json", text)
+    [server] = import_config(path, workspace=cfg.workspace).servers
+    assert server.fields["args"] == ["${HOME}/notes.js", "a/b", "c/d"]
+    environ = {"HOME": "/home/someone"}
+    for loaded in (cfg.load(config_file=path, environ=environ), (cfg.project(text), cfg.load(environ=environ))[1]):
+        notes = by_id(loaded)["notes"]
+        assert (notes.state, notes.args) == ("ok", ("/home/someone/notes.js", "a/b", "c/d"))
+        assert not mentioning(loaded, "is not set")
+
+
 def test_cfg5_the_own_form_reads_workspace_folder_from_the_environment_as_before(cfg: Setup) -> None:
     """CFG-5: mcpyard's own form has no editor variables: `${workspaceFolder}` is a variable like any other."""
     flag = cfg.flag({"servers": [{"id": "notes", "command": "node", "args": ["${workspaceFolder}/a.js"]}]})

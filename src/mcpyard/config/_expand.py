@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 import re
 from collections.abc import Mapping
 from dataclasses import dataclass, field
@@ -156,9 +157,11 @@ class Expander:
     In restricted mode (a project file, CFG-6) credential variables and every secret
     expand to empty and are reported as `blocked`; defaults are not used for them.
 
-    Given a `workspace` (for the shared form, which editors write), the editors' workspace
-    variables mean it, whatever the environment says: `${workspaceFolder}` and
-    `${workspaceRoot}` its path, `${workspaceFolderBasename}` its name.
+    Given a `workspace` (for the shared form, which editors write), the editors' variables mean
+    what they mean there, whatever the environment says: `${workspaceFolder}` and
+    `${workspaceRoot}` the workspace's path, `${workspaceFolderBasename}` its name, `${userHome}`
+    the environment's `HOME`, `${pathSeparator}` (and `${/}`) this system's separator (as
+    `mcpyard import` writes them).
     """
 
     def __init__(
@@ -172,13 +175,20 @@ class Expander:
         self._environ = environ
         self._secrets = secrets
         self._restricted = restricted
-        self._editor: dict[str, str] = {}
+        self._editor: dict[str, tuple[str, str]] = {}
+        """An editor's variable: its value and what it was read as."""
+        self._aliases: dict[str, str] = {}
+        """An editor's variable read as an environment variable (looked up only when expanded)."""
         if workspace is not None:
-            self._editor = dict.fromkeys(("workspaceFolder", "workspaceRoot"), str(workspace))
-            self._editor["workspaceFolderBasename"] = workspace.name
+            self._editor = dict.fromkeys(("workspaceFolder", "workspaceRoot"), (str(workspace), "the workspace"))
+            self._editor["workspaceFolderBasename"] = (workspace.name, "the workspace")
+            self._editor["pathSeparator"] = (os.sep, "the path separator")
+            self._aliases["userHome"] = "HOME"
 
     def expand(self, template: str) -> Expansion:
         """Expand `template`; never raises, a malformed one is reported in `Expansion.error`."""
+        if self._editor and "${/}" in template:  # the editors' short form of ${pathSeparator}
+            template = template.replace("${/}", os.sep)
         try:
             parts = parse_template(template)
         except TemplateError as error:
@@ -210,10 +220,10 @@ class Expander:
                 result.blocked.append(ref)
                 outcomes.append((ref, "blocked in a project file"))
                 return ""
-            if ref.name in self._editor:
-                outcomes.append((ref, "the workspace"))
-                return self._editor[ref.name]
-            found = self._environ.get(ref.name)
+            if (editor := self._editor.get(ref.name)) is not None:
+                outcomes.append((ref, editor[1]))
+                return editor[0]
+            found = self._environ.get(self._aliases.get(ref.name, ref.name))
             if not found:
                 state = "unset" if found is None else "set but empty"
                 if node.default is not None:
