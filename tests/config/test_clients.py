@@ -286,9 +286,14 @@ GEMINI_NO_SERVERS = """{
   "contextFileName": "GEMINI.md",
 }"""
 
+CLAUDE_NO_SERVERS = '{"globalShortcut": "Ctrl+Space", "preferences": {"menuBarEnabled": false}}'
+
 CODEX_SAID = "a Codex config.toml with no MCP servers in it (no [mcp_servers] tables)"
 GEMINI_SAID = "a Gemini CLI settings.json with no MCP servers in it (no `mcpServers`)"
+CLAUDE_SAID = "a Claude Desktop config with no MCP servers in it (no `mcpServers`)"
 NO_SERVERS = [
+    ("Claude/claude_desktop_config.json", CLAUDE_NO_SERVERS, CLAUDE_SAID),
+    ("claude.json", CLAUDE_NO_SERVERS, CLAUDE_SAID),
     (".codex/config.toml", CODEX_NO_SERVERS, CODEX_SAID),
     ("codex.toml", CODEX_NO_SERVERS, CODEX_SAID),
     (".gemini/settings.json", GEMINI_NO_SERVERS, GEMINI_SAID),
@@ -312,6 +317,7 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
         assert "add them" in error.message
         assert "approval_policy" not in error.message
         assert "theme" not in error.message
+        assert "globalShortcut" not in error.message
     for args in (["import", str(path)], ["status", "--mcp-config", str(path)]):
         done = run_mcpyard(home, *args)
         assert done.returncode == 2

@@ -53,6 +53,7 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
             }
         ),
     ),
+    "claude-desktop": (("", "claude_desktop_config.json"), frozenset({"globalShortcut"})),
     "gemini": (
         (".gemini", "settings.json"),
         _GEMINI_TOP
@@ -60,7 +61,8 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
         | {"checkpointing", "preferredEditor", "usageStatisticsEnabled", "autoAccept", "coreTools", "excludeTools"},
     ),
 }
-"""Where each client keeps its settings file, and keys only it writes at the top: a file with no servers is its."""
+"""Where each client keeps its settings file (any folder: ""), and keys only it writes at the top: a file with no
+servers is its."""
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table); "
     "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, "
@@ -91,8 +93,10 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     servers, shared = document.get("servers"), document.get("mcpServers")
     if "servers" in document and "mcpServers" in document:
         return None
-    if servers is None and shared is None and _settings_of("gemini", document, path):
-        return "gemini"
+    if servers is None and shared is None:
+        for client in ("gemini", "claude-desktop"):
+            if _settings_of(client, document, path):
+                return client
     if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
         return "mcpyard"
     if isinstance(servers, Mapping):
@@ -104,8 +108,8 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
 
 def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None) -> bool:
     """A settings file of `client` with no servers in it: by its place, or a top-level key only that client writes."""
-    place, keys = _SETTINGS[client]
-    placed = path is not None and (path.parent.name, path.name) == place
+    (folder, name), keys = _SETTINGS[client]
+    placed = path is not None and path.name == name and folder in ("", path.parent.name)
     return placed or any(key in keys for key in document)
 
 
@@ -180,7 +184,10 @@ def read_directly(
         ConfigError: the file's servers are not shaped as its client writes them.
     """
     client = detect_format(document, fmt, path)
-    if client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document, path)):
+    without_servers = client not in (None, "mcpyard") and _CONTAINERS.get(client, "mcpServers") not in document
+    if not without_servers and (
+        client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document, path))
+    ):
         return None
     return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
 
