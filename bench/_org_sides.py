@@ -330,6 +330,8 @@ async def open_org(bench: Bench, database: str, face: str = "api") -> Side:
     command = [PYTHON, "-m", "mcpyard", "org", "serve", "--dev", "--host", "127.0.0.1", "--port", str(port)]
     if bench.args.profile == name and bench.args.profiler == "cprofile":
         command[1:1] = ["-m", "cProfile", "-o", str(cprofile_path(bench.args, name))]
+    elif bench.args.profile == name and bench.args.profiler == "cprofile-cpu":
+        command[1:1] = [str(BENCH / "cpu_profile.py"), str(cprofile_path(bench.args, name))]
     spawned = bench.spawn(name, command, env, folder)
     await wait_for_port(spawned, port, within=60)
     base = f"http://127.0.0.1:{port}"

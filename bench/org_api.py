@@ -298,7 +298,7 @@ async def profile(bench: Bench, side: Side) -> int:
     args = bench.args
     concurrency = max(args.concurrency)
     await run_round(side, bench, concurrency, args.warmup)
-    if args.profiler == "cprofile":
+    if args.profiler.startswith("cprofile"):
         start = time.perf_counter()
         await run_round(side, bench, concurrency, args.profile_calls)
         wall = time.perf_counter() - start
@@ -414,7 +414,7 @@ async def run(args: argparse.Namespace, home: Home) -> None:
                 calls = await profile(bench, sides[0])
             else:
                 await measure(bench, sides)
-    if args.profile and args.profiler == "cprofile" and calls:  # written when the service exited
+    if args.profile and args.profiler.startswith("cprofile") and calls:  # written when the service exited
         summarize_cprofile(cprofile_path(args, args.profile), calls, args.profile_top)
 
 
@@ -466,7 +466,12 @@ def main() -> None:
         "--install-contextforge", action="store_true", help="make the ContextForge virtualenv if it has none"
     )
     parser.add_argument("--profile", help="py-spy one side's service (org-sqlite, org-postgresql, contextforge)")
-    parser.add_argument("--profiler", choices=("py-spy", "cprofile"), default="py-spy", help="with --profile")
+    parser.add_argument(
+        "--profiler",
+        choices=("py-spy", "cprofile", "cprofile-cpu"),
+        default="py-spy",
+        help="with --profile (cprofile-cpu: timed by the CPU clock, bench/cpu_profile.py)",
+    )
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
     parser.add_argument("--profile-calls", type=int, default=3000, help="calls made under cProfile")
     parser.add_argument("--profile-top", type=int, default=25, help="functions listed")
