@@ -156,6 +156,55 @@ def test_cfg3_a_server_another_client_left_off_is_never_started_here(cfg: Setup,
     assert not started.exists()
 
 
+def claude_code_file(workspace: Path, other: Path) -> dict[str, object]:
+    """`~/.claude.json` as Claude Code writes it: its state, servers for every folder, and servers per folder."""
+    return {
+        "numStartups": 12,
+        "userID": "0f3c",
+        "tipsHistory": {"new-user-warmup": 1},
+        "mcpServers": {
+            "everywhere": {"type": "stdio", "command": "node", "args": ["everywhere.js"], "env": {}},
+            "both": {"type": "stdio", "command": "node", "args": ["for-every-folder.js"]},
+        },
+        "projects": {
+            str(workspace): {
+                "allowedTools": [],
+                "mcpServers": {
+                    "here": {"type": "http", "url": "https://here.example/mcp"},
+                    "both": {"type": "stdio", "command": "node", "args": ["for-this-folder.js"]},
+                },
+            },
+            str(other): {"allowedTools": [], "mcpServers": {"elsewhere": {"command": "node"}}},
+            "/no/servers": {"allowedTools": [], "mcpServers": {}},
+        },
+    }
+
+
+def test_cfg3_claude_codes_own_file_gives_its_servers_for_every_folder_and_this_ones(cfg: Setup, home: Home) -> None:
+    """CFG-3: `~/.claude.json` read with --mcp-config or imported: the servers for every folder and the workspace's own
+    (winning on a shared name, as in Claude Code); another folder's are counted, never read; its state is one note."""
+    other = cfg.root / "other"
+    other.mkdir()
+    path = write(cfg.root / "home" / ".claude.json", json.dumps(claude_code_file(cfg.workspace, other)))
+    imported = import_config(path, workspace=cfg.workspace)
+    assert (imported.format, imported.format_name) == ("claude-code-user", "Claude Code ~/.claude.json")
+    args = {server.id: server.fields.get("args") for server in imported.servers}
+    assert args == {"everywhere": ["everywhere.js"], "both": ["for-this-folder.js"], "here": None}
+    [projects] = [note for note in imported.understood if note.key == "projects"]
+    assert "1 other folder" in projects.why
+    assert "elsewhere" not in json.dumps(imported.to_json())
+    [state] = imported.ignored
+    assert "Claude Code's own state" in state.why
+    loaded = cfg.load(config_file=path)
+    specs = by_id(loaded)
+    assert sorted(specs) == ["both", "everywhere", "here"]
+    assert (specs["both"].args, specs["here"].url) == (("for-this-folder.js",), "https://here.example/mcp")
+    assert not mentioning(loaded, "'projects'")
+    done = run_mcpyard(home, "import", str(path), "--workspace", str(other), "--json")
+    assert done.returncode == 0, done.stderr
+    assert [server["id"] for server in json.loads(done.stdout)["servers"]] == ["everywhere", "both", "elsewhere"]
+
+
 GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "name": "gh"}
 
 

@@ -23,7 +23,9 @@ from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, credential_header, deny_r
 
 __all__ = ["SHARED_FAMILY", "translate_entry"]
 
-SHARED_FAMILY: frozenset[ClientFormat] = frozenset({"claude-desktop", "claude-code", "cursor", "windsurf"})
+SHARED_FAMILY: frozenset[ClientFormat] = frozenset(
+    {"claude-desktop", "claude-code", "claude-code-user", "cursor", "windsurf"}
+)
 """Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")

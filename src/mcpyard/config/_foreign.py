@@ -5,6 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Mapping
 from pathlib import Path
 
+from mcpyard.config._claude_user import claude_user_servers, is_claude_user_file
 from mcpyard.config._clients import SHARED_FAMILY, translate_entry
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import FORMAT_NAMES, ClientFormat, ImportedConfig, ImportedServer, ImportNote, Notes
@@ -15,7 +16,7 @@ from mcpyard.errors import ConfigError
 
 __all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
 
-READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini"})
+READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user"})
 """What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
 _COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini"})
 """Clients that read comments and trailing commas in their JSON (JSONC)."""
@@ -93,6 +94,8 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     servers, shared = document.get("servers"), document.get("mcpServers")
     if "servers" in document and "mcpServers" in document:
         return None
+    if servers is None and is_claude_user_file(document, path):
+        return "claude-code-user"
     if servers is None and shared is None:
         for client in ("gemini", "claude-desktop"):
             if _settings_of(client, document, path):
@@ -233,7 +236,7 @@ def translate(
     if client is None:
         raise ConfigError(f"{label} {_UNKNOWN}", source=path)
     container = _CONTAINERS.get(client, "mcpServers")
-    if client != "mcpyard" and container not in document:
+    if client not in ("mcpyard", "claude-code-user") and container not in document:
         where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
         raise ConfigError(
             f"{label} is a {FORMAT_NAMES[client]} with no MCP servers in it (no {where}), so there is nothing to "
@@ -244,7 +247,9 @@ def translate(
     if client == "mcpyard":
         servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
     else:
-        entries = _entries(document[container], container=container, label=label, path=path)
+        claude_user = client == "claude-code-user"
+        listed = claude_user_servers(document, workspace, notes) if claude_user else document[container]
+        entries = _entries(listed, container=container, label=label, path=path)
         servers = [
             ImportedServer(server_id, translate_entry(client, server_id, fields, workspace=workspace, notes=notes))
             for server_id, fields in entries
@@ -292,6 +297,12 @@ def _entries(value: object, *, container: str, label: str, path: Path) -> list[t
 def _top_level(client: ClientFormat, document: Mapping[str, object], container: str, notes: Notes) -> None:
     """Keys beside the servers: another client's own settings, ignored with a word on what they are."""
     name = _CLIENT_NAMES.get(client, FORMAT_NAMES[client])
+    if client == "claude-code-user":  # dozens of keys of its own state: one note for all of them
+        state = [key for key in document if key not in (container, "projects")]
+        if state:
+            keys = ", ".join(state[:3]) + (", …" if len(state) > 3 else "")
+            notes.ignore(keys, None, "Claude Code's own state beside its servers; mcpyard does not read it")
+        return
     for key in document:
         if key in (container, "$schema") or (
             client == "gemini" and key in ("mcp", "allowMCPServers", "excludeMCPServers")

@@ -13,12 +13,15 @@ from mcpyard.config._names import quote
 
 __all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes"]
 
-ClientFormat = Literal["mcpyard", "claude-desktop", "claude-code", "cursor", "vscode", "codex", "gemini", "windsurf"]
+ClientFormat = Literal[
+    "mcpyard", "claude-desktop", "claude-code", "claude-code-user", "cursor", "vscode", "codex", "gemini", "windsurf"
+]
 
 FORMAT_NAMES: dict[ClientFormat, str] = {
     "mcpyard": "mcpyard config",
     "claude-desktop": "Claude Desktop config",
     "claude-code": "Claude Code .mcp.json",
+    "claude-code-user": "Claude Code ~/.claude.json",
     "cursor": "Cursor mcp.json",
     "vscode": "VS Code mcp.json",
     "codex": "Codex config.toml",

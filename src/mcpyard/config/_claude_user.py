@@ -1,0 +1,75 @@
+"""Claude Code's own file (`~/.claude.json`): its servers for every folder, and those it keeps for each project folder.
+
+Claude Code writes the servers a user added for all their folders (its "user" scope) under the
+top-level `mcpServers`, and those added for one folder only (its "local" scope) under
+`projects.<that folder's absolute path>.mcpServers`, beside much of its own state. Read for a
+workspace, the file gives both: the user's servers, then the workspace's own, which win on a
+shared name (as in Claude Code). Other folders' servers are counted, never read.
+"""
+
+from __future__ import annotations
+
+import os
+from collections.abc import Mapping
+from pathlib import Path
+
+from mcpyard.config._imported import Notes
+
+__all__ = ["CLAUDE_USER_FILE", "claude_user_servers", "is_claude_user_file"]
+
+CLAUDE_USER_FILE = ".claude.json"
+_PROJECT_KEYS = frozenset({"mcpServers", "allowedTools", "hasTrustDialogAccepted", "enabledMcpjsonServers"})
+"""Keys Claude Code writes in each folder's table of `projects`."""
+
+
+def is_claude_user_file(document: Mapping[str, object], path: Path | None) -> bool:
+    """Whether `document` is Claude Code's own file: by its name, or a `projects` table shaped as Claude Code's."""
+    projects = document.get("projects")
+    if not isinstance(projects, Mapping):
+        return path is not None and path.name == CLAUDE_USER_FILE and "mcpServers" in document
+    return (path is not None and path.name == CLAUDE_USER_FILE) or any(
+        isinstance(table, Mapping) and _PROJECT_KEYS & set(table) for table in projects.values()
+    )
+
+
+def claude_user_servers(document: Mapping[str, object], workspace: Path, notes: Notes) -> dict[str, object]:
+    """The servers the file gives `workspace`: the user's, then the workspace's own (winning on a shared name)."""
+    user = document.get("mcpServers")
+    servers: dict[str, object] = dict(user) if isinstance(user, Mapping) else {}
+    projects = document.get("projects")
+    tables = projects if isinstance(projects, Mapping) else {}
+    mine = _own_table(tables, workspace)
+    own = mine.get("mcpServers") if isinstance(mine, Mapping) else None
+    if isinstance(own, Mapping) and own:
+        for name in own:
+            if name in servers:
+                notes.said(
+                    f"projects.{workspace}.mcpServers.{name}",
+                    str(name),
+                    "replaces the server of the same name Claude Code has for every folder, as Claude Code reads it",
+                )
+        servers.update(own)
+    elsewhere = sum(
+        1
+        for table in tables.values()
+        if table is not mine
+        and isinstance(table, Mapping)
+        and isinstance(table.get("mcpServers"), Mapping)
+        and table["mcpServers"]
+    )
+    read = f"the servers Claude Code keeps for this folder ({workspace}) are read" if own else ""
+    if elsewhere:
+        others = f"{elsewhere} other folder{'s' if elsewhere > 1 else ''}"
+        skipped = f"those it keeps for {others} are not: read the file from that folder (--workspace) for its own"
+        read = f"{read}; {skipped}" if read else skipped[0].upper() + skipped[1:]
+    if read:
+        notes.said("projects", None, read)
+    return servers
+
+
+def _own_table(tables: Mapping[object, object], workspace: Path) -> object:
+    """The table of `projects` for `workspace`, found by its path as written or as resolved."""
+    for candidate in dict.fromkeys((str(workspace), os.path.realpath(workspace))):
+        if candidate in tables:
+            return tables[candidate]
+    return None
