@@ -130,6 +130,30 @@ def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path:
     assert "shared_tools" not in json.dumps(config.to_json())
 
 
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"editor.fontSize": 12, "workbench.colorTheme": "Default Dark+"},
+        {"name": "my-app", "version": "1.0.0", "scripts": {"start": "node ."}},
+    ],
+    ids=["vscode-settings", "package-json"],
+)
+def test_err1_another_programs_settings_given_as_a_config_say_what_is_missing_in_one_line(
+    cfg: Setup, home: Home, document: dict[str, object]
+) -> None:
+    """ERR-1, CFG-2: a file with no key of mcpyard's (nor a slip of one) is not listed key by key as mistakes; a slip
+    of a key of ours is still named, with the key it is close to."""
+    path = cfg.flag(document, "settings.json")
+    done = run_mcpyard(home, "status", "--mcp-config", str(path))
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "has neither `servers` nor `mcpServers`" in line
+    assert not any(key in line for key in document)
+    slip = cfg.flag({"mcpServer": {"a": {"command": "x"}}}, "slip.json")
+    with pytest.raises(ConfigError, match="unknown top-level key 'mcpServer'; did you mean `mcpServers`"):
+        cfg.load(config_file=slip)
+
+
 def test_cfg3_a_server_another_client_left_off_is_never_started_here(cfg: Setup, home: Home) -> None:
     """CFG-3: Cline's, Windsurf's and Roo's `disabled: true` is `enabled: false` with --mcp-config, as the project file
     and imported; `disabled: false` is said nothing about; beside `enabled`, `enabled` is what is read."""

@@ -38,6 +38,9 @@ SETTING_KEYS = (
 )
 _SHARED_ALIASES = {"serverUrl": "url"}
 """Keys other clients write for a field of the shared form (Windsurf's `serverUrl`), read as that field."""
+SLIP_CUTOFF = 0.75
+"""How alike an unknown top-level key and one of ours must be for the file to be ours with a slip (`mdoe`: 0.75)
+rather than another program's settings (`version` is 0.67 like `permissions`)."""
 _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "
     "in TOML write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
@@ -227,6 +230,17 @@ def split_source(document: Mapping[str, object], *, kind: SourceKind, path: Path
         raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
     form: Form | None = "own" if has_own else "shared" if has_shared else None
     form_keys = ("mcp",) if fmt == "toml" else ("servers", "mcpServers")
+    unknown = [key for key in document if key not in SETTING_KEYS and key not in form_keys and key != "$schema"]
+    if (
+        kind != "user"
+        and form is None
+        and not settings
+        and unknown
+        and not any(_close_to_known(key, fmt) for key in unknown)
+    ):
+        # A file given to read that is another program's settings (no key of ours, none a slip of one): one line
+        # on what is missing, not its keys reported as mistakes. The user config is always ours: keys are named.
+        raise ConfigError(f"{label} has neither `servers` nor `mcpServers`; {_FORMS_HELP}", source=path)
     for key in document:
         if key in SETTING_KEYS or key in form_keys or key == "$schema":
             continue
@@ -256,10 +270,20 @@ def _mcp_table(document: Mapping[str, object], label: str, path: Path) -> Mappin
     return table
 
 
+def _known_top_level(fmt: Format) -> list[str]:
+    return [*SETTING_KEYS, *(("mcp",) if fmt == "toml" else ("servers", "mcpServers"))]
+
+
+def _close_to_known(key: str, fmt: Format) -> bool:
+    """Whether `key` reads as a slip of a top-level key of ours (or is one misplaced)."""
+    known = _known_top_level(fmt)
+    return key in ("servers", "mcpServers") or bool(difflib.get_close_matches(key, known, n=1, cutoff=SLIP_CUTOFF))
+
+
 def _unknown_top_level(key: str, label: str, fmt: Format) -> str:
     if fmt == "toml" and key in ("servers", "mcpServers"):
         return f"{label}: `{key}` belongs under [mcp]; write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
-    known = [*SETTING_KEYS, *(("mcp",) if fmt == "toml" else ("servers", "mcpServers"))]
+    known = _known_top_level(fmt)
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean `{close[0]}`?" if close else f"; the known keys are {', '.join(known)}"
     return f"{label}: unknown top-level key {quote(key)}{hint}"
