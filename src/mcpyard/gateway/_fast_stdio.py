@@ -14,6 +14,7 @@ import json
 import logging
 
 import anyio
+import anyio.abc
 import mcp_types as types
 
 from mcpyard.gateway._fast import CLOSE_SECS, Face, FastPath, Taken, Write, error_answer
@@ -36,8 +37,8 @@ class FastCalls:
         self.path = FastPath(face, lambda ctx: None)
         self._running: dict[int | str, anyio.CancelScope] = {}
         self._tasks: set[asyncio.Task[None]] = set()
-        self._kept = False
-        """Whether the keeper runs in the face's task group."""
+        self._kept_in: anyio.abc.TaskGroup | None = None
+        """The face's task group the keeper runs in."""
         self._ended = False
         self._drained = anyio.Event()
 
@@ -67,8 +68,8 @@ class FastCalls:
         taken = self.path.accept(value, None, busy=self._running.__contains__)
         if taken is None or (tg := self._face.task_group) is None:
             return False
-        if not self._kept:
-            self._kept = True
+        if self._kept_in is not tg:
+            self._kept_in = tg
             tg.start_soon(self._keep)
         scope = self._running[taken.request_id] = anyio.CancelScope()
         task = asyncio.get_running_loop().create_task(self._serve(taken, scope, write))
