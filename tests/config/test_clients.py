@@ -218,7 +218,7 @@ def test_cfg3_claude_codes_own_file_gives_its_servers_for_every_folder_and_this_
     assert "1 other folder" in projects.why
     assert "elsewhere" not in json.dumps(imported.to_json())
     [state] = imported.ignored
-    assert "Claude Code's own state" in state.why
+    assert "Claude Code's own settings" in state.why
     loaded = cfg.load(config_file=path)
     specs = by_id(loaded)
     assert sorted(specs) == ["both", "everywhere", "here"]
@@ -227,6 +227,46 @@ def test_cfg3_claude_codes_own_file_gives_its_servers_for_every_folder_and_this_
     done = run_mcpyard(home, "import", str(path), "--workspace", str(other), "--json")
     assert done.returncode == 0, done.stderr
     assert [server["id"] for server in json.loads(done.stdout)["servers"]] == ["everywhere", "both", "elsewhere"]
+
+
+ZED_SETTINGS = """// Zed's settings, with its MCP servers under context_servers
+{
+  "ui_font_size": 16,
+  "buffer_font_size": 15,
+  "theme": {"mode": "system", "light": "One Light", "dark": "One Dark"},
+  "context_servers": {
+    "notes": {"source": "custom", "command": "node", "args": ["notes.js"], "env": {"NOTES_DIR": "/tmp"}},
+    "time": {"command": {"path": "uvx", "args": ["mcp-server-time"], "env": {}}, "settings": {}},
+    "remote": {"url": "https://example.com/mcp", "headers": {"Authorization": "Bearer ${TOKEN}"}},
+    "from-extension": {"source": "extension", "settings": {"key": "value"}},
+    "off": {"command": "node", "enabled": false},
+  },
+}"""
+
+
+def test_cfg3_zeds_context_servers_are_read_from_its_settings(cfg: Setup, home: Home) -> None:
+    """CFG-3: Zed's settings.json (comments allowed): `context_servers`, its older `command` table, `enabled`; an
+    extension's server is said to need its command; Zed's own settings are one note; without servers, one line."""
+    path = write(cfg.root / "home" / ".config" / "zed" / "settings.json", ZED_SETTINGS)
+    imported = import_config(path, workspace=cfg.workspace)
+    assert (imported.format, imported.format_name) == ("zed", "Zed settings.json")
+    fields = {server.id: server.fields for server in imported.servers}
+    assert (fields["notes"]["command"], fields["notes"]["args"]) == ("node", ["notes.js"])
+    assert (fields["time"]["command"], fields["time"]["args"]) == ("uvx", ["mcp-server-time"])
+    assert fields["remote"]["url"] == "https://example.com/mcp"
+    assert fields["off"]["enabled"] is False
+    assert [note.key for note in imported.ignored if note.server == "from-extension"] == ["source", "settings"]
+    [state] = [note for note in imported.ignored if note.server is None]
+    assert "Zed's own settings" in state.why
+    specs = by_id(cfg.load(config_file=path, environ={"TOKEN": "t"}))
+    states = {server_id: spec.state for server_id, spec in specs.items()}
+    assert states == {"notes": "ok", "time": "ok", "remote": "ok", "from-extension": "skipped", "off": "disabled"}
+    assert specs["time"].args == ("mcp-server-time",)
+    settings_only = write(cfg.root / "other" / "zed" / "settings.json", '{"vim_mode": true, "ui_font_size": 16}')
+    done = run_mcpyard(home, "status", "--mcp-config", str(settings_only))
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "a Zed settings.json with no MCP servers in it (no `context_servers`)" in line
 
 
 GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "name": "gh"}

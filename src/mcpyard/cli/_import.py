@@ -25,8 +25,9 @@ def import_file(
         Path,
         typer.Argument(
             help=(
-                "The config file to read: a claude_desktop_config.json, a Claude Code .mcp.json, a VS Code or "
-                "Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml or a Gemini CLI settings.json."
+                "The config file to read: a claude_desktop_config.json, a Claude Code .mcp.json or ~/.claude.json, "
+                "a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI "
+                "settings.json or Zed's settings.json."
             ),
             show_default=False,
         ),

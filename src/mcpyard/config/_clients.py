@@ -71,6 +71,7 @@ _REASONS: dict[str, dict[str, str]] = {
         "extensionName": "the Gemini CLI extension that added the server",
         "extension": "the Gemini CLI extension that added the server",
     },
+    "zed": {"settings": "settings Zed gives an extension's server; mcpyard does not read them"},
     "codex": {
         "bearer_token": (
             "a token written into the file, which Codex refuses too: it is not copied; put it in an environment "
@@ -237,6 +238,31 @@ def _codex_scopes(entry: ClientEntry, key: str, value: object) -> None:
     entry.said(key, "is oauth.scopes")
 
 
+# Zed (settings.json, `context_servers`): `command` a string, or (as Zed wrote it before) a table of path, args, env.
+
+_ZED_COMMAND = {"path": "command", "args": "args", "env": "env"}
+
+
+def _zed_command(entry: ClientEntry, key: str, value: object) -> None:
+    if not isinstance(value, Mapping):
+        copy_value(entry, key, value)
+        return
+    for part, item in value.items():
+        name = _ZED_COMMAND.get(str(part))
+        if name is None:
+            entry.ignore(f"{key}.{part}", "mcpyard has no equivalent; it does not read it")
+        elif name != "command" and name in entry.written:
+            entry.ignore(f"{key}.{part}", f"`{name}` is set too, and is what mcpyard reads")
+        else:
+            copy_value(entry, name, item)
+    entry.said(key, "a table of path, args and env (as Zed wrote it before): read as command, args and env")
+
+
+def _zed_source(entry: ClientEntry, key: str, value: object) -> None:
+    if value == "extension":
+        entry.ignore(key, "a Zed extension starts this server, which mcpyard cannot do: write its command or url")
+
+
 _SHARED_HANDLERS: dict[str, Handler] = {
     "type": type_key,
     "disabled": disabled_key,
@@ -246,6 +272,7 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key),
 }
 _HANDLERS: dict[str, dict[str, Handler]] = {
+    "zed": {"command": _zed_command, "source": _zed_source},
     "shared": _SHARED_HANDLERS,
     "vscode": {"type": type_key},
     "gemini": {
@@ -274,4 +301,5 @@ _COPIED: dict[str, tuple[str, ...]] = {
     "vscode": ("command", "args", "env", "cwd", "url", "headers"),
     "gemini": ("command", "args", "env", "cwd", "headers"),
     "codex": ("command", "args", "env", "cwd", "url", "enabled"),
+    "zed": ("args", "env", "url", "headers", "enabled"),
 }

@@ -16,9 +16,9 @@ from mcpyard.errors import ConfigError
 
 __all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
 
-READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user"})
+READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user", "zed"})
 """What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
-_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini"})
+_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini", "zed"})
 """Clients that read comments and trailing commas in their JSON (JSONC)."""
 
 _GEMINI_KEYS = frozenset(
@@ -28,8 +28,16 @@ _GEMINI_TOP = frozenset({"selectedAuthType", "allowMCPServers", "excludeMCPServe
 _CURSOR_KEYS = frozenset({"envFile", "auth"})
 _CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspaceFolderBasename}", "${pathSeparator}")
 _VSCODE_KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
-_CLIENT_NAMES: dict[ClientFormat, str] = {"vscode": "VS Code", "codex": "Codex", "gemini": "Gemini CLI"}
-_CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers"}
+_CLIENT_NAMES: dict[ClientFormat, str] = {
+    "vscode": "VS Code",
+    "codex": "Codex",
+    "gemini": "Gemini CLI",
+    "zed": "Zed",
+    "claude-code-user": "Claude Code",
+}
+_CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers", "zed": "context_servers"}
+_OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed"})
+"""Clients whose file holds dozens of keys of their own beside the servers: one note for all of them."""
 _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
     "codex": (
         (".codex", "config.toml"),
@@ -55,6 +63,7 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
         ),
     ),
     "claude-desktop": (("", "claude_desktop_config.json"), frozenset({"globalShortcut"})),
+    "zed": (("zed", "settings.json"), frozenset({"buffer_font_size", "ui_font_size", "vim_mode", "language_models"})),
     "gemini": (
         (".gemini", "settings.json"),
         _GEMINI_TOP
@@ -65,10 +74,10 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
 """Where each client keeps its settings file (any folder: ""), and keys only it writes at the top: a file with no
 servers is its."""
 _UNKNOWN = (
-    "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table); "
-    "give a claude_desktop_config.json, a .mcp.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, "
-    "a Codex config.toml, "
-    "a Gemini CLI settings.json or an mcpyard config"
+    "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table, "
+    "nor Zed's `context_servers`); give a claude_desktop_config.json, a .mcp.json or ~/.claude.json, a VS Code or "
+    "Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI or Zed settings.json or an "
+    "mcpyard config"
 )
 
 
@@ -96,8 +105,10 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         return None
     if servers is None and is_claude_user_file(document, path):
         return "claude-code-user"
+    if servers is None and shared is None and isinstance(document.get("context_servers"), Mapping):
+        return "zed"
     if servers is None and shared is None:
-        for client in ("gemini", "claude-desktop"):
+        for client in ("gemini", "claude-desktop", "zed"):
             if _settings_of(client, document, path):
                 return client
     if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
@@ -297,11 +308,11 @@ def _entries(value: object, *, container: str, label: str, path: Path) -> list[t
 def _top_level(client: ClientFormat, document: Mapping[str, object], container: str, notes: Notes) -> None:
     """Keys beside the servers: another client's own settings, ignored with a word on what they are."""
     name = _CLIENT_NAMES.get(client, FORMAT_NAMES[client])
-    if client == "claude-code-user":  # dozens of keys of its own state: one note for all of them
-        state = [key for key in document if key not in (container, "projects")]
+    if client in _OWN_STATE:
+        state = [key for key in document if key not in (container, "projects", "$schema")]
         if state:
             keys = ", ".join(state[:3]) + (", …" if len(state) > 3 else "")
-            notes.ignore(keys, None, "Claude Code's own state beside its servers; mcpyard does not read it")
+            notes.ignore(keys, None, f"{name}'s own settings beside its servers; mcpyard does not read them")
         return
     for key in document:
         if key in (container, "$schema") or (

@@ -14,7 +14,16 @@ from mcpyard.config._names import quote
 __all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes"]
 
 ClientFormat = Literal[
-    "mcpyard", "claude-desktop", "claude-code", "claude-code-user", "cursor", "vscode", "codex", "gemini", "windsurf"
+    "mcpyard",
+    "claude-desktop",
+    "claude-code",
+    "claude-code-user",
+    "cursor",
+    "vscode",
+    "codex",
+    "gemini",
+    "windsurf",
+    "zed",
 ]
 
 FORMAT_NAMES: dict[ClientFormat, str] = {
@@ -27,6 +36,7 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "codex": "Codex config.toml",
     "gemini": "Gemini CLI settings.json",
     "windsurf": "Windsurf mcp_config.json",
+    "zed": "Zed settings.json",
 }
 """How messages name each format."""
 
