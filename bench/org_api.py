@@ -33,7 +33,8 @@ at least 0.6x `host`'s calls/s, and at least 2x `contextforge`'s; every `org-mcp
 least 0.9x its `org-*` side's calls/s, and at least 2x `contextforge-mcp`'s.
 
 `--profile SIDE` runs that side alone at the highest c while py-spy samples its service
-process (or, `--profiler cprofile`, the service runs under cProfile: org sides only).
+process (or, `--profiler cprofile`, the service runs under cProfile: org sides only;
+`cprofile-cpu` times it by the CPU clock, `bench/cpu_profile.py`).
 
 ContextForge needs Python >= 3.12 (1.1.0); make its virtualenv once (or pass `--install-contextforge`):
 `python3.12 -m venv .tools/contextforge-venv &&
