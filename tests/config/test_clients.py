@@ -269,6 +269,62 @@ def test_cfg3_zeds_context_servers_are_read_from_its_settings(cfg: Setup, home: 
     assert "a Zed settings.json with no MCP servers in it (no `context_servers`)" in line
 
 
+OPENCODE = """{
+  "$schema": "https://opencode.ai/config.json",
+  "theme": "opencode",
+  "model": "anthropic/claude-sonnet-4-5",
+  "mcp": {
+    // a local server: one list of the program and its arguments
+    "files": {
+      "type": "local",
+      "command": ["npx", "-y", "@modelcontextprotocol/server-filesystem", "/tmp"],
+      "environment": {"FILES_TOKEN": "{env:MY_TOKEN}"},
+      "enabled": true,
+      "timeout": 10000,
+    },
+    "remote": {
+      "type": "remote", "url": "https://example.com/mcp", "headers": {"Authorization": "Bearer {env:API_KEY}"}
+    },
+    "off": {"type": "local", "command": ["node", "off.js"], "enabled": false},
+  },
+}"""
+OPENCODE_NEWER = {
+    "$schema": "https://opencode.ai/config.json",
+    "mcp": {"servers": {"time": {"type": "local", "command": ["uvx", "mcp-server-time"]}, "off": {
+        "type": "local", "command": ["node"], "disabled": True}}},
+}  # fmt: skip
+
+
+def test_cfg3_opencodes_servers_are_read_from_its_config_in_both_forms(cfg: Setup, home: Home) -> None:
+    """CFG-3: OpenCode's opencode.json (comments allowed): `mcp.<name>` and the newer `mcp.servers.<name>`, `command`
+    as one list, `environment`, `enabled`/`disabled`, `{env:NAME}` as `${NAME}`; its own settings are one note."""
+    path = write(cfg.root / "project" / "opencode.jsonc", OPENCODE)
+    imported = import_config(path, workspace=cfg.workspace)
+    assert imported.format == "opencode"
+    assert imported.a_format_name == "an OpenCode opencode.json"
+    fields = {server.id: server.fields for server in imported.servers}
+    assert (fields["files"]["transport"], fields["files"]["command"]) == ("stdio", "npx")
+    assert fields["files"]["args"] == ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+    assert fields["files"]["env"] == {"FILES_TOKEN": "${MY_TOKEN}"}
+    assert fields["remote"]["headers"] == {"Authorization": "Bearer ${API_KEY}"}
+    assert fields["off"]["enabled"] is False
+    [state] = [note for note in imported.ignored if note.server is None]
+    assert "OpenCode's own settings" in state.why
+    specs = by_id(cfg.load(config_file=path, environ={"MY_TOKEN": "t", "API_KEY": "k"}))
+    assert {server_id: spec.state for server_id, spec in specs.items()} == {
+        "files": "ok",
+        "remote": "ok",
+        "off": "disabled",
+    }
+    assert specs["files"].args == ("-y", "@modelcontextprotocol/server-filesystem", "/tmp")
+    newer = cfg.flag(OPENCODE_NEWER, "opencode.json")
+    loaded = by_id(cfg.load(config_file=newer))
+    assert {server_id: spec.state for server_id, spec in loaded.items()} == {"time": "ok", "off": "disabled"}
+    done = run_mcpyard(home, "import", str(newer))
+    assert done.returncode == 0, done.stderr
+    assert "an OpenCode opencode.json with 2 servers" in done.stdout
+
+
 GITHUB = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-github"], "name": "gh"}
 
 

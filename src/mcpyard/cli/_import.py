@@ -27,7 +27,7 @@ def import_file(
             help=(
                 "The config file to read: a claude_desktop_config.json, a Claude Code .mcp.json or ~/.claude.json, "
                 "a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI "
-                "settings.json or Zed's settings.json."
+                "settings.json, Zed's settings.json or an OpenCode opencode.json."
             ),
             show_default=False,
         ),
@@ -100,7 +100,7 @@ def _show(imported: ImportedConfig, written: Path | None, console: Console, *, r
     heading = "bold" if rich else None
     count = len(imported.servers)
     servers = "1 server" if count == 1 else f"{count} servers"
-    console.print(safe(f"{imported.path}: a {imported.format_name} with {servers}"), style=heading)
+    console.print(safe(f"{imported.path}: {imported.a_format_name} with {servers}"), style=heading)
     by_server: dict[str | None, list[ImportNote]] = {}
     for note in imported.understood:
         by_server.setdefault(note.server, []).append(note)

@@ -18,10 +18,11 @@ from mcpyard.config._client_entry import (
     type_key,
 )
 from mcpyard.config._fields import FIELDS
-from mcpyard.config._imported import ClientFormat, Notes
+from mcpyard.config._imported import ClientFormat, ImportedServer, Notes
 from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, credential_header, deny_rules, nearest
+from mcpyard.config._opencode import OPENCODE_HANDLERS, OPENCODE_REASONS
 
-__all__ = ["SHARED_FAMILY", "translate_entry"]
+__all__ = ["SHARED_FAMILY", "gemini_choice", "translate_entry"]
 
 SHARED_FAMILY: frozenset[ClientFormat] = frozenset(
     {"claude-desktop", "claude-code", "claude-code-user", "cursor", "windsurf"}
@@ -72,6 +73,7 @@ _REASONS: dict[str, dict[str, str]] = {
         "extension": "the Gemini CLI extension that added the server",
     },
     "zed": {"settings": "settings Zed gives an extension's server; mcpyard does not read them"},
+    "opencode": OPENCODE_REASONS,
     "codex": {
         "bearer_token": (
             "a token written into the file, which Codex refuses too: it is not copied; put it in an environment "
@@ -273,6 +275,7 @@ _SHARED_HANDLERS: dict[str, Handler] = {
 }
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "zed": {"command": _zed_command, "source": _zed_source},
+    "opencode": OPENCODE_HANDLERS,
     "shared": _SHARED_HANDLERS,
     "vscode": {"type": type_key},
     "gemini": {
@@ -302,4 +305,31 @@ _COPIED: dict[str, tuple[str, ...]] = {
     "gemini": ("command", "args", "env", "cwd", "headers"),
     "codex": ("command", "args", "env", "cwd", "url", "enabled"),
     "zed": ("args", "env", "url", "headers", "enabled"),
+    "opencode": ("url", "headers", "enabled"),
 }
+
+
+def gemini_choice(document: Mapping[str, object], servers: list[ImportedServer], notes: Notes) -> list[ImportedServer]:
+    """Gemini CLI's lists of servers allowed and excluded (`mcp.allowed`/`mcp.excluded`, formerly top-level)."""
+    table = document.get("mcp")
+    mcp = table if isinstance(table, Mapping) else {}
+    allowed, excluded = (
+        mcp.get("allowed", document.get("allowMCPServers")),
+        mcp.get("excluded", document.get("excludeMCPServers")),
+    )
+    for key in mcp:
+        if key not in ("allowed", "excluded"):
+            notes.ignore(f"mcp.{key}", None, "a setting of Gemini CLI itself; mcpyard does not read it")
+    off: dict[str, str] = {}
+    if isinstance(allowed, list) and allowed:
+        off |= {s.id: "is not in Gemini CLI's allowed servers" for s in servers if s.id not in allowed}
+    if isinstance(excluded, list):
+        off |= {s.id: "is in Gemini CLI's excluded servers" for s in servers if s.id in excluded}
+    chosen: list[ImportedServer] = []
+    for server in servers:
+        if server.id not in off:
+            chosen.append(server)
+            continue
+        notes.said("enabled", server.id, f"{off[server.id]}, so it is written enabled = false")
+        chosen.append(ImportedServer(server.id, {**server.fields, "enabled": False}))
+    return chosen

@@ -6,19 +6,28 @@ from collections.abc import Callable, Mapping
 from pathlib import Path
 
 from mcpyard.config._claude_user import claude_user_servers, is_claude_user_file
-from mcpyard.config._clients import SHARED_FAMILY, translate_entry
+from mcpyard.config._clients import SHARED_FAMILY, gemini_choice, translate_entry
 from mcpyard.config._fields import FIELDS
-from mcpyard.config._imported import FORMAT_NAMES, ClientFormat, ImportedConfig, ImportedServer, ImportNote, Notes
+from mcpyard.config._imported import (
+    FORMAT_NAMES,
+    ClientFormat,
+    ImportedConfig,
+    ImportedServer,
+    ImportNote,
+    Notes,
+    a_format,
+)
 from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
+from mcpyard.config._opencode import opencode_servers
 from mcpyard.config._read import SETTING_KEYS, Format, read_document
 from mcpyard.errors import ConfigError
 
 __all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
 
-READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user", "zed"})
+READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user", "zed", "opencode"})
 """What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
-_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini", "zed"})
+_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini", "zed", "opencode"})
 """Clients that read comments and trailing commas in their JSON (JSONC)."""
 
 _GEMINI_KEYS = frozenset(
@@ -34,9 +43,15 @@ _CLIENT_NAMES: dict[ClientFormat, str] = {
     "gemini": "Gemini CLI",
     "zed": "Zed",
     "claude-code-user": "Claude Code",
+    "opencode": "OpenCode",
 }
-_CONTAINERS: dict[ClientFormat, str] = {"vscode": "servers", "codex": "mcp_servers", "zed": "context_servers"}
-_OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed"})
+_CONTAINERS: dict[ClientFormat, str] = {
+    "vscode": "servers",
+    "codex": "mcp_servers",
+    "zed": "context_servers",
+    "opencode": "mcp",
+}
+_OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed", "opencode"})
 """Clients whose file holds dozens of keys of their own beside the servers: one note for all of them."""
 _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
     "codex": (
@@ -75,9 +90,9 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
 servers is its."""
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table, "
-    "nor Zed's `context_servers`); give a claude_desktop_config.json, a .mcp.json or ~/.claude.json, a VS Code or "
-    "Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI or Zed settings.json or an "
-    "mcpyard config"
+    "nor Zed's `context_servers`, nor OpenCode's `mcp`); give a claude_desktop_config.json, a .mcp.json or "
+    "~/.claude.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI or "
+    "Zed settings.json, an OpenCode opencode.json or an mcpyard config"
 )
 
 
@@ -107,6 +122,8 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         return "claude-code-user"
     if servers is None and shared is None and isinstance(document.get("context_servers"), Mapping):
         return "zed"
+    if servers is None and shared is None and opencode_servers(document) is not None:
+        return "opencode"
     if servers is None and shared is None:
         for client in ("gemini", "claude-desktop", "zed"):
             if _settings_of(client, document, path):
@@ -250,7 +267,7 @@ def translate(
     if client not in ("mcpyard", "claude-code-user") and container not in document:
         where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
         raise ConfigError(
-            f"{label} is a {FORMAT_NAMES[client]} with no MCP servers in it (no {where}), so there is nothing to "
+            f"{label} is {a_format(client)} with no MCP servers in it (no {where}), so there is nothing to "
             f"read; add them there, or give the file that lists them",
             source=path,
         )
@@ -258,15 +275,20 @@ def translate(
     if client == "mcpyard":
         servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
     else:
-        claude_user = client == "claude-code-user"
-        listed = claude_user_servers(document, workspace, notes) if claude_user else document[container]
+        listed = (
+            claude_user_servers(document, workspace, notes)
+            if client == "claude-code-user"
+            else opencode_servers(document)
+            if client == "opencode"
+            else document[container]
+        )
         entries = _entries(listed, container=container, label=label, path=path)
         servers = [
             ImportedServer(server_id, translate_entry(client, server_id, fields, workspace=workspace, notes=notes))
             for server_id, fields in entries
         ]
         _top_level(client, document, container, notes)
-        servers = _gemini_choice(document, servers, notes) if client == "gemini" else servers
+        servers = gemini_choice(document, servers, notes) if client == "gemini" else servers
         settings = {"permissions": {"deny": list(notes.deny)}} if notes.deny else {}
     return ImportedConfig(
         format=client,
@@ -330,32 +352,6 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
             notes.ignore(key, None, "not an MCP server; mcpyard does not read it")
         else:
             notes.ignore(key, None, f"a setting of {name} itself, not an MCP server; mcpyard does not read it")
-
-
-def _gemini_choice(document: Mapping[str, object], servers: list[ImportedServer], notes: Notes) -> list[ImportedServer]:
-    """Gemini CLI's lists of servers allowed and excluded (`mcp.allowed`/`mcp.excluded`, formerly top-level)."""
-    table = document.get("mcp")
-    mcp = table if isinstance(table, Mapping) else {}
-    allowed, excluded = (
-        mcp.get("allowed", document.get("allowMCPServers")),
-        mcp.get("excluded", document.get("excludeMCPServers")),
-    )
-    for key in mcp:
-        if key not in ("allowed", "excluded"):
-            notes.ignore(f"mcp.{key}", None, "a setting of Gemini CLI itself; mcpyard does not read it")
-    off: dict[str, str] = {}
-    if isinstance(allowed, list) and allowed:
-        off |= {s.id: "is not in Gemini CLI's allowed servers" for s in servers if s.id not in allowed}
-    if isinstance(excluded, list):
-        off |= {s.id: "is in Gemini CLI's excluded servers" for s in servers if s.id in excluded}
-    chosen: list[ImportedServer] = []
-    for server in servers:
-        if server.id not in off:
-            chosen.append(server)
-            continue
-        notes.said("enabled", server.id, f"{off[server.id]}, so it is written enabled = false")
-        chosen.append(ImportedServer(server.id, {**server.fields, "enabled": False}))
-    return chosen
 
 
 def _own(

@@ -11,7 +11,7 @@ from urllib.parse import urlsplit, urlunsplit
 
 from mcpyard.config._names import quote
 
-__all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes"]
+__all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes", "a_format"]
 
 ClientFormat = Literal[
     "mcpyard",
@@ -24,6 +24,7 @@ ClientFormat = Literal[
     "gemini",
     "windsurf",
     "zed",
+    "opencode",
 ]
 
 FORMAT_NAMES: dict[ClientFormat, str] = {
@@ -37,8 +38,15 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "gemini": "Gemini CLI settings.json",
     "windsurf": "Windsurf mcp_config.json",
     "zed": "Zed settings.json",
+    "opencode": "OpenCode opencode.json",
 }
 """How messages name each format."""
+
+
+def a_format(client: ClientFormat) -> str:
+    """The format's name with its article: "a Zed settings.json", "an OpenCode opencode.json"."""
+    name = FORMAT_NAMES[client]
+    return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -163,6 +171,11 @@ class ImportedConfig:
         """The format in words: `Gemini CLI settings.json`, `VS Code mcp.json`…"""
         return FORMAT_NAMES[self.format]
 
+    @property
+    def a_format_name(self) -> str:
+        """`format_name` with its article, as a sentence says it ("an OpenCode opencode.json")."""
+        return a_format(self.format)
+
     def document(self) -> dict[str, object]:
         """mcpyard's own form as a JSON document: `servers` (a list, each with `id`) and the host settings."""
         servers: list[object] = [{"id": server.id, **server.fields} for server in self.servers]
@@ -178,7 +191,7 @@ class ImportedConfig:
 
         text = own_text(self.document(), fmt)
         if fmt == "toml":
-            text = f"# mcpyard's own form, written by `mcpyard import` from a {FORMAT_NAMES[self.format]}\n\n{text}"
+            text = f"# mcpyard's own form, written by `mcpyard import` from {a_format(self.format)}\n\n{text}"
         return text
 
     def to_json(self) -> dict[str, object]:

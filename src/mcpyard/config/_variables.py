@@ -16,6 +16,8 @@ SECRET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 
 _BRACED = re.compile(r"\$\{([^{}]*)\}")
 _BARE = re.compile(r"\$([A-Za-z_][A-Za-z0-9_]*)")
+_OPENCODE_ENV = re.compile(r"(?<!\$)\{env:([A-Za-z_][A-Za-z0-9_]*)\}")
+_OPENCODE_FILE = re.compile(r"(?<!\$)\{file:[^{}]*\}")
 _WORKSPACE = frozenset({"workspaceFolder", "workspaceRoot"})
 _SEPARATOR = frozenset({"pathSeparator", "/"})
 # Variables of an editor's own state (the open file, the selection, its own program): nothing outside it knows them.
@@ -47,10 +49,13 @@ def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, wh
     VS Code and Cursor: `${workspaceFolder}` becomes the workspace's path, `${userHome}` `${HOME}`,
     `${pathSeparator}` the separator, VS Code's prompted `${input:ID}` the saved secret
     `${secret:ID}`; an editor-only variable (`${file}`, `${config:…}`…) is left out. Gemini CLI:
-    `$VAR` becomes `${VAR}`. Others are mcpyard's syntax already. What changed is noted.
+    `$VAR` becomes `${VAR}`. OpenCode: `{env:VAR}` becomes `${VAR}`; `{file:…}` is left out. Others are
+    mcpyard's syntax already. What changed is noted.
     """
     if client == "gemini":
         return _gemini(text, server=server, where=where, notes=notes)
+    if client == "opencode":
+        return _opencode(text, server=server, where=where, notes=notes)
     if client not in ("vscode", "cursor"):
         return text
 
@@ -60,6 +65,21 @@ def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, wh
         )
 
     return _BRACED.sub(one, text)
+
+
+def _opencode(text: str, *, server: str, where: str, notes: Notes) -> str:
+    rewritten = _OPENCODE_ENV.sub(r"${\1}", text)
+    if rewritten != text:
+        notes.said(where, server, "OpenCode's {env:NAME} is written ${NAME}, as mcpyard reads a variable")
+    if _OPENCODE_FILE.search(rewritten):
+        notes.ignore(
+            where,
+            server,
+            "OpenCode's {file:…} reads a file, which mcpyard does not do in a config; it is left out, so the value "
+            "lacks that part: save it with `mcpyard secrets set NAME` and write ${secret:NAME}",
+        )
+        rewritten = _OPENCODE_FILE.sub("", rewritten)
+    return rewritten
 
 
 def _gemini(text: str, *, server: str, where: str, notes: Notes) -> str:
