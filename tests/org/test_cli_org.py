@@ -20,7 +20,7 @@ import pytest
 
 from mcpyard.org.keys._keys import KEY_FILE, FileKeySource, new_key
 from mcpyard.org.keys._seal import Sealer
-from mcpyard.org.services._api_tokens import member_for_token
+from mcpyard.org.services._api_tokens import use_token
 from mcpyard.org.services._people import verify_login
 from mcpyard.org.store._db import open_database
 from mcpyard.org.store._migrate import head_revision
@@ -58,9 +58,9 @@ def refused(done: Ran) -> str:
 
 
 async def _token_member_email(url: str, token: str) -> str | None:
-    async with open_database(url) as db, db.sessions() as session:
-        member = await member_for_token(session, token)
-        return None if member is None else member.email
+    async with open_database(url) as db:
+        found = await use_token(db.sessions, token)
+        return None if found is None else found.email
 
 
 @pytest.mark.anyio
@@ -91,9 +91,9 @@ async def test_api5_init_again_with_the_same_org_only_prints_a_new_token_and_ano
     assert other["org_id"] != first["org_id"]
     async with open_database(database_url) as db, db.sessions() as session:
         for token in (first["api_token"], again["api_token"]):
-            member = await member_for_token(session, token)
-            assert member is not None
-            assert member.org_id == first["org_id"]
+            found = await use_token(db.sessions, token)
+            assert found is not None
+            assert found.org_id == first["org_id"]
         member = await verify_login(session, email="owner@localhost", password=PASSWORD, org_id=first["org_id"])
         assert member is not None, "the password set first still holds"
     not_owner = org(home, "init", "--database", database_url, "--org", "Acme", "--owner", "b@example.com")

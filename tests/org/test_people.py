@@ -9,7 +9,7 @@ import pytest
 from sqlalchemy import func, select
 
 from mcpyard.errors import UsageError
-from mcpyard.org.services._api_tokens import create_token, member_for_token, revoke_token
+from mcpyard.org.services._api_tokens import create_token, revoke_token, use_token
 from mcpyard.org.services._people import (
     FREE_FAILURES,
     MAX_LOCKOUT,
@@ -105,19 +105,19 @@ async def test_org1_an_api_token_is_shown_once_kept_as_a_hash_finds_its_member_a
         stored = await session.get(ApiToken, row.id)
         assert stored is not None
         assert token not in (stored.token_hash, stored.label, stored.id)
-    async with database.sessions() as session:
-        found = await member_for_token(session, token)
-        assert found is not None
-        assert found.id == owner.id
+    found = await use_token(database.sessions, token)
+    assert found is not None
+    assert (found.member_id, found.org_id) == (owner.id, owner.org_id)
     async with database.sessions.begin() as session:
         used = await session.get(ApiToken, row.id)
         assert used is not None
         assert used.last_used_at is not None
+    assert await use_token(database.sessions, token[:-1] + ("A" if token[-1] != "A" else "B")) is None
+    assert await use_token(database.sessions, "Bearer " + token) is None
     async with database.sessions() as session:
-        assert await member_for_token(session, token[:-1] + ("A" if token[-1] != "A" else "B")) is None
-        assert await member_for_token(session, "Bearer " + token) is None
         assert await revoke_token(session, row.id)
-        assert await member_for_token(session, token) is None
+    assert await use_token(database.sessions, token) is None
+    async with database.sessions() as session:
         assert await revoke_token(session, row.id), "revoking twice is not an error"
         assert not await revoke_token(session, "no-such-token")
 
@@ -128,7 +128,8 @@ async def test_org1_a_token_is_revoked_only_within_its_organization(database: Da
     async with database.sessions() as session:
         row, token = await create_token(session, owner)
         assert not await revoke_token(session, row.id, org_id=other.id)
-        assert await member_for_token(session, token) is not None
+    assert await use_token(database.sessions, token) is not None
+    async with database.sessions() as session:
         assert await revoke_token(session, row.id, org_id=owner.org_id)
 
 

@@ -19,6 +19,7 @@ __all__ = [
     "disabled_key",
     "exclude_key",
     "oauth_key",
+    "renamed",
     "server_url_key",
     "type_key",
 ]
@@ -115,6 +116,16 @@ def type_key(entry: ClientEntry, key: str, value: object) -> None:
         entry.out["transport"] = mapped
         if mapped != value:
             entry.said(key, f"is transport {mapped}")
+
+
+def renamed(field_name: str) -> Handler:
+    """A handler for a client's key that is mcpyard's `field_name` under another name."""
+
+    def handler(entry: ClientEntry, key: str, value: object) -> None:
+        copy_value(entry, field_name, value)
+        entry.said(key, f"is {field_name}")
+
+    return handler
 
 
 def server_url_key(entry: ClientEntry, key: str, value: object) -> None:

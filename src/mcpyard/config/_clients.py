@@ -14,6 +14,7 @@ from mcpyard.config._client_entry import (
     disabled_key,
     exclude_key,
     oauth_key,
+    renamed,
     server_url_key,
     type_key,
 )
@@ -184,14 +185,6 @@ def _gemini_trust(entry: ClientEntry, key: str, value: object) -> None:
 # Codex (config.toml): its own names for headers, timeouts and the environment.
 
 
-def _rename(field_name: str) -> Handler:
-    def handler(entry: ClientEntry, key: str, value: object) -> None:
-        entry.out[field_name] = value
-        entry.said(key, f"is {field_name}")
-
-    return handler
-
-
 def _codex_startup_ms(entry: ClientEntry, key: str, value: object) -> None:
     if "startup_timeout_sec" in entry.written:
         entry.ignore(key, "startup_timeout_sec is set too, and is what Codex and mcpyard use")
@@ -292,9 +285,9 @@ _HANDLERS: dict[str, dict[str, Handler]] = {
         "http_headers": _codex_headers,
         "env_http_headers": _codex_headers,
         "bearer_token_env_var": _codex_bearer,
-        "startup_timeout_sec": _rename("connect_timeout_secs"),
+        "startup_timeout_sec": renamed("connect_timeout_secs"),
         "startup_timeout_ms": _codex_startup_ms,
-        "tool_timeout_sec": _rename("call_timeout_secs"),
+        "tool_timeout_sec": renamed("call_timeout_secs"),
         "disabled_tools": exclude_key,
         "scopes": _codex_scopes,
     },

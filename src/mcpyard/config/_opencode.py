@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 
-from mcpyard.config._client_entry import ClientEntry, Handler, copy_value, disabled_key, oauth_key
+from mcpyard.config._client_entry import ClientEntry, Handler, copy_value, disabled_key, oauth_key, renamed
 
 __all__ = ["OPENCODE_HANDLERS", "OPENCODE_REASONS", "opencode_servers"]
 
@@ -49,15 +49,10 @@ def _command(entry: ClientEntry, key: str, value: object) -> None:
         copy_value(entry, key, value)
 
 
-def _environment(entry: ClientEntry, key: str, value: object) -> None:
-    copy_value(entry, "env", value)
-    entry.said(key, "is env")
-
-
 OPENCODE_HANDLERS: dict[str, Handler] = {
     "type": _type,
     "command": _command,
-    "environment": _environment,
+    "environment": renamed("env"),
     "disabled": disabled_key,
     "oauth": oauth_key,
 }

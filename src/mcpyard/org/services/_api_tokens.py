@@ -11,7 +11,7 @@ from dataclasses import dataclass
 from datetime import datetime, timedelta
 from typing import Any
 
-from sqlalchemy import Select, bindparam, or_, select, update
+from sqlalchemy import bindparam, or_, select, update
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
 from mcpyard.org.keys import looks_like_token, new_token, token_hash
@@ -22,13 +22,9 @@ __all__ = [
     "TokenUse",
     "create_token",
     "list_tokens",
-    "mark_used",
-    "member_for_token",
-    "read_token",
     "revoke_token",
-    "token_holder",
     "token_use",
-    "use_due",
+    "use_token",
 ]
 
 _TOUCH_EVERY = timedelta(minutes=1)
@@ -91,44 +87,6 @@ async def revoke_token(
         return True
 
 
-async def member_for_token(session: AsyncSession, token: str, *, now: datetime | None = None) -> Member | None:
-    """The member a presented API token belongs to; None for an unknown, revoked or malformed token."""
-    found = await token_holder(session, token, now=now)
-    return found[0] if found is not None else None
-
-
-async def token_holder(
-    session: AsyncSession, token: str, *, now: datetime | None = None
-) -> tuple[Member, int, str] | None:
-    """The member a presented API token belongs to, their organization's change count (ORG-9) and the token's id,
-    read together (and the token marked used, in the caller's transaction); None for an unknown, revoked or
-    malformed token."""
-    now = now or utcnow()
-    async with transaction(session):
-        found = await read_token(session, token)
-        if found is None:
-            return None
-        row, member, revision = found
-        if use_due(row.last_used_at, now):
-            row.last_used_at = now
-        return member, revision, row.id
-
-
-async def read_token(session: AsyncSession, token: str) -> tuple[ApiToken, Member, int] | None:
-    """A presented API token's row, its member and their organization's change count, only read (`mark_used`
-    writes when it was last used); None for an unknown, revoked or malformed token."""
-    if not looks_like_token(token):
-        return None
-    presented = token_hash(token)
-    found = (await session.execute(_TOKEN_HOLDER, {"presented": presented})).first()
-    if found is None:
-        return None
-    row, member, revision = found
-    if not _genuine(row.token_hash, presented, row.revoked_at):
-        return None
-    return row, member, int(revision)
-
-
 @dataclass(frozen=True, slots=True)
 class TokenUse:
     """Who a presented API token speaks for, read in one statement (`token_use`)."""
@@ -159,50 +117,48 @@ async def token_use(sessions: async_sessionmaker[AsyncSession], token: str) -> T
     return TokenUse(member_id, org_id, email, role, int(revision), token_id, last_used_at)
 
 
-def _by_hash(*columns: Any) -> Select[Any]:
-    """A statement on a token's unique hash, joined to its member (a removed member's tokens fail with it) and
-    their organization (its change count)."""
-    return (
-        select(*columns)
-        .join(Member, Member.id == ApiToken.member_id)
-        .join(Organization, Organization.id == Member.org_id)
-        .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
-    )
-
-
 def _genuine(stored: str, presented: str, revoked_at: datetime | None) -> bool:
     """The look-up matched on the hash; compare again in constant time, so that no index or collation quirk ever
     lets a near miss through; a revoked token is no token."""
     return hmac.compare_digest(stored, presented) and revoked_at is None
 
 
-# Built once: every request asks.
-_TOKEN_HOLDER = _by_hash(ApiToken, Member, Organization.revision)
-_TOKEN_USE = _by_hash(
-    ApiToken.id,
-    ApiToken.token_hash,
-    ApiToken.revoked_at,
-    ApiToken.last_used_at,
-    Member.id,
-    Member.org_id,
-    Member.email,
-    Member.role,
-    Organization.revision,
-)
-
-
-def use_due(last_used_at: datetime | None, now: datetime) -> bool:
-    """Whether a token last used at `last_used_at` is to be marked used again (once a minute at most)."""
-    return last_used_at is None or now - last_used_at >= _TOUCH_EVERY
-
-
-async def mark_used(session: AsyncSession, token_id: str, now: datetime) -> None:
-    """Write that the token was used `now`, unless another request did within the last minute."""
-    await session.execute(
-        update(ApiToken)
-        .where(
-            ApiToken.id == token_id,
-            or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at <= now - _TOUCH_EVERY),
-        )
-        .values(last_used_at=now)
+_TOKEN_USE = (
+    select(
+        ApiToken.id,
+        ApiToken.token_hash,
+        ApiToken.revoked_at,
+        ApiToken.last_used_at,
+        Member.id,
+        Member.org_id,
+        Member.email,
+        Member.role,
+        Organization.revision,
     )
+    .join(Member, Member.id == ApiToken.member_id)
+    .join(Organization, Organization.id == Member.org_id)
+    .where(ApiToken.token_hash == bindparam("presented"), Member.removed_at.is_(None))
+)
+"""One statement on a token's unique hash, joined to its member (a removed member's tokens fail with it) and their
+organization (its change count); built once, as every request asks."""
+
+
+async def use_token(
+    sessions: async_sessionmaker[AsyncSession], token: str, *, now: datetime | None = None
+) -> TokenUse | None:
+    """Who a presented API token speaks for (`token_use`), the token marked used at most once a minute, by a small
+    transaction of its own; None for an unknown, revoked or malformed token, or a removed member's."""
+    found = await token_use(sessions, token)
+    now = now or utcnow()
+    if found is not None and (found.last_used_at is None or now - found.last_used_at >= _TOUCH_EVERY):
+        async with sessions.begin() as session:
+            # Conditional: two requests at once may both get here; the token is written once.
+            await session.execute(
+                update(ApiToken)
+                .where(
+                    ApiToken.id == found.token_id,
+                    or_(ApiToken.last_used_at.is_(None), ApiToken.last_used_at <= now - _TOUCH_EVERY),
+                )
+                .values(last_used_at=now)
+            )
+    return found
