@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 import os
 import sys
+from collections.abc import Iterator
 from contextlib import AbstractAsyncContextManager
 from dataclasses import dataclass
 from pathlib import Path
@@ -15,6 +16,7 @@ from hypothesis import settings
 
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
+from tests._forkserver import launched
 
 # Property tests check what holds, never how fast: three workers on two cores make any example slow now and then.
 settings.register_profile("mcpyard", deadline=None)
@@ -28,9 +30,31 @@ SERVERS = Path(__file__).resolve().parent / "servers"
 PYTHON = sys.executable
 
 
+_spawning = {"real": os.environ.get("MCPYARD_TEST_FORK") == "0"}
+"""Whether fixture servers start as real processes (a test marked `spawned`, or MCPYARD_TEST_FORK=0) rather than as
+forks of the worker's fork server (tests/_forkserver.py), which has the SDK imported already."""
+
+
 def fixture_server(name: str, *args: str) -> dict[str, Any]:
     """A stdio server entry running one of tests/servers/*.py."""
-    return {"command": PYTHON, "args": [str(SERVERS / f"{name}.py"), *args]}
+    script = SERVERS / f"{name}.py"
+    if _spawning["real"]:
+        return {"command": PYTHON, "args": [str(script), *args]}
+    program, *arguments = launched(script, *args)
+    return {"command": program, "args": arguments}
+
+
+@pytest.fixture(autouse=True)
+def _spawned(request: pytest.FixtureRequest) -> Iterator[None]:
+    """A test marked `spawned` (about process trees: sessions, groups, orphans) gets fixture servers of its own."""
+    if request.node.get_closest_marker("spawned") is None:
+        yield
+        return
+    before, _spawning["real"] = _spawning["real"], True
+    try:
+        yield
+    finally:
+        _spawning["real"] = before
 
 
 @dataclass

@@ -34,7 +34,7 @@ from tests._processes import (
 from tests._waiting import eventually
 from tests.conftest import SERVERS, Home, fixture_server
 
-pytestmark = pytest.mark.anyio
+pytestmark = [pytest.mark.anyio, pytest.mark.spawned]
 
 
 async def test_conn5_normal_exit_stops_the_server_and_its_grandchild(home: Home) -> None:
