@@ -18,7 +18,7 @@ from mcpyard import Host
 from mcpyard.pipeline import CallResult
 from tests._forkserver import launched
 
-# Property tests check what holds, never how fast: three workers on two cores make any example slow now and then.
+# Property tests check what holds, never how fast: five workers on two cores make any example slow now and then.
 settings.register_profile("mcpyard", deadline=None)
 settings.load_profile("mcpyard")
 
