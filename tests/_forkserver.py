@@ -34,7 +34,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from typing import Any
 
-from tests._launch import EXEC, PASSED_ON, STARTED
+from tests._launch import EXEC, PASSED_ON, STARTED, received
 
 __all__ = ["launched", "listening"]
 
@@ -137,12 +137,8 @@ def _startup(environ: Mapping[str, str]) -> dict[str, str]:
 
 
 def _received(conn: socket.socket, size: int) -> bytes:
-    data = b""
-    while len(data) < size:
-        part = conn.recv(size - len(data))
-        if not part:
-            raise EOFError
-        data += part
+    if not (data := received(conn, size)):
+        raise EOFError("the launcher left")
     return data
 
 

@@ -23,7 +23,8 @@ STARTED, EXEC = 0, -1000
 """The fork server's first answer: the server runs; or start it yourself."""
 
 
-def _received(conn: socket.socket, size: int) -> bytes:
+def received(conn: socket.socket, size: int) -> bytes:
+    """`size` bytes from `conn`, or b"" when it ends first."""
     data = b""
     while len(data) < size:
         part = conn.recv(size - len(data))
@@ -44,7 +45,7 @@ def main() -> None:
         data = json.dumps(request).encode()
         socket.send_fds(conn, [b"!"], [0, 1, 2])
         conn.sendall(struct.pack("!I", len(data)) + data)
-        answer = _received(conn, 4)
+        answer = received(conn, 4)
     except OSError:
         answer = b""
     if not answer or struct.unpack("!i", answer)[0] == EXEC:
@@ -57,7 +58,7 @@ def main() -> None:
     for number in PASSED_ON:
         if number not in ignored:
             signal.signal(number, lambda number, frame: conn.send(bytes([number])))
-    status = _received(conn, 4)
+    status = received(conn, 4)
     code = struct.unpack("!i", status)[0] if status else 1
     if code < 0:  # killed by a signal: so is this process
         with contextlib.suppress(OSError, ValueError):  # SIGKILL takes no handler: it has the default already
