@@ -44,6 +44,12 @@ def fixture_server(name: str, *args: str) -> dict[str, Any]:
     return {"command": program, "args": arguments}
 
 
+def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
+    """Tests marked `long` run first (the order is otherwise kept): the workers are handed tests in turn from the
+    front, so the long ones are shared among them instead of ending the run one after another."""
+    items.sort(key=lambda item: item.get_closest_marker("long") is None)
+
+
 @pytest.fixture(autouse=True)
 def _spawned(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test marked `spawned` (about process trees: sessions, groups, orphans) gets fixture servers of its own."""

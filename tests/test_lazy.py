@@ -150,6 +150,7 @@ async def test_conn5_a_lazy_host_stops_what_it_started(home: Home) -> None:
     await wait_dead(pid)
 
 
+@pytest.mark.long
 def test_cli3_status_on_a_terminal_shows_the_servers_coming_up(home: Home) -> None:
     # Long enough for `a` to come up first on a loaded machine (its own start takes seconds there).
     hung = {**fixture_server("never_answers"), "connect_timeout_secs": 10}

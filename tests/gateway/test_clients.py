@@ -81,6 +81,7 @@ def assert_added(tools: Sequence[str], text: str, is_error: bool) -> None:
     assert "\n5\n" in text, text
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("transport", ["stdio", "http"])
 async def test_gw1_inspector_cli_lists_and_calls_tools_through_the_gateway(
     home: Home, clients: Clients, transport: Transport

@@ -278,6 +278,7 @@ async def test_gw1_a_request_with_a_header_given_twice_is_the_sdks_to_judge(home
         assert await front.fast_calls() == 1
 
 
+@pytest.mark.long
 async def test_gw1_a_long_call_on_the_http_fast_path_is_kept_alive_with_pings(home: Home) -> None:
     async with gateway(home) as front:
         answer_of(await front.post(1, "basic__echo", {"text": "arm"}))

@@ -69,6 +69,7 @@ async def test_gateway_relays_sampling_and_elicitation_to_a_handshake_era_client
         assert '"username": "ada"' in text_of(elicited)
 
 
+@pytest.mark.long
 async def test_gateway_tells_the_server_when_its_client_cannot_answer(home: Home) -> None:
     config = str(home.write_config({"conf": fixture_server("conformance_server")}, mode="auto"))
     async with Client(serve_params(home, config, "--share-all"), mode="legacy") as client:

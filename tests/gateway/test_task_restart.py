@@ -61,6 +61,7 @@ async def _counts(port: int) -> tuple[dict[str, int], list[str]]:
     return made, cancelled
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("how", ["stopped", "killed"])
 async def test_call8_a_gateway_task_outlives_a_restart_and_is_never_sent_twice(home: Home, how: str) -> None:
     async with serve_http_in_process("tasks") as url:
@@ -102,6 +103,7 @@ async def test_call8_a_task_followed_after_a_restart_is_cancelled_on_the_server(
         assert len(cancelled) == 1, "the cancel reached the server's task"
 
 
+@pytest.mark.long
 async def test_call8_a_task_file_that_is_not_the_gateways_own_is_refused_and_the_gateway_serves(home: Home) -> None:
     async with serve_http_in_process("tasks") as url:
         config = str(home.write_config({"t": {"url": url}}))

@@ -218,6 +218,7 @@ async def call(host: Host, tool: str, arguments: Mapping[str, Any], progress: li
         return await host.call(f"{SERVER_ID}__{tool}", arguments, on_progress=on_progress)
 
 
+@pytest.mark.long
 async def test_conn1_cat1_call1_everything_server_connects_lists_every_tool_and_runs_each(
     home: Home, everything_server: EverythingServer
 ) -> None:

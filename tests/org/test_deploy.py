@@ -172,6 +172,7 @@ class Caller:
             self.calls += 1
 
 
+@pytest.mark.long
 @pytest.mark.timeout(360)  # eight replica restarts behind haproxy's checks: a minute, more on a busy machine
 async def test_org9_the_deployment_recipe_serves_through_the_balancer_and_survives_a_replica_stopping(
     database_url: str, home: Home, upstream: str

@@ -225,6 +225,7 @@ async def _tool_text(client: httpx2.AsyncClient, owner: dict[str, str], tool: st
     return json.loads(response.json()["content"][0]["text"])
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("how", ["killed", "stopped"])
 async def test_call8_org9_a_long_call_outlives_its_replica_and_is_never_sent_twice(
     database_url: str, home: Home, how: str
@@ -309,6 +310,7 @@ async def _mcp(origin: str, token: str, keeper: KeepsHandles) -> AsyncIterator[C
         yield client
 
 
+@pytest.mark.long
 async def test_call8_org9_a_members_mcp_task_is_polled_on_any_replica_and_outlives_the_one_that_made_it(
     database_url: str, home: Home
 ) -> None:
@@ -336,6 +338,7 @@ async def test_call8_org9_a_members_mcp_task_is_polled_on_any_replica_and_outliv
         assert "Traceback" not in two.b.log
 
 
+@pytest.mark.long
 async def test_call8_a_long_call_whose_server_was_pointed_elsewhere_is_never_asked_for_there(
     database_url: str, home: Home
 ) -> None:

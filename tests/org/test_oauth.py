@@ -590,6 +590,7 @@ async def test_org10_the_sdk_client_signs_in_by_its_metadata_document_without_re
             assert (grant["client_id"], grant["client_name"]) == (client_url, "Documented Editor")
 
 
+@pytest.mark.long
 @pytest.mark.parametrize("database_url", ["sqlite"], indirect=True)
 async def test_org10_a_client_document_too_slow_or_missing_is_given_up_and_not_read_again_at_once(
     service: Service,

@@ -41,6 +41,8 @@ CHECKS: list[CheckFunction] = [
 NEGATIVE_CHECKS: list[CheckFunction] = [*CHECKS, schemathesis.checks.negative_data_rejection]
 LAST = {"PATCH": 1, "DELETE": 2}
 """Operations that change or remove what the others need run after them: edits, then deletions."""
+SHARDS = 4
+"""The operations are shared among this many tests, each with a service of its own, so that workers share them."""
 
 
 async def _real_ids(service: Service, upstream: str, asking: str) -> dict[str, dict[str, str]]:
@@ -98,8 +100,9 @@ def _check_operation(operation: Any, mode: GenerationMode, origin: str, ids: Map
     return check
 
 
-def _run(origin: str, token: str, ids: dict[str, dict[str, str]]) -> list[str]:
-    """Every operation in both modes (edits and deletions last); what failed, one entry per operation and mode."""
+def _run(origin: str, token: str, ids: dict[str, dict[str, str]], shard: int) -> list[str]:
+    """Every `SHARDS`th operation from the `shard`th, in both modes (edits and deletions last); what failed, one entry
+    per operation and mode."""
     schema = schemathesis.openapi.from_url(f"{origin}/api/v1/openapi.json", timeout=30)
     # A header the configuration gives is sent as it is, in both modes: every request is the owner's.
     schema.config.update(headers={"Authorization": f"Bearer {token}"})
@@ -107,9 +110,9 @@ def _run(origin: str, token: str, ids: dict[str, dict[str, str]]) -> list[str]:
     for result in schema.get_all_operations():
         assert isinstance(result, Ok), f"schemathesis cannot read an operation of the document: {result.err()}"
         operations.append(result.ok())
-    operations.sort(key=lambda operation: (LAST.get(operation.method.upper(), 0), operation.path))
+    operations.sort(key=lambda operation: (LAST.get(operation.method.upper(), 0), operation.path, operation.method))
     failures: list[str] = []
-    for operation in operations:
+    for operation in operations[shard::SHARDS]:
         label = f"{operation.method.upper()} {operation.path}"
         for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
             try:
@@ -124,11 +127,13 @@ def _run(origin: str, token: str, ids: dict[str, dict[str, str]]) -> list[str]:
     return failures
 
 
-# Every operation, a bounded number of generated requests each: about a minute on a quiet core, and
-# more on a worker sharing its core with others; the suite's two-minute limit is for a stuck test.
-@pytest.mark.timeout(600)
+# A quarter of the operations, a bounded number of generated requests each: about twenty seconds on a quiet
+# core, and more on a worker sharing its core with others; the suite's two-minute limit is for a stuck test.
+@pytest.mark.long
+@pytest.mark.timeout(300)
+@pytest.mark.parametrize("shard", range(SHARDS))
 async def test_api6_every_operation_answers_as_the_openapi_document_says(
-    database_url: str, home: Home, upstream: str
+    database_url: str, home: Home, upstream: str, shard: int
 ) -> None:
     async with (
         serve_http("elicits", "streamable-http") as asking,
@@ -136,7 +141,7 @@ async def test_api6_every_operation_answers_as_the_openapi_document_says(
     ):
         ids = await _real_ids(service, upstream, asking)
         origin = str(service.client.base_url).rstrip("/")
-        failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids)
+        failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids, shard)
     assert not failures, "\n\n".join(failures)
 
 

@@ -114,6 +114,7 @@ async def _writes(api: Api) -> int:
     return int(counted["structured"]["result"])
 
 
+@pytest.mark.long
 async def test_org9_two_members_approving_one_call_on_two_replicas_at_once_run_it_exactly_once(
     two: Two, upstream: str
 ) -> None:
@@ -195,6 +196,7 @@ async def test_org9_a_replica_killed_mid_run_leaves_it_failed_never_running_and_
     assert "Traceback" not in two.b.log
 
 
+@pytest.mark.long
 async def test_net2_a_server_that_hangs_fails_at_its_deadline_while_other_calls_go_on(
     two: Two, upstream: str, database_url: str
 ) -> None:
@@ -229,6 +231,7 @@ async def test_net2_a_server_that_hangs_fails_at_its_deadline_while_other_calls_
     assert others >= 20, "the other calls went on meanwhile"
 
 
+@pytest.mark.long
 async def test_org9_postgresql_restarted_under_load_replicas_reconnect_and_lose_nothing_acknowledged(
     home: Home, upstream: str
 ) -> None:

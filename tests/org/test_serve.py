@@ -135,6 +135,7 @@ async def services(
             yield list(zip(served, services, strict=True))
 
 
+@pytest.mark.long
 async def test_org5_two_processes_approving_the_same_calls_at_once_run_each_once(
     home: Home, database_url: str, upstream: str
 ) -> None:

@@ -101,6 +101,7 @@ async def test_sec3_a_stdio_servers_secret_environment_never_comes_back(home: Ho
     assert_clean(everything, SAVED)
 
 
+@pytest.mark.long
 def test_sec2_secrets_never_appear_in_console_output(home: Home) -> None:
     entry = {
         **fixture_server("echo_secrets"),

@@ -73,6 +73,7 @@ async def _sign_in(browser: Browser, demo: Demo, email: str) -> Page:
     return page
 
 
+@pytest.mark.long
 async def test_the_demo_organization_is_ready_to_use_from_what_org_serve_demo_prints(
     home: Home, chromium: Chromium
 ) -> None:
