@@ -131,15 +131,21 @@ def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path:
 
 
 @pytest.mark.parametrize(
-    "document",
+    ("document", "said"),
     [
-        {"editor.fontSize": 12, "workbench.colorTheme": "Default Dark+"},
-        {"name": "my-app", "version": "1.0.0", "scripts": {"start": "node ."}},
+        (
+            {"editor.fontSize": 12, "workbench.colorTheme": "Default Dark+"},
+            "a VS Code settings.json with no MCP servers",
+        ),
+        (
+            {"name": "my-app", "version": "1.0.0", "scripts": {"start": "node ."}},
+            "has neither `servers` nor `mcpServers`",
+        ),
     ],
     ids=["vscode-settings", "package-json"],
 )
 def test_err1_another_programs_settings_given_as_a_config_say_what_is_missing_in_one_line(
-    cfg: Setup, home: Home, document: dict[str, object]
+    cfg: Setup, home: Home, document: dict[str, object], said: str
 ) -> None:
     """ERR-1, CFG-2: a file with no key of mcpyard's (nor a slip of one) is not listed key by key as mistakes; a slip
     of a key of ours is still named, with the key it is close to."""
@@ -147,7 +153,7 @@ def test_err1_another_programs_settings_given_as_a_config_say_what_is_missing_in
     done = run_mcpyard(home, "status", "--mcp-config", str(path))
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
-    assert "has neither `servers` nor `mcpServers`" in line
+    assert said in line
     assert not any(key in line for key in document)
     slip = cfg.flag({"mcpServer": {"a": {"command": "x"}}}, "slip.json")
     with pytest.raises(ConfigError, match="unknown top-level key 'mcpServer'; did you mean `mcpServers`"):
@@ -267,6 +273,55 @@ def test_cfg3_zeds_context_servers_are_read_from_its_settings(cfg: Setup, home: 
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
     assert "a Zed settings.json with no MCP servers in it (no `context_servers`)" in line
+
+
+VSCODE_SETTINGS = """{
+    // VS Code's user settings: its MCP servers in the `mcp` section, as before mcp.json
+    "editor.fontSize": 14,
+    "workbench.colorTheme": "Default Dark Modern",
+    "mcp": {
+        "inputs": [{"type": "promptString", "id": "api-key", "description": "API key", "password": true}],
+        "servers": {
+            "files": {
+                "type": "stdio",
+                "command": "npx",
+                "args": ["-y", "@modelcontextprotocol/server-filesystem", "${workspaceFolder}"],
+            },
+            "api": {"type": "http", "url": "https://example.com/mcp", "headers": {"X-Key": "${input:api-key}"}},
+            "remote": {"url": "https://example.com/other/mcp"},
+        },
+        "discovery": true,
+    },
+    "chat.mcp.discovery.enabled": true,
+}"""
+
+
+def test_cfg3_vscodes_user_settings_are_read_from_their_mcp_section(cfg: Setup, home: Home) -> None:
+    """CFG-3: VS Code's user settings.json (comments and trailing commas allowed): the servers of its `mcp` section,
+    read as those of its mcp.json (`${workspaceFolder}`, `${input:ID}` as the saved secret ID), its own settings
+    one note, the section's `inputs` said; a settings.json without servers says so in one line, pointing to mcp.json."""
+    path = write(cfg.root / "home" / ".config" / "Code" / "User" / "settings.json", VSCODE_SETTINGS)
+    imported = import_config(path, workspace=cfg.workspace)
+    assert (imported.format, imported.format_name) == ("vscode-settings", "VS Code settings.json")
+    fields = {server.id: server.fields for server in imported.servers}
+    assert fields["files"]["args"] == ["-y", "@modelcontextprotocol/server-filesystem", str(cfg.workspace)]
+    assert fields["api"]["url"] == "https://example.com/mcp"
+    notes = {note.key: note.why for note in imported.ignored if note.server is None}
+    assert "VS Code's own settings" in notes["editor.fontSize, workbench.colorTheme, chat.mcp.discovery.enabled"]
+    assert "${input:ID} reads the saved secret ID" in notes["mcp.inputs"]
+    assert "a setting of VS Code itself" in notes["mcp.discovery"]
+    specs = by_id(cfg.load(config_file=path, secrets={"api-key": "k-123"}))
+    assert {server_id: spec.state for server_id, spec in specs.items()} == {"files": "ok", "api": "ok", "remote": "ok"}
+    assert specs["files"].args == ("-y", "@modelcontextprotocol/server-filesystem", str(cfg.workspace))
+    done = run_mcpyard(home, "import", str(path), "--json")
+    assert done.returncode == 0, done.stderr
+    assert json.loads(done.stdout)["format"] == "vscode-settings"
+    settings_only = write(cfg.root / "other" / "Code" / "User" / "settings.json", '{"editor.tabSize": 2, // mine\n}')
+    done = run_mcpyard(home, "status", "--mcp-config", str(settings_only))
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "a VS Code settings.json with no MCP servers in it (no `mcp`)" in line
+    assert "VS Code keeps them in mcp.json beside it: give that file" in line
 
 
 OPENCODE = """{

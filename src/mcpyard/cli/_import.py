@@ -26,8 +26,8 @@ def import_file(
         typer.Argument(
             help=(
                 "The config file to read: a claude_desktop_config.json, a Claude Code .mcp.json or ~/.claude.json, "
-                "a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI "
-                "settings.json, Zed's settings.json or an OpenCode opencode.json."
+                "a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI, "
+                "Zed or VS Code settings.json or an OpenCode opencode.json."
             ),
             show_default=False,
         ),
@@ -50,8 +50,9 @@ def import_file(
     --write FILE: then it writes the same servers in mcpyard's own form, readable by you only;
     it never replaces a file that is there unless you also pass --force.
 
-    The VS Code, Codex and Gemini CLI files can also be given to any command as they are, with
-    --mcp-config FILE; Claude's, Cursor's and Windsurf's files already are mcpyard's shared form.
+    The VS Code, Codex, Gemini CLI, Zed and OpenCode files and Claude Code's ~/.claude.json can
+    also be given to any command as they are, with --mcp-config FILE; Claude's other files,
+    Cursor's and Windsurf's already are mcpyard's shared form.
 
     Exit codes: 0 the file was read (whatever was ignored); 2 it could not be read, is in no
     format mcpyard knows, or could not be written. --mcp-config and --trust mean nothing here;

@@ -21,13 +21,16 @@ from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
 from mcpyard.config._opencode import opencode_servers
 from mcpyard.config._read import SETTING_KEYS, Format, read_document
+from mcpyard.config._vscode import INPUTS_WHY, SETTINGS_KEYS, note_settings_mcp, vscode_marked, vscode_settings_servers
 from mcpyard.errors import ConfigError
 
 __all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
 
-READ_DIRECTLY: frozenset[ClientFormat] = frozenset({"vscode", "codex", "gemini", "claude-code-user", "zed", "opencode"})
+READ_DIRECTLY: frozenset[ClientFormat] = frozenset(
+    {"vscode", "vscode-settings", "codex", "gemini", "claude-code-user", "zed", "opencode"}
+)
 """What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
-_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "gemini", "zed", "opencode"})
+_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "vscode-settings", "gemini", "zed", "opencode"})
 """Clients that read comments and trailing commas in their JSON (JSONC)."""
 
 _GEMINI_KEYS = frozenset(
@@ -36,9 +39,9 @@ _GEMINI_KEYS = frozenset(
 _GEMINI_TOP = frozenset({"selectedAuthType", "allowMCPServers", "excludeMCPServers", "mcpServerCommand"})
 _CURSOR_KEYS = frozenset({"envFile", "auth"})
 _CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspaceFolderBasename}", "${pathSeparator}")
-_VSCODE_KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
 _CLIENT_NAMES: dict[ClientFormat, str] = {
     "vscode": "VS Code",
+    "vscode-settings": "VS Code",
     "codex": "Codex",
     "gemini": "Gemini CLI",
     "zed": "Zed",
@@ -47,11 +50,12 @@ _CLIENT_NAMES: dict[ClientFormat, str] = {
 }
 _CONTAINERS: dict[ClientFormat, str] = {
     "vscode": "servers",
+    "vscode-settings": "mcp",
     "codex": "mcp_servers",
     "zed": "context_servers",
     "opencode": "mcp",
 }
-_OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed", "opencode"})
+_OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed", "opencode", "vscode-settings"})
 """Clients whose file holds dozens of keys of their own beside the servers: one note for all of them."""
 _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
     "codex": (
@@ -79,6 +83,7 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
     ),
     "claude-desktop": (("", "claude_desktop_config.json"), frozenset({"globalShortcut"})),
     "zed": (("zed", "settings.json"), frozenset({"buffer_font_size", "ui_font_size", "vim_mode", "language_models"})),
+    "vscode-settings": (("User", "settings.json"), SETTINGS_KEYS),
     "gemini": (
         (".gemini", "settings.json"),
         _GEMINI_TOP
@@ -90,9 +95,9 @@ _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
 servers is its."""
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table, "
-    "nor Zed's `context_servers`, nor OpenCode's `mcp`); give a claude_desktop_config.json, a .mcp.json or "
-    "~/.claude.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a Gemini CLI or "
-    "Zed settings.json, an OpenCode opencode.json or an mcpyard config"
+    "nor Zed's `context_servers`, nor an `mcp` section); give a claude_desktop_config.json, a .mcp.json or "
+    "~/.claude.json, a VS Code or Cursor mcp.json, a Windsurf mcp_config.json, a Codex config.toml, a VS Code, "
+    "Gemini CLI or Zed settings.json, an OpenCode opencode.json or an mcpyard config"
 )
 
 
@@ -100,10 +105,10 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     """Which client's file this is, by its keys and shape (and its file name where the shape alone cannot say).
 
     `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
-    Code's; TOML `[mcp_servers.<id>]` tables are Codex's; `mcpServers` is Gemini CLI's when an entry
-    has a key only Gemini writes (`httpUrl`, `trust`, `includeTools`…), Windsurf's when one has
-    `serverUrl` (or the file is its mcp_config.json), else Claude Desktop's, Claude Code's or
-    Cursor's. None: no servers in any form mcpyard knows.
+    Code's (`mcp.servers` in its settings.json); TOML `[mcp_servers.<id>]` tables are Codex's;
+    `mcpServers` is Gemini CLI's when an entry has a key only Gemini writes (`httpUrl`, `trust`,
+    `includeTools`…), Windsurf's when one has `serverUrl` (or the file is its mcp_config.json),
+    else Claude Desktop's, Claude Code's or Cursor's. None: no servers in any form mcpyard knows.
     """
     if fmt == "toml":
         if "mcp" in document:
@@ -124,8 +129,10 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         return "zed"
     if servers is None and shared is None and opencode_servers(document) is not None:
         return "opencode"
+    if servers is None and shared is None and vscode_settings_servers(document) is not None:
+        return "vscode-settings"
     if servers is None and shared is None:
-        for client in ("gemini", "claude-desktop", "zed"):
+        for client in ("gemini", "claude-desktop", "zed", "vscode-settings"):
             if _settings_of(client, document, path):
                 return client
     if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
@@ -191,17 +198,6 @@ def reads_comments(path: Path) -> Callable[[dict[str, object]], bool]:
     return allowed
 
 
-def _vscode_marked(document: Mapping[str, object], path: Path) -> bool:
-    """A VS Code mcp.json says so: its place (.vscode/mcp.json), `inputs`, or servers with a `type` (as VS Code
-    writes them), a `url` (a remote server, which VS Code also writes without a `type`) or its other keys."""
-    servers = document.get("servers")
-    entries = (
-        [entry for entry in servers.values() if isinstance(entry, Mapping)] if isinstance(servers, Mapping) else []
-    )
-    placed = (path.parent.name, path.name) == (".vscode", "mcp.json")
-    return placed or "inputs" in document or any((_VSCODE_KEYS | {"url"}) & set(entry) for entry in entries)
-
-
 def read_directly(
     document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str
 ) -> ImportedConfig | None:
@@ -217,7 +213,7 @@ def read_directly(
     client = detect_format(document, fmt, path)
     without_servers = client not in (None, "mcpyard") and _CONTAINERS.get(client, "mcpServers") not in document
     if not without_servers and (
-        client not in READ_DIRECTLY or (client == "vscode" and not _vscode_marked(document, path))
+        client not in READ_DIRECTLY or (client == "vscode" and not vscode_marked(document, path))
     ):
         return None
     return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
@@ -264,27 +260,26 @@ def translate(
     if client is None:
         raise ConfigError(f"{label} {_UNKNOWN}", source=path)
     container = _CONTAINERS.get(client, "mcpServers")
-    if client not in ("mcpyard", "claude-code-user") and container not in document:
+    listed = _listed(client, document, container)
+    if client not in ("mcpyard", "claude-code-user") and listed is None:
         where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
+        give = "VS Code keeps them in mcp.json beside it: give that file" if client == "vscode-settings" else ""
         raise ConfigError(
             f"{label} is {a_format(client)} with no MCP servers in it (no {where}), so there is nothing to "
-            f"read; add them there, or give the file that lists them",
+            f"read; {give or 'add them there, or give the file that lists them'}",
             source=path,
         )
     notes = Notes()
     if client == "mcpyard":
         servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
     else:
-        listed = (
-            claude_user_servers(document, workspace, notes)
-            if client == "claude-code-user"
-            else opencode_servers(document)
-            if client == "opencode"
-            else document[container]
-        )
-        entries = _entries(listed, container=container, label=label, path=path)
+        if client == "claude-code-user":
+            listed = claude_user_servers(document, workspace, notes)
+        where = "mcp.servers" if client == "vscode-settings" else container
+        entries = _entries(listed, container=where, label=label, path=path)
+        written_by: ClientFormat = "vscode" if client == "vscode-settings" else client  # the same entries, a level down
         servers = [
-            ImportedServer(server_id, translate_entry(client, server_id, fields, workspace=workspace, notes=notes))
+            ImportedServer(server_id, translate_entry(written_by, server_id, fields, workspace=workspace, notes=notes))
             for server_id, fields in entries
         ]
         _top_level(client, document, container, notes)
@@ -301,6 +296,15 @@ def translate(
             ImportNote(where, server.id, _LITERAL) for server in servers for where in secret_literals(server.fields)
         ),
     )
+
+
+def _listed(client: ClientFormat, document: Mapping[str, object], container: str) -> object:
+    """What holds the servers of `client`'s file (None: it has none; Claude Code's are gathered from the whole file)."""
+    if client == "opencode":
+        return opencode_servers(document)
+    if client == "vscode-settings":
+        return vscode_settings_servers(document)
+    return document.get(container)
 
 
 _LITERAL = (
@@ -335,6 +339,8 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
         if state:
             keys = ", ".join(state[:3]) + (", …" if len(state) > 3 else "")
             notes.ignore(keys, None, f"{name}'s own settings beside its servers; mcpyard does not read them")
+        if client == "vscode-settings":
+            note_settings_mcp(document, notes)
         return
     for key in document:
         if key in (container, "$schema") or (
@@ -342,12 +348,7 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
         ):
             continue
         if client == "vscode" and key == "inputs":
-            notes.ignore(
-                key,
-                None,
-                "VS Code asks for these values when a server starts; mcpyard cannot ask then, so each ${input:ID} "
-                "reads the saved secret ID instead (`mcpyard secrets set ID`); no value or default is copied",
-            )
+            notes.ignore(key, None, INPUTS_WHY)
         elif client in SHARED_FAMILY:
             notes.ignore(key, None, "not an MCP server; mcpyard does not read it")
         else:

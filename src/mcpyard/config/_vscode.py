@@ -1,0 +1,60 @@
+"""VS Code's two places for MCP servers: its `mcp.json` (`servers`, `inputs`), and the `mcp` section of its user
+`settings.json`, where it kept them before `mcp.json` (the same `servers` and `inputs`, one level down)."""
+
+from __future__ import annotations
+
+from collections.abc import Mapping
+from pathlib import Path
+
+from mcpyard.config._imported import Notes
+
+__all__ = ["INPUTS_WHY", "SETTINGS_KEYS", "note_settings_mcp", "vscode_marked", "vscode_settings_servers"]
+
+_KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
+"""Keys of a server entry only VS Code writes."""
+SETTINGS_KEYS = frozenset(
+    {
+        "editor.fontSize",
+        "editor.formatOnSave",
+        "editor.tabSize",
+        "files.autoSave",
+        "workbench.colorTheme",
+        "workbench.startupEditor",
+        "window.zoomLevel",
+        "telemetry.telemetryLevel",
+        "chat.mcp.access",
+        "chat.mcp.discovery.enabled",
+    }
+)
+"""Settings at the top of many a VS Code user settings.json: a file with these and no servers is one."""
+INPUTS_WHY = (
+    "VS Code asks for these values when a server starts; mcpyard cannot ask then, so each ${input:ID} reads the "
+    "saved secret ID instead (`mcpyard secrets set ID`); no value or default is copied"
+)
+
+
+def vscode_marked(document: Mapping[str, object], path: Path) -> bool:
+    """A VS Code mcp.json says so: its place (.vscode/mcp.json), `inputs`, or servers with a `type` (as VS Code
+    writes them), a `url` (a remote server, which VS Code also writes without a `type`) or its other keys."""
+    servers = document.get("servers")
+    entries = (
+        [entry for entry in servers.values() if isinstance(entry, Mapping)] if isinstance(servers, Mapping) else []
+    )
+    placed = (path.parent.name, path.name) == (".vscode", "mcp.json")
+    return placed or "inputs" in document or any((_KEYS | {"url"}) & set(entry) for entry in entries)
+
+
+def vscode_settings_servers(document: Mapping[str, object]) -> object:
+    """What `mcp.servers` of a VS Code settings.json holds (None: nothing, or no such section)."""
+    mcp = document.get("mcp")
+    return mcp.get("servers") if isinstance(mcp, Mapping) else None
+
+
+def note_settings_mcp(document: Mapping[str, object], notes: Notes) -> None:
+    """The keys of a settings.json's `mcp` section beside its servers."""
+    mcp = document.get("mcp")
+    for key in mcp if isinstance(mcp, Mapping) else ():
+        if key == "inputs":
+            notes.ignore("mcp.inputs", None, INPUTS_WHY)
+        elif key != "servers":
+            notes.ignore(f"mcp.{key}", None, "a setting of VS Code itself, not an MCP server; mcpyard does not read it")
