@@ -320,7 +320,7 @@ def test_cfg3_vscodes_user_settings_are_read_from_their_mcp_section(cfg: Setup, 
     done = run_mcpyard(home, "status", "--mcp-config", str(settings_only))
     assert done.returncode == 2
     [line] = done.stderr.splitlines()
-    assert "a VS Code settings.json with no MCP servers in it (no `mcp`)" in line
+    assert "a VS Code settings.json with no MCP servers in it (no `mcp.servers`)" in line
     assert "VS Code keeps them in mcp.json beside it: give that file" in line
 
 

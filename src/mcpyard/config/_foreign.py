@@ -262,8 +262,9 @@ def translate(
     container = _CONTAINERS.get(client, "mcpServers")
     listed = _listed(client, document, container)
     if client not in ("mcpyard", "claude-code-user") and listed is None:
-        where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
-        give = "VS Code keeps them in mcp.json beside it: give that file" if client == "vscode-settings" else ""
+        where, give = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`", ""
+        if client == "vscode-settings":
+            where, give = "`mcp.servers`", "VS Code keeps them in mcp.json beside it: give that file"
         raise ConfigError(
             f"{label} is {a_format(client)} with no MCP servers in it (no {where}), so there is nothing to "
             f"read; {give or 'add them there, or give the file that lists them'}",
