@@ -34,7 +34,9 @@ profiled, and prints where that process spends its time: py-spy (from the bench 
 samples it for `--profile-seconds`, or, with `--profiler cprofile`, the process runs under
 cProfile for `--profile-calls` calls (µs per call of each function; `cprofile-cpu` times them
 by the thread's CPU clock instead of the wall clock, `bench/cpu_profile.py`). Both cProfile
-figures include the process's start (its imports) spread over the calls.
+figures include the process's start (its imports) spread over the calls. `--profiler segments`
+(for `mcpyard-stdio`; best with `--concurrency 1`) times each step of a call in the running
+gateway instead (`bench/segments.py`): the median of each, and the waits on server and client.
 
 The bench virtualenv, once (or pass `--install-fastmcp`):
 `python3 -m venv .tools/bench-venv && .tools/bench-venv/bin/pip install fastmcp py-spy`
@@ -281,8 +283,10 @@ class Bench:
 
     def _profiled(self, name: str, command: list[str]) -> list[str]:
         """With `--profile NAME --profiler cprofile`, the front process runs under cProfile (stats written at exit)."""
-        if name != self.args.profile or not self.args.profiler.startswith("cprofile"):
+        if name != self.args.profile or self.args.profiler == "py-spy":
             return command
+        if self.args.profiler == "segments":
+            return [command[0], str(BENCH / "segments.py"), str(segments_path(self.args, name)), *command[1:]]
         out = str(cprofile_path(self.args, name))
         if self.args.profiler == "cprofile-cpu":
             return [command[0], str(BENCH / "cpu_profile.py"), out, *command[1:]]
@@ -485,14 +489,12 @@ async def profile(args: argparse.Namespace, side: Side) -> int:
     """
     concurrency = max(args.concurrency)
     await run_round(side, concurrency, args.warmup, args.text)
-    if args.profiler.startswith("cprofile"):
+    if args.profiler != "py-spy":
         start = time.perf_counter()
         await run_round(side, concurrency, args.profile_calls, args.text)
         wall = time.perf_counter() - start
-        print(
-            f"\ncProfile of {side.name} (pid {side.root}):"
-            f" {args.profile_calls} calls at c={concurrency} in {wall:.1f} s"
-        )
+        what = "the steps of a call" if args.profiler == "segments" else "cProfile"
+        print(f"\n{what} of {side.name} (pid {side.root}): {args.profile_calls} calls at c={concurrency}, {wall:.1f} s")
         return int(args.profile_calls + args.warmup + 2)
     out = profile_dir(args) / f"{side.name}.pyspy.txt"
     command = [
@@ -533,6 +535,10 @@ def profile_dir(args: argparse.Namespace) -> Path:
 
 def cprofile_path(args: argparse.Namespace, name: str) -> Path:
     return profile_dir(args) / f"{name}.cprofile"
+
+
+def segments_path(args: argparse.Namespace, name: str) -> Path:
+    return profile_dir(args) / f"{name}.segments.txt"
 
 
 def summarize_cprofile(path: Path, calls: int, top: int) -> None:
@@ -685,6 +691,8 @@ async def run(args: argparse.Namespace, home: Home) -> None:
                 await measure(args, sides)
     if args.profile and args.profiler.startswith("cprofile"):  # written when the process exited
         summarize_cprofile(cprofile_path(args, args.profile), calls, args.profile_top)
+    if args.profile and args.profiler == "segments":
+        print(segments_path(args, args.profile).read_text(encoding="utf-8"))
 
 
 # ------------------------------------------------------------------ setup and main
@@ -743,9 +751,12 @@ def main() -> None:
     parser.add_argument("--profile", choices=SIDES, help="only py-spy one side's front process (no comparison)")
     parser.add_argument(
         "--profiler",
-        choices=("py-spy", "cprofile", "cprofile-cpu"),
+        choices=("py-spy", "cprofile", "cprofile-cpu", "segments"),
         default="py-spy",
-        help="with --profile (cprofile-cpu: cProfile timed by the CPU clock, bench/cpu_profile.py)",
+        help=(
+            "with --profile (cprofile-cpu: cProfile timed by the CPU clock, bench/cpu_profile.py; segments: each "
+            "step of a call in mcpyard-stdio's gateway, bench/segments.py)"
+        ),
     )
     parser.add_argument("--profile-seconds", type=int, default=10, help="how long py-spy samples")
     parser.add_argument("--profile-calls", type=int, default=3000, help="calls made under cProfile")
