@@ -1,13 +1,18 @@
-"""A fork server for the fixture servers: one per test worker, the SDK imported once, each server a fork of it.
+"""A fork server for the programs tests start: one per test worker, the SDK imported once, each program a fork of it.
 
 Importing the MCP SDK costs about a second of CPU, and the suite starts some four hundred fixture servers over
-stdio. `fixture_server` gives the command `python -S tests/_launch.py SOCKET PYTHON SCRIPT ARGS…` instead of
-`PYTHON SCRIPT ARGS…`; the launcher passes its standard streams, folder and environment here, and a fork of this
+stdio, and a hundred-odd organization replicas and mcpyard processes. `fixture_server` gives the command
+`python -S tests/_launch.py SOCKET PYTHON SCRIPT ARGS…` instead of `PYTHON SCRIPT ARGS…` (`launched`; a module,
+`-m MODULE`, too); the launcher passes its standard streams, folder and environment here, and a fork of this
 process runs the script (`runpy`, as `__main__`). For each server a guardian (a fork too) waits on the server and
 on the launcher's connection: it passes the launcher's signals on, tells it how the server ended, and kills the
 server when the launcher is gone. So a server started this way reads, writes, exits and is signalled as one
 started directly; only its place in the process tree differs, and a test about process trees (sessions, process
 groups, orphans) marks itself `spawned` to get real processes.
+
+An interpreter reads some variables as it starts (`PYTHONUNBUFFERED`, the locale…), and a fork has its parent's:
+a worker starts one fork server for each set of them its programs are started with (`launched(..., environ=)`),
+and a program whose set is not its fork server's runs as a process of its own.
 
 Run as `python -m tests._forkserver SOCKET` from the repository; it ends when its standard input closes (the
 worker that started it is gone).
@@ -36,7 +41,7 @@ from typing import Any
 
 from tests._launch import EXEC, PASSED_ON, STARTED, received
 
-__all__ = ["launched", "listening"]
+__all__ = ["SPAWNING", "launched", "listening", "mcpyard_command", "module_command"]
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "tests" / "_launch.py"
@@ -46,41 +51,91 @@ PRELOAD = (
     "pydantic",
     "mcp",
     "mcp_types",
+    "mcp.client",
+    "mcp.client.streamable_http",
     "mcp.server.mcpserver",
     "mcp.server.lowlevel",
     "mcp.server.stdio",
+    "mcp.server.streamable_http_manager",
     "mcp.server.transport_security",
     "mcp.server.mcpserver.exceptions",
     "mcp.shared.exceptions",
     "starlette.applications",
+    "sse_starlette",
+    "uvicorn",
+    "uvicorn.protocols.http.httptools_impl",
+    "httpx2",
+    "sqlalchemy",
+    "sqlalchemy.ext.asyncio",
+    "psycopg",
+    "jinja2",
+    "argon2",
+    "cryptography.fernet",
+    "jsonschema",
+    "regex",
+    "jwt",
 )
-"""What the fixture servers import (the SDK above all): imported once, here."""
+"""What the programs import (the SDK above all, the web server, the database's libraries; never mcpyard, whose
+modules may read the environment as they load): imported once, here."""
 
-_started: dict[str, Any] = {}
+SPAWNING = {"real": os.environ.get("MCPYARD_TEST_FORK") == "0"}
+"""Whether the helpers (`fixture_server`, `mcpyard_command`) give commands that start real processes instead (a test
+marked `spawned`, or MCPYARD_TEST_FORK=0 for a whole run)."""
+
+_started: dict[frozenset[tuple[str, str]], str] = {}
+"""The socket of each fork server this worker started, by the startup variables it was started with."""
 
 
-def launched(script: Path, *args: str) -> list[str]:
-    """The command that runs `script` with `args` as a fork of this worker's fork server (started on first use)."""
-    path = _started.get("socket")
+def launched(
+    program: Path | str, *args: str, module: bool = False, environ: Mapping[str, str] | None = None
+) -> list[str]:
+    """The command that runs `program` (a script; with `module`, a module's name, as `-m`) with `args` as a fork of
+    one of this worker's fork servers (started on first use): the one whose interpreter started with the startup
+    variables of `environ`, the environment the program will be given (None: a fixture server's small one)."""
+    wanted = _wanted(environ)
+    key = frozenset(wanted.items())
+    path = _started.get(key)
     if path is None:
         folder = tempfile.mkdtemp(prefix="mcpyard-fork-")
-        path = _started["socket"] = os.path.join(folder, "s")
+        path = _started[key] = os.path.join(folder, "s")
+        base = {name: value for name, value in os.environ.items() if name not in _startup(os.environ)}
         process = subprocess.Popen(
             [sys.executable, "-m", "tests._forkserver", path],
             cwd=ROOT,
-            # As a server's interpreter starts: servers get a small environment (no PYTHON… settings, no LC_…).
-            env={key: value for key, value in os.environ.items() if key not in _startup(os.environ) or key == "LANG"},
+            env={**base, **wanted},  # as the programs' interpreters start: a fork keeps what its parent read
             stdin=subprocess.PIPE,
             stdout=subprocess.DEVNULL,
         )
         atexit.register(_stop, process, folder)
-    # Until the fork server listens, a launcher starts its server itself.
-    return [sys.executable, "-S", str(LAUNCH), path, sys.executable, str(script), *args]
+    # Until the fork server listens, a launcher starts its program itself.
+    command = ["-m", str(program)] if module else [str(program)]
+    return [sys.executable, "-S", str(LAUNCH), path, sys.executable, *command, *args]
 
 
-def listening() -> bool:
-    """Whether this worker's fork server (started by `launched`) takes launchers now."""
-    path = _started.get("socket")
+def mcpyard_command(environ: Mapping[str, str], *args: str) -> list[str]:
+    """`python -m mcpyard ARGS`, to be started with the environment `environ`: as a fork of this worker's fork server
+    for it, which reads, writes, exits and is signalled as a process of its own. A test about the process tree itself
+    (sessions, groups, what the process's children are) starts `sys.executable` directly, or is marked `spawned`."""
+    return module_command(environ, "mcpyard", *args)
+
+
+def module_command(environ: Mapping[str, str], module: str, *args: str) -> list[str]:
+    """`python -m MODULE ARGS`, as `mcpyard_command` gives it."""
+    if SPAWNING["real"]:
+        return [sys.executable, "-m", module, *args]
+    return launched(module, *args, module=True, environ=environ)
+
+
+def _wanted(environ: Mapping[str, str] | None) -> dict[str, str]:
+    """The startup variables of a fork server for programs given `environ` (None: fixture servers, the locale's)."""
+    if environ is None:
+        return {"LANG": os.environ["LANG"]} if "LANG" in os.environ else {}
+    return _startup(environ)
+
+
+def listening(environ: Mapping[str, str] | None = None) -> bool:
+    """Whether this worker's fork server for programs given `environ` (started by `launched`) takes launchers now."""
+    path = _started.get(frozenset(_wanted(environ).items()))
     if path is None:
         return False
     probe = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
@@ -202,9 +257,14 @@ def _run(conn: socket.socket, fds: list[int], request: dict[str, Any]) -> None:
         os.chdir(request["cwd"])
         os.environ.clear()
         os.environ.update(request["env"])
-        sys.argv = list(request["argv"])
-        sys.path[0] = str(Path(sys.argv[0]).resolve().parent)
-        runpy.run_path(sys.argv[0], run_name="__main__")
+        argv = list(request["argv"])
+        if argv[0] == "-m":  # as `python -m MODULE`: the folder it starts in comes first on the path
+            sys.argv, sys.path[0] = argv[1:], os.getcwd()
+            runpy.run_module(argv[1], run_name="__main__", alter_sys=True)
+        else:
+            sys.argv = argv
+            sys.path[0] = str(Path(sys.argv[0]).resolve().parent)
+            runpy.run_path(sys.argv[0], run_name="__main__")
     except SystemExit as exc:
         if exc.code is None or isinstance(exc.code, int):
             code = exc.code or 0

@@ -16,7 +16,7 @@ from hypothesis import settings
 
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
-from tests._forkserver import launched
+from tests._forkserver import SPAWNING, launched
 
 # Property tests check what holds, never how fast: five workers on two cores make any example slow now and then.
 settings.register_profile("mcpyard", deadline=None)
@@ -30,15 +30,10 @@ SERVERS = Path(__file__).resolve().parent / "servers"
 PYTHON = sys.executable
 
 
-_spawning = {"real": os.environ.get("MCPYARD_TEST_FORK") == "0"}
-"""Whether fixture servers start as real processes (a test marked `spawned`, or MCPYARD_TEST_FORK=0) rather than as
-forks of the worker's fork server (tests/_forkserver.py), which has the SDK imported already."""
-
-
 def fixture_server(name: str, *args: str) -> dict[str, Any]:
     """A stdio server entry running one of tests/servers/*.py."""
     script = SERVERS / f"{name}.py"
-    if _spawning["real"]:
+    if SPAWNING["real"]:
         return {"command": PYTHON, "args": [str(script), *args]}
     program, *arguments = launched(script, *args)
     return {"command": program, "args": arguments}
@@ -52,15 +47,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
 
 @pytest.fixture(autouse=True)
 def _spawned(request: pytest.FixtureRequest) -> Iterator[None]:
-    """A test marked `spawned` (about process trees: sessions, groups, orphans) gets fixture servers of its own."""
+    """A test marked `spawned` (about process trees: sessions, groups, orphans) gets fixture servers and mcpyard
+    processes of their own, not forks of the worker's fork server (tests/_forkserver.py)."""
     if request.node.get_closest_marker("spawned") is None:
         yield
         return
-    before, _spawning["real"] = _spawning["real"], True
+    before, SPAWNING["real"] = SPAWNING["real"], True
     try:
         yield
     finally:
-        _spawning["real"] = before
+        SPAWNING["real"] = before
 
 
 @dataclass

@@ -12,7 +12,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 import anyio
@@ -23,6 +22,7 @@ from mcp import Client
 from mcpyard.gateway import Gateway
 from mcpyard.pipeline import IN_THE_FENCE
 from mcpyard.secrets import forms_of
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -110,7 +110,7 @@ async def test_ins2_look_alike_closing_tags_cannot_end_the_instructions_section(
 
 def _cli(home: Home, *args: str) -> str:
     done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", *args],
+        mcpyard_command(home.environ, *args),
         capture_output=True,
         text=True,
         env=home.environ,

@@ -131,6 +131,36 @@ async def test_a_server_whose_environment_sets_up_the_interpreter_otherwise_runs
     assert json.loads(stdout)["optimize"] == 1
 
 
+async def test_a_module_given_an_environment_of_its_own_runs_as_a_fork_of_a_fork_server_started_so(
+    tmp_path: Path,
+) -> None:
+    """`-m MODULE`, as `python -m` runs it (its folder first on the path), forked from the fork server whose interpreter
+    started with the program's own startup variables (here `PYTHONOPTIMIZE`), not the fixture servers' one."""
+    (tmp_path / "probe.py").write_text(
+        "import json, os, sys\n"
+        "print(json.dumps({'pid': os.getpid(), 'argv': sys.argv[1:], 'main': __name__, 'path0': sys.path[0],"
+        " 'optimize': sys.flags.optimize}))\n",
+        encoding="utf-8",
+    )
+    env = {key: os.environ[key] for key in ("PATH", "HOME", "LANG") if key in os.environ} | {"PYTHONOPTIMIZE": "1"}
+    command = launched("probe", "an argument", module=True, environ=env)
+    await eventually(lambda: listening(env), within=60, what="the fork server for this environment listens")
+    assert not listening({**env, "PYTHONOPTIMIZE": "2"}), "one fork server per set of startup variables"
+    async with await anyio.open_process(command, cwd=tmp_path, env=env) as process:
+        assert process.stdout is not None
+        with anyio.fail_after(30):
+            stdout = b"".join([chunk async for chunk in process.stdout])
+            assert await process.wait() == 0
+    said = json.loads(stdout)
+    assert said["pid"] != process.pid, "the module ran in a fork, not in the launcher"
+    assert (said["argv"], said["main"], said["path0"], said["optimize"]) == (
+        ["an argument"],
+        "__main__",
+        str(tmp_path),
+        1,
+    )
+
+
 async def test_without_its_fork_server_the_launcher_runs_the_server_itself(tmp_path: Path) -> None:
     script = tmp_path / "server.py"
     script.write_text("import sys; print('ran', sys.argv[1:]); sys.exit(3)\n", encoding="utf-8")

@@ -21,6 +21,7 @@ from pathlib import Path
 
 import pytest
 
+from tests._forkserver import mcpyard_command
 from tests.conformance.test_client import ANSI, RESULT, suite
 from tests.servers.http_runner import GATEWAY_LISTENING
 
@@ -87,8 +88,8 @@ def gateway_url(tmp_path_factory: pytest.TempPathFactory) -> Iterator[str]:
         "MCPYARD_CONFIG_HOME": str(root / "config"),
         "MCPYARD_DATA_HOME": str(root / "data"),
     }
-    command = [sys.executable, "-m", "mcpyard", "serve", "--transport", "http", "--port", str(port)]
-    command += ["--share-all", "--no-prefix", "--mcp-config", str(config), "--workspace", str(root / "ws")]
+    command = mcpyard_command(env, "serve", "--transport", "http", "--port", str(port), "--share-all", "--no-prefix")
+    command += ["--mcp-config", str(config), "--workspace", str(root / "ws")]
     process = subprocess.Popen(command, env=env, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE)
     said: list[bytes] = []
     settled = threading.Event()

@@ -8,7 +8,6 @@ the gateway's client and the downstream server's connection both go on.
 from __future__ import annotations
 
 import json
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from typing import Any
@@ -17,6 +16,7 @@ import anyio
 import pytest
 from anyio.streams.buffered import BufferedByteReceiveStream
 
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import serve_http
 
@@ -54,8 +54,8 @@ async def test_gw1_a_clients_unsendable_arguments_get_an_error_result_and_the_se
 ) -> None:
     async with downstream(transport) as server:
         config = home.write_config({"j": server})
-        command = [sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)]
-        command += ["--workspace", str(home.workspace)]
+        arguments = ["serve", "--share-all", "--mcp-config", str(config), "--workspace", str(home.workspace)]
+        command = mcpyard_command(home.environ, *arguments)
         lines = [
             json.dumps(INITIALIZE).encode() + b"\n",
             b'{"jsonrpc": "2.0", "method": "notifications/initialized"}\n',

@@ -26,6 +26,7 @@ from mcp.shared.exceptions import MCPError
 from mcpyard import Host
 from mcpyard.gateway import Gateway
 from mcpyard.secrets import FileSecretStore
+from tests._forkserver import mcpyard_command
 from tests._processes import with_ctrl_c
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import GATEWAY_LISTENING, free_port, serve_process
@@ -34,11 +35,10 @@ pytestmark = pytest.mark.anyio
 
 
 def serve_params(home: Home, config: str, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "mcpyard", "serve", "--mcp-config", config, "--workspace", str(home.workspace), *extra],
-        env=home.environ,
-    )
+    """`mcpyard serve` over stdio, for the SDK's client to start (a fork of the worker's fork server)."""
+    arguments = ["serve", "--mcp-config", config, "--workspace", str(home.workspace), *extra]
+    command, *args = mcpyard_command(home.environ, *arguments)
+    return StdioServerParameters(command=command, args=args, env=home.environ)
 
 
 @asynccontextmanager
@@ -108,22 +108,12 @@ async def test_gw3_downstream_list_changed_reaches_gateway_clients(home: Home) -
 
 @asynccontextmanager
 async def http_gateway(home: Home, config: str, *extra: str) -> AsyncIterator[str]:
+    def command(port: int) -> list[str]:
+        arguments = ["serve", "--transport", "http", "--port", str(port), "--mcp-config", config]
+        return mcpyard_command(home.environ, *arguments, "--workspace", str(home.workspace), *extra)
+
     async with serve_process(
-        lambda port: [
-            sys.executable,
-            "-m",
-            "mcpyard",
-            "serve",
-            "--transport",
-            "http",
-            "--port",
-            str(port),
-            "--mcp-config",
-            config,
-            "--workspace",
-            str(home.workspace),
-            *extra,
-        ],
+        command,
         lambda port: f"http://127.0.0.1:{port}/mcp",
         env=lambda port: home.environ,
         ready=GATEWAY_LISTENING,

@@ -7,12 +7,12 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from pathlib import Path
 
 import mcp_types as types
 
 from mcpyard.gateway._stdio import MAX_LINE_BYTES
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 
 INITIALIZE = types.JSONRPCRequest(
@@ -29,7 +29,7 @@ INITIALIZE = types.JSONRPCRequest(
 
 def serve_command(home: Home) -> list[str]:
     config = home.write_config({"basic": fixture_server("basic")})
-    return [sys.executable, "-m", "mcpyard", "serve", "--mcp-config", str(config), "--workspace", str(home.workspace)]
+    return mcpyard_command(home.environ, "serve", "--mcp-config", str(config), "--workspace", str(home.workspace))
 
 
 def test_a_client_message_over_the_limit_ends_the_connection_with_a_clear_error(home: Home) -> None:
@@ -65,8 +65,8 @@ def test_standard_input_from_a_file_is_served_too(home: Home, tmp_path: Path) ->
 
 def test_an_answer_still_being_written_when_the_client_closes_its_input_arrives_whole(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic", "--many-tools", "2000")})
-    command = [sys.executable, "-m", "mcpyard", "serve", "--share-all", "--mcp-config", str(config)]
-    command += ["--workspace", str(home.workspace)]
+    arguments = ["serve", "--share-all", "--mcp-config", str(config), "--workspace", str(home.workspace)]
+    command = mcpyard_command(home.environ, *arguments)
     initialized = types.JSONRPCNotification(jsonrpc="2.0", method="notifications/initialized")
     listing = types.JSONRPCRequest(jsonrpc="2.0", id=2, method="tools/list")
     lines = [INITIALIZE, *(m.model_dump_json(by_alias=True, exclude_none=True) for m in (initialized, listing))]

@@ -6,14 +6,13 @@ that declares the extension gets a task instead: tests/gateway/test_task_handles
 
 from __future__ import annotations
 
-import sys
-
 import anyio
 import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 from mcp.client.context import ClientRequestContext
 
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 
 pytestmark = pytest.mark.anyio
@@ -26,12 +25,8 @@ def text_of(result: types.CallToolResult) -> str:
 @pytest.mark.parametrize("mode", ["auto", "legacy"])
 async def test_call8_a_gateway_client_gets_a_tasks_result_and_answers_its_question(home: Home, mode: str) -> None:
     config = str(home.write_config({"t": fixture_server("tasks")}, mode="auto"))
-    params = StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "mcpyard", "serve", "--share-all", "--mcp-config", config],
-        env=home.environ,
-        cwd=str(home.workspace),
-    )
+    command, *args = mcpyard_command(home.environ, "serve", "--share-all", "--mcp-config", config)
+    params = StdioServerParameters(command=command, args=args, env=home.environ, cwd=str(home.workspace))
 
     async def answer(context: ClientRequestContext, params: types.ElicitRequestParams) -> types.ElicitResult:
         return types.ElicitResult(action="accept", content={"name": "Lin"})

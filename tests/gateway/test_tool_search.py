@@ -5,7 +5,6 @@ found. `mcpyard serve` as a process over stdio, driven by the SDK's client.
 
 from __future__ import annotations
 
-import sys
 from typing import Any
 
 import anyio
@@ -13,18 +12,15 @@ import mcp_types as types
 import pytest
 from mcp import Client, StdioServerParameters
 
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 
 pytestmark = pytest.mark.anyio
 
 
 def gateway(home: Home, config: str, *extra: str) -> StdioServerParameters:
-    return StdioServerParameters(
-        command=sys.executable,
-        args=["-m", "mcpyard", "serve", "--tool-search", "--mcp-config", config, *extra],
-        env=home.environ,
-        cwd=str(home.workspace),
-    )
+    command, *args = mcpyard_command(home.environ, "serve", "--tool-search", "--mcp-config", config, *extra)
+    return StdioServerParameters(command=command, args=args, env=home.environ, cwd=str(home.workspace))
 
 
 def text_of(result: types.CallToolResult) -> str:

@@ -13,7 +13,6 @@ from __future__ import annotations
 import argparse
 import os
 import subprocess
-import sys
 from collections.abc import AsyncIterator, Sequence
 from contextlib import asynccontextmanager
 from dataclasses import dataclass, field
@@ -53,13 +52,15 @@ async def replica(
     database_url: str, data_home: Path, key: str, *, lease: float = 2.0, sweep: float = 0.5
 ) -> AsyncIterator[Replica]:
     """A replica on a free port, once it takes requests; stopped (SIGTERM, then SIGKILL) when the block ends."""
+    from tests._forkserver import module_command
     from tests.servers._listen import LISTENING
     from tests.servers.http_runner import ServerStartError, free_port
 
     port = free_port()
-    command = [sys.executable, "-m", "tests.org._replica", "--database", database_url, "--data-home", str(data_home)]
-    command += ["--port", str(port), "--lease", str(lease), "--sweep", str(sweep)]
     env = {**os.environ, "MCPYARD_ORG_KEY": key}
+    arguments = ["--database", database_url, "--data-home", str(data_home), "--port", str(port)]
+    # A fork of the worker's fork server, which has the SDK and the web and database libraries imported already.
+    command = module_command(env, "tests.org._replica", *arguments, "--lease", str(lease), "--sweep", str(sweep))
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
     running = Replica(process, f"http://127.0.0.1:{port}")
     listening, ended = anyio.Event(), anyio.Event()

@@ -5,14 +5,14 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home
 
 
 def test_org_demo_walks_the_story_and_every_step_ends_as_it_should(home: Home) -> None:
     done = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "org", "demo", "--json"],
+        mcpyard_command(home.environ, "org", "demo", "--json"),
         capture_output=True,
         text=True,
         env=home.environ,

@@ -16,7 +16,6 @@ import json
 import signal
 import socket
 import subprocess
-import sys
 import threading
 from collections.abc import AsyncIterator, Iterator
 from contextlib import asynccontextmanager, contextmanager
@@ -28,6 +27,7 @@ import httpx2
 import pytest
 
 from mcpyard.secrets import forms_of
+from tests._forkserver import mcpyard_command
 from tests._waiting import eventually
 from tests.conftest import Home
 from tests.model.openai_fixture import serve_model
@@ -56,8 +56,10 @@ class Served:
         return "\n".join(self.log)
 
 
-def _command(database_url: str, *args: str, port: int = 0) -> list[str]:
-    return [sys.executable, "-m", "mcpyard", "org", "serve", "--database", database_url, "--port", str(port), *args]
+def _command(environ: dict[str, str], database_url: str, *args: str, port: int = 0) -> list[str]:
+    """`python -m mcpyard org serve …`, as a fork of the worker's fork server for processes given `environ`."""
+    arguments = ["org", "serve", "--database", database_url, "--port", str(port), *args]
+    return mcpyard_command(environ, *arguments)
 
 
 def _environ(home: Home) -> dict[str, str]:
@@ -75,13 +77,14 @@ def said(line: str) -> str:
 @contextmanager
 def spawned(home: Home, database_url: str, *args: str, environ: dict[str, str] | None = None) -> Iterator[Served]:
     """Start the service, wait for the line naming its address; stop it (SIGTERM, then SIGKILL) at the end."""
+    env = {**_environ(home), **(environ or {})}
     process = subprocess.Popen(
-        _command(database_url, *args),
+        _command(env, database_url, *args),
         stdin=subprocess.DEVNULL,
         stdout=subprocess.DEVNULL,
         stderr=subprocess.PIPE,
         text=True,
-        env={**_environ(home), **(environ or {})},
+        env=env,
         cwd=home.workspace,
     )
     log: list[str] = []
@@ -255,7 +258,7 @@ async def test_net1_without_dev_a_loopback_http_server_is_refused(home: Home, da
 
 def _serve(home: Home, database_url: str, *args: str, timeout: float = 60) -> subprocess.CompletedProcess[str]:
     return subprocess.run(
-        _command(database_url, *args),
+        _command(_environ(home), database_url, *args),
         stdin=subprocess.DEVNULL,
         capture_output=True,
         text=True,
@@ -287,7 +290,10 @@ async def test_err1_a_port_in_use_is_one_line_that_names_it(home: Home, database
         taken.listen()
         port = taken.getsockname()[1]
         done = await anyio.run_process(
-            _command(database_url, "--dev", port=port), env=_environ(home), cwd=home.workspace, check=False
+            _command(_environ(home), database_url, "--dev", port=port),
+            env=_environ(home),
+            cwd=home.workspace,
+            check=False,
         )
     completed = subprocess.CompletedProcess(done.args, done.returncode, done.stdout.decode(), done.stderr.decode())
     line = _one_error_line(completed)

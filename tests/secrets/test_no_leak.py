@@ -7,7 +7,6 @@ from __future__ import annotations
 
 import json
 import subprocess
-import sys
 from typing import Any
 
 import mcp_types as types
@@ -16,6 +15,7 @@ import pytest
 from mcpyard import Host
 from mcpyard.policy import ScriptedApprover
 from mcpyard.secrets import forms_of
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home, fixture_server
 from tests.servers.http_runner import HttpTransport, serve_http
 
@@ -110,7 +110,7 @@ def test_sec2_secrets_never_appear_in_console_output(home: Home) -> None:
     config = str(home.write_config({"e": entry}))
     env = home.environ
     saved = subprocess.run(
-        [sys.executable, "-m", "mcpyard", "secrets", "set", "API"],
+        mcpyard_command(env, "secrets", "set", "API"),
         input=SAVED,
         capture_output=True,
         text=True,
@@ -129,7 +129,7 @@ def test_sec2_secrets_never_appear_in_console_output(home: Home) -> None:
         ["secrets", "list"],
     ):
         done = subprocess.run(
-            [sys.executable, "-m", "mcpyard", *args],
+            mcpyard_command(env, *args),
             capture_output=True,
             text=True,
             env=env,

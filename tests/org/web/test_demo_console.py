@@ -7,7 +7,6 @@ The member asks the demo teammate for the weather (a tool that runs freely) and 
 from __future__ import annotations
 
 import re
-import sys
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from dataclasses import dataclass
@@ -17,6 +16,7 @@ import pytest
 from anyio.abc import Process
 from playwright.async_api import Browser, Page, expect
 
+from tests._forkserver import mcpyard_command
 from tests.conftest import Home
 from tests.org.web._console import WAIT_MS, Chromium
 
@@ -34,8 +34,8 @@ class Demo:
 
 @asynccontextmanager
 async def _demo(home: Home) -> AsyncIterator[Demo]:
-    command = [sys.executable, "-m", "mcpyard", "org", "serve", "--demo", "--port", "0"]
-    process: Process = await anyio.open_process(command, env={**home.environ, "PYTHONUNBUFFERED": "1"})
+    env = {**home.environ, "PYTHONUNBUFFERED": "1"}
+    process: Process = await anyio.open_process(mcpyard_command(env, "org", "serve", "--demo", "--port", "0"), env=env)
     try:
         assert process.stderr is not None
         text = ""
