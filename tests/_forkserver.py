@@ -203,7 +203,9 @@ def _guard(conn: socket.socket, listener: socket.socket, own: dict[str, str]) ->
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         listener.close()
-        _, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        first, fds, _, _ = socket.recv_fds(conn, 1, 3)
+        if not first:  # a connection that only looked whether this server listens (`listening`)
+            os._exit(0)
         (size,) = struct.unpack("!I", _received(conn, 4))
         request = json.loads(_received(conn, size))
         if len(fds) != 3 or _startup(request["env"]) != own:

@@ -45,6 +45,16 @@ def pytest_collection_modifyitems(items: list[pytest.Item]) -> None:
     items.sort(key=lambda item: item.get_closest_marker("long") is None)
 
 
+@pytest.fixture(scope="session", autouse=True)
+def _fork_servers() -> None:
+    """This worker's fork servers start as its session does, for fixture servers and for mcpyard's own processes
+    (given the environment of this process, as `home.environ` is): a program launched before its fork server listens
+    starts as a process of its own, slower."""
+    if not SPAWNING["real"]:
+        launched(SERVERS / "basic.py")
+        launched("mcpyard", module=True, environ=os.environ)
+
+
 @pytest.fixture(autouse=True)
 def _spawned(request: pytest.FixtureRequest) -> Iterator[None]:
     """A test marked `spawned` (about process trees: sessions, groups, orphans) gets fixture servers and mcpyard
