@@ -41,7 +41,7 @@ from typing import Any
 
 from tests._launch import EXEC, PASSED_ON, STARTED, received
 
-__all__ = ["SPAWNING", "launched", "listening", "mcpyard_command", "module_command"]
+__all__ = ["SPAWNING", "launched", "listening", "mcpyard_command", "module_command", "start"]
 
 ROOT = Path(__file__).resolve().parents[1]
 LAUNCH = ROOT / "tests" / "_launch.py"
@@ -92,6 +92,13 @@ def launched(
     """The command that runs `program` (a script; with `module`, a module's name, as `-m`) with `args` as a fork of
     one of this worker's fork servers (started on first use): the one whose interpreter started with the startup
     variables of `environ`, the environment the program will be given (None: a fixture server's small one)."""
+    # Until the fork server listens, a launcher starts its program itself.
+    command = ["-m", str(program)] if module else [str(program)]
+    return [sys.executable, "-S", str(LAUNCH), start(environ), sys.executable, *command, *args]
+
+
+def start(environ: Mapping[str, str] | None = None) -> str:
+    """The socket of this worker's fork server for programs given `environ` (as `launched`), started if it is not."""
     wanted = _wanted(environ)
     key = frozenset(wanted.items())
     path = _started.get(key)
@@ -107,9 +114,7 @@ def launched(
             stdout=subprocess.DEVNULL,
         )
         atexit.register(_stop, process, folder)
-    # Until the fork server listens, a launcher starts its program itself.
-    command = ["-m", str(program)] if module else [str(program)]
-    return [sys.executable, "-S", str(LAUNCH), path, sys.executable, *command, *args]
+    return path
 
 
 def mcpyard_command(environ: Mapping[str, str], *args: str) -> list[str]:

@@ -16,7 +16,7 @@ from hypothesis import settings
 
 from mcpyard import Host
 from mcpyard.pipeline import CallResult
-from tests._forkserver import SPAWNING, launched
+from tests._forkserver import SPAWNING, launched, start
 
 # Property tests check what holds, never how fast: five workers on two cores make any example slow now and then.
 settings.register_profile("mcpyard", deadline=None)
@@ -51,8 +51,8 @@ def _fork_servers() -> None:
     (given the environment of this process, as `home.environ` is): a program launched before its fork server listens
     starts as a process of its own, slower."""
     if not SPAWNING["real"]:
-        launched(SERVERS / "basic.py")
-        launched("mcpyard", module=True, environ=os.environ)
+        start()
+        start(os.environ)
 
 
 @pytest.fixture(autouse=True)

@@ -22,7 +22,7 @@ from tests._waiting import eventually
 pytestmark = pytest.mark.anyio
 
 SCRIPT = """
-import json, os, sys, time
+import json, os, signal, sys
 from pathlib import Path
 import mcp  # what the fork server has imported already
 Path(sys.argv[1]).write_text(str(os.getpid()))
@@ -31,7 +31,7 @@ print(json.dumps({"line": line, "argv": sys.argv[1:], "cwd": os.getcwd(), "env":
                   "main": __name__, "optimize": sys.flags.optimize}), flush=True)
 print("to stderr", file=sys.stderr, flush=True)
 if line.strip() == "wait":
-    time.sleep(60)
+    signal.pause()  # until the signal the test sends
 sys.exit(int(line.strip() or 0) if line.strip().isdigit() else 0)
 """
 

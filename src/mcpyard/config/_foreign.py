@@ -50,7 +50,7 @@ _CLIENT_NAMES: dict[ClientFormat, str] = {
 }
 _CONTAINERS: dict[ClientFormat, str] = {
     "vscode": "servers",
-    "vscode-settings": "mcp",
+    "vscode-settings": "mcp.servers",
     "codex": "mcp_servers",
     "zed": "context_servers",
     "opencode": "mcp",
@@ -211,7 +211,7 @@ def read_directly(
         ConfigError: the file's servers are not shaped as its client writes them.
     """
     client = detect_format(document, fmt, path)
-    without_servers = client not in (None, "mcpyard") and _CONTAINERS.get(client, "mcpServers") not in document
+    without_servers = client not in (None, "mcpyard") and _listed(client, document) is None
     if not without_servers and (
         client not in READ_DIRECTLY or (client == "vscode" and not vscode_marked(document, path))
     ):
@@ -260,11 +260,10 @@ def translate(
     if client is None:
         raise ConfigError(f"{label} {_UNKNOWN}", source=path)
     container = _CONTAINERS.get(client, "mcpServers")
-    listed = _listed(client, document, container)
+    listed = _listed(client, document)
     if client not in ("mcpyard", "claude-code-user") and listed is None:
-        where, give = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`", ""
-        if client == "vscode-settings":
-            where, give = "`mcp.servers`", "VS Code keeps them in mcp.json beside it: give that file"
+        where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
+        give = "VS Code keeps them in mcp.json beside it: give that file" if client == "vscode-settings" else ""
         raise ConfigError(
             f"{label} is {a_format(client)} with no MCP servers in it (no {where}), so there is nothing to "
             f"read; {give or 'add them there, or give the file that lists them'}",
@@ -276,8 +275,7 @@ def translate(
     else:
         if client == "claude-code-user":
             listed = claude_user_servers(document, workspace, notes)
-        where = "mcp.servers" if client == "vscode-settings" else container
-        entries = _entries(listed, container=where, label=label, path=path)
+        entries = _entries(listed, container=container, label=label, path=path)
         written_by: ClientFormat = "vscode" if client == "vscode-settings" else client  # the same entries, a level down
         servers = [
             ImportedServer(server_id, translate_entry(written_by, server_id, fields, workspace=workspace, notes=notes))
@@ -299,13 +297,13 @@ def translate(
     )
 
 
-def _listed(client: ClientFormat, document: Mapping[str, object], container: str) -> object:
+def _listed(client: ClientFormat, document: Mapping[str, object]) -> object:
     """What holds the servers of `client`'s file (None: it has none; Claude Code's are gathered from the whole file)."""
     if client == "opencode":
         return opencode_servers(document)
     if client == "vscode-settings":
         return vscode_settings_servers(document)
-    return document.get(container)
+    return document.get(_CONTAINERS.get(client, "mcpServers"))
 
 
 _LITERAL = (
@@ -336,7 +334,8 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
     """Keys beside the servers: another client's own settings, ignored with a word on what they are."""
     name = _CLIENT_NAMES.get(client, FORMAT_NAMES[client])
     if client in _OWN_STATE:
-        state = [key for key in document if key not in (container, "projects", "$schema")]
+        top = container.partition(".")[0]  # VS Code's `mcp.servers` is in its `mcp`
+        state = [key for key in document if key not in (top, "projects", "$schema")]
         if state:
             keys = ", ".join(state[:3]) + (", …" if len(state) > 3 else "")
             notes.ignore(keys, None, f"{name}'s own settings beside its servers; mcpyard does not read them")
