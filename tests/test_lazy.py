@@ -19,6 +19,7 @@ from typing import Any
 
 import pytest
 
+from mcpyard import MemoryListings
 from tests._cli import run_mcpyard
 from tests._processes import wait_dead, wait_for_pid
 from tests.conftest import SERVERS, Home, fixture_server
@@ -38,8 +39,8 @@ def started(home: Home, label: str) -> bool:
     return (home.root / f"{label}.started").exists()
 
 
-def open_lazy(home: Home, config: Path) -> Any:
-    return home.open(config, mode="auto", lazy=True)
+def open_lazy(home: Home, config: Path, **options: Any) -> Any:
+    return home.open(config, mode="auto", lazy=True, **options)
 
 
 async def test_conn3_a_lazy_host_starts_only_the_server_a_call_needs(home: Home) -> None:
@@ -86,6 +87,35 @@ async def test_cat2_a_lazy_host_offers_the_listing_kept_from_the_last_run_and_ca
         [live] = host.server_tools()
         assert live.description == "Second definition: do something else."
         assert (await host.call("a__ping", {})).ok, "once offered as it is now, it runs"
+
+
+async def test_cat2_a_lazy_host_given_listings_of_its_own_offers_what_they_hold_and_writes_no_file(home: Home) -> None:
+    """A program that keeps listings itself (the organization service, for all its replicas) gives them to the host:
+    a server not started is offered with what they hold, again each time the program says they changed."""
+    config = home.write_config({"a": named(home, "a", "ping")})
+    listings = MemoryListings()
+    async with open_lazy(home, config, listings=listings) as host:
+        assert host.server_tools() == []
+        assert (await host.call("a__ping", {})).ok
+        spec = host.view.specs["a"]
+    (home.root / "a.started").unlink()
+    kept = listings.get(spec)
+    assert kept is not None
+    assert [tool["name"] for tool in kept] == ["ping"], "kept as it was listed"
+    assert list(home.data_home.rglob("*listing*")) == [], "nothing on disk"
+
+    async with open_lazy(home, config, listings=listings) as host:
+        [offered] = host.server_tools()
+        assert offered.name == "a__ping"
+        assert not started(home, "a")
+        extra = {"name": "pong", "description": "Listed by another process.", "inputSchema": {"type": "object"}}
+        assert listings.replace({"a": [*kept, extra]})
+        assert [tool.name for tool in host.server_tools()] == ["a__ping"], "not until the host is told"
+        host.listings_changed()
+        assert sorted(tool.name for tool in host.server_tools()) == ["a__ping", "a__pong"]
+        assert not started(home, "a")
+        assert (await host.call("a__ping", {})).ok, "the live tool is the one offered"
+    assert not listings.replace({"a": kept}), "the live listing is kept in place of the other process's"
 
 
 async def test_cat2_on_a_lazy_host_the_callers_definition_hash_and_the_kept_listings_must_both_hold(

@@ -13,6 +13,7 @@ from mcpyard.errors import CallError, ConfigError, McpyardError, StateError, Usa
 
 if TYPE_CHECKING:
     from mcpyard._host import Host, ToolInfo
+    from mcpyard._listings import Listings, MemoryListings
     from mcpyard._status import ServerStatus, Status, ToolStatus
     from mcpyard._view import HostView
     from mcpyard.config import Mode
@@ -38,7 +39,9 @@ __all__ = [
     "HostView",
     "InboxApprover",
     "InputRelay",
+    "Listings",
     "McpyardError",
+    "MemoryListings",
     "MemoryPolicies",
     "Mode",
     "PolicySource",
@@ -55,6 +58,8 @@ __all__ = [
 _LAZY = {
     "Host": "mcpyard._host",
     "ToolInfo": "mcpyard._host",
+    "Listings": "mcpyard._listings",
+    "MemoryListings": "mcpyard._listings",
     "ServerStatus": "mcpyard._status",
     "Status": "mcpyard._status",
     "ToolStatus": "mcpyard._status",

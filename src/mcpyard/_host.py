@@ -23,6 +23,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 
+from mcpyard._listings import Listings
 from mcpyard._offer import ModelOffer
 from mcpyard._plan import HostOptions, Plan, make_plan, read_plan, resolve_workspace
 from mcpyard._resources import ResourceReader
@@ -113,6 +114,7 @@ class Host(ModelOffer, ResourceReader):
         connections: Connections | None = None,
         results: Results | None = None,
         cache: IdempotentCache | None = None,
+        listings: Listings | None = None,
     ) -> AsyncIterator[Host]:
         """Read the configuration, connect every server concurrently, and yield the host.
 
@@ -153,6 +155,8 @@ class Host(ModelOffer, ResourceReader):
                 program's own servers, or tests). None: every server as configured.
             results: where long results are kept by handle (CALL-4). None: in memory, for this host only.
             cache: the idempotent cache (CALL-6); `IdempotentCache(max_entries=0)` keeps nothing. None: the default.
+            listings: where a lazy host finds what each server not started yet listed last time, and keeps each
+                new listing (`MemoryListings`: given by the program, in memory only). None: a file in the data folder.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -181,6 +185,7 @@ class Host(ModelOffer, ResourceReader):
             egress=egress,
             auth_store=auth_store,
             connections=connections,
+            listings=listings,
         )
         if elicitor is not None or relay_input:
             keep_answers_out_of_logs()  # what a person types into a form is never logged (SEC-2)
@@ -239,6 +244,13 @@ class Host(ModelOffer, ResourceReader):
             raise StateError("the host is not open")
         ids = list(self._servers.pending() if server_ids is None else server_ids)
         await self._servers.start(ids, self._tg)
+
+    def listings_changed(self) -> None:
+        """The host's `listings` changed (a program keeps them): each server not started yet is offered with what
+        they hold now."""
+        if (view := self._views.view) is not None:
+            self._servers.offer_listings_again()
+            self._publish(view.plan, view.policies, relist=True)
 
     async def wait_until(self, predicate: Callable[[Host], bool]) -> None:
         """Wait until `predicate(host)` holds, checked on every new view; bound it with `anyio.fail_after`."""

@@ -6,6 +6,9 @@ guide to which server to start and what to offer while it starts; a call always 
 the live definition, whose hash must equal the one offered. A listing that holds a secret mcpyard sent
 (a server saying its token back in a description) is not kept: it is dropped from the file instead
 (kept redacted, its hashes would no longer be the server's).
+
+A program that keeps listings itself (the organization service: in its database, for every
+replica) gives `Host.open` its own `Listings`, such as `MemoryListings`, in place of the file.
 """
 
 from __future__ import annotations
@@ -16,13 +19,13 @@ import json
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
-from typing import Any
+from typing import Any, Protocol
 
 from mcpyard._atomic import read_private, write_atomic
 from mcpyard.config import ServerSpec
 from mcpyard.errors import ConfigError
 
-__all__ = ["LISTINGS_FILE", "ListingCache", "listing_key"]
+__all__ = ["LISTINGS_FILE", "ListingCache", "Listings", "MemoryListings", "listing_key"]
 
 LISTINGS_FILE = "tool-listings.json"
 MAX_SERVERS = 256
@@ -43,6 +46,47 @@ def listing_key(spec: ServerSpec) -> str:
         "url": spec.url,
     }
     return hashlib.sha256(json.dumps(identity, sort_keys=True, separators=(",", ":")).encode()).hexdigest()
+
+
+class Listings(Protocol):
+    """Where a lazy host finds what a server it has not started listed last time, and keeps each new listing."""
+
+    def get(self, spec: ServerSpec) -> Sequence[Mapping[str, Any]] | None:
+        """The tools `spec` listed last time (each as the server sent it), or None when it never did."""
+        ...
+
+    def put(
+        self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]], *, holds_secret: Callable[[str], bool] | None = None
+    ) -> None:
+        """Keep what `spec` listed just now; a listing that `holds_secret` says holds a secret is not kept."""
+        ...
+
+
+class MemoryListings:
+    """Listings by server id, in memory only: given by a program that keeps them elsewhere (`replace`), and kept as
+    the host's servers list their tools."""
+
+    def __init__(self, listings: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
+        self._listings: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self.replace(listings or {})
+
+    def get(self, spec: ServerSpec) -> Sequence[Mapping[str, Any]] | None:
+        return self._listings.get(spec.id)
+
+    def put(
+        self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]], *, holds_secret: Callable[[str], bool] | None = None
+    ) -> None:
+        if holds_secret is not None and holds_secret(json.dumps(list(tools), ensure_ascii=False)):
+            self._listings.pop(spec.id, None)
+        else:
+            self._listings[spec.id] = tuple(tools)
+
+    def replace(self, listings: Mapping[str, Sequence[Mapping[str, Any]]]) -> bool:
+        """Hold exactly these listings (server id → its tools); whether any server's listing changed."""
+        fresh = {server: tuple(tools) for server, tools in listings.items()}
+        changed = fresh != self._listings
+        self._listings = fresh
+        return changed
 
 
 class ListingCache:

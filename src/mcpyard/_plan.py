@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from types import MappingProxyType
 
+from mcpyard._listings import Listings
 from mcpyard.auth import AuthStore
 from mcpyard.catalog import server_prefix
 from mcpyard.config import LoadedConfig, ProjectTrust, ServerSpec, TrustStore, load_config
@@ -114,6 +115,8 @@ class HostOptions:
     """Where OAuth registrations and tokens are kept; None: `mcp-auth.json` in the data folder (AUTH-3)."""
     connections: Connections | None = None
     """How servers are reached in place of their configured transports (`InMemoryServers`); None: as configured."""
+    listings: Listings | None = None
+    """Where a lazy host's servers not started yet find their last listing; None: a file in the data folder."""
 
 
 def read_plan(options: HostOptions) -> tuple[Plan, PolicySource]:

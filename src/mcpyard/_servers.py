@@ -65,7 +65,7 @@ class Servers:
         self._log_listeners: list[Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]] = []
         self._pending: dict[str, ServerSpec] = {}
         """Servers of a lazy host that nothing has needed yet."""
-        self.listings = ListingCache(options.data_home / LISTINGS_FILE)
+        self.listings = options.listings or ListingCache(options.data_home / LISTINGS_FILE)
         """Each server definition's last listing: a pending server's tools, a name's owner before it connects."""
 
     @property
@@ -141,6 +141,11 @@ class Servers:
             self._start(spec, tg)
         return starting
 
+    def offer_listings_again(self) -> None:
+        """Offer each pending server with what its listing holds now (kept elsewhere, it may have changed)."""
+        for server_id, spec in self._pending.items():
+            self._snapshots[server_id] = self._placeholder(spec)
+
     def _placeholder(self, spec: ServerSpec) -> ServerSnapshot:
         """A pending server as the host shows it: not started, with the tools its definition listed last time."""
         return ServerSnapshot(
@@ -148,7 +153,7 @@ class Servers:
             state=State.STOPPED,
             reason=NOT_STARTED,
             transport=spec.transport,
-            tools=self.listings.get(spec) or (),
+            tools=tuple(self.listings.get(spec) or ()),
         )
 
     def keep_listing(self, snapshot: ServerSnapshot, tg: anyio.abc.TaskGroup) -> None:

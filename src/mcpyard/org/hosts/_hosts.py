@@ -3,7 +3,8 @@
 Each registered server becomes a streamable HTTP `ServerSpec` whose bearer token, or client
 credentials (an `oauth` client-credentials grant, its access tokens kept in memory only), is
 unsealed only to build it, in memory; the host is lazy (a server connects when something needs
-it), reads the organization's policies from memory (`OrgPolicies`), keeps long results in the
+it, offered meanwhile with the tools the database lists for it, whichever replica listed them),
+reads the organization's policies from memory (`OrgPolicies`), keeps long results in the
 database (`OrgResults`) and writes every call's record there (`OrgRecorder`).
 
 Replicas share the database and nothing else: before each call, `current` reads the
@@ -29,7 +30,7 @@ import anyio
 import anyio.abc
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
-from mcpyard import Host
+from mcpyard import Host, MemoryListings
 from mcpyard.auth import MemoryAuthStore
 from mcpyard.errors import Conflict, StateError
 from mcpyard.ops import CallLogRecorder, MetricsRecorder
@@ -64,6 +65,8 @@ class OrgHost:
     """Server name → its spec's fingerprint when last applied: a changed server's tokens are forgotten."""
     listed: dict[str, datetime | None] = field(default_factory=dict)
     """Server name → when its tools were listed into the database, as of the host's last listing of it."""
+    listings: MemoryListings = field(default_factory=MemoryListings)
+    """What each server listed, as the database holds it: what the host offers of a server it has not started."""
 
 
 class OrgHosts:
@@ -214,6 +217,8 @@ class OrgHosts:
             opened.ids.update(loaded.ids)
             opened.alerted = set(loaded.alerted)
             fresh = {spec.id: spec.fingerprint() for spec in loaded.config.servers}
+            if opened.listings.replace(loaded.listings):  # before a reload, whose new servers offer them too
+                opened.host.listings_changed()
             if restart or fresh != opened.fingerprints:
                 _forget_changed(opened, fresh)
                 try:
@@ -296,6 +301,7 @@ class OrgHosts:
         policies = OrgPolicies(loaded.reviewed)
         tokens = MemoryAuthStore()
         ids = dict(loaded.ids)
+        listings = MemoryListings(loaded.listings)
         home = self._data_home / "org-hosts" / org_id
         workspace = home / "workspace"  # empty, and no grants: an organization's calls never read local files
         await anyio.Path(workspace).mkdir(parents=True, exist_ok=True)
@@ -319,6 +325,7 @@ class OrgHosts:
             auth_store=tokens,
             results=OrgResults(self._db, org_id),
             cache=IdempotentCache(max_entries=0),
+            listings=listings,
             **self._host_options(),
         ) as host:
             opened = OrgHost(
@@ -330,6 +337,7 @@ class OrgHosts:
                 tokens=tokens,
                 fingerprints={spec.id: spec.fingerprint() for spec in loaded.config.servers},
                 listed=dict(loaded.refreshed),
+                listings=listings,
             )
             task_status.started(opened)
             await opened.stop.wait()

@@ -1,4 +1,5 @@
-"""An organization as its host runs it, read from the database in one transaction: servers, policies, alerts (ORG-9).
+"""An organization as its host runs it, read from the database in one transaction: servers, policies, alerts and
+what each server listed (ORG-9).
 
 What is read carries the organization's change counter as it was when the reading began, so
 a change that commits meanwhile is read again at the next call.
@@ -9,11 +10,12 @@ from __future__ import annotations
 from collections.abc import Mapping
 from dataclasses import dataclass
 from datetime import datetime
-from typing import Protocol
+from typing import Any, Protocol
 
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession, async_sessionmaker
 
+from mcpyard.catalog import definition_hash
 from mcpyard.config import HostSettings, LoadedConfig, ToolSearchSettings
 from mcpyard.org.hosts._policies import Reviewed
 from mcpyard.org.hosts._server_spec import SOURCE, bound_credential, server_spec, unsealed_oauth
@@ -43,6 +45,9 @@ class Loaded:
     """Server name → when its tools were last listed into the database (by any replica)."""
     alerted: frozenset[str]
     """Names of servers with an open connection alert."""
+    listings: Mapping[str, tuple[Mapping[str, Any], ...]]
+    """Server name → the tools it listed, each as the server sent it: what a replica that has not started the
+    server offers (a tool kept redacted, which no longer hashes to what the server sent, is left out)."""
 
 
 async def load_organization(db: async_sessionmaker[AsyncSession], credentials: CredentialOpener, org_id: str) -> Loaded:
@@ -68,6 +73,7 @@ async def load_organization(db: async_sessionmaker[AsyncSession], credentials: C
                     Tool.definition_hash,
                     Policy.policy,
                     Policy.reviewed_hash,
+                    Tool.definition,
                 )
                 .join(Policy, Policy.tool_id == Tool.id)
                 .join(RegisteredServer, RegisteredServer.id == Tool.server_id)
@@ -93,8 +99,12 @@ async def load_organization(db: async_sessionmaker[AsyncSession], credentials: C
     config = LoadedConfig(servers=tuple(specs), settings=settings, warnings=(), sources=(("flag", SOURCE),))
     reviewed = {
         (server, tool): Reviewed(policy, reviewed_hash, stored_hash, listed=state != "removed")
-        for server, tool, state, stored_hash, policy, reviewed_hash in rows
+        for server, tool, state, stored_hash, policy, reviewed_hash, _ in rows
     }
+    listings: dict[str, list[Mapping[str, Any]]] = {server.name: [] for server in servers}
+    for server, _, state, stored_hash, _, _, definition in sorted(rows, key=lambda row: (row[0], row[1])):
+        if state != "removed" and definition_hash(definition) == stored_hash:
+            listings[server].append(definition)
     return Loaded(
         revision=revision,
         config=config,
@@ -102,4 +112,5 @@ async def load_organization(db: async_sessionmaker[AsyncSession], credentials: C
         ids={server.name: server.id for server in servers},
         refreshed={server.name: server.refreshed_at for server in servers},
         alerted=frozenset(server.name for server in servers if server.id in alerted_ids),
+        listings={server: tuple(tools) for server, tools in listings.items() if tools},
     )
