@@ -15,6 +15,7 @@ from collections.abc import AsyncIterator
 from contextlib import AsyncExitStack
 from datetime import timedelta
 from pathlib import Path
+from typing import Any
 
 import anyio
 import httpx2
@@ -25,6 +26,7 @@ from mcpyard.org.hosts import OrgResults
 from mcpyard.org.services import OrgService, sweep
 from mcpyard.org.store import Approval, open_database, revision_of, utcnow
 from tests.conftest import Home
+from tests.model.openai_fixture import serve_model
 from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org._service import Org, Service, service_app, set_up
 
@@ -131,6 +133,43 @@ async def test_org9_a_definition_change_found_on_one_replica_suspends_the_tool_o
     await set_policy(b, reviewed, "run_freely")
     ran = await call(a, "tools__lookup", {"key": "k"})
     assert ran["ok"] is True, "A runs the new definition once it is reviewed, on B"
+
+
+async def test_org9_a_replica_that_never_started_a_server_offers_its_tools_as_the_database_lists_them(
+    replicas: tuple[Service, Service], upstream: str, definitions: Path
+) -> None:
+    # B never starts the server registered on A, yet B's teammate turns are offered its tools, as the database lists
+    # them now: first as registered, then as A listed and reviewed them again.
+    a, b = replicas
+    tools = by_tool(await register(a, upstream))
+    for tool in tools.values():
+        await set_policy(a, tool, "run_freely")
+    with serve_model() as model:
+        chosen = await a.request("PUT", "/api/v1/model", json={"base_url": model.base_url, "model": "scripted"})
+        assert chosen.status_code == 200, chosen.text
+        teammate = await a.post(
+            "/api/v1/teammates", {"name": "helper", "server_ids": [tools["lookup"]["server_id"]]}, expect=201
+        )
+        conversation = await b.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
+        turns = f"/api/v1/conversations/{conversation['id']}/turns"
+        model.replies.append({"text": "Nothing to do."})
+        await b.post(turns, {"message": "hi"})
+        assert _offered(model.requests[-1]) == {f"tools__{name}": tool["description"] for name, tool in tools.items()}
+
+        await anyio.Path(definitions).write_text(json.dumps({"lookup": "Look a key up, and say so."}))
+        changed = by_tool(await a.post(f"/api/v1/servers/{tools['lookup']['server_id']}/refresh"))
+        await set_policy(a, changed["lookup"], "run_freely")
+        model.replies.extend([{"tool_calls": [{"name": "tools__lookup", "arguments": {"key": "k"}}]}, {"text": "ok"}])
+        turn = await b.post(turns, {"message": "look"})
+        assert _offered(model.requests[-2])["tools__lookup"] == "Look a key up, and say so.", "as listed again on A"
+        assert [item["status"] for item in turn["calls"]] == ["ran"], turn
+        assert "value of k" in json.dumps(model.tool_messages(-1))
+
+
+def _offered(request: dict[str, Any]) -> dict[str, str]:
+    """The tools a model request offered (but `read_result`), each with its description."""
+    functions = (tool["function"] for tool in request["tools"])
+    return {function["name"]: function["description"] for function in functions if function["name"] != "read_result"}
 
 
 async def test_org9_a_result_handle_made_on_one_replica_reads_on_the_other_in_its_own_conversation_only(

@@ -121,25 +121,14 @@ def spawned(home: Home, database_url: str, *args: str, environ: dict[str, str] |
 
 @asynccontextmanager
 async def services(
-    home: Home,
-    database_url: str,
-    count: int,
-    *args: str,
-    environ: dict[str, str] | None = None,
-    own_data: bool = False,
+    home: Home, database_url: str, count: int, *args: str, environ: dict[str, str] | None = None
 ) -> AsyncIterator[list[tuple[Served, Service]]]:
     """The organization `acme` set up, `count` service processes on its database, and a client for each; the
-    clients share one list of every response they read (`own_data`: each process has a data folder of its own, as
-    replicas on machines of their own have)."""
+    clients share one list of every response they read."""
     org = await set_up(database_url)
     responses: list[str] = []
     with contextlib.ExitStack() as processes:
-        served = []
-        for number in range(count):
-            own = {"MCPYARD_DATA_HOME": str(home.root / f"replica-{number}")} if own_data else {}
-            served.append(
-                processes.enter_context(spawned(home, database_url, *args, environ={**(environ or {}), **own}))
-            )
+        served = [processes.enter_context(spawned(home, database_url, *args, environ=environ)) for _ in range(count)]
         async with contextlib.AsyncExitStack() as clients:
             services = []
             for one in served:
@@ -319,34 +308,6 @@ async def test_api5_sigterm_stops_the_service_in_order_and_it_exits_zero(home: H
         assert served.process.wait(30) == 0
     assert "Traceback" not in served.text()
     assert served.log[-1] == "mcpyard organization service stopped"
-
-
-async def test_org9_a_replica_that_never_ran_a_server_offers_its_tools_as_the_database_lists_them(
-    home: Home, database_url: str, upstream: str
-) -> None:
-    # Replicas on machines of their own share the database and nothing else: the second process never connected
-    # the server (registered through the first), yet its teammate's first turn is offered every tool of it.
-    with serve_model() as model:
-        async with services(home, database_url, 2, "--dev", own_data=True) as [(_, first), (_, second)]:
-            tools = by_tool(await register(first, upstream))
-            for tool in tools.values():
-                await set_policy(first, tool, "run_freely")
-            chosen = await first.request("PUT", "/api/v1/model", json={"base_url": model.base_url, "model": "scripted"})
-            assert chosen.status_code == 200, chosen.text
-            server_id = tools["lookup"]["server_id"]
-            teammate = await first.post(
-                "/api/v1/teammates", {"name": "helper", "instructions": "Help.", "server_ids": [server_id]}, expect=201
-            )
-            conversation = await second.post(f"/api/v1/teammates/{teammate['id']}/conversations", expect=201)
-            model.replies.extend(
-                [{"tool_calls": [{"name": "tools__lookup", "arguments": {"key": "k"}}]}, {"text": "ok"}]
-            )
-            turn = await second.post(f"/api/v1/conversations/{conversation['id']}/turns", {"message": "hi"})
-            offered = {tool["function"]["name"] for tool in model.requests[0]["tools"]} - {"read_result"}
-            assert offered == {f"tools__{name}" for name in tools}
-            assert turn["status"] == "done", turn
-            assert [item["status"] for item in turn["calls"]] == ["ran"], turn
-            assert "value of k" in json.dumps(model.tool_messages(-1))
 
 
 async def test_org4_org5_a_teammate_changed_or_deleted_through_one_process_is_so_at_once_on_the_other(
