@@ -10,6 +10,7 @@ from pathlib import Path
 
 import pytest
 
+from mcpyard import MemoryListings
 from mcpyard._listings import MAX_SERVERS, ListingCache, listing_key
 from mcpyard.config import ServerSpec
 from mcpyard.secrets import Redactor
@@ -100,3 +101,20 @@ def test_sec3_a_listing_holding_a_secret_is_not_kept_and_drops_the_one_kept_befo
     cache.put(spec, leaky, holds_secret=redactor.contains)
     assert cache.get(spec) is None
     assert b"3b9e1c7a5d" not in (tmp_path / "listings.json").read_bytes()
+
+
+@pytest.mark.parametrize("spelling", ["tok-3b9e1c7a5d", "dG9rLTNiOWUxYzdhNWQ="])
+def test_sec3_listings_kept_in_memory_drop_one_holding_a_secret_as_the_file_does(
+    spec: ServerSpec, spelling: str
+) -> None:
+    redactor = Redactor([("token", "tok-3b9e1c7a5d")])
+    listings = MemoryListings({spec.id: TOOLS})
+    assert listings.get(spec) == TOOLS, "given by the program"
+    leaky = ({"name": "ping", "description": f"key {spelling}", "inputSchema": {"type": "object"}},)
+    listings.put(spec, leaky, holds_secret=redactor.contains)
+    assert listings.get(spec) is None
+    listings.put(spec, TOOLS, holds_secret=redactor.contains)
+    assert listings.get(spec) == TOOLS
+    assert not listings.replace({spec.id: TOOLS}), "the same listings: nothing changed"
+    assert listings.replace({}), "a server's listing gone is a change"
+    assert listings.get(spec) is None

@@ -16,6 +16,7 @@ from __future__ import annotations
 import contextlib
 import hashlib
 import json
+import threading
 import time
 from collections.abc import Callable, Mapping, Sequence
 from pathlib import Path
@@ -68,24 +69,29 @@ class MemoryListings:
 
     def __init__(self, listings: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
         self._listings: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self._lock = threading.Lock()
+        """The host keeps a new listing from a worker thread (as it writes the file)."""
         self.replace(listings or {})
 
     def get(self, spec: ServerSpec) -> Sequence[Mapping[str, Any]] | None:
-        return self._listings.get(spec.id)
+        with self._lock:
+            return self._listings.get(spec.id)
 
     def put(
         self, spec: ServerSpec, tools: Sequence[Mapping[str, Any]], *, holds_secret: Callable[[str], bool] | None = None
     ) -> None:
-        if holds_secret is not None and holds_secret(json.dumps(list(tools), ensure_ascii=False)):
-            self._listings.pop(spec.id, None)
-        else:
-            self._listings[spec.id] = tuple(tools)
+        secret = holds_secret is not None and holds_secret(json.dumps(list(tools), ensure_ascii=False))
+        with self._lock:
+            if secret:
+                self._listings.pop(spec.id, None)
+            else:
+                self._listings[spec.id] = tuple(tools)
 
     def replace(self, listings: Mapping[str, Sequence[Mapping[str, Any]]]) -> bool:
         """Hold exactly these listings (server id → its tools); whether any server's listing changed."""
         fresh = {server: tuple(tools) for server, tools in listings.items()}
-        changed = fresh != self._listings
-        self._listings = fresh
+        with self._lock:
+            changed, self._listings = fresh != self._listings, fresh
         return changed
 
 
