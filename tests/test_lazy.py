@@ -91,7 +91,7 @@ async def test_cat2_a_lazy_host_offers_the_listing_kept_from_the_last_run_and_ca
 
 async def test_cat2_a_lazy_host_given_listings_of_its_own_offers_what_they_hold_and_writes_no_file(home: Home) -> None:
     """A program that keeps listings itself (the organization service, for all its replicas) gives them to the host:
-    a server not started is offered with what they hold, again each time the program says they changed."""
+    a server not started is offered with what they hold, again each time the program replaces them."""
     config = home.write_config({"a": named(home, "a", "ping")})
     listings = MemoryListings()
     async with open_lazy(home, config, listings=listings) as host:
@@ -110,8 +110,6 @@ async def test_cat2_a_lazy_host_given_listings_of_its_own_offers_what_they_hold_
         assert not started(home, "a")
         extra = {"name": "pong", "description": "Listed by another process.", "inputSchema": {"type": "object"}}
         assert listings.replace({"a": [*kept, extra]})
-        assert [tool.name for tool in host.server_tools()] == ["a__ping"], "not until the host is told"
-        host.listings_changed()
         assert sorted(tool.name for tool in host.server_tools()) == ["a__ping", "a__pong"]
         assert not started(home, "a")
         assert (await host.call("a__ping", {})).ok, "the live tool is the one offered"

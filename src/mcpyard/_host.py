@@ -155,8 +155,7 @@ class Host(ModelOffer, ResourceReader):
                 program's own servers, or tests). None: every server as configured.
             results: where long results are kept by handle (CALL-4). None: in memory, for this host only.
             cache: the idempotent cache (CALL-6); `IdempotentCache(max_entries=0)` keeps nothing. None: the default.
-            listings: where a lazy host finds what each server not started yet listed last time, and keeps each
-                new listing (`MemoryListings`: given by the program, in memory only). None: a file in the data folder.
+            listings: where a lazy host keeps what servers listed (`MemoryListings`: in memory). None: a file.
 
         Raises:
             ConfigError: a configuration source cannot be used (nothing was started).
@@ -245,13 +244,6 @@ class Host(ModelOffer, ResourceReader):
         ids = list(self._servers.pending() if server_ids is None else server_ids)
         await self._servers.start(ids, self._tg)
 
-    def listings_changed(self) -> None:
-        """The host's `listings` changed (a program keeps them): each server not started yet is offered with what
-        they hold now."""
-        if (view := self._views.view) is not None:
-            self._servers.offer_listings_again()
-            self._publish(view.plan, view.policies, relist=True)
-
     async def wait_until(self, predicate: Callable[[Host], bool]) -> None:
         """Wait until `predicate(host)` holds, checked on every new view; bound it with `anyio.fail_after`."""
         while not predicate(self):
@@ -319,10 +311,6 @@ class Host(ModelOffer, ResourceReader):
         """Call `listener(server, message)` with each log message a server sends while none of its calls runs
         (a message during a call goes to that call's `on_log`); cleaned and redacted first (SEC-3)."""
         self._servers.listen_logs(listener)
-
-    def on_resource_updated(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
-        """Call `listener(server, uri)` when a watched resource changes."""
-        self._servers.listen(listener)
 
     # ----------------------------------------------------------------- sign-in and reload
 

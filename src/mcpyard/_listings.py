@@ -64,14 +64,20 @@ class Listings(Protocol):
 
 
 class MemoryListings:
-    """Listings by server id, in memory only: given by a program that keeps them elsewhere (`replace`), and kept as
-    the host's servers list their tools."""
+    """Listings by server id, in memory only: given by a program that keeps them elsewhere (`replace`, from the
+    host's event loop: the host offers what changed at once), and kept as the host's servers list their tools."""
 
     def __init__(self, listings: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
         self._listings: dict[str, tuple[Mapping[str, Any], ...]] = {}
         self._lock = threading.Lock()
         """The host keeps a new listing from a worker thread (as it writes the file)."""
+        self._watchers: list[Callable[[], None]] = []
         self.replace(listings or {})
+
+    def watch(self, changed: Callable[[], None]) -> Callable[[], None]:
+        """Call `changed()` after each `replace` that changed a listing; returns what stops it."""
+        self._watchers.append(changed)
+        return lambda: self._watchers.remove(changed)
 
     def get(self, spec: ServerSpec) -> Sequence[Mapping[str, Any]] | None:
         with self._lock:
@@ -92,6 +98,9 @@ class MemoryListings:
         fresh = {server: tuple(tools) for server, tools in listings.items()}
         with self._lock:
             changed, self._listings = fresh != self._listings, fresh
+        if changed:
+            for watcher in list(self._watchers):
+                watcher()
         return changed
 
 

@@ -18,6 +18,8 @@ from mcpyard.errors import CallError
 if TYPE_CHECKING:
     from mcp import Client
 
+    from mcpyard._servers import Servers
+
 __all__ = ["PromptInfo", "ResourceInfo", "ResourceReader", "TemplateInfo"]
 
 
@@ -87,6 +89,12 @@ class ResourceReader(HostReading):
     Listings are named like tools and come from the host's view; reading, getting, completing
     and watching go to the owning server with its call timeout, and come back redacted (SEC-3).
     """
+
+    _servers: Servers
+
+    def on_resource_updated(self, listener: Callable[[str, str], Awaitable[None]]) -> None:
+        """Call `listener(server, uri)` when a watched resource changes."""
+        self._servers.listen(listener)
 
     def resources(self) -> list[ResourceInfo]:
         """Every connected server's resources; a URI two servers list goes to the first (the other is not offered)."""

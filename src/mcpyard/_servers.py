@@ -15,7 +15,7 @@ import anyio
 import anyio.abc
 import mcp_types as types
 
-from mcpyard._listings import LISTINGS_FILE, ListingCache
+from mcpyard._listings import LISTINGS_FILE, ListingCache, MemoryListings
 from mcpyard._plan import HostOptions, Plan, Running, plan_changes
 from mcpyard._view import HostView
 from mcpyard.auth import AUTH_FILE, AuthStore
@@ -67,6 +67,8 @@ class Servers:
         """Servers of a lazy host that nothing has needed yet."""
         self.listings = options.listings or ListingCache(options.data_home / LISTINGS_FILE)
         """Each server definition's last listing: a pending server's tools, a name's owner before it connects."""
+        listings = self.listings
+        self._unwatch = listings.watch(self._listed_elsewhere) if isinstance(listings, MemoryListings) else None
 
     @property
     def reaper(self) -> Reaper:
@@ -141,10 +143,12 @@ class Servers:
             self._start(spec, tg)
         return starting
 
-    def offer_listings_again(self) -> None:
-        """Offer each pending server with what its listing holds now (kept elsewhere, it may have changed)."""
-        for server_id, spec in self._pending.items():
-            self._snapshots[server_id] = self._placeholder(spec)
+    def _listed_elsewhere(self) -> None:
+        """The program replaced the listings: each pending server whose listing changed is offered with it."""
+        for server_id, spec in list(self._pending.items()):
+            placeholder = self._placeholder(spec)
+            if (before := self._snapshots.get(server_id)) is None or before.tools != placeholder.tools:
+                self._on_change(placeholder)
 
     def _placeholder(self, spec: ServerSpec) -> ServerSnapshot:
         """A pending server as the host shows it: not started, with the tools its definition listed last time."""
@@ -274,6 +278,8 @@ class Servers:
             raise
 
     async def close(self) -> None:
-        """After every server stopped: the reaper ends too."""
+        """After every server stopped: the reaper ends too (and a program's listings are no longer watched)."""
+        if self._unwatch is not None:
+            self._unwatch()
         with anyio.CancelScope(shield=True):
             await anyio.to_thread.run_sync(self._reaper.close)

@@ -217,8 +217,7 @@ class OrgHosts:
             opened.ids.update(loaded.ids)
             opened.alerted = set(loaded.alerted)
             fresh = {spec.id: spec.fingerprint() for spec in loaded.config.servers}
-            if opened.listings.replace(loaded.listings):  # before a reload, whose new servers offer them too
-                opened.host.listings_changed()
+            opened.listings.replace(loaded.listings)  # before a reload, whose new servers offer them too
             if restart or fresh != opened.fingerprints:
                 _forget_changed(opened, fresh)
                 try:
