@@ -1,7 +1,7 @@
 """The deployment recipe of docs/deploy.md, followed step by step: PostgreSQL, `mcpyard org init`, two replicas started
-by deploy/entrypoint.sh, Debian's haproxy with deploy/haproxy.cfg in front; register and call through the balancer;
-stop a replica while calls go on, start it again; rotate the sealing key across both replicas without a failed call
-(ORG-9, API-8).
+by deploy/entrypoint.sh, Debian's haproxy with deploy/haproxy.cfg in front; register and call through the balancer,
+over the API and in an MCP session (kept on its replica); stop a replica while calls go on, start it again; rotate the
+sealing key across both replicas without a failed call (ORG-9, ORG-10, API-8).
 
 Everything runs on 127.0.0.1 with free ports; the recipe's files are used as committed, their addresses given in the
 environment as the compose file gives them.
@@ -25,6 +25,8 @@ import anyio
 import httpx2
 import pytest
 from anyio.abc import TaskGroup, TaskStatus
+from mcp import Client
+from mcp.client.streamable_http import streamable_http_client
 
 from tests._waiting import eventually
 from tests.conftest import Home
@@ -200,6 +202,14 @@ async def test_org9_the_deployment_recipe_serves_through_the_balancer_and_surviv
             for _ in range(10):  # round robin: both replicas answer, each one the same
                 ran = await client.post("/api/v1/calls", json={"tool": "tools__whoami", "arguments": {}})
                 assert ran.json()["ok"] is True, ran.text
+            # An MCP session lives on the replica that opened it: the balancer keeps its requests there.
+            async with (
+                httpx2.AsyncClient(headers=headers, timeout=60, trust_env=False) as http,
+                Client(streamable_http_client(f"{base}/mcp", http_client=http), mode="legacy") as session,
+            ):
+                for _ in range(4):
+                    assert "tools__whoami" in {tool.name for tool in (await session.list_tools()).tools}
+                    assert not (await session.call_tool("tools__whoami", {})).is_error
 
             caller = Caller(client)
             async with anyio.create_task_group() as tg:
