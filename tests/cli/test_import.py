@@ -86,6 +86,48 @@ def test_a_secret_written_into_the_file_is_reported_and_never_printed_sec_1(home
     ]
 
 
+@pytest.mark.parametrize(
+    ("fields", "problems"),
+    [
+        ({"command": "node", "args": "x.js --port 3"}, [("args", "must be a list of strings, not a string")]),
+        (
+            {"command": "node", "args": ["x.js"], "env": {"PORT": 8080, "DEBUG": True}},
+            [
+                ("env.PORT", "must be a string, not a number; quote it"),
+                ("env.DEBUG", "must be a string, not true/false; quote it"),
+            ],
+        ),
+        ({"url": "https://example.test/mcp", "headers": {"Bad Name": "x"}}, None),
+    ],
+)
+def test_import_says_which_values_keep_a_server_from_loading_as_read_directly_err_1(
+    home: Home, fields: dict[str, object], problems: list[tuple[str, str]] | None
+) -> None:
+    """ERR-1: a value the loader refuses (a string for a list, a number for text) is said by import, as
+    `--mcp-config` says it for the same file, never dropped without a word."""
+    source = home.root / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"a": fields}}), encoding="utf-8")
+    read_directly = mcpyard(home, "doctor", "a", "--mcp-config", str(source), "--json")
+    refused = json.loads(read_directly.stdout)["problem"]
+    done = json.loads(mcpyard(home, "import", str(source), "--json").stdout)
+    said = [(note["key"], note["why"]) for note in done["problems"]]
+    assert [note["server"] for note in done["problems"]] == ["a"] * len(said)
+    assert "; ".join(f"{key}: {why}" for key, why in said) == refused, "the loader's own words"
+    if problems is not None:
+        assert said == problems
+    shown = mcpyard(home, "import", str(source))
+    assert shown.returncode == 0, shown.stderr
+    assert "Will not load as written" in shown.stdout
+    lines = shown.stdout.splitlines()
+    for _, why in said:
+        assert any(line.startswith("  server 'a': ") and line.endswith(why) for line in lines), (why, lines)
+
+
+def test_import_of_a_file_that_loads_says_no_problem_cfg_3(home: Home) -> None:
+    done = json.loads(mcpyard(home, "import", str(sample(home.root, "claude-desktop")), "--json").stdout)
+    assert done["problems"] == []
+
+
 @pytest.mark.parametrize(("suffix", "marker"), [(".toml", "[[mcp.servers]]"), (".json", '"servers": [')])
 def test_write_puts_the_own_form_in_toml_or_json_by_the_name_cfg_2(home: Home, suffix: str, marker: str) -> None:
     """CFG-2: `--write` picks TOML for a .toml name, else JSON; the file is read back as mcpyard's own."""

@@ -45,8 +45,9 @@ def import_file(
     """Read another MCP client's config file and say what mcpyard understood and what it ignored.
 
     It names the file's format and lists each server (its id, transport, and command or URL),
-    then each key mcpyard has no equivalent for, with why, and each value that looks like a
-    secret written into the file (never the value itself). Nothing changes unless you pass
+    then each value that keeps a server from loading as written, each key mcpyard has no
+    equivalent for, with why, and each value that looks like a secret written into the file
+    (never the value itself). Nothing changes unless you pass
     --write FILE: then it writes the same servers in mcpyard's own form, readable by you only;
     it never replaces a file that is there unless you also pass --force.
 
@@ -113,6 +114,8 @@ def _show(imported: ImportedConfig, written: Path | None, console: Console, *, r
             console.print(safe(f"      {note.key}: {note.why}"))
     for note in by_server.get(None, []):
         console.print(safe(f"  {note.key}: {note.why}"))
+    unloadable = "Will not load as written (fix these in the file, or in what --write writes):"
+    _section(console, unloadable, imported.problems, heading)
     _section(console, "Ignored, with why:", imported.ignored, heading)
     _section(
         console, "Values that look like secrets (copied as written, never shown):", imported.literal_secrets, heading

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, replace
 from pathlib import Path
-from typing import Literal
+from typing import Literal, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from mcpyard.config._expand import Expander, Expansion
@@ -14,7 +14,7 @@ from mcpyard.config._names import credential_header, describe_entry, is_credenti
 from mcpyard.config._oauth import read_oauth
 from mcpyard.config._read import Form, RawEntry
 
-__all__ = ["EntryContext", "build_spec"]
+__all__ = ["EntryContext", "build_spec", "value_problems"]
 
 _REMOTE: tuple[TransportName, ...] = ("streamable_http", "sse", "websocket")
 _BREAKS = ("\r", "\n", "\0")
@@ -29,6 +29,25 @@ class EntryContext:
     path: Path
     form: Form
     expander: Expander
+
+
+class _Values(NamedTuple):
+    common: ServerSpec
+    command: str | None
+    url: str | None
+    cwd: str | None
+    args: tuple[str, ...]
+    env: tuple[tuple[str, str], ...]
+    headers: tuple[tuple[str, str], ...]
+    inherit_env: tuple[str, ...] | Literal["*"]
+    explicit: TransportName | None
+
+
+def value_problems(raw: RawEntry, context: EntryContext) -> list[str]:
+    """What is wrong with the values of one entry as written (a list that is a string, a number for a string, a
+    bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first."""
+    read, _ = _Builder(raw, context, []).read()
+    return read.problems
 
 
 def build_spec(raw: RawEntry, context: EntryContext, warnings: list[str]) -> ServerSpec:
@@ -51,6 +70,13 @@ class _Builder:
         self._references: list[tuple[str, str, str]] = []
 
     def build(self) -> ServerSpec:
+        read, values = self.read()
+        if read.problems:
+            return replace(values.common, state="failed", problem="; ".join(read.problems))
+        return self.finish(values)
+
+    def read(self) -> tuple[FieldReader, _Values]:
+        """Every field's value as written, typed; the reader holds what is wrong with them (nothing expanded)."""
         read = FieldReader(self._raw.fields)
         command, url, cwd = read.text("command"), read.text("url"), read.text("cwd")
         args, env, headers = read.texts("args") or (), read.table("env"), read.table("headers")
@@ -81,8 +107,10 @@ class _Builder:
             shutdown_timeout_secs=read.seconds("shutdown_timeout_secs", 5.0) or 5.0,
             enabled=read.flag("enabled", True),
         )
-        if read.problems:
-            return replace(common, state="failed", problem="; ".join(read.problems))
+        return read, _Values(common, command, url, cwd, args, env, headers, inherit_env, explicit)
+
+    def finish(self, values: _Values) -> ServerSpec:
+        common, command, url, cwd, args, env, headers, inherit_env, explicit = values
         if not common.enabled:
             return replace(common, state="disabled", transport=explicit)
         if command is None:

@@ -7,6 +7,8 @@ from pathlib import Path
 
 from mcpyard.config._claude_user import claude_user_servers, is_claude_user_file
 from mcpyard.config._clients import SHARED_FAMILY, gemini_choice, translate_entry
+from mcpyard.config._entry import EntryContext, value_problems
+from mcpyard.config._expand import Expander
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import (
     FORMAT_NAMES,
@@ -20,7 +22,7 @@ from mcpyard.config._imported import (
 from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
 from mcpyard.config._opencode import opencode_servers
-from mcpyard.config._read import SETTING_KEYS, Format, read_document
+from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
 from mcpyard.config._vscode import INPUTS_WHY, SETTINGS_KEYS, note_settings_mcp, vscode_marked, vscode_settings_servers
 from mcpyard.errors import ConfigError
 
@@ -294,7 +296,19 @@ def translate(
         literal_secrets=tuple(
             ImportNote(where, server.id, _LITERAL) for server in servers for where in secret_literals(server.fields)
         ),
+        problems=tuple(note for server in servers for note in _problems(server, path)),
     )
+
+
+def _problems(server: ImportedServer, path: Path) -> list[ImportNote]:
+    """What keeps a translated server from loading, as the loader says it (each `key: what is wrong and the fix`)."""
+    nothing = Expander(environ={}, secrets={}, restricted=False)  # values are read as written: nothing is expanded
+    context = EntryContext(kind="flag", path=path, form="own", expander=nothing)
+    notes = []
+    for problem in value_problems(RawEntry(server.id, server.fields), context):
+        key, _, why = problem.partition(": ")
+        notes.append(ImportNote(key, server.id, why))
+    return notes
 
 
 def _listed(client: ClientFormat, document: Mapping[str, object]) -> object:

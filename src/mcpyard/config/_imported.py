@@ -158,6 +158,9 @@ class ImportedConfig:
         ignored: keys mcpyard has no equivalent for, each with why.
         literal_secrets: values written into the file that look like secrets: copied as written,
             never shown; each says how to keep it out of the file.
+        problems: values that keep a server from loading as written (a string where a list goes, a
+            number where text goes…): mcpyard refuses that server, read directly or as written, until
+            the file is fixed.
     """
 
     format: ClientFormat
@@ -167,6 +170,7 @@ class ImportedConfig:
     understood: tuple[ImportNote, ...] = ()
     ignored: tuple[ImportNote, ...] = ()
     literal_secrets: tuple[ImportNote, ...] = ()
+    problems: tuple[ImportNote, ...] = ()
 
     @property
     def format_name(self) -> str:
@@ -204,6 +208,7 @@ class ImportedConfig:
             "understood": [note.to_json() for note in self.understood],
             "ignored": [note.to_json() for note in self.ignored],
             "literal_secrets": [note.to_json() for note in self.literal_secrets],
+            "problems": [note.to_json() for note in self.problems],
             "settings": dict(self.settings),
         }
 
