@@ -1,4 +1,5 @@
-"""A stdio server's folder: a `cwd` that is not there is named, never taken for the command (CONN-2, CONN-3).
+"""A stdio server's folder and program: a `cwd` that is not there is named, never taken for the command, and a whole
+command line written into `command` is named as one (CONN-2, CONN-3).
 
 Real files and real processes: the config is written as Claude Desktop writes it, the command is
 the Python running these tests (it is there, so only the folder can be at fault).
@@ -56,3 +57,25 @@ async def test_conn2_a_cwd_that_exists_starts_the_server_there(home: Home) -> No
         assert server.state == "connected", server.reason
         result = await host.call("notes__cwd", {})
     assert result.ok, result.error
+
+
+async def test_conn2_a_whole_command_line_written_into_command_is_named_as_one(home: Home) -> None:
+    """CONN-2: `"command": "python server.py"` (as typed in a terminal) says to split it, not only "not found"."""
+    path = home.root / "claude_desktop_config.json"
+    entry = {"command": f"{PYTHON} {SERVERS / 'basic.py'}"}
+    path.write_text(json.dumps({"mcpServers": {"notes": entry}}), encoding="utf-8")
+    async with home.open(path) as host:
+        [server] = host.status().servers
+    assert server.state == "failed"
+    assert server.reason is not None
+    assert "`command` holds the program and its arguments in one string" in server.reason
+    assert "put the program alone in `command` and each argument in `args`" in server.reason
+
+
+async def test_conn2_a_program_not_found_is_said_so_when_command_is_one_word(home: Home) -> None:
+    path = home.root / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": {"notes": {"command": "no-such-program-here"}}}), encoding="utf-8")
+    async with home.open(path) as host:
+        [server] = host.status().servers
+    assert server.reason is not None
+    assert server.reason.startswith("command not found: 'no-such-program-here' (is it installed and on PATH?")

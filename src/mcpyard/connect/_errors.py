@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+import shutil
 from urllib.parse import urlsplit
 
 import httpx2
@@ -59,6 +60,12 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
     if isinstance(exc, httpx2.HTTPError | MCPError) and (limit := refused_size(str(exc))) is not None:
         return too_large(limit, url)
     if isinstance(exc, FileNotFoundError) and command is not None:
+        words = command.split()
+        if len(words) > 1 and shutil.which(words[0]) is not None:  # a whole command line, as typed in a terminal
+            return (
+                f"command not found: {command!r}: `command` holds the program and its arguments in one string; "
+                "put the program alone in `command` and each argument in `args`"
+            )
         return f"command not found: {command!r} (is it installed and on PATH? check `command`)"
     if isinstance(exc, PermissionError) and command is not None:
         return f"cannot run {command!r}: permission denied (is it executable?)"
