@@ -170,6 +170,15 @@ def test_the_transport_follows_the_entry_cfg_3_conn_1(
             "transport: `stdio` starts a local process and needs",
         ),
         ({"command": "x", "transport": "sse"}, "transport: `sse` connects to a `url`"),
+        (
+            {"url": "https://x.test", "type": "stdio"},
+            "type: `stdio` starts a local process and needs `command`, but this entry has only `url`; remove `type` or "
+            "set it to http, sse or ws",
+        ),
+        (
+            {"command": "x", "type": "http"},
+            "type: `http` connects to a `url`, but this entry has only `command`; remove `type` or set it to stdio",
+        ),
         ({"command": "x", "url": "https://x.test"}, "command, url: both are set"),
         ({"url": "ftp://x.test/mcp"}, "url: must start with http:// or https://"),
         ({"url": "https://x.test/mcp", "transport": "websocket"}, "url: must start with ws:// or wss://"),

@@ -122,9 +122,11 @@ class _Builder:
                 self._warnings.append(f"{self._where} is skipped: {problem}")
                 return replace(common, state="skipped", problem=problem)
             if explicit == "stdio":
+                key, written = self._transport_key()
+                remote = "http, sse or ws" if key == "type" else "streamable_http, sse or websocket"
                 problem = (
-                    "transport: `stdio` starts a local process and needs `command`, but this entry has only "
-                    "`url`; remove `transport` or set it to streamable_http, sse or websocket"
+                    f"{key}: `{written}` starts a local process and needs `command`, but this entry has only "
+                    f"`url`; remove `{key}` or set it to {remote}"
                 )
                 return replace(common, state="failed", problem=problem)
             self._ignored(args=bool(args), env=bool(env), cwd=cwd is not None, inherit_env=bool(inherit_env))
@@ -134,9 +136,10 @@ class _Builder:
                 problem = "command, url: both are set; keep `command` for a local server or `url` for a remote one"
                 return replace(common, state="failed", problem=problem)
             if explicit in _REMOTE:
+                key, written = self._transport_key()
                 problem = (
-                    f"transport: `{explicit}` connects to a `url`, but this entry has only `command`; "
-                    "remove `transport` or set it to stdio"
+                    f"{key}: `{written}` connects to a `url`, but this entry has only `command`; "
+                    f"remove `{key}` or set it to stdio"
                 )
                 return replace(common, state="failed", problem=problem)
             self._ignored(headers=bool(headers), oauth="oauth" in self._raw.fields)
@@ -216,6 +219,11 @@ class _Builder:
         if transport is not None and mapped is not None and transport != mapped:
             read.problems.append(f"type: means `{mapped}` but `transport` says `{transport}`; keep one of them")
         return transport or mapped
+
+    def _transport_key(self) -> tuple[str, str]:
+        """The key that chose the transport (`transport`, or the shared form's `type`) and its value as written."""
+        key = "transport" if self._raw.fields.get("transport") is not None else "type"
+        return key, str(self._raw.fields.get(key))
 
     def _ignored(self, **present: bool) -> None:
         names = [f"`{name}`" for name, there in present.items() if there]
