@@ -118,3 +118,13 @@ def test_sec3_listings_kept_in_memory_drop_one_holding_a_secret_as_the_file_does
     assert not listings.replace({spec.id: TOOLS}), "the same listings: nothing changed"
     assert listings.replace({}), "a server's listing gone is a change"
     assert listings.get(spec) is None
+
+
+def test_cat2_a_listing_kept_in_memory_applies_only_to_the_definition_that_listed_it(spec: ServerSpec) -> None:
+    """As in the file: change what runs and the listing kept no longer applies; one a program gives applies as given."""
+    listings = MemoryListings()
+    listings.put(spec, TOOLS)
+    assert listings.get(spec) == TOOLS
+    assert listings.get(dataclasses.replace(spec, command="other")) is None
+    listings.replace({spec.id: TOOLS})
+    assert listings.get(dataclasses.replace(spec, command="other")) == TOOLS, "the program's listing is the server's"

@@ -65,10 +65,13 @@ class Listings(Protocol):
 
 class MemoryListings:
     """Listings by server id, in memory only: given by a program that keeps them elsewhere (`replace`, from the
-    host's event loop: the host offers what changed at once), and kept as the host's servers list their tools."""
+    host's event loop: the host offers what changed at once), and kept as the host's servers list their tools (a
+    listing kept so applies only to the definition that listed it, as in the file)."""
 
     def __init__(self, listings: Mapping[str, Sequence[Mapping[str, Any]]] | None = None) -> None:
         self._listings: dict[str, tuple[Mapping[str, Any], ...]] = {}
+        self._listed_by: dict[str, str] = {}
+        """Server id → the `listing_key` of the definition whose listing `put` kept (none: `replace` gave it)."""
         self._lock = threading.Lock()
         """The host keeps a new listing from a worker thread (as it writes the file)."""
         self._watchers: list[Callable[[], None]] = []
@@ -81,6 +84,9 @@ class MemoryListings:
 
     def get(self, spec: ServerSpec) -> Sequence[Mapping[str, Any]] | None:
         with self._lock:
+            listed_by = self._listed_by.get(spec.id)
+            if listed_by is not None and listed_by != listing_key(spec):
+                return None  # listed by the server as it was defined before
             return self._listings.get(spec.id)
 
     def put(
@@ -90,14 +96,17 @@ class MemoryListings:
         with self._lock:
             if secret:
                 self._listings.pop(spec.id, None)
+                self._listed_by.pop(spec.id, None)
             else:
                 self._listings[spec.id] = tuple(tools)
+                self._listed_by[spec.id] = listing_key(spec)
 
     def replace(self, listings: Mapping[str, Sequence[Mapping[str, Any]]]) -> bool:
         """Hold exactly these listings (server id → its tools); whether any server's listing changed."""
         fresh = {server: tuple(tools) for server, tools in listings.items()}
         with self._lock:
             changed, self._listings = fresh != self._listings, fresh
+            self._listed_by.clear()
         if changed:
             for watcher in list(self._watchers):
                 watcher()

@@ -65,9 +65,9 @@ class Servers:
         self._log_listeners: list[Callable[[str, types.LoggingMessageNotificationParams], Awaitable[None]]] = []
         self._pending: dict[str, ServerSpec] = {}
         """Servers of a lazy host that nothing has needed yet."""
-        self.listings = options.listings or ListingCache(options.data_home / LISTINGS_FILE)
+        listings = options.listings if options.listings is not None else ListingCache(options.data_home / LISTINGS_FILE)
+        self.listings = listings
         """Each server definition's last listing: a pending server's tools, a name's owner before it connects."""
-        listings = self.listings
         self._unwatch = listings.watch(self._listed_elsewhere) if isinstance(listings, MemoryListings) else None
 
     @property

@@ -123,6 +123,25 @@ def test_import_says_which_values_keep_a_server_from_loading_as_read_directly_er
         assert any(line.startswith("  server 'a': ") and line.endswith(why) for line in lines), (why, lines)
 
 
+def test_a_name_that_holds_a_whole_header_line_or_a_value_is_never_shown_whole_sec_1(home: Home) -> None:
+    """SEC-1: a header line written as a header's name, or `NAME=value` as a variable's, is named by its start."""
+    token = "sk-live-3b9e1c7a5d0f"
+    source = home.root / "mcp.json"
+    fields = {
+        "a": {"url": "https://example.test/mcp", "headers": {f"Authorization: Bearer {token}": "x"}},
+        "b": {"command": "node", "env": {f"API_KEY={token}": "y"}},
+    }
+    source.write_text(json.dumps({"mcpServers": fields}), encoding="utf-8")
+    shown = mcpyard(home, "import", str(source))
+    as_json = mcpyard(home, "import", str(source), "--json")
+    read_directly = [mcpyard(home, "doctor", name, "--mcp-config", str(source), "--json") for name in ("a", "b")]
+    for ran in (shown, as_json, *read_directly):
+        assert token not in ran.stdout + ran.stderr
+        assert "3b9e1c7a5d0f" not in ran.stdout + ran.stderr
+    said = {(note["server"], note["key"]) for note in json.loads(as_json.stdout)["problems"]}
+    assert said == {("a", "headers['Authorization…']"), ("b", "env['API_KEY…']")}
+
+
 def test_import_of_a_file_that_loads_says_no_problem_cfg_3(home: Home) -> None:
     done = json.loads(mcpyard(home, "import", str(sample(home.root, "claude-desktop")), "--json").stdout)
     assert done["problems"] == []

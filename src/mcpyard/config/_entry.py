@@ -8,7 +8,7 @@ from typing import Literal, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
 from mcpyard.config._expand import Expander, Expansion
-from mcpyard.config._fields import FieldReader, env_label
+from mcpyard.config._fields import FieldReader, env_label, name_label
 from mcpyard.config._model import DEFAULT_MAX_FILE_BYTES, ServerSpec, SourceKind, TransportName
 from mcpyard.config._names import credential_header, describe_entry, is_credential_variable, is_http_token
 from mcpyard.config._oauth import read_oauth
@@ -84,11 +84,11 @@ class _Builder:
         explicit = self._explicit_transport(read)
         for key, _ in env:
             if not key or "=" in key or "\0" in key:
-                read.problems.append(f"{env_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)")
+                read.problems.append(f"{name_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)")
         for key, _ in headers:
             if not is_http_token(key):
                 read.problems.append(
-                    f"{env_label('headers', key)}: is not a valid header name; "
+                    f"{name_label('headers', key)}: is not a valid header name; "
                     "use letters, digits and !#$%&'*+-.^_`|~ only"
                 )
         common = ServerSpec(

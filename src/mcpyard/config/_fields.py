@@ -13,7 +13,7 @@ from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, deny_rules, describe_entr
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
-__all__ = ["FIELDS", "OAUTH_FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label"]
+__all__ = ["FIELDS", "OAUTH_FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label", "name_label"]
 
 FIELDS = (
     "command",
@@ -67,6 +67,8 @@ TYPE_ALIASES: dict[str, TransportName] = {
 """Values of the shared form's `type` key, which other MCP clients write instead of `transport`."""
 
 _PLAIN_KEY = re.compile(r"[A-Za-z0-9_.\-]+")
+_VALUE_AFTER = re.compile(r"[:=].{8}", re.DOTALL)
+"""A `:` or `=` with a value's worth of characters after it, in a name."""
 
 _SHARED_HINTS = {
     "disabled": "it is read only as true or false, and only without `enabled`, which is what mcpyard reads",
@@ -157,6 +159,17 @@ def env_label(prefix: str, key: str) -> str:
     return f"{prefix}[{quote(key)}]"
 
 
+def name_label(prefix: str, key: str) -> str:
+    """`env_label` for a name that is wrong: a whole header line or `NAME=value` written as a name may carry a
+    secret, so a name with more than a few characters after a `:` or `=` is shown up to it (and any at most 40)."""
+    if _PLAIN_KEY.fullmatch(key):
+        return f"{prefix}.{key}"
+    shown = key[:40]
+    if (found := _VALUE_AFTER.search(key)) is not None:
+        shown = key[: found.start()][:40]
+    return f"{prefix}[{quote(shown + '…' if shown != key else shown)}]"
+
+
 def _kind(value: object) -> str:
     if value is None:
         return "null"
@@ -222,7 +235,7 @@ class FieldReader:
         pairs: list[tuple[str, str]] = []
         for name, item in value.items():
             if not isinstance(item, str):
-                self._bad(env_label(key, name), f"must be a string, not {_kind(item)}; quote it")
+                self._bad(name_label(key, name), f"must be a string, not {_kind(item)}; quote it")
                 continue
             pairs.append((name, item))
         return tuple(pairs)
