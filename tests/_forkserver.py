@@ -208,25 +208,30 @@ def _guard(conn: socket.socket, listener: socket.socket, own: dict[str, str]) ->
     try:
         signal.signal(signal.SIGCHLD, signal.SIG_DFL)
         listener.close()
-        first, fds, _, _ = socket.recv_fds(conn, 1, 3)
-        if not first:  # a connection that only looked whether this server listens (`listening`)
-            os._exit(0)
-        (size,) = struct.unpack("!I", _received(conn, 4))
-        request = json.loads(_received(conn, size))
-        if len(fds) != 3 or _startup(request["env"]) != own:
-            conn.sendall(struct.pack("!i", EXEC))
-            os._exit(0)
-        pid = os.fork()
-        if pid == 0:
-            _run(conn, fds, request)
-        for fd in fds:
-            os.close(fd)
-        conn.sendall(struct.pack("!i", STARTED))
-        _watch(conn, pid)
+        _launch_one(conn, own)
     except BaseException:  # a guardian that fails says so, and the server goes with it
         traceback.print_exc()
         code = 1
     os._exit(code)
+
+
+def _launch_one(conn: socket.socket, own: dict[str, str]) -> None:
+    """Fork the program the launcher asks for and watch it; return at once when there is nothing to start."""
+    first, fds, _, _ = socket.recv_fds(conn, 1, 3)
+    if not first:  # a connection that only looked whether this server listens (`listening`)
+        return
+    (size,) = struct.unpack("!I", _received(conn, 4))
+    request = json.loads(_received(conn, size))
+    if len(fds) != 3 or _startup(request["env"]) != own:
+        conn.sendall(struct.pack("!i", EXEC))
+        return
+    pid = os.fork()
+    if pid == 0:
+        _run(conn, fds, request)
+    for fd in fds:
+        os.close(fd)
+    conn.sendall(struct.pack("!i", STARTED))
+    _watch(conn, pid)
 
 
 def _watch(conn: socket.socket, pid: int) -> None:

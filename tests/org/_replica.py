@@ -60,7 +60,7 @@ async def replica(
     env = {**os.environ, "MCPYARD_ORG_KEY": key}
     arguments = ["--database", database_url, "--data-home", str(data_home), "--port", str(port)]
     # A fork of the worker's fork server, which has the SDK and the web and database libraries imported already.
-    command = module_command(env, "tests.org._replica", *arguments, "--lease", str(lease), "--sweep", str(sweep))
+    command = module_command(env, __name__, *arguments, "--lease", str(lease), "--sweep", str(sweep))  # this module
     process = await anyio.open_process(command, stdin=subprocess.DEVNULL, stdout=subprocess.DEVNULL, env=env, cwd=ROOT)
     running = Replica(process, f"http://127.0.0.1:{port}")
     listening, ended = anyio.Event(), anyio.Event()
