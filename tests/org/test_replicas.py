@@ -166,6 +166,55 @@ async def test_org9_a_replica_that_never_started_a_server_offers_its_tools_as_th
         assert "value of k" in json.dumps(model.tool_messages(-1))
 
 
+async def test_org9_a_replica_offers_each_organization_only_its_own_servers_tools_before_starting_any(
+    replicas: tuple[Service, Service], upstream: str
+) -> None:
+    # Both organizations' servers registered on A, neither ever started on B: each teammate on B is offered its own
+    # organization's tools from the database, and a call to the other's tool is refused as never offered.
+    a, b = replicas
+    globex = await a.add_org("globex", "owner@globex.test")
+    as_globex = a.headers(globex.owner_token)
+    mine = by_tool(await register(a, upstream))
+    registered = await a.client.post(
+        "/api/v1/servers", json={"name": "hidden", "url": upstream, "bearer_token": TOKEN}, headers=as_globex
+    )
+    assert registered.status_code == 201, registered.text
+    theirs = {tool["tool"]: tool for tool in registered.json()["tools"]}
+    for tool in mine.values():
+        await set_policy(a, tool, "run_freely")
+    for tool in theirs.values():
+        policy = {"policy": "run_freely", "definition_hash": tool["definition_hash"]}
+        assert (await a.client.put(f"/api/v1/tools/{tool['id']}/policy", json=policy, headers=as_globex)).is_success
+    with serve_model() as model:
+        for headers in (a.headers(None), as_globex):
+            chosen = await a.client.put(
+                "/api/v1/model", json={"base_url": model.base_url, "model": "scripted"}, headers=headers
+            )
+            assert chosen.status_code == 200, chosen.text
+        turns = []
+        for headers, server_id in (
+            (a.headers(None), mine["lookup"]["server_id"]),
+            (as_globex, theirs["lookup"]["server_id"]),
+        ):
+            made = await a.client.post(
+                "/api/v1/teammates", json={"name": "helper", "server_ids": [server_id]}, headers=headers
+            )
+            assert made.status_code == 201, made.text
+            started = await b.client.post(
+                f"/api/v1/teammates/{made.json()['id']}/conversations", json={}, headers=headers
+            )
+            assert started.status_code == 201, started.text
+            turns.append((f"/api/v1/conversations/{started.json()['id']}/turns", headers))
+        model.replies.extend([{"tool_calls": [{"name": "hidden__lookup", "arguments": {"key": "k"}}]}, {"text": "ok"}])
+        acme = await b.client.post(turns[0][0], json={"message": "hi"}, headers=turns[0][1])
+        assert set(_offered(model.requests[-2])) == {f"tools__{name}" for name in mine}
+        assert [item["status"] for item in acme.json()["calls"]] == ["refused"], acme.text
+        assert "value of k" not in json.dumps(model.tool_messages(-1))
+        model.replies.append({"text": "fine"})
+        assert (await b.client.post(turns[1][0], json={"message": "hi"}, headers=turns[1][1])).is_success
+        assert set(_offered(model.requests[-1])) == {f"hidden__{name}" for name in theirs}
+
+
 def _offered(request: dict[str, Any]) -> dict[str, str]:
     """The tools a model request offered (but `read_result`), each with its description."""
     functions = (tool["function"] for tool in request["tools"])
