@@ -43,11 +43,12 @@ class _Values(NamedTuple):
     explicit: TransportName | None
 
 
-def value_problems(raw: RawEntry, context: EntryContext) -> list[str]:
+def value_problems(raw: RawEntry, context: EntryContext) -> list[tuple[str, str]]:
     """What is wrong with the values of one entry as written (a list that is a string, a number for a string, a
-    bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first."""
+    bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first, each as
+    the field and what is wrong with it."""
     read, _ = _Builder(raw, context, []).read()
-    return read.problems
+    return read.faults
 
 
 def build_spec(raw: RawEntry, context: EntryContext, warnings: list[str]) -> ServerSpec:
@@ -84,13 +85,11 @@ class _Builder:
         explicit = self._explicit_transport(read)
         for key, _ in env:
             if not key or "=" in key or "\0" in key:
-                read.problems.append(f"{name_label('env', key)}: is not a variable name (empty, or holds `=` or NUL)")
+                read.bad(name_label("env", key), "is not a variable name (empty, or holds `=` or NUL)")
         for key, _ in headers:
             if not is_http_token(key):
-                read.problems.append(
-                    f"{name_label('headers', key)}: is not a valid header name; "
-                    "use letters, digits and !#$%&'*+-.^_`|~ only"
-                )
+                hint = "use letters, digits and !#$%&'*+-.^_`|~ only"
+                read.bad(name_label("headers", key), f"is not a valid header name; {hint}")
         common = ServerSpec(
             id=self._raw.id,
             source=self._context.kind,
@@ -217,7 +216,7 @@ class _Builder:
             return transport
         mapped = read.transport("type")
         if transport is not None and mapped is not None and transport != mapped:
-            read.problems.append(f"type: means `{mapped}` but `transport` says `{transport}`; keep one of them")
+            read.bad("type", f"means `{mapped}` but `transport` says `{transport}`; keep one of them")
         return transport or mapped
 
     def _transport_key(self) -> tuple[str, str]:

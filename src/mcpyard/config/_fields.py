@@ -195,20 +195,27 @@ class FieldReader:
 
     def __init__(self, fields: Mapping[str, object]) -> None:
         self._fields = fields
-        self.problems: list[str] = []
+        self.faults: list[tuple[str, str]] = []
+        """Each problem: the field as messages name it, and what is wrong with it and the fix."""
 
-    def _bad(self, key: str, message: str) -> None:
-        self.problems.append(f"{key}: {message}")
+    @property
+    def problems(self) -> list[str]:
+        """Each problem as one `<field>: <what is wrong and the fix>`."""
+        return [f"{key}: {message}" for key, message in self.faults]
+
+    def bad(self, key: str, message: str) -> None:
+        """Note a problem with the field `key` (as messages name it)."""
+        self.faults.append((key, message))
 
     def text(self, key: str) -> str | None:
         value = self._fields.get(key)
         if value is None:
             return None
         if not isinstance(value, str):
-            self._bad(key, f"must be a string, not {_kind(value)}")
+            self.bad(key, f"must be a string, not {_kind(value)}")
             return None
         if not value:
-            self._bad(key, "is empty; give a value or remove the field")
+            self.bad(key, "is empty; give a value or remove the field")
             return None
         return value
 
@@ -217,11 +224,11 @@ class FieldReader:
         if value is None:
             return None
         if not isinstance(value, list):
-            self._bad(key, f"must be a list of strings, not {_kind(value)}")
+            self.bad(key, f"must be a list of strings, not {_kind(value)}")
             return None
         for index, item in enumerate(value):
             if not isinstance(item, str):
-                self._bad(key, f"must be a list of strings; item {index} is {_kind(item)}, quote it")
+                self.bad(key, f"must be a list of strings; item {index} is {_kind(item)}, quote it")
                 return None
         return tuple(value)
 
@@ -230,12 +237,12 @@ class FieldReader:
         if value is None:
             return ()
         if not isinstance(value, dict):
-            self._bad(key, f"must be an object of names to strings, not {_kind(value)}")
+            self.bad(key, f"must be an object of names to strings, not {_kind(value)}")
             return ()
         pairs: list[tuple[str, str]] = []
         for name, item in value.items():
             if not isinstance(item, str):
-                self._bad(name_label(key, name), f"must be a string, not {_kind(item)}; quote it")
+                self.bad(name_label(key, name), f"must be a string, not {_kind(item)}; quote it")
                 continue
             pairs.append((name, item))
         return tuple(pairs)
@@ -248,11 +255,12 @@ class FieldReader:
             return ()
         names = self.texts(key)
         if names is None:
-            self.problems[-1] += ', or "*" for the whole environment'
+            field, message = self.faults[-1]
+            self.faults[-1] = (field, message + ', or "*" for the whole environment')
             return ()
         for index, name in enumerate(names):
             if not name or "=" in name or "\0" in name:
-                self._bad(f"{key}[{index}]", "is not a variable name (empty, or holds `=` or NUL)")
+                self.bad(f"{key}[{index}]", "is not a variable name (empty, or holds `=` or NUL)")
                 return ()
         return names
 
@@ -261,7 +269,7 @@ class FieldReader:
         if value is None:
             return default
         if not isinstance(value, bool):
-            self._bad(key, f"must be true or false, not {_kind(value)}")
+            self.bad(key, f"must be true or false, not {_kind(value)}")
             return default
         return value
 
@@ -273,7 +281,7 @@ class FieldReader:
             value = int(value)
         if isinstance(value, bool) or not isinstance(value, int) or value < 1:
             shown = repr(value) if isinstance(value, int | float) else _kind(value)
-            self._bad(key, f"must be a whole number of at least 1, not {shown}")
+            self.bad(key, f"must be a whole number of at least 1, not {shown}")
             return default
         return value
 
@@ -286,7 +294,7 @@ class FieldReader:
         if isinstance(value, bool) or not isinstance(value, int | float) or not math.isfinite(value) or value <= 0:
             shown = repr(value) if isinstance(value, int | float) else _kind(value)
             fix = '; for no limit write null (JSON) or "none" (TOML)' if nullable else ""
-            self._bad(key, f"must be a number of seconds greater than 0, not {shown}{fix}")
+            self.bad(key, f"must be a number of seconds greater than 0, not {shown}{fix}")
             return default
         return float(value)
 
@@ -304,5 +312,5 @@ class FieldReader:
         alias = TYPE_ALIASES.get(value.lower()) if isinstance(value, str) else None
         fix = f" (`{value}` is written `{alias}` here)" if alias and key != "type" else ""
         shown = quote(value) if isinstance(value, str) else _kind(value)
-        self._bad(key, f"must be one of {choices}, not {shown}{fix}")
+        self.bad(key, f"must be one of {choices}, not {shown}{fix}")
         return None

@@ -296,19 +296,19 @@ def translate(
         literal_secrets=tuple(
             ImportNote(where, server.id, _LITERAL) for server in servers for where in secret_literals(server.fields)
         ),
-        problems=tuple(note for server in servers for note in _problems(server, path)),
+        problems=_problems(servers, path),
     )
 
 
-def _problems(server: ImportedServer, path: Path) -> list[ImportNote]:
-    """What keeps a translated server from loading, as the loader says it (each `key: what is wrong and the fix`)."""
+def _problems(servers: list[ImportedServer], path: Path) -> tuple[ImportNote, ...]:
+    """What keeps each translated server from loading, in the loader's words."""
     nothing = Expander(environ={}, secrets={}, restricted=False)  # values are read as written: nothing is expanded
     context = EntryContext(kind="flag", path=path, form="own", expander=nothing)
-    notes = []
-    for problem in value_problems(RawEntry(server.id, server.fields), context):
-        key, _, why = problem.partition(": ")
-        notes.append(ImportNote(key, server.id, why))
-    return notes
+    return tuple(
+        ImportNote(key, server.id, why)
+        for server in servers
+        for key, why in value_problems(RawEntry(server.id, server.fields), context)
+    )
 
 
 def _listed(client: ClientFormat, document: Mapping[str, object]) -> object:

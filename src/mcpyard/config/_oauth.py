@@ -48,18 +48,18 @@ def read_oauth(raw: object, *, expand: Expand, plain: Plain, problems: list[str]
     grant_name = read.text("oauth.grant") or "authorization_code"
     grant = _GRANTS.get(grant_name, "authorization_code")
     if grant_name not in _GRANTS:
-        read.problems.append(f"oauth.grant: must be one of {', '.join(_GRANTS)}, not {grant_name!r}")
+        read.bad("oauth.grant", f"must be one of {', '.join(_GRANTS)}, not {grant_name!r}")
     method_name = read.text("oauth.token_endpoint_auth_method")
     method = _METHODS.get(method_name) if method_name is not None else None
     if method_name is not None and method is None:
-        read.problems.append(f"oauth.token_endpoint_auth_method: must be one of {', '.join(_METHODS)}")
+        read.bad("oauth.token_endpoint_auth_method", f"must be one of {', '.join(_METHODS)}")
     scopes = read.texts("oauth.scopes") or ()
     for index, scope in enumerate(scopes):
         if not scope or any(char.isspace() or not char.isprintable() for char in scope):
-            read.problems.append(f"oauth.scopes[{index}]: a scope is one word; write each scope as its own item")
+            read.bad(f"oauth.scopes[{index}]", "a scope is one word; write each scope as its own item")
     port = read.whole("oauth.redirect_port", 0) or None
     if port is not None and port > 65535:
-        read.problems.append(f"oauth.redirect_port: must be a port number from 1 to 65535, not {port}")
+        read.bad("oauth.redirect_port", f"must be a port number from 1 to 65535, not {port}")
     texts = {
         key: read.text(f"oauth.{key}")
         for key in ("client_id", "client_metadata_url", "issuer", "idp_token_endpoint", "idp_client_id")
