@@ -82,7 +82,7 @@ def _timed_serve(owner: Any) -> None:
     """The call's task, and the write of its answer to the client (the front's writer, passed to it)."""
     original = _find(owner, "_serve")
 
-    async def timed(self: Any, taken: Any, scope: Any, write: Callable[[bytes], Any]) -> None:
+    async def timed(self: Any, taken: Any, write: Callable[[bytes], Any]) -> None:
         async def written(data: bytes) -> None:
             _marks.append(("client answer written begins", _now()))
             try:
@@ -91,7 +91,7 @@ def _timed_serve(owner: Any) -> None:
                 _marks.append(("client answer written ends", _now()))
 
         _marks.append(("call task begins", _now()))
-        await original(self, taken, scope, written)
+        await original(self, taken, written)
 
     owner._serve = timed
 

@@ -27,6 +27,7 @@ and answered `Connection closed`, as the SDK's path answers its own.
 
 from __future__ import annotations
 
+import asyncio
 import json
 import logging
 import traceback
@@ -122,6 +123,11 @@ _COMPACT = json.JSONEncoder(separators=(",", ":")).encode
 """`json.dumps` with these options, without building an encoder per call."""
 
 
+def _now() -> float:
+    """The event loop's clock (what `anyio.current_time` reads, without finding the backend first)."""
+    return asyncio.get_running_loop().time()
+
+
 def _meta_key(meta: object) -> str | None:
     """`_meta` as a comparable text (keys sorted), or None when it cannot be one."""
     try:
@@ -167,7 +173,7 @@ class FastPath:
             self._armed.pop(key, None)
             return
         levels = allowed_log_levels(version, json.loads(meta))
-        self._armed[key] = _Armed(ctx, version, levels, anyio.current_time())
+        self._armed[key] = _Armed(ctx, version, levels, _now())
         self._armed.move_to_end(key)
         while len(self._armed) > ARMED:
             self._armed.popitem(last=False)
@@ -205,7 +211,7 @@ class FastPath:
         name, arguments = params.get("name"), params.get("arguments", {})
         if (
             armed is None
-            or anyio.current_time() - armed.at > REFRESH_SECS
+            or _now() - armed.at > REFRESH_SECS
             or not isinstance(name, str)
             or not isinstance(arguments, dict)
             or (busy is not None and busy(request_id))

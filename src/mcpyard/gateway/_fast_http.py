@@ -13,9 +13,10 @@ session, the protocol version, `Host` and `Origin` (its DNS-rebinding guard), `A
 `Content-Type`, and whether the routing headers are there. Only a request whose headers are all the same as
 those of a request the SDK's app accepted is taken; its `Mcp-Method` and `Mcp-Name` must also
 agree with its body (else the SDK refuses it), and a request with any other `Mcp-` header (a
-parameter a tool mirrors into headers) is the SDK's. A `DELETE` of a session forgets it. A
-client that disconnects cancels its call, as on the SDK's path (noticed once the call has run
-`WATCH_AFTER_SECS`: most calls end sooner, and watching costs a task).
+parameter a tool mirrors into headers), or with any header given twice, is the SDK's. A `DELETE`
+of a session forgets it. A client that disconnects cancels its call, as on the SDK's path
+(noticed once the call has run `WATCH_AFTER_SECS`: most calls end sooner, and watching costs a
+task).
 """
 
 from __future__ import annotations
@@ -56,8 +57,18 @@ _STREAM_HEADERS = [
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
 ]
-_SINGLE = [name.encode() for name in (*_KEYED, *_ROUTING)]
 _KNOWN_MCP = frozenset({b"mcp-session-id", b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
+
+
+def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
+    """The request's headers by name, or None when one is given twice or is an `Mcp-` header the fast path does not
+    read (then the request is the SDK's)."""
+    headers: dict[str, str] = {}
+    for name, value in raw:
+        if name.startswith(b"mcp-") and name not in _KNOWN_MCP:
+            return None
+        headers[name.decode("latin-1")] = value.decode("latin-1")
+    return headers if len(headers) == len(raw) else None
 
 
 def _requester(path: str, headers: Mapping[str, str]) -> Hashable:
@@ -141,14 +152,10 @@ class FastHttp:
         ):
             await self._app(scope, receive, send)
             return
-        raw: list[tuple[bytes, bytes]] = scope["headers"]
-        names = [name for name, _ in raw]
-        if any(name.startswith(b"mcp-") and name not in _KNOWN_MCP for name in names) or any(
-            names.count(name) > 1 for name in _SINGLE
-        ):
+        headers = _headers(scope["headers"])
+        if headers is None:
             await self._app(scope, receive, send)  # a header the fast path does not read, or one given twice
             return
-        headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in raw}
         requester = _requester(scope["path"], headers)
         if scope["method"] == "DELETE":
             if session := headers.get("mcp-session-id"):

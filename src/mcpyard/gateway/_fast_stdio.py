@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import json
 import logging
+from functools import partial
 
 import anyio
 import anyio.abc
@@ -35,7 +36,7 @@ class FastCalls:
     def __init__(self, face: Face) -> None:
         self._face = face
         self.path = FastPath(face, lambda ctx: None)
-        self._running: dict[int | str, anyio.CancelScope] = {}
+        self._running: dict[int | str, asyncio.Task[None]] = {}
         self._tasks: set[asyncio.Task[None]] = set()
         self._kept_in: anyio.abc.TaskGroup | None = None
         """The face's task group the keeper runs in."""
@@ -47,8 +48,8 @@ class FastCalls:
         self._ended = True
         if not self._running:
             return
-        for scope in self._running.values():
-            scope.cancel()
+        for task in self._running.values():
+            task.cancel()
         with anyio.move_on_after(CLOSE_SECS):
             await self._drained.wait()
 
@@ -71,24 +72,37 @@ class FastCalls:
         if self._kept_in is not tg:
             self._kept_in = tg
             tg.start_soon(self._keep)
-        scope = self._running[taken.request_id] = anyio.CancelScope()
-        task = asyncio.get_running_loop().create_task(self._serve(taken, scope, write))
+        task = asyncio.get_running_loop().create_task(self._serve(taken, write))
+        self._running[taken.request_id] = task
         self._tasks.add(task)
-        task.add_done_callback(self._done)
+        task.add_done_callback(partial(self._done, taken.request_id, write))
         return True
 
-    def _done(self, task: asyncio.Task[None]) -> None:
+    def _done(self, request_id: int | str, write: Write, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        if not task.cancelled() and (exc := task.exception()) is not None:
+        if self._running.get(request_id) is task:
+            # Cancelled before it began (its own `finally` never ran): answered as one cancelled while running.
+            self._release(request_id)
+            if self._ended:
+                answer = error_answer(request_id, types.CONNECTION_CLOSED, "Connection closed")
+                closing = asyncio.get_running_loop().create_task(_send(write, answer))
+                self._tasks.add(closing)
+                closing.add_done_callback(self._tasks.discard)
+        elif not task.cancelled() and (exc := task.exception()) is not None:
             _log.error("a tool call's task failed inside mcpyard: %s", self._face.redact(repr(exc)))
+
+    def _release(self, request_id: int | str) -> None:
+        del self._running[request_id]
+        if self._ended and not self._running:
+            self._drained.set()
 
     async def _keep(self) -> None:
         """Until the face's task group is cancelled; then the calls still running are cancelled and waited for."""
         try:
             await anyio.sleep_forever()
         finally:
-            for scope in self._running.values():
-                scope.cancel()
+            for task in self._running.values():
+                task.cancel()
             with anyio.CancelScope(shield=True), anyio.move_on_after(CLOSE_SECS):
                 while self._tasks:
                     await asyncio.wait(set(self._tasks))
@@ -102,26 +116,31 @@ class FastCalls:
         if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
             return False
         request_id = params.get("requestId")
-        scope = self._running.get(request_id) if isinstance(request_id, int | str) else None
-        if scope is None:
+        task = self._running.get(request_id) if isinstance(request_id, int | str) else None
+        if task is None:
             return False
-        scope.cancel()
+        task.cancel()
         return True
 
-    async def _serve(self, taken: Taken, scope: anyio.CancelScope, write: Write) -> None:
+    async def _serve(self, taken: Taken, write: Write) -> None:
+        """Run a call and write its answer. Only this front cancels a call's task: for its client's cancel or the face's
+        group ending (then no answer, as on the SDK path), or for the client's input ending (`Connection closed`)."""
         request_id = taken.request_id
         try:
-            with scope:
-                answer = await self.path.answer(taken)
-        finally:
-            del self._running[request_id]
-            if self._ended and not self._running:
-                self._drained.set()
-        if scope.cancelled_caught:
+            answer = await self.path.answer(taken)
+        except asyncio.CancelledError:
+            if (task := asyncio.current_task()) is not None:
+                task.uncancel()  # taken back: the cancellation ends here
             if not self._ended:
-                return  # cancelled by its client: no answer, as on the SDK path
+                return
             answer = error_answer(request_id, types.CONNECTION_CLOSED, "Connection closed")
-        try:
-            await write(answer)
-        except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
-            return  # the client left
+        finally:
+            self._release(request_id)
+        await _send(write, answer)
+
+
+async def _send(write: Write, answer: bytes) -> None:
+    try:
+        await write(answer)
+    except (anyio.BrokenResourceError, anyio.ClosedResourceError, OSError):
+        return  # the client left

@@ -99,10 +99,12 @@ class Gateway(ToolFace):
     def _shared(self) -> Offer:
         """The shared tools, worked out again only when the catalog, the pins or the configuration change."""
         view = self.host.view
-        basis = (view.catalog, view.policies, view.plan)
         cached = self._offered
-        if cached is not None and all(a is b for a, b in zip(cached.basis, basis, strict=True)):
-            return cached
+        if cached is not None:
+            catalog, policies, plan = cached.basis
+            if catalog is view.catalog and policies is view.policies and plan is view.plan:
+                return cached
+        basis = (view.catalog, view.policies, view.plan)
         shared = {spec.id: spec.shared_tools for spec in self.host.config.servers}
         tools = [
             tool

@@ -41,9 +41,16 @@ _EXPORTERS = ("otlp", "console", "none")
 _INSTALL = "pip install 'mcpyard[otel]'"
 
 
+class _Provider:
+    installed = False
+    """Seen installed: OpenTelemetry sets its global provider once and never takes it back."""
+
+
 def active() -> bool:
-    """Whether a tracer provider is installed (spans are made and exported)."""
-    return not isinstance(trace.get_tracer_provider(), ProxyTracerProvider | NoOpTracerProvider)
+    """Whether a tracer provider is installed (spans are made and exported); asked on every call, so cheap."""
+    if not _Provider.installed:
+        _Provider.installed = not isinstance(trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider))
+    return _Provider.installed
 
 
 @contextmanager

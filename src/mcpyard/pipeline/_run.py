@@ -117,7 +117,8 @@ async def _finish(view: HostView, session: Session, call: Call, outcome: Call | 
     else:
         raise RuntimeError("the call was not shaped: stages run in order")
     record = _record(view, call, outcome, result, server)
-    tracing.annotate_call(record)
+    if tracing.active():
+        tracing.annotate_call(record)
     await session.recorder.record(record)
     return result
 
