@@ -159,6 +159,38 @@ async def test_gw1_a_call_cancelled_on_the_fast_path_is_cancelled_downstream_and
         assert not [message for message in wire.seen if message.get("id") == 2]
 
 
+async def test_gw1_a_call_cancelled_in_the_same_write_as_it_is_never_answered_and_the_session_goes_on(
+    home: Home,
+) -> None:
+    """The cancel may be read before the call's task has begun: the call is never answered, and its id is free again."""
+    async with serving(home) as wire:
+        await wire.handshake()
+        await wire.call(1, "basic__add", {"a": 1, "b": 1})
+        await wire.answer(1)
+        call = {
+            "jsonrpc": "2.0",
+            "id": 2,
+            "method": "tools/call",
+            "params": {"name": "basic__slow", "arguments": {"seconds": 60}},
+        }
+        cancel = {"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}}
+        await wire.send(json.dumps(call).encode() + b"\n" + json.dumps(cancel).encode())
+        await wire.call(2, "basic__echo", {"text": "the same id again"})
+        assert "the same id again" in (await wire.answer(2))["result"]["content"][0]["text"]
+        assert len([message for message in wire.seen if message.get("id") == 2]) == 1
+
+
+async def test_gw1_a_call_whose_input_ends_in_the_same_write_is_answered_connection_closed(home: Home) -> None:
+    async with serving(home) as wire:
+        await wire.handshake()
+        await wire.call(1, "basic__add", {"a": 1, "b": 1})
+        await wire.answer(1)
+        await wire.call(2, "basic__slow", {"seconds": 60})
+        await wire.close_input()
+        answer = await wire.answer(2)
+        assert answer["error"] == {"code": -32000, "message": "Connection closed"}
+
+
 async def test_gw1_a_call_asking_for_progress_after_the_fast_path_is_armed_gets_its_progress(home: Home) -> None:
     async with serving(home) as wire:
         await wire.handshake()
