@@ -12,7 +12,7 @@ from __future__ import annotations
 import contextlib
 import contextvars
 import math
-from collections.abc import Awaitable, Callable, Iterator, Mapping
+from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass
 from typing import Any, Protocol
 
@@ -94,6 +94,25 @@ class WaitingCall:
 _CURRENT: contextvars.ContextVar[WaitingCall | None] = contextvars.ContextVar("mcpyard_input_call", default=None)
 
 
+class _Registered(contextlib.AbstractContextManager[WaitingCall]):
+    """A call in the router's list, and the current one, for the block (a class: every tool call opens one)."""
+
+    __slots__ = ("_entry", "_token", "_waiting")
+
+    def __init__(self, waiting: list[WaitingCall], entry: WaitingCall) -> None:
+        self._waiting = waiting
+        self._entry = entry
+
+    def __enter__(self) -> WaitingCall:
+        self._waiting.append(self._entry)
+        self._token = _CURRENT.set(self._entry)
+        return self._entry
+
+    def __exit__(self, *exc_info: object) -> None:
+        _CURRENT.reset(self._token)
+        self._waiting.remove(self._entry)
+
+
 class InputRouter:
     """The calls in flight to one server, and the SDK callbacks that send its input requests on."""
 
@@ -101,24 +120,16 @@ class InputRouter:
         self._server_id = server_id
         self._waiting: list[WaitingCall] = []
 
-    @contextlib.contextmanager
     def waiting(
         self,
         relay: InputRelay,
         scope: Clock,
         timeout_secs: float | None,
         total: anyio.CancelScope | None = None,
-    ) -> Iterator[WaitingCall]:
+    ) -> contextlib.AbstractContextManager[WaitingCall]:
         """Register a call for the time it runs; `scope` is its timeout and `total` its total deadline, both paused
         while a person answers."""
-        entry = WaitingCall(relay, scope, timeout_secs, total)
-        self._waiting.append(entry)
-        token = _CURRENT.set(entry)
-        try:
-            yield entry
-        finally:
-            _CURRENT.reset(token)
-            self._waiting.remove(entry)
+        return _Registered(self._waiting, WaitingCall(relay, scope, timeout_secs, total))
 
     async def sampling(
         self, context: ClientRequestContext, params: types.CreateMessageRequestParams

@@ -74,14 +74,22 @@ _RESUMED: ContextVar[str | None] = ContextVar("mcpyard_task_resumed", default=No
 _INPUTS: TypeAdapter[types.InputRequests] = TypeAdapter(types.InputRequests)
 
 
-@contextlib.contextmanager
-def reporting_progress(report: ProgressReport | None) -> Iterator[None]:
-    """Within this block, a task that answers the call reports each poll to `report` (the call's progress)."""
-    token = _PROGRESS.set(report)
-    try:
-        yield
-    finally:
-        _PROGRESS.reset(token)
+class reporting_progress:
+    """Within this block, a task that answers the call reports each poll to `report` (the call's progress).
+
+    A class rather than a generator: every tool call opens one, and this costs a third as much.
+    """
+
+    __slots__ = ("_report", "_token")
+
+    def __init__(self, report: ProgressReport | None) -> None:
+        self._report = report
+
+    def __enter__(self) -> None:
+        self._token = _PROGRESS.set(self._report)
+
+    def __exit__(self, *exc_info: object) -> None:
+        _PROGRESS.reset(self._token)
 
 
 @dataclass(eq=False, slots=True)

@@ -34,7 +34,7 @@ import traceback
 from collections import OrderedDict
 from collections.abc import Awaitable, Callable, Hashable
 from dataclasses import dataclass, replace
-from typing import Any, Protocol
+from typing import Any, NamedTuple, Protocol
 
 import anyio
 import anyio.abc
@@ -105,9 +105,8 @@ class _Armed:
     """When (the event loop's clock): calls are taken for `REFRESH_SECS` after it, then one goes the SDK's path."""
 
 
-@dataclass(frozen=True, slots=True)
-class Taken:
-    """A tool call the fast path takes."""
+class Taken(NamedTuple):
+    """A tool call the fast path takes (a tuple: one is made per call)."""
 
     armed: _Armed
     request_id: int | str
