@@ -30,7 +30,7 @@ class ConsoleApprover:
         self._read_line = read_line
 
     async def __call__(self, card: ApprovalCard) -> Answer:
-        import anyio
+        from mcpyard._daemon_read import read_in_daemon_thread
 
         self._console.print("── approval needed " + "─" * 40, style="yellow")
         for line in card.lines():
@@ -38,7 +38,7 @@ class ConsoleApprover:
         choices = "[o]nce, [s]ession, [d]eny" if card.offers_session else "[o]nce, [d]eny"
         while True:
             try:
-                raw = await anyio.to_thread.run_sync(self._read_line, f"allow? {choices}: ")
+                raw = await read_in_daemon_thread(self._read_line, f"allow? {choices}: ")
             except EOFError:
                 return "deny"
             answer = raw.strip().lower()

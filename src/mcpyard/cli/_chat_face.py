@@ -101,11 +101,11 @@ class ChatSession:
 
     async def run(self) -> int:
         """Every line until the end of input or /quit: 0, or 1 when the model's endpoint failed (piped)."""
-        import anyio
+        from mcpyard._daemon_read import read_in_daemon_thread
 
         while True:
             try:
-                line = await anyio.to_thread.run_sync(self._read, abandon_on_cancel=True)
+                line = await read_in_daemon_thread(self._read, abandon_on_cancel=True)
             except EOFError:
                 return EXIT_OK
             text = line.strip()

@@ -140,11 +140,11 @@ class ConsoleElicitor:
             return checked
 
     async def _ask(self, prompt: str, *, secret: bool = False) -> str:
-        import anyio
+        from mcpyard._daemon_read import read_in_daemon_thread
 
         read = self._read_secret if secret else self._read_line
         try:
-            line = await anyio.to_thread.run_sync(read, prompt)
+            line = await read_in_daemon_thread(read, prompt)
         except EOFError:
             raise _Cancelled from None
         return line.removesuffix("\n").removesuffix("\r")

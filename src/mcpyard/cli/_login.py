@@ -24,6 +24,8 @@ def login(
     async def main() -> None:
         import anyio
 
+        from mcpyard._daemon_read import read_in_daemon_thread
+
         async with open_host(opts, open_browser=True) as host:
             states = {s.id: s for s in host.status().servers}
             if server not in states:
@@ -39,7 +41,7 @@ def login(
 
                     async def paste() -> None:
                         while True:
-                            line = await anyio.to_thread.run_sync(sys.stdin.readline, abandon_on_cancel=True)
+                            line = await read_in_daemon_thread(sys.stdin.readline, abandon_on_cancel=True)
                             if not line:
                                 return
                             if host.complete_sign_in(server, line.strip()):

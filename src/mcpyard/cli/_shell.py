@@ -188,6 +188,8 @@ def shell(
     async def main() -> None:
         import anyio
 
+        from mcpyard._daemon_read import read_in_daemon_thread
+
         async with open_host(opts, mode=mode, approver=approver, elicitor=elicitor) as host:
             session = _Shell(host, opts, console)
             if not opts.json:
@@ -210,7 +212,7 @@ def shell(
                     tg.start_soon(interrupts)
                 while True:
                     try:
-                        line = await anyio.to_thread.run_sync(_reader(interactive), abandon_on_cancel=True)
+                        line = await read_in_daemon_thread(_reader(interactive), abandon_on_cancel=True)
                     except EOFError:
                         break
                     if not await session.handle(line):

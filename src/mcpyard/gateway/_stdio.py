@@ -9,7 +9,10 @@ serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`
 Like the SDK, it takes the wire off fds 0 and 1 while it serves (fd 0 reads the null device,
 fd 1 goes to stderr), so nothing else in the process can read the client's messages or write
 into the stream, and puts them back at the end. Standard streams that are not pipes or sockets
-(a terminal, a file) go through the SDK's own `stdio_server()`.
+(a terminal, a file) are read in daemon threads, a chunk at a time, and written at once: a read
+still waiting on a terminal never holds up the exit (the SDK's worker threads kept a gateway
+stopped with Ctrl-C alive until Enter was pressed). Windows goes through the SDK's own
+`stdio_server()`.
 """
 
 from __future__ import annotations
@@ -19,15 +22,17 @@ import contextlib
 import fcntl
 import json
 import os
+import select
 import stat
 import sys
-from collections.abc import AsyncIterator
+from collections.abc import AsyncIterator, Awaitable, Callable
 from typing import Any
 
 import anyio
 import mcp_types as types
 from mcp.shared.message import SessionMessage
 
+from mcpyard._daemon_read import read_in_daemon_thread
 from mcpyard.connect import MessageWriter, parse_message
 from mcpyard.gateway._fast_stdio import FastCalls
 from mcpyard.pipeline import sendable_problem
@@ -36,6 +41,8 @@ __all__ = ["MAX_LINE_BYTES", "client_message", "stdio_streams"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A client message longer than this ends the connection."""
+CHUNK_BYTES = 65536
+"""What one read of a terminal or a file takes at most."""
 CLOSE_SECS = 5.0
 """How long what is still to be written may take to reach a client at the end."""
 
@@ -81,7 +88,7 @@ def client_message(line: bytes) -> SessionMessage | Exception:
 
 @contextlib.asynccontextmanager
 async def _session_streams(
-    reader: asyncio.StreamReader, writer: asyncio.StreamWriter, fast: FastCalls | None
+    lines: AsyncIterator[bytes], write: Callable[[bytes], Awaitable[None]], fast: FastCalls | None
 ) -> AsyncIterator[Any]:
     """Messages parsed and serialized by the SDK's models, as on mcpyard's client side (`connect/_stdio.py`);
     tool calls `fast` takes are answered by it."""
@@ -89,15 +96,11 @@ async def _session_streams(
 
     async def read() -> None:
         async with read_writer:
-            async for line in _read_lines(reader):
+            async for line in lines:
                 if fast is None or not fast.take(line, write):
                     await read_writer.send(client_message(line))
             if fast is not None:
                 await fast.end()
-
-    async def write(data: bytes) -> None:
-        writer.write(data)
-        await writer.drain()
 
     async with anyio.create_task_group() as tg:
         tg.start_soon(read)
@@ -131,19 +134,15 @@ def _pipe_or_socket(fd: int) -> bool:
 @contextlib.asynccontextmanager
 async def stdio_streams(fast: FastCalls | None = None) -> AsyncIterator[Any]:
     """The `(read_stream, write_stream)` of an MCP session on this process's standard input and output; the tool
-    calls `fast` takes do not reach them (on pipes and sockets)."""
-    from mcp.server.stdio import stdio_server
+    calls `fast` takes do not reach them."""
+    if sys.platform == "win32":
+        from mcp.server.stdio import stdio_server
 
-    if sys.platform == "win32" or not (_pipe_or_socket(0) and _pipe_or_socket(1)):
         async with stdio_server() as streams:
             yield streams
         return
-    loop = asyncio.get_running_loop()
     saved: list[tuple[int, int]] = []
     """(standard fd, its wire kept aside): put back at the end."""
-    read_transport: asyncio.BaseTransport | None = None
-    writer: asyncio.StreamWriter | None = None
-    written: _Written | None = None
     try:
         for fd in (0, 1):
             saved.append((fd, fcntl.fcntl(fd, fcntl.F_DUPFD_CLOEXEC, 3)))
@@ -153,16 +152,45 @@ async def stdio_streams(fast: FastCalls | None = None) -> AsyncIterator[Any]:
         finally:
             os.close(null)
         os.dup2(2, 1)
+        wire_in, wire_out = saved[0][1], saved[1][1]
+        if _pipe_or_socket(wire_in) and _pipe_or_socket(wire_out):
+            async with _pipe_streams(wire_in, wire_out, fast) as streams:
+                yield streams
+        else:
+            async with _session_streams(_lines_read_aside(wire_in), _writer_at_once(wire_out), fast) as streams:
+                yield streams
+    finally:
+        for fd, wire in saved:
+            with contextlib.suppress(OSError):
+                os.set_blocking(wire, True)
+                os.dup2(wire, fd)
+            os.close(wire)
+
+
+@contextlib.asynccontextmanager
+async def _pipe_streams(wire_in: int, wire_out: int, fast: FastCalls | None) -> AsyncIterator[Any]:
+    """Pipes or sockets (how MCP clients start a stdio server): read and written by the event loop."""
+    loop = asyncio.get_running_loop()
+    read_transport: asyncio.BaseTransport | None = None
+    writer: asyncio.StreamWriter | None = None
+    written: _Written | None = None
+    try:
         # Each transport owns a copy of its own (uvloop closes what it is given, whatever `closefd` says).
         reader = asyncio.StreamReader(limit=MAX_LINE_BYTES)
         read_transport, _ = await loop.connect_read_pipe(
-            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(saved[0][1]), "rb", 0)
+            lambda: asyncio.StreamReaderProtocol(reader), os.fdopen(os.dup(wire_in), "rb", 0)
         )
-        write_transport, written = await loop.connect_write_pipe(_Written, os.fdopen(os.dup(saved[1][1]), "wb", 0))
+        write_transport, written = await loop.connect_write_pipe(_Written, os.fdopen(os.dup(wire_out), "wb", 0))
         # `flush` (drain) returns only once every byte is with the pipe, not at a high-water mark.
         write_transport.set_write_buffer_limits(high=0)
         writer = asyncio.StreamWriter(write_transport, written, None, loop)
-        async with _session_streams(reader, writer, fast) as streams:
+        pipe_writer = writer
+
+        async def write(data: bytes) -> None:
+            pipe_writer.write(data)
+            await pipe_writer.drain()
+
+        async with _session_streams(_read_lines(reader), write, fast) as streams:
             yield streams
     finally:
         if writer is not None and written is not None:
@@ -173,8 +201,53 @@ async def stdio_streams(fast: FastCalls | None = None) -> AsyncIterator[Any]:
                 writer.transport.abort()
         if read_transport is not None:
             read_transport.close()
-        for fd, wire in saved:
-            with contextlib.suppress(OSError):
-                os.set_blocking(wire, True)
-                os.dup2(wire, fd)
-            os.close(wire)
+
+
+async def _lines_read_aside(fd: int) -> AsyncIterator[bytes]:
+    """The lines of a terminal or a file, each read in a daemon thread: one still waiting when the gateway stops
+    (Ctrl-C on a terminal) never holds up its exit."""
+    buffer = bytearray()
+    while True:
+        end = buffer.find(b"\n")
+        if end == -1:
+            if len(buffer) > MAX_LINE_BYTES:
+                sys.stderr.write(f"mcpyard: error: a client message was over {MAX_LINE_BYTES} bytes; closing\n")
+                return
+            chunk = await read_in_daemon_thread(_read_chunk, fd, abandon_on_cancel=True)
+            if not chunk:
+                if buffer.strip():
+                    yield bytes(buffer)
+                return
+            buffer += chunk
+            continue
+        line = bytes(buffer[: end + 1])
+        del buffer[: end + 1]
+        if line.strip():
+            yield line
+
+
+def _read_chunk(fd: int) -> bytes:
+    """What `fd` has, waiting for it if need be (an error reads as the end)."""
+    while True:
+        try:
+            return os.read(fd, CHUNK_BYTES)
+        except BlockingIOError:  # a terminal another program left non-blocking
+            select.select([fd], [], [])
+        except OSError:
+            return b""
+
+
+def _writer_at_once(fd: int) -> Callable[[bytes], Awaitable[None]]:
+    """Writes to a terminal or a file, each message whole (a lock keeps concurrent answers apart)."""
+    lock = anyio.Lock(fast_acquire=True)
+
+    async def write(data: bytes) -> None:
+        async with lock:
+            view = memoryview(data)
+            while view:
+                try:
+                    view = view[os.write(fd, view) :]
+                except BlockingIOError:
+                    await anyio.wait_writable(fd)
+
+    return write

@@ -1,0 +1,114 @@
+"""Ctrl-C while mcpyard waits for a person to type (on a terminal): it exits at once, whatever it was reading.
+
+A read of the terminal still waiting when the command ends (at a prompt, at an approval card, the
+stdio gateway's own input) used to keep the process alive until Enter was pressed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import json
+import os
+import select
+import signal
+import subprocess
+import sys
+import time
+
+from tests.conftest import Home, fixture_server
+
+EXIT_WITHIN_SECS = 5.0
+"""Ctrl-C takes under a second; the margin is for a loaded machine. Before the fix: never, until Enter."""
+READY_WITHIN_SECS = 60.0
+
+
+_ON_THE_TERMINAL = (
+    "import fcntl, os, signal, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
+    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+)
+"""Run as from a shell on a terminal: the terminal is the process's own (its session's), Ctrl-C at its default."""
+
+
+class Terminal:
+    """`mcpyard ARGS` on a terminal of its own: standard input, output and error."""
+
+    def __init__(self, home: Home, args: list[str]) -> None:
+        self.leader, follower = os.openpty()
+        self.process = subprocess.Popen(
+            [sys.executable, "-c", _ON_THE_TERMINAL, sys.executable, "-m", "mcpyard", *args],
+            stdin=follower,
+            stdout=follower,
+            stderr=follower,
+            env=home.environ,
+            cwd=home.workspace,
+            start_new_session=True,
+        )
+        os.close(follower)
+        self.seen = b""
+
+    def __enter__(self) -> Terminal:
+        return self
+
+    def __exit__(self, *exc_info: object) -> None:
+        if self.process.poll() is None:
+            self.process.kill()
+        self.process.wait()
+        os.close(self.leader)
+
+    def _read(self, timeout: float) -> None:
+        ready, _, _ = select.select([self.leader], [], [], timeout)
+        if ready:
+            with contextlib.suppress(OSError):  # the terminal closed: the process has ended
+                self.seen += os.read(self.leader, 65536)
+
+    def wait_for(self, text: bytes) -> None:
+        end = time.monotonic() + READY_WITHIN_SECS
+        while text not in self.seen:
+            left = end - time.monotonic()
+            assert left > 0, f"never saw {text!r}: {self.seen[-500:]!r}"
+            assert self.process.poll() is None, f"ended before {text!r}: {self.seen[-500:]!r}"
+            self._read(min(left, 0.5))
+
+    def type(self, line: bytes) -> None:
+        os.write(self.leader, line + b"\n")
+
+    def ctrl_c(self) -> tuple[int | None, float, str]:
+        """Ctrl-C: the exit code (None: still running), how long it took, and what the terminal showed after it."""
+        before = len(self.seen)
+        started = time.monotonic()
+        self.process.send_signal(signal.SIGINT)
+        while self.process.poll() is None and time.monotonic() - started < EXIT_WITHIN_SECS:
+            self._read(0.05)  # read on, or a full terminal would hold up its writes
+        took = time.monotonic() - started
+        self._read(0)
+        return self.process.poll(), took, self.seen[before:].decode(errors="replace")
+
+
+def test_ctrl_c_stops_the_stdio_gateway_on_a_terminal(home: Home) -> None:
+    config = home.write_config({"basic": fixture_server("basic")})
+    hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
+    with Terminal(home, ["serve", "--share-all", "--mcp-config", str(config)]) as terminal:
+        terminal.type(json.dumps({"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": hello}).encode())
+        terminal.wait_for(b'"serverInfo"')  # it serves on the terminal, and waits for the next line
+        code, took, said = terminal.ctrl_c()
+    assert code == 130, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+    assert "interrupted" in said
+    assert "Traceback" not in said
+
+
+def test_ctrl_c_at_an_approval_card_ends_the_call_at_once(home: Home) -> None:
+    config = home.write_config({"h": fixture_server("hostile")})
+    with Terminal(home, ["call", "h__bump", "--mode", "ask", "--mcp-config", str(config)]) as terminal:
+        terminal.wait_for(b"allow?")
+        code, took, said = terminal.ctrl_c()
+    assert code == 130, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+    assert "interrupted" in said
+
+
+def test_ctrl_c_at_the_shell_prompt_ends_the_shell_at_once(home: Home) -> None:
+    config = home.write_config({"basic": fixture_server("basic")})
+    with Terminal(home, ["shell", "--mcp-config", str(config)]) as terminal:
+        terminal.wait_for(b"mcpyard> ")
+        code, took, said = terminal.ctrl_c()
+    assert code is not None, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+    assert "Traceback" not in said
