@@ -16,6 +16,7 @@ import sys
 import time
 
 from tests.conftest import Home, fixture_server
+from tests.model.openai_fixture import serve_model
 
 EXIT_WITHIN_SECS = 5.0
 """Ctrl-C takes under a second; the margin is for a loaded machine. Before the fix: never, until Enter."""
@@ -110,5 +111,24 @@ def test_ctrl_c_at_the_shell_prompt_ends_the_shell_at_once(home: Home) -> None:
     with Terminal(home, ["shell", "--mcp-config", str(config)]) as terminal:
         terminal.wait_for(b"mcpyard> ")
         code, took, said = terminal.ctrl_c()
+    assert code is not None, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+    assert "Traceback" not in said
+
+
+def test_ctrl_c_at_a_servers_question_ends_the_call_at_once(home: Home) -> None:
+    config = home.write_config({"e": fixture_server("elicits")}, mode="auto")
+    with Terminal(home, ["call", "e__sign_in", "--mcp-config", str(config)]) as terminal:
+        terminal.wait_for(b"answer?")
+        code, took, said = terminal.ctrl_c()
+    assert code == 130, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+
+
+def test_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home: Home) -> None:
+    config = home.write_config({"basic": fixture_server("basic")})
+    with serve_model() as endpoint:
+        args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
+        with Terminal(home, args) as terminal:
+            terminal.wait_for(b"you> ")
+            code, took, said = terminal.ctrl_c()
     assert code is not None, f"still running {took:.1f} s after Ctrl-C: {said!r}"
     assert "Traceback" not in said

@@ -144,7 +144,9 @@ class ConsoleElicitor:
 
         read = self._read_secret if secret else self._read_line
         try:
-            line = await read_in_daemon_thread(read, prompt)
+            # Given up when its task is: the server's question is handled by its connection's task, which
+            # Ctrl-C ends without waiting for a line.
+            line = await read_in_daemon_thread(read, prompt, abandon_on_cancel=True)
         except EOFError:
             raise _Cancelled from None
         return line.removesuffix("\n").removesuffix("\r")
