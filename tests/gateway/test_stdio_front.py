@@ -43,6 +43,24 @@ def test_a_client_message_over_the_limit_ends_the_connection_with_a_clear_error(
     assert done.returncode == 0
 
 
+def test_a_client_message_over_the_limit_from_a_file_ends_the_connection_with_a_clear_error(
+    home: Home, tmp_path: Path
+) -> None:
+    """Standard input that is not a pipe (a file, a terminal) is read aside, with the same limit."""
+    flood = tmp_path / "flood.jsonl"
+    flood.write_bytes(
+        b'{"jsonrpc": "2.0", "id": 1, "method": "ping", "params": {"pad": "' + b"x" * MAX_LINE_BYTES + b'"}}\n'
+    )
+    with flood.open("rb") as stdin:
+        done = subprocess.run(
+            serve_command(home), stdin=stdin, capture_output=True, env=home.environ, timeout=60, check=False
+        )
+    stderr = done.stderr.decode()
+    assert f"a client message was over {MAX_LINE_BYTES} bytes" in stderr
+    assert "Traceback" not in stderr
+    assert done.returncode == 0
+
+
 def test_standard_input_from_a_file_is_served_too(home: Home, tmp_path: Path) -> None:
     requests = tmp_path / "requests.jsonl"
     requests.write_text(INITIALIZE + "\n", encoding="utf-8")

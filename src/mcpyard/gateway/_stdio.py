@@ -203,27 +203,35 @@ async def _pipe_streams(wire_in: int, wire_out: int, fast: FastCalls | None) -> 
             read_transport.close()
 
 
-async def _lines_read_aside(fd: int) -> AsyncIterator[bytes]:
+async def _lines_read_aside(wire: int) -> AsyncIterator[bytes]:
     """The lines of a terminal or a file, each read in a daemon thread: one still waiting when the gateway stops
     (Ctrl-C on a terminal) never holds up its exit."""
+    fd = os.dup(wire)  # its own: left open while a read of it may still be waiting (that read ends with the process)
+    reading = False
     buffer = bytearray()
-    while True:
-        end = buffer.find(b"\n")
-        if end == -1:
-            if len(buffer) > MAX_LINE_BYTES:
+    try:
+        while True:
+            end = buffer.find(b"\n")
+            if (end if end != -1 else len(buffer)) > MAX_LINE_BYTES:
                 sys.stderr.write(f"mcpyard: error: a client message was over {MAX_LINE_BYTES} bytes; closing\n")
                 return
-            chunk = await read_in_daemon_thread(_read_chunk, fd, abandon_on_cancel=True)
-            if not chunk:
-                if buffer.strip():
-                    yield bytes(buffer)
-                return
-            buffer += chunk
-            continue
-        line = bytes(buffer[: end + 1])
-        del buffer[: end + 1]
-        if line.strip():
-            yield line
+            if end == -1:
+                reading = True
+                chunk = await read_in_daemon_thread(_read_chunk, fd, abandon_on_cancel=True)
+                reading = False
+                if not chunk:
+                    if buffer.strip():
+                        yield bytes(buffer)
+                    return
+                buffer += chunk
+                continue
+            line = bytes(buffer[: end + 1])
+            del buffer[: end + 1]
+            if line.strip():
+                yield line
+    finally:
+        if not reading:
+            os.close(fd)
 
 
 def _read_chunk(fd: int) -> bytes:
