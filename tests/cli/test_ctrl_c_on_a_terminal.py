@@ -56,7 +56,7 @@ class Terminal:
         self.process.wait()
         os.close(self.leader)
 
-    def _read(self, timeout: float) -> None:
+    def read_some(self, timeout: float) -> None:
         ready, _, _ = select.select([self.leader], [], [], timeout)
         if ready:
             with contextlib.suppress(OSError):  # the terminal closed: the process has ended
@@ -68,7 +68,7 @@ class Terminal:
             left = end - time.monotonic()
             assert left > 0, f"never saw {text!r}: {self.seen[-500:]!r}"
             assert self.process.poll() is None, f"ended before {text!r}: {self.seen[-500:]!r}"
-            self._read(min(left, 0.5))
+            self.read_some(min(left, 0.5))
 
     def type(self, line: bytes) -> None:
         os.write(self.leader, line + b"\n")
@@ -79,13 +79,13 @@ class Terminal:
         started = time.monotonic()
         self.process.send_signal(signal.SIGINT)
         while self.process.poll() is None and time.monotonic() - started < EXIT_WITHIN_SECS:
-            self._read(0.05)  # read on, or a full terminal would hold up its writes
+            self.read_some(0.05)  # read on, or a full terminal would hold up its writes
         took = time.monotonic() - started
-        self._read(0)
+        self.read_some(0)
         return self.process.poll(), took, self.seen[before:].decode(errors="replace")
 
 
-def test_ctrl_c_stops_the_stdio_gateway_on_a_terminal(home: Home) -> None:
+def test_conn5_gw1_ctrl_c_stops_the_stdio_gateway_on_a_terminal(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
     with Terminal(home, ["serve", "--share-all", "--mcp-config", str(config)]) as terminal:
@@ -97,7 +97,7 @@ def test_ctrl_c_stops_the_stdio_gateway_on_a_terminal(home: Home) -> None:
     assert "Traceback" not in said
 
 
-def test_ctrl_c_at_an_approval_card_ends_the_call_at_once(home: Home) -> None:
+def test_conn5_apr1_ctrl_c_at_an_approval_card_ends_the_call_at_once(home: Home) -> None:
     config = home.write_config({"h": fixture_server("hostile")})
     with Terminal(home, ["call", "h__bump", "--mode", "ask", "--mcp-config", str(config)]) as terminal:
         terminal.wait_for(b"allow?")
@@ -106,7 +106,7 @@ def test_ctrl_c_at_an_approval_card_ends_the_call_at_once(home: Home) -> None:
     assert "interrupted" in said
 
 
-def test_ctrl_c_at_the_shell_prompt_ends_the_shell_at_once(home: Home) -> None:
+def test_conn5_cli2_ctrl_c_at_the_shell_prompt_ends_the_shell_at_once(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
     with Terminal(home, ["shell", "--mcp-config", str(config)]) as terminal:
         terminal.wait_for(b"mcpyard> ")
@@ -115,7 +115,7 @@ def test_ctrl_c_at_the_shell_prompt_ends_the_shell_at_once(home: Home) -> None:
     assert "Traceback" not in said
 
 
-def test_ctrl_c_at_a_servers_question_ends_the_call_at_once(home: Home) -> None:
+def test_conn5_ctrl_c_at_a_servers_question_ends_the_call_at_once(home: Home) -> None:
     config = home.write_config({"e": fixture_server("elicits")}, mode="auto")
     with Terminal(home, ["call", "e__sign_in", "--mcp-config", str(config)]) as terminal:
         terminal.wait_for(b"answer?")
@@ -123,7 +123,7 @@ def test_ctrl_c_at_a_servers_question_ends_the_call_at_once(home: Home) -> None:
     assert code == 130, f"still running {took:.1f} s after Ctrl-C: {said!r}"
 
 
-def test_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home: Home) -> None:
+def test_conn5_mod3_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
     with serve_model() as endpoint:
         args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]

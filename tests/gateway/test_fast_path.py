@@ -180,7 +180,7 @@ async def test_gw1_a_call_cancelled_in_the_same_write_as_it_is_never_answered_an
         assert len([message for message in wire.seen if message.get("id") == 2]) == 1
 
 
-async def test_gw1_a_call_whose_input_ends_in_the_same_write_is_answered_connection_closed(home: Home) -> None:
+async def test_gw1_a_call_whose_clients_input_ends_right_after_it_is_answered_connection_closed(home: Home) -> None:
     async with serving(home) as wire:
         await wire.handshake()
         await wire.call(1, "basic__add", {"a": 1, "b": 1})
