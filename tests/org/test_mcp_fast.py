@@ -7,7 +7,8 @@ The service is served for real on 127.0.0.1 (uvicorn in this process) and driven
 
 from __future__ import annotations
 
-from collections.abc import AsyncIterator
+import json
+from collections.abc import AsyncIterator, Mapping
 
 import httpx2
 import pytest
@@ -101,3 +102,59 @@ async def test_org10_a_member_removed_after_repeated_calls_is_refused_at_once(se
     async with httpx2.AsyncClient(trust_env=False) as http:
         gone = await http.post(f"{service.origin}/mcp", json=body, headers=headers)
     assert gone.status_code == 401, gone.text
+
+
+async def test_org10_a_repeated_call_with_odd_headers_or_body_keeps_every_rule(service: Service, upstream: str) -> None:
+    """Once a member's calls go the fast way: a second Authorization header, an unknown `Mcp-` header, a lone
+    surrogate, a misspelt field or a body over the fast path's size each get the usual way's answer, never more."""
+    tools = by_tool(await register(service, upstream))
+    await set_policy(service, tools["lookup"], "run_freely")
+    member = await service.add_member("member@acme.test")
+    other = await service.add_org("globex", "owner@globex.test")
+    async with mcp_client(service, member) as client:
+        for key in ("a", "b"):
+            assert not (await client.call_tool("tools__lookup", {"key": key})).is_error
+    meta = {
+        "io.modelcontextprotocol/protocolVersion": MODERN,
+        "io.modelcontextprotocol/clientCapabilities": {},
+        "io.modelcontextprotocol/clientInfo": {"name": "mcp", "version": "0.1.0"},
+    }
+
+    def call(request_id: int, params: Mapping[str, object]) -> bytes:
+        return json.dumps(
+            {"jsonrpc": "2.0", "id": request_id, "method": "tools/call", "params": {**params, "_meta": meta}}
+        ).encode()
+
+    base = [
+        ("Accept", "application/json, text/event-stream"),
+        ("Content-Type", "application/json"),
+        ("MCP-Protocol-Version", MODERN),
+        ("Mcp-Method", "tools/call"),
+        ("Mcp-Name", "tools__lookup"),
+    ]
+    lookup = {"name": "tools__lookup", "arguments": {"key": "z"}}
+    async with httpx2.AsyncClient(trust_env=False, timeout=60) as http:
+
+        async def post(body: bytes, *headers: tuple[str, str]) -> httpx2.Response:
+            return await http.post(f"{service.origin}/mcp", content=body, headers=[*base, *headers])
+
+        # Another organization's token first: the call is that organization's, which is not offered acme's tool.
+        twice = await post(
+            call(1, lookup), ("Authorization", f"Bearer {other.owner_token}"), ("Authorization", f"Bearer {member}")
+        )
+        assert "value of z" not in twice.text, twice.text
+        as_member = ("Authorization", f"Bearer {member}")
+        unknown = await post(call(2, lookup), as_member, ("Mcp-Foo", "bar"))
+        assert unknown.status_code < 500, unknown.text
+        surrogate = await post(
+            call(3, {"name": "tools__lookup", "arguments": {}}).replace(b"{}", b'{"key": "\\ud800"}'), as_member
+        )
+        assert surrogate.status_code < 500, surrogate.text
+        assert "value of" not in surrogate.text, "a lone surrogate is never sent on"
+        misspelt = await post(call(4, {"name": "tools__lookup", "argumnts": {"key": "q"}}), as_member)
+        assert misspelt.status_code < 500, misspelt.text
+        assert "value of q" not in misspelt.text
+        huge = await post(call(5, {"name": "tools__lookup", "arguments": {"key": "k" * (2 * 1024 * 1024)}}), as_member)
+        assert huge.status_code < 500, huge.text[:200]
+        still = await post(call(6, lookup), as_member)
+        assert "value of z" in still.text, still.text
