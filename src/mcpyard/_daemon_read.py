@@ -5,6 +5,11 @@ waiting when the command ends (Ctrl-C at a prompt or at an approval card, a sign
 the browser while the paste prompt waited, the stdio gateway stopped on a terminal) kept the
 process alive until someone pressed Enter: the interpreter waits for such threads before it
 exits. A daemon thread is left behind instead.
+
+A read given up while the program goes on (a server's question, when the call that asked it is
+cancelled in `mcpyard shell` or `chat`) must not take the next line typed, which is meant for the
+prompt after it: such a read waits for input with `wait_for_input` (or reads through
+`readline_from_stdin`), which ends it (`GivenUp`) once the read is given up, nothing read.
 """
 
 from __future__ import annotations
@@ -12,15 +17,52 @@ from __future__ import annotations
 import asyncio
 import contextlib
 import functools
+import os
+import select
+import sys
 import threading
 from collections.abc import Callable
 from typing import TypeVar
 
 import anyio
 
-__all__ = ["read_in_daemon_thread"]
+__all__ = ["GivenUp", "read_in_daemon_thread", "readline_from_stdin", "wait_for_input"]
 
 T = TypeVar("T")
+
+_reading = threading.local()
+"""In a read's thread: `given_up`, the end of a pipe that turns readable once the read is given up."""
+
+
+class GivenUp(Exception):
+    """The read was given up before its input came: nothing was read."""
+
+
+def wait_for_input(fd: int) -> None:
+    """Until `fd` has input to read, in a read run by `read_in_daemon_thread(..., abandon_on_cancel=True)`.
+
+    Raises:
+        GivenUp: the read was given up first (nothing was read from `fd`).
+
+    Elsewhere, or where `fd` is not a terminal (a pipe's or a file's input may already sit in a
+    buffer, where waiting on its descriptor would wait for more), it returns at once.
+    """
+    given_up: int | None = getattr(_reading, "given_up", None)
+    if given_up is None or not os.isatty(fd):
+        return
+    while True:
+        ready, _, _ = select.select([fd, given_up], [], [])
+        if given_up in ready:
+            raise GivenUp
+        if ready:
+            return
+
+
+def readline_from_stdin() -> str:
+    """`sys.stdin.readline()`, after `wait_for_input` on its terminal (so a read given up takes no line)."""
+    with contextlib.suppress(AttributeError, OSError, ValueError):  # no descriptor: nothing to wait on
+        wait_for_input(sys.stdin.fileno())
+    return sys.stdin.readline()
 
 
 async def read_in_daemon_thread(read: Callable[..., T], *args: object, abandon_on_cancel: bool = False) -> T:
@@ -32,22 +74,34 @@ async def read_in_daemon_thread(read: Callable[..., T], *args: object, abandon_o
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
+    # Closing `give_up` makes `given_up` readable: how a read waiting in `wait_for_input` learns it was given up.
+    given_up, give_up = os.pipe() if abandon_on_cancel and os.name == "posix" else (None, None)
 
     def work() -> None:
         deliver: Callable[[], None]
+        _reading.given_up = given_up
         try:
             value = read(*args)
+        except GivenUp:
+            return  # no one waits for it any more
         except BaseException as exc:  # handed to the caller, whatever it is
             deliver = functools.partial(_fail, future, exc)
         else:
             deliver = functools.partial(_succeed, future, value)
+        finally:
+            if given_up is not None:
+                os.close(given_up)
         with contextlib.suppress(RuntimeError):  # the event loop is closed: no one waits for it any more
             loop.call_soon_threadsafe(deliver)
 
     threading.Thread(target=work, name="mcpyard console input", daemon=True).start()
-    with anyio.CancelScope(shield=not abandon_on_cancel):
-        value = await future
-    return value  # noqa: RET504 - returned outside the scope: mypy cannot tell a shielded one swallows nothing
+    try:
+        with anyio.CancelScope(shield=not abandon_on_cancel):
+            value = await future
+    finally:
+        if give_up is not None:
+            os.close(give_up)  # read or given up: a read still waiting for input ends
+    return value
 
 
 def _succeed(future: asyncio.Future[T], value: T) -> None:

@@ -15,6 +15,8 @@ import subprocess
 import sys
 import time
 
+import pytest
+
 from tests.conftest import Home, fixture_server
 from tests.model.openai_fixture import serve_model
 
@@ -62,9 +64,10 @@ class Terminal:
             with contextlib.suppress(OSError):  # the terminal closed: the process has ended
                 self.seen += os.read(self.leader, 65536)
 
-    def wait_for(self, text: bytes) -> None:
+    def wait_for(self, text: bytes, *, after: int = 0) -> None:
+        """Until `text` shows (from the `after`th byte shown on)."""
         end = time.monotonic() + READY_WITHIN_SECS
-        while text not in self.seen:
+        while text not in self.seen[after:]:
             left = end - time.monotonic()
             assert left > 0, f"never saw {text!r}: {self.seen[-500:]!r}"
             assert self.process.poll() is None, f"ended before {text!r}: {self.seen[-500:]!r}"
@@ -132,3 +135,31 @@ def test_conn5_mod3_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home: Home) 
             code, took, said = terminal.ctrl_c()
     assert code is not None, f"still running {took:.1f} s after Ctrl-C: {said!r}"
     assert "Traceback" not in said
+
+
+@pytest.mark.parametrize("at", ["the question", "its secret field"])
+def test_conn5_cli2_a_question_given_up_with_its_call_takes_no_line_of_the_next_prompts(home: Home, at: str) -> None:
+    """Ctrl-C cancels the shell's call and the server's question with it; the next line typed is the shell's, and
+    shown as it is typed (a secret field's read turned echo off)."""
+    config = home.write_config({"e": fixture_server("elicits")}, mode="auto")
+    with Terminal(home, ["shell", "--mcp-config", str(config)]) as terminal:
+        terminal.wait_for(b"mcpyard> ")
+        terminal.type(b"call e__sign_in")
+        terminal.wait_for(b"answer?")
+        if at == "its secret field":
+            terminal.type(b"a")
+            terminal.wait_for(b"username")
+            terminal.type(b"ada")
+            terminal.wait_for(b"password")
+        asked = len(terminal.seen)
+        terminal.process.send_signal(signal.SIGINT)
+        terminal.wait_for(b"mcpyard> ", after=asked)
+        prompted = len(terminal.seen)
+        terminal.type(b"/tools")
+        terminal.wait_for(b"/tools", after=prompted)  # echoed
+        terminal.wait_for(b"e__sign_in", after=prompted)  # the listing: the line went to the shell, not the question
+        listed = len(terminal.seen)
+        terminal.type(b"/tools")  # and so does the next one
+        terminal.wait_for(b"e__sign_in", after=listed)
+        terminal.type(b"/quit")
+        assert terminal.process.wait(timeout=READY_WITHIN_SECS) == 0, terminal.seen[asked:].decode(errors="replace")

@@ -97,13 +97,18 @@ def command_approver(*, yes: bool, console: Console | None) -> Approver:
 def ask_on_stderr(prompt: str) -> str:
     """Read a line from standard input, the prompt on standard error (where cards and forms are shown).
 
+    Given up (a server's question whose call was cancelled), a read waiting for a line on a
+    terminal takes none: the next line typed is the next prompt's.
+
     Raises:
         EOFError: at the end of input.
     """
+    from mcpyard._daemon_read import readline_from_stdin
+
     # The prompt goes where the card is (standard error), so standard output carries only the result.
     sys.stderr.write(prompt)
     sys.stderr.flush()
-    line = sys.stdin.readline()
+    line = readline_from_stdin()
     if not line:
         raise EOFError
     return line

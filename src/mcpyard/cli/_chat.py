@@ -97,6 +97,7 @@ def chat(
     Exit codes: 0 at the end (of input, or /quit), 1 after the model's endpoint failed (piped), 2 for a
     usage or configuration error. With --json, one JSON object per event on each line.
     """
+    from mcpyard.cli._approve import ask_on_stderr
     from mcpyard.cli._chat_face import ChatSession, NoOneToAsk, OneCardAtATime, TerminalApprover
     from mcpyard.cli._elicit import ConsoleElicitor, NoTerminalElicitor, OnePerson, read_secret_on_stderr
 
@@ -107,7 +108,7 @@ def chat(
     person = OnePerson()
     approver: Any = OneCardAtATime(TerminalApprover(console), person) if interactive else NoOneToAsk()
     elicitor: Any = (
-        ConsoleElicitor(console, input, read_secret_on_stderr, person=person)
+        ConsoleElicitor(console, ask_on_stderr, read_secret_on_stderr, person=person)
         if interactive
         else NoTerminalElicitor(NO_ONE_HERE)
     )

@@ -192,6 +192,8 @@ def read_secret_on_stderr(prompt: str) -> str:
     Raises:
         EOFError: at the end of input.
     """
+    from mcpyard._daemon_read import readline_from_stdin
+
     try:
         import termios
     except ImportError:  # Windows: getpass reads the console without echo
@@ -207,7 +209,7 @@ def read_secret_on_stderr(prompt: str) -> str:
         termios.tcsetattr(fd, termios.TCSANOW, quiet)
         sys.stderr.write(prompt)
         sys.stderr.flush()
-        line = sys.stdin.readline()
+        line = readline_from_stdin()
     finally:
         termios.tcsetattr(fd, termios.TCSANOW, before)
         sys.stderr.write("\n")

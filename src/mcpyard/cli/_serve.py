@@ -69,12 +69,12 @@ def serve(
 
     approver = elicitor = None
     if transport == "http" and sys.stdin.isatty():
-        from mcpyard.cli._approve import ConsoleApprover
+        from mcpyard.cli._approve import ConsoleApprover, ask_on_stderr
         from mcpyard.cli._elicit import ConsoleElicitor, read_secret_on_stderr
 
         approver = ConsoleApprover(opts.console(stderr=True), input)
         # A question a client cannot take (it declared no elicitation, or not that mode) is asked here.
-        elicitor = ConsoleElicitor(opts.console(stderr=True), input, read_secret_on_stderr)
+        elicitor = ConsoleElicitor(opts.console(stderr=True), ask_on_stderr, read_secret_on_stderr)
 
     # A gateway's standard error is a log its user reads: the SDK's and the libraries' Python warnings
     # (deprecations of the handshake era it serves on purpose) have no place there.

@@ -17,7 +17,7 @@ from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
-from mcpyard.cli._approve import ConsoleApprover
+from mcpyard.cli._approve import ConsoleApprover, ask_on_stderr
 from mcpyard.cli._common import (
     Globals,
     open_host,
@@ -182,7 +182,9 @@ def shell(
 
     # `--yes` answers cards only: a server's question is still the person's to answer.
     elicitor: Any = (
-        ConsoleElicitor(console, input, read_secret_on_stderr) if interactive else NoTerminalElicitor(NO_ONE_HERE)
+        ConsoleElicitor(console, ask_on_stderr, read_secret_on_stderr)
+        if interactive
+        else NoTerminalElicitor(NO_ONE_HERE)
     )
 
     async def main() -> None:
