@@ -137,14 +137,26 @@ def test_conn5_mod3_ctrl_c_at_the_chat_prompt_ends_the_chat_at_once(home: Home) 
     assert "Traceback" not in said
 
 
+@pytest.mark.parametrize("face", ["shell", "chat"])
 @pytest.mark.parametrize("at", ["the question", "its secret field"])
-def test_conn5_cli2_a_question_given_up_with_its_call_takes_no_line_of_the_next_prompts(home: Home, at: str) -> None:
-    """Ctrl-C cancels the shell's call and the server's question with it; the next line typed is the shell's, and
-    shown as it is typed (a secret field's read turned echo off)."""
+def test_conn5_cli2_mod3_a_question_given_up_with_its_call_takes_no_line_of_the_next_prompts(
+    home: Home, face: str, at: str
+) -> None:
+    """Ctrl-C cancels the call and the server's question with it; the next lines typed are the prompt's, and shown as
+    they are typed (a secret field's read turned echo off)."""
     config = home.write_config({"e": fixture_server("elicits")}, mode="auto")
-    with Terminal(home, ["shell", "--mcp-config", str(config)]) as terminal:
-        terminal.wait_for(b"mcpyard> ")
-        terminal.type(b"call e__sign_in")
+    with contextlib.ExitStack() as stack:
+        if face == "shell":
+            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
+        else:
+            endpoint = stack.enter_context(
+                serve_model([{"text": "Signing in.", "tool_calls": [{"name": "e__sign_in", "arguments": {}}]}])
+            )
+            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
+            prompt = b"you> "
+        terminal = stack.enter_context(Terminal(home, args))
+        terminal.wait_for(prompt)
+        terminal.type(b"call e__sign_in" if face == "shell" else b"sign me in")
         terminal.wait_for(b"answer?")
         if at == "its secret field":
             terminal.type(b"a")
@@ -153,13 +165,11 @@ def test_conn5_cli2_a_question_given_up_with_its_call_takes_no_line_of_the_next_
             terminal.wait_for(b"password")
         asked = len(terminal.seen)
         terminal.process.send_signal(signal.SIGINT)
-        terminal.wait_for(b"mcpyard> ", after=asked)
-        prompted = len(terminal.seen)
-        terminal.type(b"/tools")
-        terminal.wait_for(b"/tools", after=prompted)  # echoed
-        terminal.wait_for(b"e__sign_in", after=prompted)  # the listing: the line went to the shell, not the question
-        listed = len(terminal.seen)
-        terminal.type(b"/tools")  # and so does the next one
-        terminal.wait_for(b"e__sign_in", after=listed)
+        terminal.wait_for(prompt, after=asked)
+        for _ in range(2):
+            typed = len(terminal.seen)
+            terminal.type(b"/tools")
+            terminal.wait_for(b"/tools", after=typed)  # shown as typed
+            terminal.wait_for(b"e__sign_in", after=typed)  # the listing: the line went to the prompt, not the question
         terminal.type(b"/quit")
         assert terminal.process.wait(timeout=READY_WITHIN_SECS) == 0, terminal.seen[asked:].decode(errors="replace")
