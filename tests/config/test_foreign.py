@@ -421,12 +421,31 @@ def test_claude_and_cursor_files_load_as_the_shared_form_as_before_cfg_2(cfg: Se
         assert mentioning(loaded, "ignoring the unknown top-level key 'globalShortcut'")
 
 
-def test_a_servers_object_without_vscodes_marks_stays_an_error_that_says_how_cfg_2(cfg: Setup) -> None:
-    """CFG-2: `servers` keyed by id with no `type` or `inputs` is more likely a mistake; the fix is named."""
+def test_a_servers_object_of_commands_alone_is_read_as_vscodes_file_cfg_2(cfg: Setup) -> None:
+    """CFG-2: `servers` keyed by id, nothing but commands VS Code reads (as many a README shows its file), loads."""
+    entry = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-memory"], "env": {"A": "1"}}
+    loaded = cfg.load(config_file=cfg.flag({"servers": {"memory": entry}}, "vscode-mcp.json"))
+    [spec] = loaded.servers
+    assert (spec.id, spec.command, list(spec.args), spec.env) == ("memory", "npx", entry["args"], (("A", "1"),))
+
+
+@pytest.mark.parametrize(
+    "document",
+    [
+        {"servers": {"a": {"command": "x", "call_timeout_secs": 5}}},
+        {"mode": "auto", "servers": {"a": {"command": "x"}}},
+    ],
+    ids=["a setting of mcpyard's in a server", "a setting of mcpyard's beside the servers"],
+)
+def test_a_servers_object_with_mcpyards_settings_stays_an_error_that_says_how_cfg_2(
+    cfg: Setup, document: dict[str, object]
+) -> None:
+    """CFG-2: `servers` keyed by id with a setting only mcpyard reads is the own form with a slip; the fix is named
+    (read as VS Code's, the setting would be dropped)."""
     with pytest.raises(ConfigError) as caught:
-        cfg.load(config_file=cfg.flag({"servers": {"a": {"command": "x"}}}))
+        cfg.load(config_file=cfg.flag(document))
     assert "use `mcpServers`" in caught.value.message
-    assert "read as it is at .vscode/mcp.json, or once a server has its `type`" in caught.value.message
+    assert "once a server has its `type`" in caught.value.message
 
 
 def test_comments_are_read_where_the_client_allows_them_cfg_1_err_1(cfg: Setup) -> None:

@@ -93,7 +93,7 @@ def test_both_forms_neither_form_or_a_repeated_id_is_an_error_naming_the_source_
 @pytest.mark.parametrize(
     ("text", "needle"),
     [
-        ('{"servers": {"a": {"command": "x"}}}', "use `mcpServers`"),
+        ('{"servers": {"a": {"command": "x", "enabled": false}}}', "use `mcpServers`"),
         ('{"servers": ["x"]}', "entry 1 of `servers` must be an object"),
         ('{"servers": [{"command": "x"}]}', "needs an `id`"),
         ('{"servers": [{"id": "", "command": "x"}]}', "needs an `id`"),

@@ -205,9 +205,9 @@ def read_directly(
 ) -> ImportedConfig | None:
     """A VS Code, Codex or Gemini CLI file translated for `--mcp-config`; None for any other (read as it is).
 
-    A `servers` object without anything VS Code writes (a `type`, a `url`, `inputs`…), outside
-    .vscode/mcp.json, is not read this way: it is more likely the own form with a mistake, and
-    loading says how to write it.
+    A `servers` object beside settings of mcpyard's, or with a server key VS Code does not read,
+    without anything VS Code writes (a `type`, a `url`, `inputs`…), outside .vscode/mcp.json, is not
+    read this way: it is more likely the own form with a mistake, and loading says how to write it.
 
     Raises:
         ConfigError: the file's servers are not shaped as its client writes them.

@@ -294,7 +294,8 @@ def _own_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ...]:
         raise ConfigError(
             f"{label}: `servers` must be a list of objects, each with an `id`; "
             "for an object keyed by id (as other MCP clients write it) use `mcpServers` "
-            "(a VS Code mcp.json is read as it is at .vscode/mcp.json, or once a server has its `type`)",
+            "(a VS Code mcp.json is read as it is when it holds nothing but servers VS Code would read, or at "
+            ".vscode/mcp.json, or once a server has its `type`)",
             source=path,
             field="servers",
         )

@@ -12,6 +12,8 @@ __all__ = ["INPUTS_WHY", "SETTINGS_KEYS", "note_settings_mcp", "vscode_marked", 
 
 _KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
 """Keys of a server entry only VS Code writes."""
+_READ = _KEYS | {"command", "args", "env", "cwd", "url", "headers"}
+"""Keys of a server entry VS Code reads."""
 SETTINGS_KEYS = frozenset(
     {
         "editor.fontSize",
@@ -34,14 +36,20 @@ INPUTS_WHY = (
 
 
 def vscode_marked(document: Mapping[str, object], path: Path) -> bool:
-    """A VS Code mcp.json says so: its place (.vscode/mcp.json), `inputs`, or servers with a `type` (as VS Code
-    writes them), a `url` (a remote server, which VS Code also writes without a `type`) or its other keys."""
+    """A VS Code mcp.json says so: its place (.vscode/mcp.json), `inputs`, servers with a `type` (as VS Code writes
+    them), a `url` (a remote server, which VS Code also writes without a `type`) or its other keys; or nothing in it
+    but servers of keys VS Code reads (a command and its arguments, as many a README shows VS Code's file), where the
+    own form would lose nothing by it."""
     servers = document.get("servers")
     entries = (
         [entry for entry in servers.values() if isinstance(entry, Mapping)] if isinstance(servers, Mapping) else []
     )
     placed = (path.parent.name, path.name) == (".vscode", "mcp.json")
-    return placed or "inputs" in document or any((_KEYS | {"url"}) & set(entry) for entry in entries)
+    if placed or "inputs" in document or any((_KEYS | {"url"}) & set(entry) for entry in entries):
+        return True
+    if not isinstance(servers, Mapping) or not servers or set(document) != {"servers"}:
+        return False
+    return all(isinstance(entry, Mapping) and "command" in entry and set(entry) <= _READ for entry in servers.values())
 
 
 def vscode_settings_servers(document: Mapping[str, object]) -> object:
