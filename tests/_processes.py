@@ -6,22 +6,27 @@ A process this test did not start cannot be awaited, so these poll /proc through
 
 from __future__ import annotations
 
+import shlex
 import sys
 from collections.abc import Sequence
 from pathlib import Path
+from typing import Any
 
 from tests._waiting import eventually
+from tests.conftest import SERVERS, Home
 
 __all__ = [
     "alive",
     "has_line",
     "in_session",
+    "left_of",
     "read_pid",
     "read_pids",
     "wait_dead",
     "wait_for_pid",
     "wait_for_pids",
     "with_ctrl_c",
+    "wrapped_basic",
 ]
 
 _CTRL_C_AT_DEFAULT = (
@@ -92,3 +97,20 @@ def read_pid(path: Path) -> int:
 
 def read_pids(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()]
+
+
+def wrapped_basic(home: Home, **env: str) -> dict[str, Any]:
+    """The basic server run by a shell that goes on once it exits (`sh -c 'server; sleep 30'`).
+
+    The shell writes its pid (the session's) to `wrapper.pid` first, and the server's exit code to
+    `server.exit` once the server is gone.
+    """
+    server = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVERS / 'basic.py'))}"
+    pid_file, exit_file = (shlex.quote(str(home.root / name)) for name in ("wrapper.pid", "server.exit"))
+    script = f"echo $$ > {pid_file}; {server}; echo $? > {exit_file}; sleep 30"
+    return {"command": "sh", "args": ["-c", script], "env": env}
+
+
+def left_of(session: int, *pids: int) -> list[int]:
+    """The processes of the wrapper's session, and of `pids`, still alive."""
+    return sorted({pid for pid in (*pids, *in_session(session)) if alive(pid)})

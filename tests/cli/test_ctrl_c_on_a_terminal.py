@@ -17,6 +17,7 @@ import time
 
 import pytest
 
+from tests._processes import left_of, read_pid, wrapped_basic
 from tests.conftest import Home, fixture_server
 from tests.model.openai_fixture import serve_model
 
@@ -173,3 +174,26 @@ def test_conn5_cli2_mod3_a_question_given_up_with_its_call_takes_no_line_of_the_
             terminal.wait_for(b"e__sign_in", after=typed)  # the listing: the line went to the prompt, not the question
         terminal.type(b"/quit")
         assert terminal.process.wait(timeout=READY_WITHIN_SECS) == 0, terminal.seen[asked:].decode(errors="replace")
+
+
+@pytest.mark.parametrize("face", ["shell", "chat"])
+def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_server_within_a_second(
+    home: Home, face: str
+) -> None:
+    """Ending the shell or the chat with Ctrl-C stops the servers in a hurry, as any Ctrl-C does: a wrapper that goes
+    on once its server exits is not given its whole wait (5 s before)."""
+    config = home.write_config({"w": wrapped_basic(home)}, mode="auto")
+    with contextlib.ExitStack() as stack:
+        if face == "shell":
+            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
+        else:
+            endpoint = stack.enter_context(serve_model())
+            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
+            prompt = b"you> "
+        terminal = stack.enter_context(Terminal(home, args))
+        terminal.wait_for(prompt)
+        wrapper = read_pid(home.root / "wrapper.pid")
+        code, took, said = terminal.ctrl_c()
+    assert code == 0, f"still running {took:.1f} s after Ctrl-C: {said!r}"
+    assert took < 1.0, f"mcpyard took {took:.2f} s to exit after Ctrl-C"
+    assert left_of(wrapper, wrapper) == [], "every process was stopped before mcpyard exited"

@@ -6,7 +6,6 @@ Real processes: the subject is the processes themselves.
 from __future__ import annotations
 
 import os
-import shlex
 import signal
 import subprocess
 import sys
@@ -14,7 +13,6 @@ import time
 from collections.abc import AsyncIterator
 from contextlib import asynccontextmanager
 from pathlib import Path
-from typing import Any
 
 import anyio
 import anyio.abc
@@ -23,13 +21,14 @@ import pytest
 from tests._processes import (
     alive,
     has_line,
-    in_session,
+    left_of,
     read_pid,
     read_pids,
     wait_dead,
     wait_for_pid,
     wait_for_pids,
     with_ctrl_c,
+    wrapped_basic,
 )
 from tests._waiting import eventually
 from tests.conftest import SERVERS, Home, fixture_server
@@ -301,18 +300,6 @@ async def test_conn5_a_server_killed_for_ignoring_a_cancel_takes_its_detached_he
 # ----------------------------------------------------------------- Ctrl-C and a wrapper that outlives its server
 
 
-def wrapped_basic(home: Home, **env: str) -> dict[str, Any]:
-    """The basic server run by a shell that goes on once it exits (`sh -c 'server; sleep 30'`).
-
-    The shell writes its pid (the session's) to `wrapper.pid` first, and the server's exit code to
-    `server.exit` once the server is gone.
-    """
-    server = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVERS / 'basic.py'))}"
-    pid_file, exit_file = (shlex.quote(str(home.root / name)) for name in ("wrapper.pid", "server.exit"))
-    script = f"echo $$ > {pid_file}; {server}; echo $? > {exit_file}; sleep 30"
-    return {"command": "sh", "args": ["-c", script], "env": env}
-
-
 async def interrupt_and_time(cli: anyio.abc.Process) -> tuple[int, float]:
     """Send Ctrl-C; mcpyard's exit code, and how long it took to exit."""
     cli.send_signal(signal.SIGINT)
@@ -320,11 +307,6 @@ async def interrupt_and_time(cli: anyio.abc.Process) -> tuple[int, float]:
     with anyio.fail_after(20):  # the bound only ends a hung test; the time is asserted by the caller
         code = await cli.wait()
     return code, time.monotonic() - sent
-
-
-def left_of(session: int, *pids: int) -> list[int]:
-    """The processes of the wrapper's session, and of `pids`, still alive."""
-    return sorted({pid for pid in (*pids, *in_session(session)) if alive(pid)})
 
 
 @linux_only

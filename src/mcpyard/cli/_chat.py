@@ -9,14 +9,23 @@ refused (the model reads why), and a server's question is declined with a line o
 
 from __future__ import annotations
 
-import signal
 import sys
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
 
 from mcpyard.cli._chat_model import ChatModel
-from mcpyard.cli._common import EXIT_OK, EXIT_TOOL_ERROR, Globals, environ, fail, open_host, run, with_globals
+from mcpyard.cli._common import (
+    EXIT_OK,
+    EXIT_TOOL_ERROR,
+    Globals,
+    ctrl_c_cancels,
+    environ,
+    fail,
+    open_host,
+    run,
+    with_globals,
+)
 
 if TYPE_CHECKING:
     from mcpyard.config import ModelSettings
@@ -116,34 +125,27 @@ def chat(
     async def main() -> int:
         import anyio
 
-        async with open_host(opts, mode=mode, approver=approver, lazy=True, elicitor=elicitor) as host:
-            # The model is checked before any server starts: a missing one is a usage error at once.
-            chosen = chat_model(host.config.settings.model, base_url=base_url, model=model, key_secret=api_key_secret)
-            try:
-                await host.start()
-                session = ChatSession(host, chosen, opts, console, max_calls=max_calls, interactive=interactive)
-                session.greet()
-                code = EXIT_OK  # also when Ctrl-C ends the chat between turns
-                async with anyio.create_task_group() as tg:
-                    if interactive:
-                        tg.start_soon(_interrupts, session, tg.cancel_scope)
-                    code = await session.run()
-                    tg.cancel_scope.cancel()
-            finally:
-                await chosen.close()
+        code = EXIT_OK  # also when Ctrl-C ends the chat between turns
+        # Ctrl-C at the prompt cancels `everything`: the host stops its servers in a hurry, as on any Ctrl-C.
+        with anyio.CancelScope() as everything:
+            async with open_host(opts, mode=mode, approver=approver, lazy=True, elicitor=elicitor) as host:
+                # The model is checked before any server starts: a missing one is a usage error at once.
+                chosen = chat_model(
+                    host.config.settings.model, base_url=base_url, model=model, key_secret=api_key_secret
+                )
+                try:
+                    await host.start()
+                    session = ChatSession(host, chosen, opts, console, max_calls=max_calls, interactive=interactive)
+                    session.greet()
+                    async with anyio.create_task_group() as tg:
+                        if interactive:
+                            await tg.start(ctrl_c_cancels, session, everything)
+                        code = await session.run()
+                        tg.cancel_scope.cancel()
+                finally:
+                    with anyio.CancelScope(shield=True):
+                        await chosen.close()
         return code
 
     code = run(main)
     raise typer.Exit(code if code in (EXIT_OK, EXIT_TOOL_ERROR) else EXIT_OK)
-
-
-async def _interrupts(session: Any, everything: Any) -> None:
-    """Ctrl-C stops the turn under way (its calls are cancelled at their servers); between turns it ends the chat."""
-    import anyio
-
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        async for _ in signals:
-            if session.current is not None:
-                session.current.cancel()
-            else:
-                everything.cancel()

@@ -8,6 +8,7 @@ import importlib.util
 import inspect
 import json
 import os
+import signal
 import sys
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
@@ -284,6 +285,24 @@ async def _start_every_server(host: Host, spinner: Any) -> None:
         tg.start_soon(show)
         await host.start()
         tg.cancel_scope.cancel()
+
+
+async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> None:
+    """Ctrl-C cancels what `session` runs (its `current` cancel scope), or else `everything`; started (`tg.start`)
+    once Ctrl-C is caught, so a prompt shown after it never meets the default handler.
+
+    `everything` is the scope around the host: left cancelled, the host stops its servers in a hurry,
+    as on any other Ctrl-C (a server whose process outlives its input is not given its whole wait).
+    """
+    import anyio
+
+    with anyio.open_signal_receiver(signal.SIGINT) as signals:
+        task_status.started()
+        async for _ in signals:
+            if session.current is not None:
+                session.current.cancel()
+            else:
+                everything.cancel()
 
 
 def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:

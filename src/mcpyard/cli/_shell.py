@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import json as jsonlib
 import shlex
-import signal
 import sys
 from collections.abc import Callable
 from typing import TYPE_CHECKING, Annotated, Any
@@ -20,6 +19,7 @@ import typer
 from mcpyard.cli._approve import ConsoleApprover, ask_on_stderr
 from mcpyard.cli._common import (
     Globals,
+    ctrl_c_cancels,
     open_host,
     print_json,
     run,
@@ -192,34 +192,27 @@ def shell(
 
         from mcpyard._daemon_read import read_in_daemon_thread
 
-        async with open_host(opts, mode=mode, approver=approver, elicitor=elicitor) as host:
-            session = _Shell(host, opts, console)
-            if not opts.json:
-                render_status(host.status(), console, rich=opts.rich)
-                if interactive:
-                    console.print("type /help for the commands", style="dim")
-            elif any(s.transport == "stdio" for s in host.status().servers):
-                print(SANDBOX_NOTE, file=sys.stderr)
-            async with anyio.create_task_group() as tg:
-
-                async def interrupts() -> None:
-                    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-                        async for _ in signals:
-                            if session.current is not None:
-                                session.current.cancel()
-                            else:
-                                tg.cancel_scope.cancel()
-
-                if interactive:
-                    tg.start_soon(interrupts)
-                while True:
-                    try:
-                        line = await read_in_daemon_thread(_reader(interactive), abandon_on_cancel=True)
-                    except EOFError:
-                        break
-                    if not await session.handle(line):
-                        break
-                tg.cancel_scope.cancel()
+        # Ctrl-C at the prompt cancels `everything`: the host stops its servers in a hurry, as on any Ctrl-C.
+        with anyio.CancelScope() as everything:
+            async with open_host(opts, mode=mode, approver=approver, elicitor=elicitor) as host:
+                session = _Shell(host, opts, console)
+                if not opts.json:
+                    render_status(host.status(), console, rich=opts.rich)
+                    if interactive:
+                        console.print("type /help for the commands", style="dim")
+                elif any(s.transport == "stdio" for s in host.status().servers):
+                    print(SANDBOX_NOTE, file=sys.stderr)
+                async with anyio.create_task_group() as tg:
+                    if interactive:
+                        await tg.start(ctrl_c_cancels, session, everything)
+                    while True:
+                        try:
+                            line = await read_in_daemon_thread(_reader(interactive), abandon_on_cancel=True)
+                        except EOFError:
+                            break
+                        if not await session.handle(line):
+                            break
+                    tg.cancel_scope.cancel()
 
     run(main)
 
