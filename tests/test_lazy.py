@@ -263,3 +263,61 @@ def test_pol4_mcpyard_call_still_refuses_a_denied_tool_whose_definition_changed(
     assert call_ping(home, config)["error"]["code"] == "denied"
     description.write_text("Second definition: do something else.", encoding="utf-8")
     assert call_ping(home, config)["error"]["code"] == "denied"
+
+
+def test_cat2_a_tool_removed_since_the_last_run_is_an_unknown_tool_its_server_no_longer_lists(home: Home) -> None:
+    """Not "unavailable, its server is connected": the server was asked, the tool is gone (the same code next run)."""
+    tools = home.root / "tools.txt"
+    tools.write_text("ping pong", encoding="utf-8")
+    config = home.write_config({"a": named(home, "a", NAMED_TOOLS_FILE=str(tools))}, mode="auto")
+    assert call_ping(home, config)["ok"] is True  # the listing is kept from this run
+    tools.write_text("pong", encoding="utf-8")
+    first, second = call_ping(home, config)["error"], call_ping(home, config)["error"]
+    assert (first["code"], second["code"]) == ("unknown_tool", "unknown_tool")
+    assert "server 'a' no longer lists it" in first["message"]
+
+
+class _Shell:
+    """`mcpyard shell --json` reading lines as they are typed, its answers read a line at a time."""
+
+    def __init__(self, home: Home, config: Path) -> None:
+        command = [sys.executable, "-m", "mcpyard", "shell", "--json", "--mcp-config", str(config)]
+        self.process = subprocess.Popen(
+            command, stdin=subprocess.PIPE, stdout=subprocess.PIPE, env=home.environ, cwd=home.workspace
+        )
+
+    def answer(self, line: str) -> dict[str, Any]:
+        """Type `line`; the shell's JSON answer to it."""
+        assert self.process.stdin is not None
+        assert self.process.stdout is not None
+        self.process.stdin.write(line.encode() + b"\n")
+        self.process.stdin.flush()
+        ready, _, _ = select.select([self.process.stdout], [], [], 60)
+        assert ready, f"no answer to {line!r} within 60 s"
+        answer: dict[str, Any] = json.loads(self.process.stdout.readline())
+        return answer
+
+
+def test_cat2_the_shell_runs_a_typed_call_on_the_live_definition_after_a_restart_from_the_kept_listing(
+    home: Home,
+) -> None:
+    """A person typing in the shell was offered no listing, as in `mcpyard call`: no `tool_changed` once its server
+    restarts (lazily, from the listing it kept) with a new definition."""
+    tools = home.root / "tools.txt"
+    tools.write_text("ping exit", encoding="utf-8")
+    description = home.root / "description.txt"
+    description.write_text("First definition.", encoding="utf-8")
+    entry = named(home, "a", NAMED_TOOLS_FILE=str(tools), NAMED_DESCRIPTION_FILE=str(description))
+    config = home.write_config({"a": entry}, mode="auto")
+    shell = _Shell(home, config)
+    with shell.process:
+        assert shell.answer("call a__ping")["ok"] is True
+        assert shell.answer("call a__exit")["ok"] is False  # the server ended
+        end = time.monotonic() + 30
+        while shell.answer("/mcp")["servers"][0]["state"] == "connected":
+            assert time.monotonic() < end, "the server's end was never noticed"
+        description.write_text("Second definition: do something else.", encoding="utf-8")
+        shell.answer("/mcp reload")  # back as not started, with the listing it had
+        result = shell.answer("call a__ping")
+        assert result["ok"] is True, result["error"]
+        shell.process.kill()

@@ -3,7 +3,9 @@
 Run as `python tests/servers/named.py NAME [NAME …]` (stdio). Each tool answers a call with
 `called <NAME> on <pid>`, so a test can tell which server ran it. With `NAMED_DESCRIPTION_FILE`
 set, every tool's description is that file's text (a definition that changes between runs), and
-with `NAMED_STARTED_FILE` set, the server writes its pid there once it starts.
+with `NAMED_STARTED_FILE` set, the server writes its pid there once it starts. With `NAMED_TOOLS_FILE`
+set, the tools are the names in that file (read at each listing: tools removed between runs), and a
+tool named `exit` ends the server when called.
 """
 
 from __future__ import annotations
@@ -24,14 +26,19 @@ def build_server(names: list[str]) -> Server[Any]:
     described = os.environ.get("NAMED_DESCRIPTION_FILE")
     about = Path(described).read_text(encoding="utf-8") if described else None
 
+    listed = os.environ.get("NAMED_TOOLS_FILE")
+
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
+        now = (await anyio.Path(listed).read_text(encoding="utf-8")).split() if listed else names
         return ListToolsResult(
             tools=[
-                Tool(name=name, description=about or f"Tool {name}.", input_schema={"type": "object"}) for name in names
+                Tool(name=name, description=about or f"Tool {name}.", input_schema={"type": "object"}) for name in now
             ]
         )
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
+        if params.name == "exit" and listed:
+            os._exit(0)
         return CallToolResult(content=[TextContent(text=f"called {params.name} on {os.getpid()}")])
 
     return Server("named", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)

@@ -151,7 +151,8 @@ class _Shell:
 
         with anyio.CancelScope() as scope:
             self.current = scope
-            result = await self.host.call(name, arguments, on_progress=progress)
+            # A person named the tool, offered no listing: its live definition decides, as policy and pins see it.
+            result = await self.host.call(name, arguments, on_progress=progress, offered=False)
         self.current = None
         if scope.cancelled_caught:
             self.error(f"{name} was cancelled; mcpyard told the server to stop")

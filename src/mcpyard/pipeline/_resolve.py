@@ -48,6 +48,9 @@ def _not_offered(view: HostView, name: str) -> Refusal:
         server_id = known[0]
         snapshot = view.servers.get(server_id)
         state = str(snapshot.state) if snapshot is not None else "not running"
+        if state == "connected":  # listed before (this session, or its last run), not any more
+            hint = "list the tools with `mcpyard tools`"
+            return Refusal("unknown_tool", f"unknown tool {name!r}: server {server_id!r} no longer lists it; {hint}")
         why = f": {snapshot.reason}" if snapshot is not None and snapshot.reason else ""
         return Refusal("server_unavailable", f"{name} belongs to server {server_id!r}, which is {state}{why}")
     if (down := _down_owner(view, name)) is not None:
