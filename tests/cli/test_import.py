@@ -288,3 +288,22 @@ def test_an_imported_file_written_and_given_back_connects_cfg_1_cli_2(home: Home
     [server] = json.loads(status.stdout)["servers"]
     assert (server["id"], server["state"], server["transport"]) == ("basic", "connected", "stdio")
     assert "basic__echo" in {tool["name"] for tool in server["tools"]}
+
+
+def test_a_tool_a_gemini_file_excludes_is_refused_with_the_users_separator_pol_4_cat_1(home: Home) -> None:
+    """POL-4, CAT-1: `tool_name_separator = "_"` names the tool `b_add`; Gemini's excludeTools still keeps it off."""
+    home.config_home.mkdir(parents=True, exist_ok=True)
+    (home.config_home / "config.toml").write_text('tool_name_separator = "_"\n', encoding="utf-8")
+    gemini = home.root / ".gemini" / "settings.json"
+    gemini.parent.mkdir()
+    entry = {"command": PYTHON, "args": [BASIC], "excludeTools": ["add", "fail"]}
+    gemini.write_text(json.dumps({"mcpServers": {"b": entry}}), encoding="utf-8")
+    called = mcpyard(home, "call", "b_add", "--arg", "a=1", "--arg", "b=2", "--mcp-config", str(gemini))
+    assert called.returncode != 0, called.stdout
+    assert "3" not in called.stdout
+    assert "b_add" in called.stdout + called.stderr
+    echoed = mcpyard(home, "call", "b_echo", "--arg", "text=hi", "--mcp-config", str(gemini))
+    assert echoed.returncode == 0, echoed.stderr
+    shown = mcpyard(home, "import", str(gemini), "--json")
+    assert json.loads(shown.stdout)["settings"] == {"permissions": {"deny": ["b_add", "b_fail"]}}
+    assert "b__" not in mcpyard(home, "import", str(gemini)).stdout

@@ -542,3 +542,40 @@ def test_load_config_reads_foreign_files_only_from_the_flag(cfg: Setup, tmp_path
             environ={},
             secrets={},
         )
+
+
+@pytest.mark.parametrize(
+    ("file_name", "entry", "key"),
+    [
+        ("settings.json", {"command": "x", "excludeTools": ["add", "fail"]}, "excludeTools"),
+        ("config.toml", {"command": "x", "disabled_tools": ["add", "fail"]}, "disabled_tools"),
+    ],
+)
+def test_excluded_tools_are_denied_with_the_users_separator_pol_4_cat_1(
+    cfg: Setup, file_name: str, entry: dict[str, object], key: str
+) -> None:
+    """POL-4, CAT-1: with `tool_name_separator = "_"` the model sees `b_add`, and that is the name denied."""
+    cfg.user('tool_name_separator = "_"\n')
+    if file_name.endswith(".toml"):
+        text = f'[mcp_servers.b]\ncommand = "x"\n{key} = ["add", "fail"]\n'
+        flag = cfg.flag(text, name=file_name)
+    else:
+        flag = cfg.flag({"mcpServers": {"b": entry}}, name=file_name)
+    loaded = cfg.load(config_file=flag)
+    assert loaded.settings.deny == ("b_add", "b_fail")
+    assert not mentioning(loaded, "__")
+    config = import_config(flag, workspace=cfg.workspace, separator="_")
+    assert config.settings == {"permissions": {"deny": ["b_add", "b_fail"]}}
+    said = " ".join(note.why for note in config.understood)
+    assert "b_add, b_fail" in said
+    assert "__" not in said
+
+
+def test_a_deny_hint_names_the_tool_with_the_users_separator_pol_4_cat_1(cfg: Setup) -> None:
+    """POL-4, CAT-1: the rule a warning tells you to write is the name the model sees."""
+    cfg.user('tool_name_separator = "_"\n')
+    flag = cfg.flag({"mcpServers": {"b": {"command": "x", "disabledTools": ["add"]}}}, name="mcp.json")
+    cfg.project({"mcpServers": {"p": {"command": "x", "disabledTools": ["fail"]}}})
+    loaded = cfg.load(config_file=flag)
+    assert len(mentioning(loaded, 'permissions.deny = ["b_add"]')) == 1, loaded.warnings
+    assert len(mentioning(loaded, 'permissions.deny = ["p_fail"]')) == 1, loaded.warnings

@@ -7,7 +7,7 @@ from typing import TYPE_CHECKING, Annotated, Literal
 
 import typer
 
-from mcpyard.cli._common import Globals, fail, print_json, with_globals
+from mcpyard.cli._common import Globals, environ, fail, print_json, with_globals
 from mcpyard.cli._render import safe
 
 if TYPE_CHECKING:
@@ -64,7 +64,8 @@ def import_file(
     from mcpyard.errors import ConfigError, UsageError
 
     try:
-        imported = import_config(file.expanduser(), workspace=resolve_workspace(opts.workspace))
+        workspace = resolve_workspace(opts.workspace)
+        imported = import_config(file.expanduser(), workspace=workspace, separator=_separator(workspace))
     except (ConfigError, UsageError) as exc:
         fail(str(exc))
     written = _write(imported, write, force=force) if write is not None else None
@@ -72,6 +73,27 @@ def import_file(
         print_json({**imported.to_json(), "written": str(written) if written is not None else None})
         return
     _show(imported, written, opts.console(), rich=opts.rich)
+
+
+def _separator(workspace: Path) -> str:
+    """The `tool_name_separator` of the user config: deny rules name tools with it ("__" when it cannot be read)."""
+    from mcpyard._paths import config_home, user_config_file
+    from mcpyard.config import load_config
+    from mcpyard.errors import ConfigError
+
+    env = environ()
+    try:
+        loaded = load_config(
+            workspace=workspace,
+            config_file=None,
+            user_config_file=user_config_file(config_home(env)),
+            trusted=False,
+            environ=env,
+            secrets={},
+        )
+    except ConfigError:
+        return "__"  # the commands that run servers say what is wrong with it
+    return loaded.settings.tool_name_separator
 
 
 def _write(imported: ImportedConfig, target: Path, *, force: bool) -> Path:

@@ -60,6 +60,8 @@ class ClientEntry:
     written: Mapping[str, object]
     workspace: Path
     notes: Notes
+    separator: str
+    """The host's `tool_name_separator`: deny rules and hints name tools as the model sees them (CAT-1)."""
     out: dict[str, object] = field(default_factory=dict)
     excluded: list[str] = field(default_factory=list)
     excluded_by: str = ""

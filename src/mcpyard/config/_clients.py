@@ -94,14 +94,16 @@ def translate_entry(
     *,
     workspace: Path,
     notes: Notes,
+    separator: str = "__",
     family: ClientFormat | None = None,
 ) -> dict[str, object]:
     """The own-form fields of one entry of `client`'s file; `notes` collects what was mapped, ignored and denied.
 
+    `separator`: the host's `tool_name_separator`, which deny rules name tools with.
     `family`: whose keys the entry has, when not the file's client (mcpyard's own TOML `mcpServers`
     tables are the shared form).
     """
-    entry = ClientEntry(client, server, written, workspace, notes)
+    entry = ClientEntry(client, server, written, workspace, notes, separator)
     keys = family or client
     group = "shared" if keys in SHARED_FAMILY else keys
     handlers = _HANDLERS.get(group, {})
@@ -129,12 +131,11 @@ def _unknown(key: str, group: str) -> str:
 def _finish(entry: ClientEntry) -> None:
     """What needs the whole entry: deny rules (they use its prefix) and oauth beside a credential header."""
     if entry.excluded:
-        rules = deny_rules(entry.server, entry.out.get("name"), entry.excluded)
+        rules = deny_rules(entry.server, entry.out.get("name"), entry.excluded, separator=entry.separator)
         entry.notes.deny.extend(rule for rule in rules if rule not in entry.notes.deny)
         entry.said(
             entry.excluded_by,
-            f"each tool listed is denied in permissions.deny ({', '.join(rules)}): deny rules name tools as the "
-            "model sees them, with the default separator __",
+            f"each tool listed is denied in permissions.deny ({', '.join(rules)}), named as the model sees it",
         )
     headers = entry.out.get("headers")
     names = [str(name) for name in headers] if isinstance(headers, Mapping) else []
@@ -178,7 +179,8 @@ def _gemini_trust(entry: ClientEntry, key: str, value: object) -> None:
     entry.ignore(
         key,
         "mcpyard never skips asking because another client trusted a server; to let this server's tools run "
-        f'without asking, add permissions.allow = ["{sanitize_name(entry.server)}__*"] to your own config yourself',
+        f'without asking, add permissions.allow = ["{sanitize_name(entry.server)}{entry.separator}*"] to your own '
+        "config yourself",
     )
 
 

@@ -87,8 +87,11 @@ def check_keys(
     kind: SourceKind,
     path: Path,
     warnings: list[str],
+    separator: str = "__",
 ) -> None:
     """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
+
+    `separator` is the host's `tool_name_separator`: a hint to write a deny rule names the tool with it.
 
     Raises:
         ConfigError: an unknown field in the own form, naming field, entry and source.
@@ -102,7 +105,7 @@ def check_keys(
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
             hint = _SHARED_HINTS.get(key, guess)
             if key in EXCLUDED_TOOLS_KEYS:
-                hint = _deny_hint(fields, key, server_id=server_id, kind=kind)
+                hint = _deny_hint(fields, key, server_id=server_id, kind=kind, separator=separator)
             warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
             continue
         if key == "type":
@@ -116,17 +119,17 @@ def check_keys(
         _check_oauth_keys(oauth, where=where, server_id=server_id, form=form, path=path, warnings=warnings)
 
 
-def _deny_hint(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind) -> str:
+def _deny_hint(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str:
     """How to keep the tools another client's list leaves out from running here: the deny rule to write (POL-4)."""
     where = "your user config" if kind == "project" else "your user config or this file"
     tools = fields[key]
     if not isinstance(tools, list) or not tools or not all(isinstance(tool, str) and tool for tool in tools):
-        rule = deny_rules(server_id, fields.get("name"), ["TOOL"])[0]
+        rule = deny_rules(server_id, fields.get("name"), ["TOOL"], separator=separator)[0]
         return (
             f"it must be a list of tool names; to keep a tool from running, add its name as the model sees it "
             f'(permissions.deny = ["{rule}"]) to {where}'
         )
-    rules = ", ".join(f'"{rule}"' for rule in deny_rules(server_id, fields.get("name"), tools))
+    rules = ", ".join(f'"{rule}"' for rule in deny_rules(server_id, fields.get("name"), tools, separator=separator))
     return f"to keep those tools from running, add permissions.deny = [{rules}] to {where}"
 
 

@@ -2,11 +2,12 @@
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Mapping
 from pathlib import Path
 
-from mcpyard.config._claude_user import claude_user_servers, is_claude_user_file
+from mcpyard.config._claude_user import claude_user_servers
 from mcpyard.config._clients import SHARED_FAMILY, gemini_choice, translate_entry
+from mcpyard.config._detect import detect_format, reads_comments
 from mcpyard.config._entry import EntryContext, value_problems
 from mcpyard.config._expand import Expander
 from mcpyard.config._fields import FIELDS
@@ -23,24 +24,15 @@ from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
 from mcpyard.config._opencode import opencode_servers
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
-from mcpyard.config._vscode import INPUTS_WHY, SETTINGS_KEYS, note_settings_mcp, vscode_marked, vscode_settings_servers
+from mcpyard.config._vscode import INPUTS_WHY, note_settings_mcp, vscode_marked, vscode_settings_servers
 from mcpyard.errors import ConfigError
 
-__all__ = ["READ_DIRECTLY", "detect_format", "import_config", "read_directly", "reads_comments", "translate"]
+__all__ = ["READ_DIRECTLY", "import_config", "read_directly", "translate"]
 
 READ_DIRECTLY: frozenset[ClientFormat] = frozenset(
     {"vscode", "vscode-settings", "codex", "gemini", "claude-code-user", "zed", "opencode"}
 )
 """What `--mcp-config` reads through the translation; the other clients' files are the shared form (CFG-2)."""
-_COMMENTED: frozenset[ClientFormat] = frozenset({"vscode", "vscode-settings", "gemini", "zed", "opencode"})
-"""Clients that read comments and trailing commas in their JSON (JSONC)."""
-
-_GEMINI_KEYS = frozenset(
-    {"httpUrl", "trust", "includeTools", "excludeTools", "authProviderType", "targetAudience", "targetServiceAccount"}
-)
-_GEMINI_TOP = frozenset({"selectedAuthType", "allowMCPServers", "excludeMCPServers", "mcpServerCommand"})
-_CURSOR_KEYS = frozenset({"envFile", "auth"})
-_CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspaceFolderBasename}", "${pathSeparator}")
 _CLIENT_NAMES: dict[ClientFormat, str] = {
     "vscode": "VS Code",
     "vscode-settings": "VS Code",
@@ -59,42 +51,6 @@ _CONTAINERS: dict[ClientFormat, str] = {
 }
 _OWN_STATE: frozenset[ClientFormat] = frozenset({"claude-code-user", "zed", "opencode", "vscode-settings"})
 """Clients whose file holds dozens of keys of their own beside the servers: one note for all of them."""
-_SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
-    "codex": (
-        (".codex", "config.toml"),
-        frozenset(
-            {
-                "approval_policy",
-                "sandbox_mode",
-                "sandbox_workspace_write",
-                "shell_environment_policy",
-                "model_provider",
-                "model_providers",
-                "model_reasoning_effort",
-                "model_reasoning_summary",
-                "model_verbosity",
-                "profile",
-                "profiles",
-                "notify",
-                "projects",
-                "file_opener",
-                "history",
-                "tui",
-            }
-        ),
-    ),
-    "claude-desktop": (("", "claude_desktop_config.json"), frozenset({"globalShortcut"})),
-    "zed": (("zed", "settings.json"), frozenset({"buffer_font_size", "ui_font_size", "vim_mode", "language_models"})),
-    "vscode-settings": (("User", "settings.json"), SETTINGS_KEYS),
-    "gemini": (
-        (".gemini", "settings.json"),
-        _GEMINI_TOP
-        | {"theme", "contextFileName", "general", "ui", "context", "security", "privacy", "telemetry", "ide"}
-        | {"checkpointing", "preferredEditor", "usageStatisticsEnabled", "autoAccept", "coreTools", "excludeTools"},
-    ),
-}
-"""Where each client keeps its settings file (any folder: ""), and keys only it writes at the top: a file with no
-servers is its."""
 _UNKNOWN = (
     "is not a config mcpyard can read: it has neither `servers` nor `mcpServers` (nor a Codex [mcp_servers] table, "
     "nor Zed's `context_servers`, nor an `mcp` section); give a claude_desktop_config.json, a .mcp.json or "
@@ -103,105 +59,8 @@ _UNKNOWN = (
 )
 
 
-def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None = None) -> ClientFormat | None:
-    """Which client's file this is, by its keys and shape (and its file name where the shape alone cannot say).
-
-    `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
-    Code's (`mcp.servers` in its settings.json); TOML `[mcp_servers.<id>]` tables are Codex's;
-    `mcpServers` is Gemini CLI's when an entry has a key only Gemini writes (`httpUrl`, `trust`,
-    `includeTools`…), Windsurf's when one has `serverUrl` (or the file is its mcp_config.json),
-    else Claude Desktop's, Claude Code's or Cursor's. None: no servers in any form mcpyard knows.
-    """
-    if fmt == "toml":
-        if "mcp" in document:
-            return "mcpyard"
-        if isinstance(document.get("mcp_servers"), Mapping):
-            return "codex"
-        if "mcp_servers" in document:
-            return None
-        if _settings_of("codex", document, path):
-            return "codex"
-        return "mcpyard" if any(key in SETTING_KEYS for key in document) else None
-    servers, shared = document.get("servers"), document.get("mcpServers")
-    if "servers" in document and "mcpServers" in document:
-        return None
-    if servers is None and is_claude_user_file(document, path):
-        return "claude-code-user"
-    if servers is None and shared is None and isinstance(document.get("context_servers"), Mapping):
-        return "zed"
-    if servers is None and shared is None and opencode_servers(document) is not None:
-        return "opencode"
-    if servers is None and shared is None and vscode_settings_servers(document) is not None:
-        return "vscode-settings"
-    if servers is None and shared is None:
-        for client in ("gemini", "claude-desktop", "zed", "vscode-settings"):
-            if _settings_of(client, document, path):
-                return client
-    if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
-        return "mcpyard"
-    if isinstance(servers, Mapping):
-        return "vscode"
-    if isinstance(shared, Mapping):
-        return _shared_client(document, shared, path)
-    return None
-
-
-def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None) -> bool:
-    """A settings file of `client` with no servers in it: by its place, or a top-level key only that client writes."""
-    (folder, name), keys = _SETTINGS[client]
-    placed = path is not None and path.name == name and folder in ("", path.parent.name)
-    return placed or any(key in keys for key in document)
-
-
-def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
-    entries = [entry for entry in shared.values() if isinstance(entry, Mapping)]
-    keys = {str(key) for entry in entries for key in entry}
-    gemini_mcp = document.get("mcp")
-    if keys & _GEMINI_KEYS or _GEMINI_TOP & set(document) or isinstance(gemini_mcp, Mapping):
-        return "gemini"
-    name, folder = (path.name, path.parent.name) if path is not None else ("", "")
-    by_place: dict[tuple[str, str], ClientFormat] = {
-        ("claude_desktop_config.json", ""): "claude-desktop",
-        (".mcp.json", ""): "claude-code",
-        ("mcp_config.json", ""): "windsurf",
-        ("", ".cursor"): "cursor",
-        ("", ".gemini"): "gemini",
-    }
-    for (file_name, folder_name), client in by_place.items():
-        if (file_name and name == file_name) or (folder_name and folder == folder_name):
-            return client
-    if "serverUrl" in keys:
-        return "windsurf"
-    texts = [text for entry in entries for text in _strings(entry)]
-    remote_untyped = any("url" in entry and "type" not in entry for entry in entries)
-    if keys & _CURSOR_KEYS or remote_untyped or any(marker in text for text in texts for marker in _CURSOR_VARIABLES):
-        return "cursor"
-    if "type" in keys or "headersHelper" in keys:
-        return "claude-code"
-    return "claude-desktop"
-
-
-def _strings(value: object) -> list[str]:
-    if isinstance(value, str):
-        return [value]
-    if isinstance(value, Mapping):
-        return [text for item in value.values() for text in _strings(item)]
-    if isinstance(value, list):
-        return [text for item in value for text in _strings(item)]
-    return []
-
-
-def reads_comments(path: Path) -> Callable[[dict[str, object]], bool]:
-    """For `read_document`: whether a document that needed its comments stripped is one whose client allows them."""
-
-    def allowed(document: dict[str, object]) -> bool:
-        return detect_format(document, "json", path) in _COMMENTED
-
-    return allowed
-
-
 def read_directly(
-    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str
+    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str, separator: str = "__"
 ) -> ImportedConfig | None:
     """A VS Code, Codex or Gemini CLI file translated for `--mcp-config`; None for any other (read as it is).
 
@@ -218,10 +77,10 @@ def read_directly(
         client not in READ_DIRECTLY or (client == "vscode" and not vscode_marked(document, path))
     ):
         return None
-    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
+    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=separator)
 
 
-def import_config(path: Path, *, workspace: Path) -> ImportedConfig:
+def import_config(path: Path, *, workspace: Path, separator: str = "__") -> ImportedConfig:
     """Read a config file of any MCP client mcpyard knows and translate it into mcpyard's own form.
 
     The format is read from the extension (`.toml`, else JSON), and the other one is tried when
@@ -230,6 +89,8 @@ def import_config(path: Path, *, workspace: Path) -> ImportedConfig:
     Args:
         path: the file.
         workspace: what `${workspaceFolder}` stands for in a VS Code or Cursor file.
+        separator: the `tool_name_separator` the servers will run with: deny rules for the tools a
+            client leaves out name them with it, as the model sees them.
 
     Raises:
         ConfigError: the file cannot be read or parsed, or holds no servers in a form mcpyard knows.
@@ -245,11 +106,11 @@ def import_config(path: Path, *, workspace: Path) -> ImportedConfig:
         except ConfigError:
             raise error from None
         fmt = other
-    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label)
+    return translate(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=separator)
 
 
 def translate(
-    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str
+    document: Mapping[str, object], *, fmt: Format, path: Path, workspace: Path, label: str, separator: str = "__"
 ) -> ImportedConfig:
     """The servers of a parsed config file in mcpyard's own form, with what was understood and ignored (pure).
 
@@ -280,7 +141,10 @@ def translate(
         entries = _entries(listed, container=container, label=label, path=path)
         written_by: ClientFormat = "vscode" if client == "vscode-settings" else client  # the same entries, a level down
         servers = [
-            ImportedServer(server_id, translate_entry(written_by, server_id, fields, workspace=workspace, notes=notes))
+            ImportedServer(
+                server_id,
+                translate_entry(written_by, server_id, fields, workspace=workspace, notes=notes, separator=separator),
+            )
             for server_id, fields in entries
         ]
         _top_level(client, document, container, notes)

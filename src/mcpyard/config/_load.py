@@ -7,11 +7,12 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field, replace
 from pathlib import Path
 
+from mcpyard.config._detect import reads_comments
 from mcpyard.config._digest import ProjectTrust, entry_digest
 from mcpyard.config._entry import EntryContext, build_spec
 from mcpyard.config._expand import Expander
 from mcpyard.config._fields import check_keys
-from mcpyard.config._foreign import read_directly, reads_comments
+from mcpyard.config._foreign import read_directly
 from mcpyard.config._model import HostSettings, LoadedConfig, ServerSpec, SourceKind
 from mcpyard.config._names import SOURCE_LABELS, describe_source, quote
 from mcpyard.config._read import Form, Format, RawEntry, read_document, split_source
@@ -74,19 +75,39 @@ def load_config(
             malformed file, both forms or neither, an id twice, an unknown field of the
             own form, a bad host setting).
     """
+    # Read user, flag, project, so that each knows the separator tools are named with (deny rules and hints
+    # name tools as the model sees them); listed in priority order, lowest first.
+    own: list[_Layer] = []
+    separator = "__"
+    if os.path.lexists(user_config_file):
+        own.append(
+            _own_layer(
+                "user", user_config_file, "toml", environ=environ, secrets=secrets, workspace=workspace, separator=None
+            )
+        )
+        separator = own[-1].settings.tool_name_separator or separator
+    if config_file is not None:
+        fmt: Format = "toml" if config_file.suffix.lower() == ".toml" else "json"
+        own.append(
+            _own_layer(
+                "flag", config_file, fmt, environ=environ, secrets=secrets, workspace=workspace, separator=separator
+            )
+        )
+        separator = own[-1].settings.tool_name_separator or separator
     layers: list[_Layer] = []
     project_path = workspace / PROJECT_FILE
     if os.path.lexists(project_path):
         layers.append(
-            _project_layer(project_path, trusted=trusted, environ=environ, secrets=secrets, workspace=workspace)
+            _project_layer(
+                project_path,
+                trusted=trusted,
+                environ=environ,
+                secrets=secrets,
+                workspace=workspace,
+                separator=separator,
+            )
         )
-    if os.path.lexists(user_config_file):
-        layers.append(
-            _own_layer("user", user_config_file, "toml", environ=environ, secrets=secrets, workspace=workspace)
-        )
-    if config_file is not None:
-        fmt: Format = "toml" if config_file.suffix.lower() == ".toml" else "json"
-        layers.append(_own_layer("flag", config_file, fmt, environ=environ, secrets=secrets, workspace=workspace))
+    layers.extend(own)
 
     warnings = [warning for layer in layers for warning in layer.warnings]
     winners = _pick_winners(layers, warnings)
@@ -113,16 +134,20 @@ def _own_layer(
     environ: Mapping[str, str],
     secrets: Mapping[str, str],
     workspace: Path,
+    separator: str | None,
 ) -> _Layer:
     """Check a flag file or user config completely; raises ConfigError on any source-level problem.
 
     A flag file may be another client's (VS Code, Codex, Gemini CLI): it is read through its
     translation into the own form, and each key that has no equivalent is one warning.
+    `separator`: the `tool_name_separator` of the sources below this one (None: the user config,
+    whose own setting is the one in force).
     """
     label = describe_source(kind, path)
+    below = separator or "__"
     if kind == "flag":
         document = read_document(path, fmt, kind=kind, suggest=True, comments=reads_comments(path))
-        foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label)
+        foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=below)
         if foreign is not None:
             raw = split_source(foreign.document(), kind=kind, path=path, fmt="json")
             raw.warnings.extend(note.warning(label) for note in foreign.ignored)
@@ -142,7 +167,7 @@ def _own_layer(
         settings=read_settings(raw.settings, kind=kind, path=path, environ=environ),
         warnings=raw.warnings,
     )
-    _check_entries(layer, form)
+    _check_entries(layer, form, layer.settings.tool_name_separator or below)
     return layer
 
 
@@ -153,6 +178,7 @@ def _project_layer(
     environ: Mapping[str, str],
     secrets: Mapping[str, str],
     workspace: Path,
+    separator: str,
 ) -> _Layer:
     """Check the project file; any problem with it becomes one warning, never an error (CFG-6)."""
     label = describe_source("project", path)
@@ -181,7 +207,7 @@ def _project_layer(
             untrusted=untrusted,
             warnings=raw.warnings,
         )
-        _check_entries(layer, form)
+        _check_entries(layer, form, separator)
     except ConfigError as error:
         return _Layer(kind="project", path=path, warnings=[f"{error.message}; its servers were not started"])
     if untrusted:
@@ -208,7 +234,7 @@ def _not_started(count: int, label: str, why: str) -> str:
     return f"{servers} in {label} {verb} not started: {why}; run `mcpyard trust` (or pass --trust) to start {them}"
 
 
-def _check_entries(layer: _Layer, form: Form) -> None:
+def _check_entries(layer: _Layer, form: Form, separator: str) -> None:
     for raw in layer.entries:
         if raw.id in layer.untrusted:
             continue  # not trusted: not even its fields are read
@@ -220,6 +246,7 @@ def _check_entries(layer: _Layer, form: Form) -> None:
             kind=layer.kind,
             path=layer.path,
             warnings=notes,
+            separator=separator,
         )
         layer.entry_warnings[raw.id] = notes
 

@@ -134,14 +134,14 @@ EXCLUDED_TOOLS_KEYS = ("disabledTools", "excludeTools", "excludedTools", "disabl
 """Other clients' lists of a server's tools to leave out (Windsurf's, Gemini CLI's, Codex's…): deny rules here."""
 
 
-def deny_rules(server_id: str, name: object, tools: Iterable[str]) -> list[str]:
+def deny_rules(server_id: str, name: object, tools: Iterable[str], *, separator: str) -> list[str]:
     """The `permissions.deny` rules that keep `tools` of a server from running (POL-4).
 
     Each names the tool as the model sees it (CAT-1): the server's `name` (else its id) as the
-    prefix, with the default separator `__`.
+    prefix, then `separator` (the host's `tool_name_separator`), then the tool.
     """
     # The catalog names tools; it imports the config package, so it is imported here.
     from mcpyard.catalog import server_prefix, tool_name
 
     prefix = server_prefix(name if isinstance(name, str) else None, server_id, 0)
-    return [tool_name(prefix, "__", tool) for tool in dict.fromkeys(tools)]
+    return [tool_name(prefix, separator, tool) for tool in dict.fromkeys(tools)]
