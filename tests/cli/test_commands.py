@@ -185,3 +185,15 @@ def test_pol5_pin_and_unpin_from_the_console(home: Home) -> None:
     assert unpinned.returncode == 0, unpinned.stderr
     again = run_mcpyard(home, "call", "h__bump", "--json", "--mcp-config", config)
     assert json.loads(again.stdout)["error"]["code"] == "approval_required"
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+def test_cli2_sec2_doctor_shows_a_url_without_its_query(home: Home, as_json: bool) -> None:
+    """SEC-2: a key in the URL's query is never printed; the URL is shown as the status page and import show it."""
+    # Loopback over https: refused before any request, so the check needs no network.
+    config = home.write_config({"q": {"url": "https://127.0.0.1:9/mcp?api_key=sk-live-123456"}})
+    done = run_mcpyard(home, "doctor", "q", *(["--json"] if as_json else []), "--mcp-config", str(config))
+    assert done.returncode == 1, done.stderr
+    assert "sk-live-123456" not in done.stdout + done.stderr
+    shown = json.loads(done.stdout)["url"] if as_json else done.stdout
+    assert "https://127.0.0.1:9/mcp?…" in shown

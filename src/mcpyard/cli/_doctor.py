@@ -63,7 +63,7 @@ def doctor(
             "problem": spec.problem,
             "transport": spec.transport,
             "command_line": shlex.join([spec.command, *spec.args]) if spec.command else None,
-            "url": spec.url,
+            "url": spec.shown_url(),
             "cwd": spec.cwd or str(root),
             "env_names": [name for name, _ in spec.env],
             "inherit_env": spec.inherit_env,

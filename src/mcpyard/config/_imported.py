@@ -7,9 +7,9 @@ from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
-from urllib.parse import urlsplit, urlunsplit
 
 from mcpyard.config._names import quote
+from mcpyard.config._shown import shown_url
 
 __all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes", "a_format"]
 
@@ -127,21 +127,6 @@ class ImportedServer:
             "url": self.url,
             "enabled": self.enabled,
         }
-
-
-def shown_url(url: str) -> str:
-    """A URL for people to read: scheme, host, port and path; a query or user info is cut to `…`."""
-    try:
-        parts = urlsplit(url)
-    except ValueError:
-        return "(not a valid URL)"
-    netloc = parts.netloc.rpartition("@")[2]
-    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    if parts.query or parts.fragment:
-        shown += "?…"
-    if "@" in parts.netloc:
-        shown = shown.replace("://", "://…@", 1)
-    return shown
 
 
 @dataclass(frozen=True, slots=True)
