@@ -42,7 +42,7 @@ from mcpyard.pipeline._stages import (
     validate,
 )
 from mcpyard.pipeline._store import MAX_STORED_RESULT_BYTES, Results, ResultStore, Window
-from mcpyard.pipeline._unfence import TextPart, fenced_parts
+from mcpyard.pipeline._unfence import FencedResults, TextPart, fenced_parts
 from mcpyard.pipeline._validate import VALIDATION_BUDGET_SECS, check_arguments, quick_check, validate_arguments
 
 __all__ = [
@@ -63,6 +63,7 @@ __all__ = [
     "CallRequest",
     "CallResult",
     "CallStatus",
+    "FencedResults",
     "FileRecord",
     "FoundTools",
     "IdempotentCache",

@@ -33,6 +33,7 @@ from mcpyard.org.turns._teammates import (
     start_conversation,
     take_turn,
 )
+from mcpyard.org.turns._turn_json import fenced_in
 from mcpyard.org.turns._turns import MAX_MESSAGE
 from mcpyard.org.turns._views import (
     AssistantView,
@@ -83,6 +84,7 @@ __all__ = [
     "create_assistant",
     "create_teammate",
     "delete_teammate",
+    "fenced_in",
     "get_assistant",
     "get_conversation",
     "get_model",

@@ -10,11 +10,11 @@ from sqlalchemy import select
 from mcpyard.agent import PARKED, Turn
 from mcpyard.model import ToolCall
 from mcpyard.org.services import OrgService
-from mcpyard.org.store import CallRow, RegisteredServer, TaskCall, TurnRow, utcnow
+from mcpyard.org.store import CallRow, Conversation, RegisteredServer, TaskCall, TurnRow, utcnow
 from mcpyard.org.turns._views import TraceStepView, TurnCallStatus, TurnCallView, TurnView
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import CallResult, FencedResults
 
-__all__ = ["StoredCall", "call_status", "merged_calls", "turn_json", "turn_trace"]
+__all__ = ["StoredCall", "call_status", "fenced_in", "merged_calls", "turn_json", "turn_trace"]
 
 FAILED = frozenset({"tool_error", "timeout", "connection_lost", "response_too_large", "interrupted"})
 """Codes of a call that was sent and ended in an error (the rest were refused: nothing was sent)."""
@@ -139,3 +139,14 @@ async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
             for task in running
         ]
         return steps
+
+
+async def fenced_in(svc: OrgService, org_id: str, conversation_id: str) -> FencedResults:
+    """What the service fenced in a conversation (its calls' results as the model read them): a reply's fence is
+    shown as a server's result only when it is one of these (CALL-7). For a caller already allowed to read it."""
+    async with svc.db.begin() as session:
+        messages = await session.scalar(
+            select(Conversation.messages).where(Conversation.id == conversation_id, Conversation.org_id == org_id)
+        )
+    texts = (item.get("text") for item in messages or () if isinstance(item, dict) and item.get("role") == "tool")
+    return FencedResults.of(text for text in texts if isinstance(text, str))

@@ -33,6 +33,7 @@ from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigne
 from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._streams import Live
 from mcpyard.org.web._text import code_spans, shown_time, with_results
+from mcpyard.pipeline import FencedResults
 
 __all__ = [
     "NOTICE_COOKIE",
@@ -128,6 +129,8 @@ class Pages:
         self.templates.filters["when"] = shown_time
         self.templates.filters["code"] = code_spans
         self.templates.filters["results"] = with_results
+        # A call's result as the service made it: the fence it starts with is the service's own.
+        self.templates.filters["fences"] = lambda text: FencedResults.of([text or ""])
 
     @property
     def running(self) -> Running:

@@ -11,7 +11,7 @@ from datetime import UTC, datetime
 
 from markupsafe import Markup, escape
 
-from mcpyard.pipeline import fenced_parts
+from mcpyard.pipeline import FencedResults, fenced_parts
 
 __all__ = ["code_spans", "shown_time", "with_results"]
 
@@ -37,12 +37,13 @@ def code_spans(text: str | None) -> Markup:
     return Markup("").join(shown)
 
 
-def with_results(text: str | None) -> Markup:
-    """`text` escaped, each fenced result in it shown as a block naming its server, without the fence's markup.
+def with_results(text: str | None, fenced: FencedResults) -> Markup:
+    """`text` escaped, each result in it that the service fenced (`fenced`) shown as a block naming its server,
+    without the fence's markup; any other fence is the words of whoever wrote `text`, shown as text.
 
     The fence tells the model what is data; a person sees the result as text from its server instead.
     """
-    parts = fenced_parts(text or "")
+    parts = fenced_parts(text or "", fenced=fenced)
     shown: list[Markup] = []
     for index, part in enumerate(parts):
         if part.server is not None:

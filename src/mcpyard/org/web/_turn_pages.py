@@ -22,6 +22,7 @@ from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org.turns import UNFINISHED, PreviewView
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
+from mcpyard.pipeline import FencedResults
 
 __all__ = ["PAGES", "VISITOR_COOKIE"]
 
@@ -164,6 +165,7 @@ async def conversation(pages: Pages, request: Request, visit: Visit) -> Response
         "turn_endings": TURN_ENDINGS,
         "waiting_words": WAITING_WORDS,
         "emails": await _emails(pages, visit.caller.org_id),
+        "fenced": await turns.fenced_in(pages.svc, visit.caller.org_id, found["id"]),
     }
     return pages.render(request, "conversation.html", context, visit=visit)
 
@@ -179,7 +181,8 @@ async def take_turn(pages: Pages, request: Request, visit: Visit) -> Response:
 @PAGES.page("/turns/{turn_id}", "GET")
 async def turn(pages: Pages, request: Request, visit: Visit) -> Response:
     found = await turns.get_turn(pages.svc, visit.caller, request.path_params["turn_id"])
-    return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found}, visit=visit)
+    fenced = await turns.fenced_in(pages.svc, visit.caller.org_id, found["conversation_id"])
+    return pages.render(request, "turn.html", {"title": "Turn trace", "turn": found, "fenced": fenced}, visit=visit)
 
 
 @PAGES.page("/inbox", "GET")
@@ -249,12 +252,16 @@ async def assistant_page(
 ) -> Response:
     found = await turns.get_assistant(pages.svc, visit.caller, request.path_params["assistant_id"])
     tools = {item["id"]: item for item in await services.list_tools(pages.svc, visit.caller)}
+    fenced = FencedResults()
+    if preview is not None:
+        fenced = await turns.fenced_in(pages.svc, visit.caller.org_id, preview["conversation_id"])
     context = {
         "title": found["name"],
         "assistant": found,
         "tools": tools,
         "refused": refused,
         "preview": preview,
+        "fenced": fenced,
     }
     return pages.render(request, "assistant.html", context, visit=visit, status=409 if refused else 200)
 
@@ -301,7 +308,14 @@ async def visitor(pages: Pages, request: Request) -> Response:
                 .where(Assistant.slug == slug)
                 .limit(1)
             )
-    context: dict[str, Any] = {"title": "Assistant", "slug": slug, "visitor_csrf": csrf, "turns": [], "error": None}
+    context: dict[str, Any] = {
+        "title": "Assistant",
+        "slug": slug,
+        "visitor_csrf": csrf,
+        "turns": [],
+        "error": None,
+        "fenced": FencedResults(),
+    }
     status = 200
     if found is None:
         context["missing"] = True
@@ -322,7 +336,7 @@ async def visitor(pages: Pages, request: Request) -> Response:
             context["error"] = exc.message
             status = exc.status
     if conversation_id:
-        context["turns"] = await _visitor_turns(pages, found.id, conversation_id)
+        context["turns"], context["fenced"] = await _visitor_turns(pages, found, conversation_id)
     context["conversation"] = conversation_id or ""
     response = pages.render(request, "public.html", context, visit=None, status=status)
     if not request.cookies.get(VISITOR_COOKIE):
@@ -332,22 +346,26 @@ async def visitor(pages: Pages, request: Request) -> Response:
     return response
 
 
-async def _visitor_turns(pages: Pages, assistant_id: str, conversation_id: str) -> list[dict[str, Any]]:
-    """A visitor conversation's exchanges so far (its message and reply each), for the page without script."""
+async def _visitor_turns(
+    pages: Pages, assistant: Assistant, conversation_id: str
+) -> tuple[list[dict[str, Any]], FencedResults]:
+    """A visitor conversation's exchanges so far (its message and reply each), for the page without script, and
+    what the service fenced in it."""
     async with pages.svc.db.begin() as session:
         conversation = await session.scalar(
             select(Conversation.id).where(
                 Conversation.id == conversation_id,
-                Conversation.assistant_id == assistant_id,
+                Conversation.assistant_id == assistant.id,
                 Conversation.member_id.is_(None),
             )
         )
         if conversation is None:
-            return []
+            return [], FencedResults()
         rows = await session.scalars(
             select(TurnRow).where(TurnRow.conversation_id == conversation).order_by(TurnRow.created_at)
         )
-        return [
+        shown = [
             {"message": row.message, "reply": row.reply, "status": row.status, "calls": row.calls}
             for row in list(rows)[-MAX_VISITOR_TURNS_SHOWN:]
         ]
+    return shown, await turns.fenced_in(pages.svc, assistant.org_id, conversation)
