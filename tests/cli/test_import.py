@@ -307,3 +307,36 @@ def test_a_tool_a_gemini_file_excludes_is_refused_with_the_users_separator_pol_4
     shown = mcpyard(home, "import", str(gemini), "--json")
     assert json.loads(shown.stdout)["settings"] == {"permissions": {"deny": ["b_add", "b_fail"]}}
     assert "b__" not in mcpyard(home, "import", str(gemini)).stdout
+
+
+@pytest.mark.parametrize(
+    ("args", "shown"),
+    [
+        (["--api-key", "sk-live-123456"], "nope-cmd --api-key …"),
+        (["--api-key=sk-live-123456"], "nope-cmd --api-key=…"),
+        (["--token", "abcdefgh1234", "--port", "8080"], "nope-cmd --token … --port 8080"),
+        (["serve", "ghp_0123456789abcdefghijABCDEFGHIJ"], "nope-cmd serve …"),
+        (["--verbose", "a b"], "nope-cmd --verbose 'a b'"),
+    ],
+)
+def test_a_secret_in_the_command_line_is_never_shown_by_import_or_doctor_sec_1_sec_2(
+    home: Home, args: list[str], shown: str
+) -> None:
+    """SEC-1, SEC-2: each value listed as a secret written into the file is cut to `…` where the command line shows;
+    the file `--write` writes keeps it as written."""
+    source = home.root / "claude_desktop_config.json"
+    source.write_text(json.dumps({"mcpServers": {"a": {"command": "nope-cmd", "args": args}}}), encoding="utf-8")
+    target = home.root / "own.json"
+    done = mcpyard(home, "import", str(source), "--write", str(target))
+    as_json = mcpyard(home, "import", str(source), "--json")
+    doctor = mcpyard(home, "doctor", "a", "--mcp-config", str(source))
+    doctor_json = mcpyard(home, "doctor", "a", "--json", "--mcp-config", str(source))
+    hidden = [arg.partition("=")[2] or arg for arg in args if arg not in shown]
+    for ran in (done, as_json, doctor, doctor_json):
+        assert "Traceback" not in ran.stderr
+        assert not [value for value in hidden if value in ran.stdout + ran.stderr]
+    assert f"  a (stdio): {shown}\n" in done.stdout
+    assert json.loads(as_json.stdout)["servers"][0]["command"] == shown
+    assert f"command_line: {shown}\n" in doctor.stdout
+    assert json.loads(doctor_json.stdout)["command_line"] == shown
+    assert json.loads(target.read_text(encoding="utf-8"))["servers"][0]["args"] == args

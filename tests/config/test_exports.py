@@ -42,6 +42,8 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "nearest",
         "read_project",
         "secrets_in_use",
+        "shown_command",
+        "shown_url",
         "source_words",
     ]
     for name in mcpyard.config.__all__:

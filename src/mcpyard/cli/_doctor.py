@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import shlex
 from typing import Annotated, Any
 
 import typer
@@ -32,7 +31,7 @@ def doctor(
         from mcpyard._paths import config_home, data_home
         from mcpyard._plan import read_config, resolve_workspace
         from mcpyard.catalog import clean_and_redact_json
-        from mcpyard.config import secrets_in_use
+        from mcpyard.config import secrets_in_use, shown_command, shown_url
         from mcpyard.secrets import Redactor, default_secret_store
 
         env = environ()
@@ -62,8 +61,8 @@ def doctor(
             "config_state": spec.state,
             "problem": spec.problem,
             "transport": spec.transport,
-            "command_line": shlex.join([spec.command, *spec.args]) if spec.command else None,
-            "url": spec.shown_url(),
+            "command_line": shown_command(spec.command, spec.args) if spec.command else None,
+            "url": shown_url(spec.url) if spec.url is not None else None,
             "cwd": spec.cwd or str(root),
             "env_names": [name for name, _ in spec.env],
             "inherit_env": spec.inherit_env,

@@ -32,6 +32,7 @@ from mcpyard.config._names import (
     nearest,
     source_words,
 )
+from mcpyard.config._shown import shown_command, shown_url
 from mcpyard.config._trust import TrustStore
 
 __all__ = [
@@ -69,5 +70,7 @@ __all__ = [
     "nearest",
     "read_project",
     "secrets_in_use",
+    "shown_command",
+    "shown_url",
     "source_words",
 ]

@@ -2,14 +2,13 @@
 
 from __future__ import annotations
 
-import shlex
 from collections.abc import Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._names import quote
-from mcpyard.config._shown import shown_url
+from mcpyard.config._shown import shown_command, shown_url
 
 __all__ = ["FORMAT_NAMES", "ClientFormat", "ImportNote", "ImportedConfig", "ImportedServer", "Notes", "a_format"]
 
@@ -101,13 +100,13 @@ class ImportedServer:
 
     @property
     def runs(self) -> str | None:
-        """The command line as written (nothing expanded), or None for a remote server."""
+        """The command line as written (nothing expanded), each value that looks like a secret cut to `…`, or None for
+        a remote server."""
         command = self.fields.get("command")
         if not isinstance(command, str):
             return None
         args = self.fields.get("args")
-        words = [command, *(arg for arg in args if isinstance(arg, str))] if isinstance(args, list) else [command]
-        return shlex.join(words)
+        return shown_command(command, [arg for arg in args if isinstance(arg, str)] if isinstance(args, list) else [])
 
     @property
     def url(self) -> str | None:

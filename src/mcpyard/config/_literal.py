@@ -9,7 +9,7 @@ from urllib.parse import parse_qsl, urlsplit
 from mcpyard.config._fields import env_label
 from mcpyard.config._names import looks_secret
 
-__all__ = ["literal_part", "looks_like_token", "secret_literals"]
+__all__ = ["literal_part", "looks_like_token", "secret_args", "secret_literals"]
 
 _REFERENCE = re.compile(r"\$\{[^{}]*\}")
 _SCHEME = re.compile(r"^(?:bearer|basic|token|bot|apikey)\s+", re.IGNORECASE)
@@ -81,14 +81,15 @@ def secret_literals(fields: Mapping[str, object]) -> list[str]:
         found.append("command")
     args = fields.get("args")
     if isinstance(args, list):
-        found.extend(f"args[{index}]" for index in _secret_args([arg if isinstance(arg, str) else "" for arg in args]))
+        found.extend(f"args[{index}]" for index in secret_args([arg if isinstance(arg, str) else "" for arg in args]))
     url = fields.get("url")
     if isinstance(url, str) and _secret_url(url):
         found.append("url")
     return found
 
 
-def _secret_args(args: list[str]) -> list[int]:
+def secret_args(args: list[str]) -> list[int]:
+    """The indexes of the arguments that hold a literal secret-looking value (a token, or a value after `--api-key`)."""
     found: list[int] = []
     for index, arg in enumerate(args):
         flag, equals, value = arg.partition("=")

@@ -140,12 +140,6 @@ class ServerSpec:
     references: tuple[tuple[str, str, str], ...] = ()
     """`(field, reference, outcome)` of every `${…}` in the entry (`set`, `unset`, `default used`…); no values."""
 
-    def shown_url(self) -> str | None:
-        """The URL for people to read (`https://host/mcp?…`): a query or user info may carry a secret (SEC-2)."""
-        from mcpyard.config._shown import shown_url
-
-        return shown_url(self.url) if self.url is not None else None
-
     def task_target(self) -> str:
         """What the server's tasks belong to: its address, or its command line, hashed. A task made by one server is
         never followed on another that took its name (CALL-8)."""
