@@ -58,6 +58,9 @@ def test_each_clients_file_is_detected_by_its_keys_and_shape_cfg_2(tmp_path: Pat
         ("x.json", {"mcpServers": {"a": {"serverUrl": "https://x.test/mcp"}}}, "windsurf"),
         ("mcp_config.json", {"mcpServers": {"a": {"command": "x"}}}, "windsurf"),
         ("claude_desktop_config.json", {"mcpServers": {"a": {"url": "https://x.test"}}}, "claude-desktop"),
+        ("mcp_config.json", {"mcpServers": {"a": {"serverUrl": "https://x.test", "trust": True}}}, "windsurf"),
+        (".mcp.json", {"mcpServers": {"a": {"httpUrl": "https://x.test/mcp"}}}, "claude-code"),
+        ("claude_desktop_config.json", {"mcpServers": {"a": {"command": "x", "trust": True}}}, "claude-desktop"),
         ("x.toml", '[mcp_servers.a]\ncommand = "x"\n', "codex"),
         ("x.toml", '[[mcp.servers]]\nid = "a"\ncommand = "x"\n', "mcpyard"),
         ("x.toml", '[mcp.mcpServers.a]\ncommand = "x"\n', "mcpyard"),
@@ -66,7 +69,7 @@ def test_each_clients_file_is_detected_by_its_keys_and_shape_cfg_2(tmp_path: Pat
 def test_the_format_follows_keys_then_the_file_name_cfg_2(
     tmp_path: Path, file_name: str, document: object, expected: str
 ) -> None:
-    """CFG-2: Gemini's own keys, then the file's name, then Cursor's and Claude Code's marks decide."""
+    """CFG-2: the file's name or folder, then Gemini's own keys, then Cursor's and Claude Code's marks decide."""
     path = tmp_path / file_name
     path.write_text(document if isinstance(document, str) else json.dumps(document), encoding="utf-8")
     assert import_config(path, workspace=tmp_path).format == expected
@@ -579,3 +582,26 @@ def test_a_deny_hint_names_the_tool_with_the_users_separator_pol_4_cat_1(cfg: Se
     loaded = cfg.load(config_file=flag)
     assert len(mentioning(loaded, 'permissions.deny = ["b_add"]')) == 1, loaded.warnings
     assert len(mentioning(loaded, 'permissions.deny = ["p_fail"]')) == 1, loaded.warnings
+
+
+WINDSURF_WITH_GEMINI_KEY = {
+    "mcpServers": {
+        "remote": {"serverUrl": "https://example.invalid/mcp", "disabledTools": ["delete_all"]},
+        "g": {"command": "x", "trust": True},
+    }
+}
+
+
+def test_a_windsurf_file_with_a_key_copied_from_gemini_reads_alike_three_ways_cfg_1_cfg_3_pol_4(cfg: Setup) -> None:
+    """CFG-1, CFG-3, POL-4: imported, given with --mcp-config, or as the workspace's .mcp.json: `serverUrl` is the
+    url and `disabledTools` the deny rule (written by import; the rule to write, in the warnings of the others)."""
+    flag = cfg.flag(WINDSURF_WITH_GEMINI_KEY, name="mcp_config.json")
+    config = import_config(flag, workspace=cfg.workspace)
+    assert (config.format, fields(config, "remote")["url"]) == ("windsurf", "https://example.invalid/mcp")
+    assert config.settings == {"permissions": {"deny": ["remote__delete_all"]}}
+    assert not [note for note in config.ignored if note.key in ("serverUrl", "disabledTools")]
+    cfg.project(WINDSURF_WITH_GEMINI_KEY)
+    for loaded, source in ((cfg.load(config_file=flag), "--mcp-config file"), (cfg.load(), "project file")):
+        assert by_id(loaded)["remote"].url == "https://example.invalid/mcp", source
+        assert by_id(loaded)["remote"].state == "ok", source
+        assert len(mentioning(loaded, source, 'permissions.deny = ["remote__delete_all"]')) == 1, loaded.warnings

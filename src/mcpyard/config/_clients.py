@@ -266,6 +266,8 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     "oauth": oauth_key,
     "auth": oauth_key,
     "serverUrl": server_url_key,
+    "httpUrl": _gemini_url,  # as the loader reads it in the shared form: url, with transport streamable_http
+    "trust": _gemini_trust,
     **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key),
 }
 _HANDLERS: dict[str, dict[str, Handler]] = {

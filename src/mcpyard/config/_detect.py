@@ -65,8 +65,9 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
 
     `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
     Code's (`mcp.servers` in its settings.json); TOML `[mcp_servers.<id>]` tables are Codex's;
-    `mcpServers` is Gemini CLI's when an entry has a key only Gemini writes (`httpUrl`, `trust`,
-    `includeTools`…), Windsurf's when one has `serverUrl` (or the file is its mcp_config.json),
+    `mcpServers` is the client's whose file name or folder it has (claude_desktop_config.json,
+    .mcp.json, mcp_config.json, .cursor/, .gemini/); elsewhere Gemini CLI's when an entry has a key
+    only Gemini writes (`httpUrl`, `trust`, `includeTools`…), Windsurf's when one has `serverUrl`,
     else Claude Desktop's, Claude Code's or Cursor's. None: no servers in any form mcpyard knows.
     """
     if fmt == "toml":
@@ -113,9 +114,6 @@ def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Pat
 def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
     entries = [entry for entry in shared.values() if isinstance(entry, Mapping)]
     keys = {str(key) for entry in entries for key in entry}
-    gemini_mcp = document.get("mcp")
-    if keys & _GEMINI_KEYS or _GEMINI_TOP & set(document) or isinstance(gemini_mcp, Mapping):
-        return "gemini"
     name, folder = (path.name, path.parent.name) if path is not None else ("", "")
     by_place: dict[tuple[str, str], ClientFormat] = {
         ("claude_desktop_config.json", ""): "claude-desktop",
@@ -127,6 +125,9 @@ def _shared_client(document: Mapping[str, object], shared: Mapping[str, object],
     for (file_name, folder_name), client in by_place.items():
         if (file_name and name == file_name) or (folder_name and folder == folder_name):
             return client
+    # Only then Gemini's own keys: a Windsurf or Claude file with an entry copied from Gemini CLI stays theirs.
+    if keys & _GEMINI_KEYS or _GEMINI_TOP & set(document) or isinstance(document.get("mcp"), Mapping):
+        return "gemini"
     if "serverUrl" in keys:
         return "windsurf"
     texts = [text for entry in entries for text in _strings(entry)]
