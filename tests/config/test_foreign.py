@@ -605,3 +605,27 @@ def test_a_windsurf_file_with_a_key_copied_from_gemini_reads_alike_three_ways_cf
         assert by_id(loaded)["remote"].url == "https://example.invalid/mcp", source
         assert by_id(loaded)["remote"].state == "ok", source
         assert len(mentioning(loaded, source, 'permissions.deny = ["remote__delete_all"]')) == 1, loaded.warnings
+
+
+@pytest.mark.parametrize(
+    ("entry", "url", "transport"),
+    [
+        ({"httpUrl": "https://example.invalid/mcp"}, "https://example.invalid/mcp", "streamable_http"),
+        ({"httpUrl": "https://example.invalid/mcp", "type": "sse"}, "https://example.invalid/mcp", "sse"),
+        ({"url": "https://x.invalid/u", "httpUrl": "https://x.invalid/h"}, "https://x.invalid/u", None),
+    ],
+)
+def test_geminis_http_url_in_the_workspace_file_is_read_as_import_reads_it_cfg_3_cfg_6(
+    cfg: Setup, entry: dict[str, object], url: str, transport: str | None
+) -> None:
+    """CFG-3, CFG-6: `httpUrl` in a `.mcp.json` is the url over streamable HTTP, in the project file, with
+    --mcp-config and by import alike; beside `url`, `url` is read and `httpUrl` is one warning."""
+    project = cfg.project({"mcpServers": {"h": entry}})
+    config = import_config(project, workspace=cfg.workspace)
+    assert (fields(config, "h")["url"], fields(config, "h").get("transport")) == (url, transport)
+    for loaded in (cfg.load(), cfg.load(config_file=project, trusted=False)):
+        spec = by_id(loaded)["h"]
+        assert (spec.state, spec.url) == ("ok", url), spec.problem
+        assert spec.transport == (transport or "streamable_http")
+        assert spec.sse_fallback is (transport is None)
+        assert len(mentioning(loaded, "'httpUrl'")) == (1 if "url" in entry else 0), loaded.warnings

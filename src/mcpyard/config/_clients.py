@@ -162,6 +162,14 @@ def _gemini_url(entry: ClientEntry, key: str, value: object) -> None:
         entry.said(key, "is an SSE endpoint to Gemini CLI (its httpUrl is streamable HTTP): url, with transport sse")
 
 
+def _shared_http_url(entry: ClientEntry, key: str, value: object) -> None:
+    """Gemini CLI's `httpUrl` in the shared form, as the loader reads it: the url unless `url` is there too."""
+    if "url" in entry.written or "serverUrl" in entry.written:
+        entry.ignore(key, "`url` (or `serverUrl`) is set too, and is what mcpyard reads")
+    else:
+        _gemini_url(entry, key, value)
+
+
 def _gemini_timeout(entry: ClientEntry, key: str, value: object) -> None:
     if isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
         entry.ignore(key, "must be a number of milliseconds greater than 0; the call timeout stays 60 s")
@@ -266,7 +274,7 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     "oauth": oauth_key,
     "auth": oauth_key,
     "serverUrl": server_url_key,
-    "httpUrl": _gemini_url,  # as the loader reads it in the shared form: url, with transport streamable_http
+    "httpUrl": _shared_http_url,
     "trust": _gemini_trust,
     **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key),
 }

@@ -76,6 +76,7 @@ _SHARED_HINTS = {
     "alwaysAllow": "allow tools with `permissions.allow` in your user config",
     "timeout": "set `call_timeout_secs` (in seconds)",
     "serverUrl": "`url` is set too, and is what mcpyard reads; keep one of them",
+    "httpUrl": "`url` (or `serverUrl`) is set too, and is what mcpyard reads; keep one of them",
 }
 
 

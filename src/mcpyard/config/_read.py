@@ -36,8 +36,9 @@ SETTING_KEYS = (
     "model",
     "tool_search",
 )
-_SHARED_ALIASES = {"serverUrl": "url"}
-"""Keys other clients write for a field of the shared form (Windsurf's `serverUrl`), read as that field."""
+_SHARED_ALIASES = {"serverUrl": "url", "httpUrl": "url"}
+"""Keys other clients write for a field of the shared form (Windsurf's `serverUrl`, Gemini CLI's `httpUrl`), read as
+that field."""
 SLIP_CUTOFF = 0.75
 """How alike an unknown top-level key and one of ours must be for the file to be ours with a slip (`mdoe`: 0.75)
 rather than another program's settings (`version` is 0.67 like `permissions`)."""
@@ -348,14 +349,17 @@ def _aliased(item: Mapping[str, object]) -> dict[str, object]:
     """The entry with another client's name for a field read as the field, in place; unless the field is there too.
 
     `disabled: true` (Cline's, Windsurf's, Roo's…) is read as `enabled: false`: a server another client was told
-    to leave off is never started here either.
+    to leave off is never started here either. Gemini CLI's `httpUrl` is streamable HTTP (no SSE fallback),
+    unless the entry names its transport.
     """
     aliased: dict[str, object] = {}
     for key, value in item.items():
         if key == "disabled" and isinstance(value, bool) and "enabled" not in item:
             aliased["enabled"] = not value
-        elif (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item:
+        elif (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item and alias not in aliased:
             aliased[alias] = value
+            if key == "httpUrl" and "transport" not in item and "type" not in item:
+                aliased["transport"] = "streamable_http"
         else:
             aliased[key] = value
     return aliased
