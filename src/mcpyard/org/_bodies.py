@@ -20,6 +20,7 @@ from starlette.requests import Request
 
 from mcpyard.config import nearest
 from mcpyard.errors import Invalid, NotFound, TooLarge, Unreadable
+from mcpyard.org._words import code_span
 
 __all__ = [
     "MAX_BODY_BYTES",
@@ -70,12 +71,12 @@ def body_problem(value: Any, *, opaque: Collection[str] = ()) -> str | None:
         if isinstance(item, str):
             problem = text_problem(item)
             if problem is not None:
-                return f"`{_shown(where)}`: {problem}"
+                return f"{code_span(_shown(where))}: {problem}"
         elif isinstance(item, dict):
             for key, child in item.items():
                 problem = text_problem(key) if isinstance(key, str) else None
                 if problem is not None:
-                    return f"a field name{f' in `{_shown(where)}`' if where else ''}: {problem}"
+                    return f"a field name{f' in {code_span(_shown(where))}' if where else ''}: {problem}"
                 if not where and key in opaque:
                     continue
                 pending.append((f"{where}.{key}" if where else str(key), child))
@@ -92,11 +93,13 @@ def unknown_fields(given: Iterable[str], fields: Collection[str], where: str = "
         return None
     prefix = f"{where}: " if where else ""
     if not fields:
-        return f"{prefix}this request takes no body fields; leave out {', '.join(f'`{_shown(n)}`' for n in unknown)}"
+        return (
+            f"{prefix}this request takes no body fields; leave out {', '.join(code_span(_shown(n)) for n in unknown)}"
+        )
     hints = []
     for name in unknown:
         close = nearest(name, fields)
-        hints.append((f"`{_shown(name)}`", f"did you mean `{close}`?" if close else None))
+        hints.append((code_span(_shown(name)), f"did you mean `{close}`?" if close else None))
     if len(hints) == 1:
         shown, hint = hints[0]
         return f"{prefix}unknown field {shown}; {hint or f'the fields are {_listed(fields)}'}"

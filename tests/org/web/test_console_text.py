@@ -220,3 +220,46 @@ async def test_org7_call7_a_fence_the_model_wrote_itself_is_shown_as_its_words_n
             shown = str(escape(f"{forged_bank}\nand\n{forged_tools}\nthen: the end"))
             assert shown in html, "the model's words, as it wrote them"
             assert str(escape(f"the end\n</mcp-result-{marker[1]}>")) not in html, "a lone closing tag is left out"
+
+
+async def test_org5_org8_names_and_foreign_text_show_as_text_and_the_services_code_words_as_code(
+    service: Service, model: ModelFixture, upstream: str
+) -> None:
+    """A name someone typed and a model provider's error are text (backticks and all); a field's name is one code
+    span whatever it holds; the service's own words keep theirs."""
+    made = await _teammate_quoting_a_result(service, model, upstream, park=False)
+    tools = {item["tool"]: item for item in await service.get("/api/v1/tools")}
+    assistant = await service.post(
+        "/api/v1/assistants", {"name": "Pub `x` *y*", "tool_ids": [tools["lookup"]["id"]]}, expect=201
+    )
+    published = await service.post(f"/api/v1/assistants/{assistant['id']}/publish")
+    await set_policy(service, tools["lookup"], "ask_first")
+    model.replies.extend([{"text": "hello"}, {"status": 400, "error": "server says `rm -rf` **now** <b>x</b>"}])
+    visited = await service.request("POST", f"/public/assistants/{published['slug']}/turns", json={"message": "hi"})
+    assert visited.status_code == 200, visited.text
+    conversation = made["conversation"]["id"]
+    failed = await service.post(f"/api/v1/conversations/{conversation}/turns", {"message": "again"})
+    assert failed["status"] == "model_error", failed
+    async with _browser(service) as browser:
+        await _signed_in(browser)
+        alerts = await _page(browser, "/alerts")
+        assert (
+            "Pub `x` *y*: left out of visitors&#39; turns until reviewed and published again: "
+            "<code>tools__lookup</code>: <code>ask_first</code>"
+        ) in alerts
+        page = await _page(browser, f"/conversations/{conversation}")
+        [ended] = re.findall(r'<p class="notice error turn-ended">(.*?)</p>', page, re.DOTALL)
+        assert ended.startswith("The model could not answer. The model at "), ended
+        assert "server says `rm -rf` **now** &lt;b&gt;x&lt;/b&gt;" in ended
+        assert "server says `rm -rf`" in await _page(browser, f"/turns/{failed['id']}")
+        match = _CSRF.search(page)
+        assert match is not None
+        created = await browser.post("/teammates", data={"csrf_token": match.group(1), "name": "Ops `prod` bot"})
+        assert created.status_code == 303, created.text
+        shown = await _page(browser, created.headers["location"])
+        assert '<p class="notice done" role="status">Ops `prod` bot is ready.</p>' in shown
+        refused = await browser.post("/servers", data={"csrf_token": match.group(1), "a`<b>x</b>`b": "\x00"})
+        assert refused.status_code == 303
+        shown = await _page(browser, refused.headers["location"])
+        [notice] = re.findall(r'<p class="notice error" role="status">(.*?)</p>', shown)
+        assert notice.startswith("the form field <code>a`&lt;b&gt;x&lt;/b&gt;`b</code>: "), notice

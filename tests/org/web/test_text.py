@@ -9,9 +9,9 @@ from datetime import UTC, datetime, timedelta, timezone
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
-from markupsafe import escape
+from markupsafe import Markup, escape
 
-from mcpyard.org.web import code_spans, shown_time, with_results
+from mcpyard.org.web import code_span, code_spans, shown_time, text_of, with_results
 from mcpyard.pipeline import FencedResults, fence
 
 any_character = st.one_of(
@@ -66,7 +66,9 @@ def test_org5_code_spans_never_let_text_become_markup(text: str) -> None:
     assert "<" not in bare
     assert ">" not in bare
     assert '"' not in bare
-    assert "".join(html.unescape(bare).split()).replace("`", "") == "".join(text.split()).replace("`", "")
+    assert "".join(html.unescape(bare).split()).replace("`", "").replace("\\", "") == "".join(text.split()).replace(
+        "`", ""
+    ).replace("\\", "")
 
 
 BLOCK = (
@@ -160,3 +162,31 @@ def test_org7_call7_a_hostile_result_or_server_name_never_becomes_markup(before:
 )
 def test_org7_every_time_shown_says_its_zone_utc(value: str | datetime | None, shown: str) -> None:
     assert shown_time(value) == shown
+
+
+@settings(max_examples=300)
+@given(text=hostile)
+def test_org5_text_quoted_in_the_services_words_shows_as_it_is_never_as_code(text: str) -> None:
+    """A name or a server's text inside a message (`text_of`) keeps its backticks; the message's own spans stay."""
+    shown = code_spans(f"`ask_first` {text_of(text)} `x`")
+    assert shown == Markup("<code>ask_first</code> %s <code>x</code>") % text
+
+
+@settings(max_examples=300)
+@given(text=hostile)
+def test_org5_a_name_quoted_as_a_code_span_is_one_code_span_whole(text: str) -> None:
+    """A field's name (`code_span`) is one code span whatever backticks it holds."""
+    shown = code_spans(f"the form field {code_span(text)}: x")
+    assert shown == Markup("the form field <code>%s</code>: x") % (text.replace("\n", " ") or " ")
+
+
+@pytest.mark.parametrize(
+    ("text", "shown"),
+    [
+        ("Ops \\`prod\\` bot is ready.", "Ops `prod` bot is ready."),
+        ("a \\\\`b`", "a \\<code>b</code>"),
+        ("\\x and \\", "\\x and \\"),
+    ],
+)
+def test_org5_a_backslash_before_a_backtick_or_backslash_shows_that_character(text: str, shown: str) -> None:
+    assert code_spans(text) == shown

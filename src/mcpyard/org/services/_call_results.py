@@ -6,6 +6,7 @@ from collections.abc import Mapping
 from dataclasses import dataclass
 from typing import Any, Generic, TypeVar
 
+from mcpyard.org._words import text_of
 from mcpyard.org.hosts import OrgHost
 from mcpyard.org.services._discovery import CONNECTION_ALERT
 from mcpyard.org.services._events import clear_alert, raise_alert
@@ -63,7 +64,8 @@ async def keep_connection_state(svc: OrgService, opened: OrgHost, org_id: str, r
     async with svc.db.begin() as session:
         if failed:
             said = result.error["message"] if result.error else "the call could not reach the server"
-            message = opened.host.view.redactor.redact(said)  # stored, so redacted here too (THREATS: org service)
+            # Stored, so redacted here too (THREATS: org service); the server's words, shown as text.
+            message = text_of(opened.host.view.redactor.redact(said))
             await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
             opened.alerted.add(name)
         else:

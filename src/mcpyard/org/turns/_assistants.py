@@ -22,6 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Conflict, Invalid, NotFound, TooMany
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
+from mcpyard.org._words import code_span, text_of
 from mcpyard.org.hosts import model_name
 from mcpyard.org.services import PUBLICATION_ALERT, Asker, OrgService, audit, clear_alert, held_until, raise_alert
 from mcpyard.org.store import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow, why_not_now
@@ -270,6 +271,7 @@ async def _qualified(
                 else:
                     offered.add(name)
             return offered, left_out
+        shown: list[str] = []  # the alert's: the service's words, each name and reason a code span
         for item in published:
             row = (
                 await session.execute(
@@ -283,17 +285,21 @@ async def _qualified(
             ).first()
             if row is None:
                 left_out.append(f"{item['tool']}: removed")
+                shown.append(f"{code_span(item['tool'])}: `removed`")
                 continue
             tool, policy, server = row
             why = why_not_now(tool, policy, server, "assistant", item["definition_hash"])
             name = model_name(server.name, tool.name)
             if why:
                 left_out.append(f"{name}: {why}")
+                shown.append(f"{code_span(name)}: {code_span(why)}")
             else:
                 offered.add(name)
         if left_out:
-            listed = "; ".join(left_out)
-            message = f"{assistant.name}: left out of visitors' turns until reviewed and published again: {listed}"
+            listed = "; ".join(shown)
+            message = (
+                f"{text_of(assistant.name)}: left out of visitors' turns until reviewed and published again: {listed}"
+            )
             await raise_alert(session, assistant.org_id, PUBLICATION_ALERT, message, assistant_id=assistant.id)
         return offered, left_out
 

@@ -27,6 +27,7 @@ from starlette.responses import HTMLResponse, RedirectResponse, Response
 from mcpyard.errors import Forbidden, Invalid, LengthRequired, NotFound, ServiceError, TooLarge
 from mcpyard.org._bodies import text_problem
 from mcpyard.org._caller import Caller
+from mcpyard.org._words import code_span
 from mcpyard.org.api import Running, opened
 from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
@@ -223,7 +224,7 @@ class Pages:
         for key, value in form.multi_items():
             problem = text_problem(key) or (text_problem(value) if isinstance(value, str) else None)
             if problem is not None:  # the field's name is shown only when it is itself usable
-                where = "a form field's name" if text_problem(key) else f"the form field `{key[:80]}`"
+                where = "a form field's name" if text_problem(key) else f"the form field {code_span(key[:80])}"
                 raise Invalid("invalid_request", f"{where}: {problem}")
         return form
 

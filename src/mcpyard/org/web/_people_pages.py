@@ -14,6 +14,7 @@ from starlette.requests import Request
 from starlette.responses import Response
 
 from mcpyard.errors import Invalid, ServiceError
+from mcpyard.org._words import text_of
 from mcpyard.org.services import (
     COOKIE,
     TooManySignIns,
@@ -125,7 +126,7 @@ async def members(pages: Pages, request: Request, visit: Visit) -> Response:
     member = await invite_member(
         pages.svc.db, visit.caller, field(form, "email"), role, field(form, "password"), hashing=pages.hashing
     )
-    return pages.redirect(request, "/members", Notice("done", f"{member.email} is added, as {role}."))
+    return pages.redirect(request, "/members", Notice("done", f"{text_of(member.email)} is added, as {role}."))
 
 
 @PAGES.page("/tokens", "POST", back="/members")
@@ -146,7 +147,7 @@ async def revoke(pages: Pages, request: Request, visit: Visit) -> Response:
 async def role(pages: Pages, request: Request, visit: Visit) -> Response:
     form = await pages.form(request, visit)
     changed = await change_role(pages.svc.db, visit.caller, request.path_params["member_id"], field(form, "role"))
-    return pages.redirect(request, "/members", Notice("done", f"{changed.email} is now {changed.role}."))
+    return pages.redirect(request, "/members", Notice("done", f"{text_of(changed.email)} is now {changed.role}."))
 
 
 @PAGES.page("/members/{member_id}/remove", "POST", back="/members")
@@ -161,5 +162,5 @@ async def remove(pages: Pages, request: Request, visit: Visit) -> Response:
         left = pages.redirect(request, "/login", Notice("done", "You left the organization."))
         left.delete_cookie(COOKIE, path="/")
         return left
-    text = f"{removal.email} is removed: signed out, tokens revoked, waiting calls declined."
+    text = f"{text_of(removal.email)} is removed: signed out, tokens revoked, waiting calls declined."
     return pages.redirect(request, "/members", Notice("done", text))

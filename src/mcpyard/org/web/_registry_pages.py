@@ -15,6 +15,7 @@ from starlette.responses import Response
 
 from mcpyard.errors import Forbidden, Invalid
 from mcpyard.org import services
+from mcpyard.org._words import text_of
 from mcpyard.org.services import ToolView, list_alerts, list_audit
 from mcpyard.org.web._diff import definition_text, side_by_side
 from mcpyard.org.web._pages import Notice, PageRoutes, Pages, Visit, field
@@ -74,7 +75,8 @@ async def servers(pages: Pages, request: Request, visit: Visit) -> Response:
         )
         tools = len(created["tools"])
         notice = Notice(
-            "done", f"{created['name']} is registered ({created['state']}, {tools} tools). Set each tool's policy."
+            "done",
+            f"{text_of(created['name'])} is registered ({created['state']}, {tools} tools). Set each tool's policy.",
         )
         return pages.redirect(request, f"/servers/{created['id']}", notice)
     listed = await services.list_servers(pages.svc, visit.caller)
@@ -102,7 +104,7 @@ async def edit(pages: Pages, request: Request, visit: Visit) -> Response:
     if field(form, "remove_client_credentials") == "yes":
         changes["client_credentials"] = None
     updated = await services.update_server(pages.svc, visit.caller, request.path_params["server_id"], changes)
-    text = f"{updated['name']} is saved."
+    text = f"{text_of(updated['name'])} is saved."
     if dropped := updated["credentials_dropped"]:
         what = "bearer token" if dropped == ["bearer_token"] else "client credentials"
         text += (
@@ -117,7 +119,7 @@ async def refresh(pages: Pages, request: Request, visit: Visit) -> Response:
     await pages.form(request, visit)
     found = await services.refresh_server(pages.svc, visit.caller, request.path_params["server_id"])
     changed = [tool["name"] for tool in found["tools"] if tool["state"] == "changed"]
-    text = f"{found['name']} refreshed: {found['state']}."
+    text = f"{text_of(found['name'])} refreshed: {found['state']}."
     if changed:
         text += f" Changed, and suspended until reviewed: {', '.join(changed)}."
     return pages.redirect(request, f"/servers/{found['id']}", Notice("done", text))
@@ -133,7 +135,9 @@ async def delete(pages: Pages, request: Request, visit: Visit) -> Response:
         return pages.render(request, "server_delete.html", context, visit=visit)
     await pages.form(request, visit)
     await services.delete_server(pages.svc, visit.caller, server_id)
-    return pages.redirect(request, "/servers", Notice("done", f"{found['name']} is deleted; its tools stopped."))
+    return pages.redirect(
+        request, "/servers", Notice("done", f"{text_of(found['name'])} is deleted; its tools stopped.")
+    )
 
 
 @PAGES.page("/tools", "GET")
@@ -166,7 +170,7 @@ async def policy(pages: Pages, request: Request, visit: Visit) -> Response:
     label = POLICY_LABELS.get(chosen, chosen)
     back = field(form, "back")
     to = "/tools" if back == "tools" else f"/tools/{tool_id}"
-    return pages.redirect(request, to, Notice("done", f"{updated['name']}: {label}."))
+    return pages.redirect(request, to, Notice("done", f"{text_of(updated['name'])}: {label}."))
 
 
 @PAGES.page("/audit", "GET")

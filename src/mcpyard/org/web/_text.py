@@ -15,26 +15,56 @@ from mcpyard.pipeline import FencedResults, fenced_parts
 
 __all__ = ["code_spans", "shown_time", "with_results"]
 
-_CODE_SPAN = re.compile(r"(?<!`)(`+)(?!`)(.+?)(?<!`)\1(?!`)", re.DOTALL)
-"""A backtick string, then text, then a backtick string of the same length (Markdown's code span)."""
+_RUN = re.compile(r"`+")
 
 
 def code_spans(text: str | None) -> Markup:
     """`text` escaped, its Markdown code spans (`` `ask_first` ``) shown as `<code>`; nothing else of Markdown.
 
-    A backtick with no partner of its length stays a backtick.
+    A code span is a run of backticks, then text, then a run of backticks of the same length. A backtick with
+    no partner of its length stays a backtick; outside a code span, a backslash before a backtick or a backslash
+    shows that character as it is (what someone else wrote, quoted in the service's words: `text_of`).
     """
     text = text or ""
     shown: list[str] = []
+    words: list[str] = []
     start = 0
-    for span in _CODE_SPAN.finditer(text):
-        code = span.group(2).replace("\n", " ")
+    while start < len(text):
+        found = _MARK.search(text, start)
+        if found is None:
+            break
+        words.append(text[start : found.start()])
+        mark = found.group()
+        if mark.startswith("\\"):
+            words.append(mark[1])
+            start = found.end()
+            continue
+        closing = _closing_run(text, found.end(), len(mark))
+        if closing is None:
+            words.append(mark)
+            start = found.end()
+            continue
+        code = text[found.end() : closing].replace("\n", " ")
         if code.startswith(" ") and code.endswith(" ") and code.strip(" "):
             code = code[1:-1]  # `` `a` `` : the spaces that let a code span hold a backtick are not its text
-        shown += [escape(text[start : span.start()]), Markup("<code>%s</code>") % code]
-        start = span.end()
-    shown.append(escape(text[start:]))
+        shown += [escape("".join(words)), Markup("<code>%s</code>") % code]
+        words = []
+        start = closing + len(mark)
+    words.append(text[start:])
+    shown.append(escape("".join(words)))
     return Markup("").join(shown)
+
+
+_MARK = re.compile(r"\\[\\`]|`+")
+"""An escaped backtick or backslash, or a run of backticks (which may open a code span)."""
+
+
+def _closing_run(text: str, start: int, length: int) -> int | None:
+    """Where the first run of exactly `length` backticks from `start` begins, when text comes before it."""
+    for run in _RUN.finditer(text, start):
+        if len(run.group()) == length:
+            return run.start() if run.start() > start else None
+    return None
 
 
 def with_results(text: str | None, fenced: FencedResults) -> Markup:

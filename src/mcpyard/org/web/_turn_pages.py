@@ -18,6 +18,7 @@ from starlette.responses import Response
 from mcpyard.errors import NotFound, ServiceError
 from mcpyard.org import services, turns
 from mcpyard.org._bodies import text_problem
+from mcpyard.org._words import text_of
 from mcpyard.org.services import list_members
 from mcpyard.org.store import Assistant, Conversation, Publication, TurnRow
 from mcpyard.org.turns import UNFINISHED, PreviewView
@@ -66,7 +67,9 @@ async def teammates(pages: Pages, request: Request, visit: Visit) -> Response:
             "model": field(form, "model") or None,
         }
         created = await turns.create_teammate(pages.svc, visit.caller, body)
-        return pages.redirect(request, f"/teammates/{created['id']}", Notice("done", f"{created['name']} is ready."))
+        return pages.redirect(
+            request, f"/teammates/{created['id']}", Notice("done", f"{text_of(created['name'])} is ready.")
+        )
     listed = await turns.list_teammates(pages.svc, visit.caller)
     servers = await services.list_servers(pages.svc, visit.caller) if visit.caller.is_admin else []
     search = await services.get_tool_search(pages.svc, visit.caller)
@@ -122,7 +125,7 @@ async def edit(pages: Pages, request: Request, visit: Visit) -> Response:
     teammate_id = request.path_params["teammate_id"]
     await turns.update_teammate(pages.svc, visit.caller, teammate_id, body)
     found = await turns.get_teammate(pages.svc, visit.caller, teammate_id)
-    return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{found['name']} is saved."))
+    return pages.redirect(request, f"/teammates/{teammate_id}", Notice("done", f"{text_of(found['name'])} is saved."))
 
 
 @PAGES.page("/teammates/{teammate_id}/delete", "GET", "POST", back="/teammates/{teammate_id}")
@@ -134,7 +137,7 @@ async def delete(pages: Pages, request: Request, visit: Visit) -> Response:
         return pages.render(request, "teammate_delete.html", context, visit=visit)
     await pages.form(request, visit)
     await turns.delete_teammate(pages.svc, visit.caller, teammate_id)
-    text = f"{found['name']} is deleted; its conversations stay readable."
+    text = f"{text_of(found['name'])} is deleted; its conversations stay readable."
     return pages.redirect(request, "/teammates", Notice("done", text))
 
 
@@ -218,7 +221,7 @@ async def decide(pages: Pages, request: Request, visit: Visit) -> Response:
             text = "Approved: it ran once."
         else:
             why = ran["error"]["message"] if ran["error"] is not None else ran["text"]
-            text = f"Approved, but it did not run: {why}"
+            text = f"Approved, but it did not run: {text_of(why)}"
     elif verb == "decline":
         await services.decline(pages.svc, visit.caller, approval_id)
         text = "Declined: it will not run."
@@ -235,7 +238,9 @@ async def assistants(pages: Pages, request: Request, visit: Visit) -> Response:
         tool_ids = [value for value in form.getlist("tool_ids") if isinstance(value, str)]
         body = {"name": field(form, "name"), "instructions": field(form, "instructions"), "tool_ids": tool_ids}
         created = await turns.create_assistant(pages.svc, visit.caller, body)
-        return pages.redirect(request, f"/assistants/{created['id']}", Notice("done", f"{created['name']} is saved."))
+        return pages.redirect(
+            request, f"/assistants/{created['id']}", Notice("done", f"{text_of(created['name'])} is saved.")
+        )
     listed = await turns.list_assistants(pages.svc, visit.caller)
     tools = [item for item in await services.list_tools(pages.svc, visit.caller) if item["policy"] == "run_freely"]
     context = {"title": "Assistants", "assistants": listed, "tools": tools}
