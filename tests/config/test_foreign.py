@@ -629,3 +629,22 @@ def test_geminis_http_url_in_the_workspace_file_is_read_as_import_reads_it_cfg_3
         assert spec.transport == (transport or "streamable_http")
         assert spec.sse_fallback is (transport is None)
         assert len(mentioning(loaded, "'httpUrl'")) == (1 if "url" in entry else 0), loaded.warnings
+
+
+@pytest.mark.parametrize(
+    ("folder", "document", "said"),
+    [
+        ("zed", {"theme": "One Dark", "ui_font_size": 16}, "a Zed settings.json with no MCP servers in it"),
+        ("zed", {"theme": "One Dark"}, "(no `context_servers`)"),
+        (".gemini", {"theme": "GitHub"}, "a Gemini CLI settings.json with no MCP servers in it"),
+        ("elsewhere", {"theme": "GitHub"}, "a Gemini CLI settings.json with no MCP servers in it"),
+    ],
+)
+def test_a_settings_file_without_servers_is_named_by_its_place_before_its_keys_cfg_2_err_1(
+    cfg: Setup, folder: str, document: dict[str, object], said: str
+) -> None:
+    """CFG-2, ERR-1: Zed's settings.json has a `theme` as Gemini CLI's has; where it is says whose it is."""
+    path = cfg.flag(document, name=f"{folder}/settings.json")
+    with pytest.raises(ConfigError) as raised:
+        import_config(path, workspace=cfg.workspace)
+    assert said in str(raised.value)

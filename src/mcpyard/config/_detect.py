@@ -92,9 +92,10 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     if servers is None and shared is None and vscode_settings_servers(document) is not None:
         return "vscode-settings"
     if servers is None and shared is None:
-        for client in ("gemini", "claude-desktop", "zed", "vscode-settings"):
-            if _settings_of(client, document, path):
-                return client
+        clients: tuple[ClientFormat, ...] = ("gemini", "claude-desktop", "zed", "vscode-settings")
+        # Its place first: Zed's settings.json has a `theme` too, a key Gemini CLI writes.
+        for client in (*(c for c in clients if _placed(c, path)), *(c for c in clients if _settings_of(c, document))):
+            return client
     if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
         return "mcpyard"
     if isinstance(servers, Mapping):
@@ -104,11 +105,15 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     return None
 
 
-def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None) -> bool:
+def _placed(client: ClientFormat, path: Path | None) -> bool:
+    """Whether the file is where `client` keeps its settings file."""
+    folder, name = _SETTINGS[client][0]
+    return path is not None and path.name == name and folder in ("", path.parent.name)
+
+
+def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None = None) -> bool:
     """A settings file of `client` with no servers in it: by its place, or a top-level key only that client writes."""
-    (folder, name), keys = _SETTINGS[client]
-    placed = path is not None and path.name == name and folder in ("", path.parent.name)
-    return placed or any(key in keys for key in document)
+    return _placed(client, path) or any(key in _SETTINGS[client][1] for key in document)
 
 
 def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
