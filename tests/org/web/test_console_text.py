@@ -263,3 +263,22 @@ async def test_org5_org8_names_and_foreign_text_show_as_text_and_the_services_co
         shown = await _page(browser, refused.headers["location"])
         [notice] = re.findall(r'<p class="notice error" role="status">(.*?)</p>', shown)
         assert notice.startswith("the form field <code>a`&lt;b&gt;x&lt;/b&gt;`b</code>: "), notice
+
+
+async def test_org5_org7_bidi_controls_in_a_calls_arguments_show_as_their_escapes(
+    service: Service, model: ModelFixture, upstream: str
+) -> None:
+    """The approval card (inbox and conversation) and the turn trace show a hidden or reordering character in the
+    arguments as its escape, never raw: what a person approves is what they see."""
+    made = await _teammate_quoting_a_result(service, model, upstream, park=False)
+    note = "pay \u202eexe.txt\u202c now\u200b"
+    model.replies.append({"tool_calls": [{"name": "tools__write", "arguments": {"note": note}}]})
+    conversation = made["conversation"]["id"]
+    parked = await service.post(f"/api/v1/conversations/{conversation}/turns", {"message": "write"}, expect=202)
+    async with _browser(service) as browser:
+        await _signed_in(browser)
+        for path in ("/inbox", f"/conversations/{conversation}", f"/turns/{parked['id']}"):
+            html = await _page(browser, path)
+            for hidden in ("\u202e", "\u202c", "\u200b"):
+                assert hidden not in html, (path, hidden)
+            assert "pay \\u202eexe.txt\\u202c now\\u200b" in html, path

@@ -33,7 +33,7 @@ from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._streams import Live
-from mcpyard.org.web._text import code_spans, shown_time, with_results
+from mcpyard.org.web._text import code_spans, pretty, shown_time, visible, with_results
 from mcpyard.pipeline import FencedResults
 
 __all__ = [
@@ -126,7 +126,8 @@ class Pages:
             trim_blocks=True,
             lstrip_blocks=True,
         )
-        self.templates.filters["pretty"] = lambda value: json.dumps(value, indent=2, ensure_ascii=False, default=str)
+        self.templates.filters["pretty"] = pretty
+        self.templates.filters["visible"] = visible
         self.templates.filters["when"] = shown_time
         self.templates.filters["code"] = code_spans
         self.templates.filters["results"] = with_results

@@ -6,14 +6,17 @@ a server or a model wrote ever becomes HTML (ORG-7, CALL-7).
 
 from __future__ import annotations
 
+import json
 import re
+import unicodedata
 from datetime import UTC, datetime
+from typing import Any
 
 from markupsafe import Markup, escape
 
 from mcpyard.pipeline import FencedResults, fenced_parts
 
-__all__ = ["code_spans", "shown_time", "with_results"]
+__all__ = ["code_spans", "pretty", "shown_time", "visible", "with_results"]
 
 _RUN = re.compile(r"`+")
 
@@ -113,3 +116,31 @@ def shown_time(value: str | datetime | None) -> Markup:
     moment = moment.replace(tzinfo=UTC) if moment.tzinfo is None else moment.astimezone(UTC)
     shown = moment.strftime("%Y-%m-%d %H:%M:%S UTC")
     return Markup('<time datetime="%s">%s</time>') % (moment.strftime("%Y-%m-%dT%H:%M:%SZ"), shown)
+
+
+_NOT_PLAIN = re.compile(r"[^\x20-\x7e\n\t]")
+_HIDDEN = frozenset({"Cc", "Cf", "Cs", "Co", "Cn", "Zl", "Zp"})
+"""Controls, format characters (bidi, zero-width, tags), surrogates, private and unassigned code points, line and
+paragraph separators: characters that hide or reorder what is around them."""
+
+
+def visible(text: str | None) -> str:
+    """`text` with every character that hides or reorders text written as its escape (`\\u202e`), so a person sees
+    it is there (tool arguments a model wrote, shown for approval)."""
+    text = text or ""
+    if text.isascii() and _NOT_PLAIN.search(text) is None:
+        return text
+    return _NOT_PLAIN.sub(_escaped, text)
+
+
+def _escaped(found: re.Match[str]) -> str:
+    char = found.group()
+    if unicodedata.category(char) not in _HIDDEN:
+        return char
+    code = ord(char)
+    return f"\\u{code:04x}" if code <= 0xFFFF else f"\\U{code:08x}"
+
+
+def pretty(value: Any) -> str:
+    """A JSON value indented for a page, its hidden characters made visible (`visible`)."""
+    return visible(json.dumps(value, indent=2, ensure_ascii=False, default=str))
