@@ -648,3 +648,21 @@ def test_a_settings_file_without_servers_is_named_by_its_place_before_its_keys_c
     with pytest.raises(ConfigError) as raised:
         import_config(path, workspace=cfg.workspace)
     assert said in str(raised.value)
+
+
+def test_opencodes_tools_switched_off_are_denied_by_the_names_the_model_sees_pol_4_cat_1(cfg: Setup) -> None:
+    """POL-4, CAT-1: OpenCode's `tools` map names a server's tool `<server>_<tool>` (globs too); `false` is a deny
+    rule, by import and with --mcp-config; OpenCode's own tools, and a glob reaching two servers, say the rule to
+    write."""
+    cfg.user('tool_name_separator = "_"\n')
+    document = {
+        "$schema": "https://opencode.ai/config.json",
+        "mcp": {"b": {"type": "local", "command": ["x"]}, "git": {"type": "local", "command": ["y"]}},
+        "tools": {"b_add": False, "b_f*": False, "b_echo": True, "bash": False, "*": False},
+    }
+    flag = cfg.flag(document, name="opencode.json")
+    config = import_config(flag, workspace=cfg.workspace, separator="_")
+    assert config.settings == {"permissions": {"deny": ["b_add", "b_f*"]}}
+    assert {note.key for note in config.ignored if note.key.startswith("tools")} == {"tools.bash", "tools.*"}
+    assert "OpenCode's own settings" not in json.dumps(config.to_json())
+    assert cfg.load(config_file=flag).settings.deny == ("b_add", "b_f*")

@@ -22,7 +22,7 @@ from mcpyard.config._imported import (
 )
 from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
-from mcpyard.config._opencode import opencode_servers
+from mcpyard.config._opencode import opencode_servers, opencode_tools
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
 from mcpyard.config._vscode import INPUTS_WHY, note_settings_mcp, vscode_marked, vscode_settings_servers
 from mcpyard.errors import ConfigError
@@ -149,6 +149,8 @@ def translate(
         ]
         _top_level(client, document, container, notes)
         servers = gemini_choice(document, servers, notes) if client == "gemini" else servers
+        if client == "opencode":
+            opencode_tools(document, servers, notes, separator=separator)
         settings = {"permissions": {"deny": list(notes.deny)}} if notes.deny else {}
     return ImportedConfig(
         format=client,
@@ -213,7 +215,8 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
     name = _CLIENT_NAMES.get(client, FORMAT_NAMES[client])
     if client in _OWN_STATE:
         top = container.partition(".")[0]  # VS Code's `mcp.servers` is in its `mcp`
-        state = [key for key in document if key not in (top, "projects", "$schema")]
+        said = ("tools",) if client == "opencode" else ()  # its switches for tools, read as deny rules
+        state = [key for key in document if key not in (top, "projects", "$schema", *said)]
         if state:
             keys = ", ".join(state[:3]) + (", …" if len(state) > 3 else "")
             notes.ignore(keys, None, f"{name}'s own settings beside its servers; mcpyard does not read them")

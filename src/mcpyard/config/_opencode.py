@@ -7,11 +7,14 @@ values may read `{env:NAME}`, which mcpyard writes `${NAME}` (`_variables.py`).
 
 from __future__ import annotations
 
-from collections.abc import Mapping
+import re
+from collections.abc import Mapping, Sequence
 
 from mcpyard.config._client_entry import ClientEntry, Handler, copy_value, disabled_key, oauth_key, renamed
+from mcpyard.config._imported import ImportedServer, Notes
+from mcpyard.config._names import deny_rules
 
-__all__ = ["OPENCODE_HANDLERS", "OPENCODE_REASONS", "opencode_servers"]
+__all__ = ["OPENCODE_HANDLERS", "OPENCODE_REASONS", "opencode_servers", "opencode_tools"]
 
 _KINDS = ("local", "remote")
 
@@ -59,3 +62,53 @@ OPENCODE_HANDLERS: dict[str, Handler] = {
 OPENCODE_REASONS = {
     "timeout": "OpenCode's wait for the server's tools, in milliseconds; set connect_timeout_secs, in seconds",
 }
+
+
+def opencode_tools(
+    document: Mapping[str, object], servers: Sequence[ImportedServer], notes: Notes, *, separator: str
+) -> None:
+    """OpenCode's `tools` map, its way to switch tools off: each `<server>_<tool>: false` (a glob too) is a deny rule.
+
+    OpenCode names a server's tool `<server>_<tool>`; a key that starts with no server's name is a tool of
+    OpenCode's own (`bash`, `write`…), which mcpyard does not have.
+    """
+    table = document.get("tools")
+    if not isinstance(table, Mapping):
+        if "tools" in document:
+            notes.ignore("tools", None, "must be an object of tool names to true or false; no tool is denied")
+        return
+    from mcpyard.catalog import sanitize_name, server_prefix
+
+    # Longest name first: `git_hub_x` belongs to server `git_hub` before server `git`.
+    owners = sorted(servers, key=lambda server: len(server.id), reverse=True)
+    for key, value in table.items():
+        label, head = f"tools.{key}", re.split(r"[*?\[]", str(key))[0]
+        owner = next((s for s in owners if head.startswith(sanitize_name(s.id) + "_")), None)
+        if head != key and any(s is not owner and _may_name(sanitize_name(s.id) + "_", head) for s in servers):
+            owner = None  # a glob that reaches the tools of another server too: the rule is for you to write
+        if value is True:
+            continue
+        if value is not False:
+            notes.ignore(label, None, "must be true or false; no tool is denied")
+        elif owner is None:
+            notes.ignore(
+                label,
+                None,
+                "names no tool of a server in this file (a tool of OpenCode's own, or a glob over several servers); "
+                "to keep a server's tool from running, add its name as the model sees it, such as "
+                f'permissions.deny = ["SERVER{separator}TOOL"], to your user config',
+            )
+        else:
+            tool = str(key)[len(sanitize_name(owner.id)) + 1 :]
+            name = owner.fields.get("name")
+            if any(char in tool for char in "*?["):  # a glob: kept as written after the prefix
+                rule = f"{server_prefix(name if isinstance(name, str) else None, owner.id, 0)}{separator}{tool}"
+            else:
+                [rule] = deny_rules(owner.id, name, [tool], separator=separator)
+            notes.deny.extend([rule] if rule not in notes.deny else [])
+            notes.said(label, owner.id, f"false: denied in permissions.deny ({rule}), named as the model sees it")
+
+
+def _may_name(prefix: str, head: str) -> bool:
+    """Whether a glob starting with the literal `head` may match a tool of the server whose names start `prefix`."""
+    return prefix.startswith(head) or head.startswith(prefix)
