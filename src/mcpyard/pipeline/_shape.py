@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import base64
 import functools
+import re
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, field
 from typing import Any
@@ -87,9 +88,18 @@ def _boundary(encoded: bytes, limit: int) -> int:
 
 
 def fence(body: str, *, server: str, marker: str) -> str:
-    """Wrap external data so the model can tell it from instructions; text inside cannot close it (CALL-7)."""
+    """Wrap external data so the model can tell it from instructions; text inside cannot close it (CALL-7).
+
+    Every copy of the marker inside is taken out, in any case (`ABCD…` is not the tag, but a lenient
+    reader might take it for one).
+    """
     head, tail = _fence_lines(server, marker)
-    return f"{head}{body.replace(marker, '[marker removed]')}{tail}"
+    return f"{head}{_marker_in_any_case(marker).sub('[marker removed]', body)}{tail}"
+
+
+@functools.lru_cache(maxsize=16)
+def _marker_in_any_case(marker: str) -> re.Pattern[str]:
+    return re.compile(re.escape(marker), re.IGNORECASE)
 
 
 @functools.lru_cache(maxsize=256)
