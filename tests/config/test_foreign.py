@@ -666,3 +666,24 @@ def test_opencodes_tools_switched_off_are_denied_by_the_names_the_model_sees_pol
     assert {note.key for note in config.ignored if note.key.startswith("tools")} == {"tools.bash", "tools.*"}
     assert "OpenCode's own settings" not in json.dumps(config.to_json())
     assert cfg.load(config_file=flag).settings.deny == ("b_add", "b_f*")
+
+
+@pytest.mark.parametrize(
+    ("entry", "key", "needle"),
+    [
+        ({"type": "sse", "command": "nope"}, "transport", "has only `command`"),
+        ({"type": "stdio", "url": "https://x.invalid/d"}, "transport", "has only `url`"),
+        ({"command": "nope", "url": "https://x.invalid/e"}, "command, url", "both are set"),
+    ],
+)
+def test_import_names_fields_that_contradict_each_other_as_loading_would_refuse_them_cfg_3_err_1(
+    cfg: Setup, entry: dict[str, object], key: str, needle: str
+) -> None:
+    """CFG-3, ERR-1: what --mcp-config refuses, import says will not load as written; a disabled entry loads."""
+    source = cfg.flag({"mcpServers": {"s": entry, "off": {**entry, "disabled": True}}}, name="mcp.json")
+    config = import_config(source, workspace=cfg.workspace)
+    assert [(note.server, note.key) for note in config.problems] == [("s", key)]
+    assert needle in config.problems[0].why
+    written = cfg.flag(config.text("json"), name="own.json")
+    for loaded in (cfg.load(config_file=source), cfg.load(config_file=written)):
+        assert (by_id(loaded)["s"].state, by_id(loaded)["off"].state) == ("failed", "disabled")

@@ -47,8 +47,10 @@ def value_problems(raw: RawEntry, context: EntryContext) -> list[tuple[str, str]
     """What is wrong with the values of one entry as written (a list that is a string, a number for a string, a
     bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first, each as
     the field and what is wrong with it."""
-    read, _ = _Builder(raw, context, []).read()
-    return read.faults
+    builder = _Builder(raw, context, [])
+    read, values = builder.read()
+    mismatch = builder.mismatch(values) if values.common.enabled else None
+    return [*read.faults, *([mismatch] if mismatch is not None else [])]
 
 
 def build_spec(raw: RawEntry, context: EntryContext, warnings: list[str]) -> ServerSpec:
@@ -112,6 +114,8 @@ class _Builder:
         common, command, url, cwd, args, env, headers, inherit_env, explicit = values
         if not common.enabled:
             return replace(common, state="disabled", transport=explicit)
+        if (mismatch := self.mismatch(values)) is not None:
+            return replace(common, state="failed", problem=f"{mismatch[0]}: {mismatch[1]}")
         if command is None:
             if url is None:
                 problem = (
@@ -120,27 +124,9 @@ class _Builder:
                 )
                 self._warnings.append(f"{self._where} is skipped: {problem}")
                 return replace(common, state="skipped", problem=problem)
-            if explicit == "stdio":
-                key, written = self._transport_key()
-                remote = "http, sse or ws" if key == "type" else "streamable_http, sse or websocket"
-                problem = (
-                    f"{key}: `{written}` starts a local process and needs `command`, but this entry has only "
-                    f"`url`; remove `{key}` or set it to {remote}"
-                )
-                return replace(common, state="failed", problem=problem)
             self._ignored(args=bool(args), env=bool(env), cwd=cwd is not None, inherit_env=bool(inherit_env))
             spec = self._remote(common, url, headers, explicit)
         else:
-            if url is not None:
-                problem = "command, url: both are set; keep `command` for a local server or `url` for a remote one"
-                return replace(common, state="failed", problem=problem)
-            if explicit in _REMOTE:
-                key, written = self._transport_key()
-                problem = (
-                    f"{key}: `{written}` connects to a `url`, but this entry has only `command`; "
-                    f"remove `{key}` or set it to stdio"
-                )
-                return replace(common, state="failed", problem=problem)
             self._ignored(headers=bool(headers), oauth="oauth" in self._raw.fields)
             spec = self._stdio(common, command=command, args=args, env=env, cwd=cwd, inherit_env=inherit_env)
         unique_secrets = tuple(dict.fromkeys(self._secrets))
@@ -209,6 +195,25 @@ class _Builder:
             headers=tuple((key, self._header(key, value)) for key, value in headers),
             oauth=oauth,
         )
+
+    def mismatch(self, values: _Values) -> tuple[str, str] | None:
+        """Fields that contradict each other (both `command` and `url`, a transport the other one needs), as the
+        field and what is wrong; None when they agree."""
+        command, url, explicit = values.command, values.url, values.explicit
+        if command is not None and url is not None:
+            return "command, url", "both are set; keep `command` for a local server or `url` for a remote one"
+        key, written = self._transport_key()
+        if command is not None and explicit in _REMOTE:
+            return key, (
+                f"`{written}` connects to a `url`, but this entry has only `command`; remove `{key}` or set it to stdio"
+            )
+        if url is not None and command is None and explicit == "stdio":
+            remote = "http, sse or ws" if key == "type" else "streamable_http, sse or websocket"
+            return key, (
+                f"`{written}` starts a local process and needs `command`, but this entry has only `url`; "
+                f"remove `{key}` or set it to {remote}"
+            )
+        return None
 
     def _explicit_transport(self, read: FieldReader) -> TransportName | None:
         transport = read.transport("transport")
