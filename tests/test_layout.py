@@ -272,8 +272,9 @@ def test_no_packages_import_each_other_in_a_cycle() -> None:
 ORG_FOLDERS = {"api", "demo", "hosts", "keys", "mcp", "oauth", "rules", "services", "store", "turns", "web"}
 """The organization service's folders, each one job: its rules, storage, secrets, hosts, services, turns, API, MCP
 endpoint, its OAuth sign-in, pages."""
-ORG_ROOT = {"__init__.py", "_app.py", "_bodies.py", "_caller.py"}
-"""What stands beside them: the face, the service assembled, and what every folder uses (request text, the caller)."""
+ORG_ROOT = {"__init__.py", "_app.py", "_bodies.py", "_caller.py", "_words.py"}
+"""What stands beside them: the face, the service assembled, and what every folder uses (request text, the caller,
+how the service's words quote what others wrote)."""
 
 
 def test_the_organization_service_stands_in_its_folders() -> None:

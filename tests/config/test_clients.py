@@ -235,6 +235,26 @@ def test_cfg3_claude_codes_own_file_gives_its_servers_for_every_folder_and_this_
     assert [server["id"] for server in json.loads(done.stdout)["servers"]] == ["everywhere", "both", "elsewhere"]
 
 
+def test_cfg3_claude_codes_own_file_of_tens_of_megabytes_is_read_and_a_server_switched_off_there_stays_off(
+    cfg: Setup,
+) -> None:
+    """CFG-3, CFG-4: Claude Code keeps each folder's history in `~/.claude.json` (tens of MB are common), and `/mcp`'s
+    Disable writes the folder's `disabledMcpServers`: such a server is listed, never started, as in Claude Code."""
+    document = claude_code_file(cfg.workspace, cfg.root / "other")
+    projects = document["projects"]
+    assert isinstance(projects, dict)
+    projects[str(cfg.workspace)]["disabledMcpServers"] = ["everywhere"]
+    for number in range(60):  # about 6 MB of history in other folders
+        projects[f"/work/p{number}"] = {"allowedTools": [], "history": [{"display": "x" * 1000}] * 100}
+    path = write(cfg.root / "home" / ".claude.json", json.dumps(document))
+    assert path.stat().st_size > 5 * 1024 * 1024
+    specs = by_id(cfg.load(config_file=path))
+    assert (specs["everywhere"].state, specs["both"].state) == ("disabled", "ok")
+    imported = import_config(path, workspace=cfg.workspace)
+    assert {server.id: server.enabled for server in imported.servers}["everywhere"] is False
+    assert any("switched off for this folder in Claude Code" in note.why for note in imported.understood)
+
+
 ZED_SETTINGS = """// Zed's settings, with its MCP servers under context_servers
 {
   "ui_font_size": 16,

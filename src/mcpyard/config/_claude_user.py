@@ -18,7 +18,9 @@ from mcpyard.config._imported import Notes
 __all__ = ["CLAUDE_USER_FILE", "claude_user_servers", "is_claude_user_file"]
 
 CLAUDE_USER_FILE = ".claude.json"
-_PROJECT_KEYS = frozenset({"mcpServers", "allowedTools", "hasTrustDialogAccepted", "enabledMcpjsonServers"})
+_PROJECT_KEYS = frozenset(
+    {"mcpServers", "allowedTools", "hasTrustDialogAccepted", "enabledMcpjsonServers", "disabledMcpServers"}
+)
 """Keys Claude Code writes in each folder's table of `projects`."""
 
 
@@ -49,6 +51,16 @@ def claude_user_servers(document: Mapping[str, object], workspace: Path, notes: 
                     "replaces the server of the same name Claude Code has for every folder, as Claude Code reads it",
                 )
         servers.update(own)
+    off = mine.get("disabledMcpServers") if isinstance(mine, Mapping) else None
+    for name in off if isinstance(off, list) else ():
+        entry = servers.get(name) if isinstance(name, str) else None
+        if isinstance(entry, Mapping):  # switched off in Claude Code's /mcp for this folder: listed, never started
+            servers[name] = {**entry, "enabled": False}
+            notes.said(
+                f"projects.{workspace}.disabledMcpServers",
+                name,
+                "switched off for this folder in Claude Code: listed and never started, as there",
+            )
     elsewhere = sum(
         1
         for table in tables.values()

@@ -24,6 +24,8 @@ Format = Literal["json", "toml"]
 Form = Literal["own", "shared"]
 
 MAX_CONFIG_BYTES = 4 * 1024 * 1024
+MAX_CLAUDE_STATE_BYTES = 256 * 1024 * 1024
+"""Claude Code's own `~/.claude.json` also keeps each folder's history: tens of megabytes are common."""
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NONBLOCK", 0) | getattr(os, "O_CLOEXEC", 0) | getattr(os, "O_BINARY", 0)
 SETTING_KEYS = (
     "permissions",
@@ -140,7 +142,11 @@ def _read_bytes(path: Path) -> bytes:
             raise IsADirectoryError(errno.EISDIR, "is a folder", str(path))
         if not stat.S_ISREG(mode):
             raise OSError(errno.EINVAL, "not a regular file", str(path))
-        return stream.read(MAX_CONFIG_BYTES + 1)
+        return stream.read(_limit(path) + 1)
+
+
+def _limit(path: Path) -> int:
+    return MAX_CLAUDE_STATE_BYTES if path.name == ".claude.json" else MAX_CONFIG_BYTES
 
 
 def _read_text(path: Path, label: str) -> str:
@@ -154,8 +160,8 @@ def _read_text(path: Path, label: str) -> str:
         raise ConfigError(f"{label} cannot be read (permission denied); check its permissions", source=path) from None
     except OSError as error:
         raise ConfigError(f"{label} cannot be read ({error.strerror or error})", source=path) from None
-    if len(data) > MAX_CONFIG_BYTES:
-        raise ConfigError(f"{label} is larger than {MAX_CONFIG_BYTES} bytes; is it the right file?", source=path)
+    if len(data) > (limit := _limit(path)):
+        raise ConfigError(f"{label} is larger than {limit} bytes; is it the right file?", source=path)
     try:
         return data.decode("utf-8-sig")
     except UnicodeDecodeError as error:
