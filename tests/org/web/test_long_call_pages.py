@@ -18,12 +18,12 @@ async def test_call8_the_inbox_lists_a_long_call_running_then_waiting_to_be_read
     async with serve_http_in_process("tasks") as url:
         tools = by_tool(await register(console.api, url, name="jobs", token=None))
         await set_policy(console.api, tools["slow"], "run_freely")
+        page = await console.sign_in("owner@acme.test")  # first: on a slow machine, signing in takes seconds
         headers = {**console.api.headers(), "Prefer": "respond-async"}
-        body = {"tool": "jobs__slow", "arguments": {"seconds": 3}}
+        body = {"tool": "jobs__slow", "arguments": {"seconds": 8}}
         started = await console.api.client.post("/api/v1/calls", json=body, headers=headers)
         assert started.status_code == 202, started.text
         call_id = started.json()["call_id"]
-        page = await console.sign_in("owner@acme.test")
         await page.goto("/inbox")
         item = page.locator(f"#long-call-{call_id}")
         await expect(item).to_contain_text("jobs__slow on jobs, for owner@acme.test: running")
