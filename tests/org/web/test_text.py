@@ -11,7 +11,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 from markupsafe import Markup, escape
 
-from mcpyard.org.web import code_span, code_spans, shown_time, text_of, with_results
+from mcpyard.org.web import code_span, code_spans, shown_time, text_of, with_results, with_results_cut
 from mcpyard.pipeline import FencedResults, fence
 
 any_character = st.one_of(
@@ -190,3 +190,18 @@ def test_org5_a_name_quoted_as_a_code_span_is_one_code_span_whole(text: str) -> 
 )
 def test_org5_a_backslash_before_a_backtick_or_backslash_shows_that_character(text: str, shown: str) -> None:
     assert code_spans(text) == shown
+
+
+@pytest.mark.parametrize("before", ["", "Here it is:\n"])
+def test_org5_call7_a_cut_result_counts_only_what_a_person_reads(before: str) -> None:
+    """The fence's markup is never shown, so it neither uses up the limit nor counts among the characters left out."""
+    body = "W" * 2100 + "\nEND"
+    fenced = fence(body, server="hostile", marker="0123456789abcdef")
+    text = before + fenced
+    shown, hidden = with_results_cut(text, FencedResults.of([fenced]), 2000)
+    assert hidden == len(before + body) - 2000
+    assert str(shown).count("W") == 2000 - len(before)
+    assert "mcp-result" not in str(shown)
+    assert 'aria-label="Result from hostile"' in str(shown)
+    whole, none = with_results_cut(text, FencedResults.of([fenced]), 10_000)
+    assert (whole, none) == (with_results(text, FencedResults.of([fenced])), 0)

@@ -9,7 +9,7 @@ from mcpyard.org.web._pages import Pages
 from mcpyard.org.web._routes import PAGE_ROUTES, web_routes
 from mcpyard.org.web._security import SecurityHeaders
 from mcpyard.org.web._streams import Live
-from mcpyard.org.web._text import code_spans, shown_time, with_results
+from mcpyard.org.web._text import code_spans, shown_time, with_results, with_results_cut
 
 __all__ = [
     "PAGE_ROUTES",
@@ -22,4 +22,5 @@ __all__ = [
     "text_of",
     "web_routes",
     "with_results",
+    "with_results_cut",
 ]

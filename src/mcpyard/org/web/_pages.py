@@ -33,7 +33,7 @@ from mcpyard.org.keys import PasswordHashing, same_secret
 from mcpyard.org.services import COOKIE, Authenticator, OrgService, SessionSigner, SignInLimits
 from mcpyard.org.turns import RateLimits
 from mcpyard.org.web._streams import Live
-from mcpyard.org.web._text import code_spans, pretty, shown_time, visible, with_results
+from mcpyard.org.web._text import code_spans, pretty, shown_time, visible, with_results, with_results_cut
 from mcpyard.pipeline import FencedResults
 
 __all__ = [
@@ -131,6 +131,7 @@ class Pages:
         self.templates.filters["when"] = shown_time
         self.templates.filters["code"] = code_spans
         self.templates.filters["results"] = with_results
+        self.templates.filters["results_cut"] = with_results_cut
         # A call's result as the service made it: the fence it starts with is the service's own.
         self.templates.filters["fences"] = lambda text: FencedResults.of([text or ""])
 

@@ -14,7 +14,7 @@ from typing import Any
 
 from markupsafe import Markup, escape
 
-from mcpyard.pipeline import FencedResults, fenced_parts
+from mcpyard.pipeline import FencedResults, TextPart, fenced_parts
 
 __all__ = ["code_spans", "pretty", "shown_time", "visible", "with_results"]
 
@@ -76,7 +76,24 @@ def with_results(text: str | None, fenced: FencedResults) -> Markup:
 
     The fence tells the model what is data; a person sees the result as text from its server instead.
     """
-    parts = fenced_parts(text or "", fenced=fenced)
+    return _shown(fenced_parts(text or "", fenced=fenced))
+
+
+def with_results_cut(text: str | None, fenced: FencedResults, limit: int) -> tuple[Markup, int]:
+    """`with_results` of `text` cut after `limit` characters of what a person reads (the fence's markup, which
+    is not shown, counts for nothing), and how many characters were left out."""
+    kept: list[TextPart] = []
+    left, hidden = limit, 0
+    for part in fenced_parts(text or "", fenced=fenced):
+        shown = part.text[: max(left, 0)]
+        hidden += len(part.text) - len(shown)
+        left -= len(shown)
+        if shown:
+            kept.append(TextPart(shown, part.server))
+    return _shown(kept), hidden
+
+
+def _shown(parts: list[TextPart]) -> Markup:
     shown: list[Markup] = []
     for index, part in enumerate(parts):
         if part.server is not None:
