@@ -11,6 +11,7 @@ tool named `exit` ends the server when called.
 from __future__ import annotations
 
 import os
+import signal
 import sys
 from pathlib import Path
 from typing import Any
@@ -38,7 +39,7 @@ def build_server(names: list[str]) -> Server[Any]:
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         if params.name == "exit" and listed:
-            os._exit(0)
+            os.kill(os.getpid(), signal.SIGKILL)  # ends at once, as a crash would
         return CallToolResult(content=[TextContent(text=f"called {params.name} on {os.getpid()}")])
 
     return Server("named", version="1.0", on_list_tools=list_tools, on_call_tool=call_tool)
