@@ -123,7 +123,7 @@ class RawCalls:
         if not self._waiting or _MARK not in line:
             return None
         try:
-            value = json.loads(line)
+            value = json.loads(line.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return None
         if not isinstance(value, dict):

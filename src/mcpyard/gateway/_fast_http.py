@@ -181,7 +181,7 @@ class FastHttp:
     def _cancelled(self, body: bytes, requester: Hashable) -> bool:
         """Whether `body` is a `notifications/cancelled` of a fast call of `requester`'s (then cancelled)."""
         try:
-            value = json.loads(body)
+            value = json.loads(body.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return False
         params = value.get("params") if isinstance(value, dict) else None
@@ -204,7 +204,7 @@ class FastHttp:
         send: Send,
     ) -> bool:
         try:
-            value = json.loads(body)
+            value = json.loads(body.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return False
 

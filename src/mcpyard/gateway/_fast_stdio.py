@@ -63,7 +63,7 @@ class FastCalls:
 
     def _take_call(self, line: bytes, write: Write) -> bool:
         try:
-            value = json.loads(line)
+            value = json.loads(line.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return False
         taken = self.path.accept(value, None, busy=self._running.__contains__)
@@ -109,7 +109,7 @@ class FastCalls:
 
     def _take_cancel(self, line: bytes) -> bool:
         try:
-            value = json.loads(line)
+            value = json.loads(line.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return False
         params = value.get("params") if isinstance(value, dict) else None

@@ -12,6 +12,7 @@ record id: never an argument's value or a result.
 from __future__ import annotations
 
 import sys
+import time
 from collections.abc import Iterator, Mapping
 from contextlib import contextmanager
 from typing import TYPE_CHECKING, Any
@@ -41,15 +42,30 @@ _EXPORTERS = ("otlp", "console", "none")
 _INSTALL = "pip install 'mcpyard[otel]'"
 
 
+RECHECK_SECS = 1.0
+"""How long "no provider" is believed before OpenTelemetry is asked again (asking reads the environment)."""
+
+
 class _Provider:
     installed = False
     """Seen installed: OpenTelemetry sets its global provider once and never takes it back."""
+    recheck_at = 0.0
+    """When (`time.monotonic`) to ask again whether one is installed."""
 
 
 def active() -> bool:
-    """Whether a tracer provider is installed (spans are made and exported); asked on every call, so cheap."""
-    if not _Provider.installed:
-        _Provider.installed = not isinstance(trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider))
+    """Whether a tracer provider is installed (spans are made and exported); asked several times per call, so cheap.
+
+    A provider a program installs after mcpyard last asked is seen within `RECHECK_SECS` (install it before opening
+    a host to have every call traced); one `configure_from_environment` installs is seen at once.
+    """
+    if _Provider.installed:
+        return True
+    now = time.monotonic()
+    if now < _Provider.recheck_at:
+        return False
+    _Provider.recheck_at = now + RECHECK_SECS
+    _Provider.installed = not isinstance(trace.get_tracer_provider(), (ProxyTracerProvider, NoOpTracerProvider))
     return _Provider.installed
 
 
@@ -161,6 +177,7 @@ def configure_from_environment(service: str, environ: Mapping[str, str]) -> str 
     for exporter in exporters:
         provider.add_span_processor(BatchSpanProcessor(exporter))
     trace.set_tracer_provider(provider)
+    _Provider.recheck_at = 0.0  # seen at the next call
     return None
 
 
