@@ -354,4 +354,6 @@ async def test_org5_a_turn_running_when_its_teammate_loses_a_server_cannot_call_
     calls = {item["tool"]: item for item in turn["calls"]}
     assert calls["tools__write"]["status"] == "refused", calls
     assert "may no longer use this tool" in json.dumps(model.tool_messages(-1)), "the model was told why"
+    refused = [step for step in turn["trace"] if step["tool"] == "tools__write"]
+    assert [(step["status"], step["error"]) for step in refused] == [("refused", "no_access")], "its trace shows it"
     assert await _writes(service) == "0", "the write never reached the server it no longer has"

@@ -18,7 +18,7 @@ from mcpyard.pipeline._found import FoundTools
 from mcpyard.pipeline._record import CallRecord, CallRecorder, CallStatus, FileRecord, MemoryRecorder, Recorders
 from mcpyard.pipeline._resolve import resolve
 from mcpyard.pipeline._result import CallResult
-from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Stage, read_result, run
+from mcpyard.pipeline._run import READ_RESULT, READ_RESULT_TOOL, STAGES, Stage, read_result, refused, run
 from mcpyard.pipeline._session import Session
 from mcpyard.pipeline._shape import (
     CACHED_LINE,
@@ -94,6 +94,7 @@ __all__ = [
     "read_files",
     "read_result",
     "recheck",
+    "refused",
     "resolve",
     "run",
     "search",

@@ -7,7 +7,7 @@ from collections.abc import Awaitable, Callable, Mapping
 from typing import TYPE_CHECKING, Any
 
 from mcpyard.catalog import clean_and_redact, clean_text
-from mcpyard.connect import resumed_task, sendable_copy
+from mcpyard.connect import resumed_task, sendable_copy, sendable_problem
 from mcpyard.errors import CallError
 from mcpyard.ops import tracing
 from mcpyard.pipeline._call import Call, CallRequest, Refusal
@@ -32,7 +32,7 @@ from mcpyard.pipeline._stages import (
 if TYPE_CHECKING:
     from mcpyard import HostView
 
-__all__ = ["READ_RESULT", "READ_RESULT_TOOL", "STAGES", "Session", "Stage", "read_result", "run"]
+__all__ = ["READ_RESULT", "READ_RESULT_TOOL", "STAGES", "Session", "Stage", "read_result", "refused", "run"]
 
 READ_RESULT = "read_result"
 READ_RESULT_TOOL: Mapping[str, Any] = {
@@ -101,6 +101,14 @@ async def _run(view: HostView, session: Session, request: CallRequest) -> CallRe
         if isinstance(outcome, Refusal):
             break
     return await _finish(view, session, call, outcome)
+
+
+async def refused(view: HostView, session: Session, request: CallRequest, code: str, message: str) -> CallResult:
+    """A call its caller refused before any stage (an organization's limit, a tool it no longer offers): its refusal,
+    recorded as the stages' own refusals are (history, trace, audit); nothing is sent."""
+    call = Call(request, started=time.time())
+    call.unsendable = sendable_problem(request.arguments) is not None  # the record keeps a copy that can be stored
+    return await _finish(view, session, call, Refusal(code, message))
 
 
 async def _finish(view: HostView, session: Session, call: Call, outcome: Call | Refusal | CallResult) -> CallResult:

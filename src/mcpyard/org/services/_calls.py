@@ -18,7 +18,7 @@ from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._task_calls import end_moved, lapsed_tasks
 from mcpyard.org.services._task_keeper import TaskKeeper
 from mcpyard.org.store import TaskCall, new_id
-from mcpyard.pipeline import CallResult
+from mcpyard.pipeline import CallRequest, CallResult, refused
 
 if TYPE_CHECKING:
     from mcpyard import Host
@@ -166,3 +166,13 @@ class TurnCalls(HostFacade):
             # Taken here, in the call's own task: a handshake-era server's question comes on another one.
             clock=current_turn_clock(),
         )
+
+    async def refuse(
+        self, name: str, arguments: Mapping[str, Any] | None, code: str, message: str, *, conversation: str | None
+    ) -> CallResult:
+        """A call of the turn refused before it reached the host (the organization's limit, a tool no longer
+        offered): recorded as the host records its own refusals, so the turn's trace shows it; nothing is sent."""
+        host = (await self._svc.hosts.current(self._org_id)).host
+        request = CallRequest(name, dict(arguments or {}), conversation or host.session.id)
+        request.tags = self._tags
+        return await refused(host.view, host.session, request, code, message)

@@ -28,7 +28,7 @@ from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._views import LimitsView
 from mcpyard.org.store import LimitCount, OrgLimits, note_change, utcnow
 
-__all__ = ["LimitReached", "caller_subjects", "charge", "get_limits", "set_limits"]
+__all__ = ["LIMIT_REACHED", "LimitReached", "caller_subjects", "charge", "get_limits", "set_limits"]
 
 SWEEP_ROWS = 500
 """Counters of ended windows deleted at most per sweep (one sweep each time a new window starts)."""
@@ -36,11 +36,15 @@ SWEEP_GRACE = 60
 """Seconds a window's counter is kept after it ended: a replica whose clock lags a little still finds it."""
 
 
+LIMIT_REACHED = "limit_reached"
+"""The error code of a call refused by a limit (a turn's such call is in its trace, never in the usage)."""
+
+
 class LimitReached(TooMany):
     """429: a limit of the organization is reached; `Retry-After` says when its window resets."""
 
     def __init__(self, reached: Reached) -> None:
-        super().__init__("limit_reached", reached.message, retry_after=reached.retry_after)
+        super().__init__(LIMIT_REACHED, reached.message, retry_after=reached.retry_after)
         self.reached = reached
         self.details = {"limit": reached.field, "resets_at": reached.resets_at}
 

@@ -14,11 +14,12 @@ from __future__ import annotations
 from datetime import UTC, date, datetime, time, timedelta
 from typing import Any, Literal, get_args
 
-from sqlalchemy import case, func, select
+from sqlalchemy import case, func, or_, select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Invalid
 from mcpyard.org._caller import ADMINS, Caller, require
+from mcpyard.org.services._limits import LIMIT_REACHED
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.services._views import UsageView
 from mcpyard.org.store import CallRow, Member, RegisteredServer, utcnow
@@ -106,6 +107,8 @@ async def usage(
                 func.sum(CallRow.result_bytes),
             )
             .where(CallRow.org_id == caller.org_id, CallRow.started_at >= start, CallRow.started_at < end)
+            # A turn's call refused by a limit is in its trace; it never ran, so it is no usage.
+            .where(or_(CallRow.error_code.is_(None), CallRow.error_code != LIMIT_REACHED))
             .group_by(grouped)
         )
         rows = (await session.execute(query)).all()

@@ -14,7 +14,7 @@ from __future__ import annotations
 
 import contextlib
 from collections.abc import AsyncIterator, Awaitable, Callable, Collection, Mapping
-from typing import Any
+from typing import Any, Protocol
 
 import anyio
 from sqlalchemy import update
@@ -70,11 +70,12 @@ async def drive_turn(
         if isinstance(event, ErrorEvent):
             errors.append(event.message)
 
-    host: TurnHost = TurnCalls(opened.host, svc, offer.asker, row.id, row.org_id)
+    calls = TurnCalls(opened.host, svc, offer.asker, row.id, row.org_id)
+    host: TurnHost = calls
     if offer.charge is not None:
-        host = _Counted(host, offer.charge)
+        host = _Counted(host, offer.charge, calls.refuse)
     if offer.still_offered is not None:
-        host = _StillOffered(host, offer.still_offered)
+        host = _StillOffered(host, offer.still_offered, calls.refuse)
     searched: SearchedSelection | None = None
     if tools is not None and offer.tool_search is not None and _past_budget(tools, offer.tool_search):
         # Offered `find_tools` over what this turn may use, and what its conversation found so far (MOD-4).
@@ -139,13 +140,22 @@ def _past_budget(tools: ModelTools, settings: ToolSearchSettings) -> bool:
     return over_budget([tool for tool in tools if tools.catalog_name(tool_name(tool)) != READ_RESULT], settings)
 
 
+class _Refuse(Protocol):
+    """Refuses a call of the turn before it reaches the host, recording the refusal (`TurnCalls.refuse`)."""
+
+    def __call__(
+        self, name: str, arguments: Mapping[str, Any] | None, code: str, message: str, *, conversation: str | None
+    ) -> Awaitable[CallResult]: ...
+
+
 class _StillOffered(HostFacade):
     """A turn's host that refuses a call to a tool its teammate may no longer use (checked again before each call,
     ORG-5): nothing is sent; `read_result` reads only what this conversation's calls returned already."""
 
-    def __init__(self, host: TurnHost, offered: Callable[[], Awaitable[Collection[str]]]) -> None:
+    def __init__(self, host: TurnHost, offered: Callable[[], Awaitable[Collection[str]]], refuse: _Refuse) -> None:
         super().__init__(host)
         self._offered = offered
+        self._refuse = refuse
 
     async def call(
         self,
@@ -158,7 +168,7 @@ class _StillOffered(HostFacade):
         if name != READ_RESULT_TOOL["name"] and name not in await self._offered():
             why = f"{name}: this teammate may no longer use this tool (its servers changed or it was deleted)"
             why += "; nothing was sent"
-            return CallResult.refusal("no_access", why, tool=name)
+            return await self._refuse(name, arguments, "no_access", why, conversation=conversation)
         return await self._host.call(name, arguments, conversation=conversation, approver=approver)
 
 
@@ -166,9 +176,10 @@ class _Counted(HostFacade):
     """A turn's host that counts each call against the organization's limits before it runs (ORG-11): a call over a
     limit is not sent, and the model reads why and when the limit resets as the call's error."""
 
-    def __init__(self, host: TurnHost, charge: Callable[[], Awaitable[None]]) -> None:
+    def __init__(self, host: TurnHost, charge: Callable[[], Awaitable[None]], refuse: _Refuse) -> None:
         super().__init__(host)
         self._charge = charge
+        self._refuse = refuse
 
     async def call(
         self,
@@ -182,7 +193,7 @@ class _Counted(HostFacade):
             try:
                 await self._charge()
             except LimitReached as exc:
-                return CallResult.refusal(exc.code, exc.message, tool=name)
+                return await self._refuse(name, arguments, exc.code, exc.message, conversation=conversation)
         return await self._host.call(name, arguments, conversation=conversation, approver=approver)
 
 
