@@ -129,7 +129,8 @@ class PipeMessages:
         del buffer[:begin]
         if len(self._ready) >= _HIGH_WATER:
             self._unwatch()
-        self._wake()
+        if self._ready:  # lines all delivered to other readers leave the session asleep
+            self._wake()
 
     def _end(self) -> None:
         self._unwatch()
