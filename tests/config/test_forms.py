@@ -6,7 +6,7 @@ from pathlib import Path
 
 import pytest
 
-from mcpyard.config import ServerSpec, TransportName
+from mcpyard.config import ServerSpec, TransportName, import_config
 from mcpyard.errors import ConfigError
 
 from ._support import Setup, by_id, mentioning
@@ -68,7 +68,8 @@ def test_the_user_config_is_toml_in_either_form_cfg_1_cfg_2(cfg: Setup, toml: st
         ("f.toml", "[mcp]\nservers = []\n[mcp.mcpServers]\n", "both `servers` and `mcpServers`"),
         ("f.json", '{"mcp_servers": {}}', "unknown top-level key 'mcp_servers'; did you mean `mcpServers`?"),
         ("f.json", "{}", "neither `servers` nor `mcpServers`"),
-        ("f.toml", "", "neither `servers` nor `mcpServers`"),
+        ("f.toml", "# servers go here\n", "neither `servers` nor `mcpServers`"),
+        ("f.toml", "", "is empty, so it holds no servers"),
         ("f.json", '{"servers": [{"id": "a", "command": "x"}, {"id": "a", "command": "y"}]}', "'a' twice"),
         ("f.json", '{"mcpServers": {"a": {"command": "x"}, "a": {"command": "y"}}}', "'a' twice"),
         (
@@ -242,6 +243,25 @@ def test_a_malformed_flag_file_is_an_error_that_helps_fix_it_cfg_1_err_1(
         cfg.load(config_file=cfg.flag(text, name))
     for needle in needles:
         assert needle in caught.value.message
+
+
+@pytest.mark.parametrize("text", ["", "  \n\n", "\ufeff\n"], ids=["0 bytes", "whitespace", "a BOM"])
+@pytest.mark.parametrize("name", ["f.json", "f.toml"])
+def test_err1_cfg2_an_empty_flag_file_says_it_is_empty_in_one_line(cfg: Setup, name: str, text: str) -> None:
+    """ERR-1, CFG-2: read directly or imported, an empty file is named as empty with no servers, never as being in
+    the other format; the line says what to write."""
+    flag = cfg.flag(text, name)
+    with pytest.raises(ConfigError) as loaded:
+        cfg.load(config_file=flag)
+    with pytest.raises(ConfigError) as imported:
+        import_config(flag, workspace=cfg.workspace)
+    for message in (loaded.value.message, imported.value.message):
+        assert f"{flag} is empty, so it holds no servers; " in message
+        assert "mcpServers" in message
+        assert "or give the file that lists them" in message
+        assert "valid" not in message
+        assert "rename" not in message
+        assert "\n" not in message
 
 
 def test_a_missing_flag_file_is_an_error_cfg_1(cfg: Setup, tmp_path: Path) -> None:

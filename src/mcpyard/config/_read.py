@@ -49,6 +49,11 @@ _FORMS_HELP = (
     "in TOML write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
 )
 
+_EMPTY_HELP: dict[Format, str] = {
+    "json": "list them under `mcpServers` (an object keyed by id) or `servers`",
+    "toml": "write [mcp.mcpServers.<id>] or [[mcp.servers]] tables in it",
+}
+
 
 @dataclass(frozen=True, slots=True)
 class RawEntry:
@@ -103,11 +108,15 @@ def read_document(
             whether this document may have them (its client reads them); None: never.
 
     Raises:
-        ConfigError: the file cannot be read, is not UTF-8, is malformed, repeats a key
+        ConfigError: the file cannot be read, is not UTF-8, is empty, is malformed, repeats a key
             or is not an object at the top level.
     """
     label = label or describe_source(kind, path)
     text = _read_text(path, label)
+    if not text.strip():
+        # Blank text is valid TOML (no tables) and invalid JSON: neither says that nothing was written in it.
+        instead = ", or give the file that lists them" if kind == "flag" else ""
+        raise ConfigError(f"{label} is empty, so it holds no servers; {_EMPTY_HELP[fmt]}{instead}", source=path)
     try:
         document = _parse(text, fmt)
     except ValueError as error:
