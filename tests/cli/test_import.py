@@ -177,6 +177,30 @@ def test_write_never_replaces_a_file_without_force_err_1(home: Home) -> None:
     assert stat.S_IMODE(target.stat().st_mode) == 0o600
 
 
+@pytest.mark.parametrize("force", [(), ("--force",)], ids=["plain", "forced"])
+@pytest.mark.parametrize("link", [False, True], ids=["folder", "link to a folder"])
+def test_err1_write_to_a_folder_says_it_is_a_folder_and_names_a_file_to_give(
+    home: Home, force: tuple[str, ...], link: bool
+) -> None:
+    """ERR-1: a folder is named as one, with a file path in it to give instead; --force cannot help, so it is never
+    suggested, and the folder (or the link to it) stays as it was."""
+    folder = home.root / "out"
+    folder.mkdir()
+    target = folder
+    if link:
+        target = home.root / "out-link"
+        target.symlink_to(folder, target_is_directory=True)
+    done = mcpyard(home, "import", str(sample(home.root, "claude-desktop")), "--write", str(target), *force)
+    assert done.returncode == 2
+    assert done.stdout == ""
+    assert done.stderr == (
+        f"mcpyard: error: --write names {target}, which is a folder; nothing was written: give a file path such as "
+        f"{target / 'mcp-servers.toml'}\n"
+    )
+    assert list(folder.iterdir()) == []
+    assert target.is_symlink() is link
+
+
 def test_write_refuses_the_file_being_read_err_1(home: Home) -> None:
     """ERR-1: importing a file over itself would lose the other client's config; refused even with --force."""
     source = sample(home.root, "claude-code")

@@ -17,6 +17,9 @@ if TYPE_CHECKING:
 
 __all__ = ["import_file"]
 
+_NAME = "mcp-servers.toml"
+"""The file name suggested when --write names a folder."""
+
 
 @with_globals
 def import_file(
@@ -97,12 +100,16 @@ def _separator(workspace: Path) -> str:
 
 
 def _write(imported: ImportedConfig, target: Path, *, force: bool) -> Path:
-    """Write the own form to `target`, whole or not at all, mode 0600; refuse to replace a file unless forced."""
+    """Write the own form to `target`, whole or not at all, mode 0600; refuse a folder, and a file unless forced."""
     from mcpyard._atomic import write_atomic, write_new
 
     target = target.expanduser()
     if target.resolve() == imported.path.resolve():
         fail(f"--write names {target}, the file being read; give another file, so the original stays as it is")
+    if target.is_dir():  # a folder (or a link to one) is never replaced by a file, --force or not
+        fail(
+            f"--write names {target}, which is a folder; nothing was written: give a file path such as {target / _NAME}"
+        )
     fmt: Literal["json", "toml"] = "toml" if target.suffix.lower() == ".toml" else "json"
     try:
         data = imported.text(fmt).encode("utf-8")
