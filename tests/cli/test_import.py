@@ -142,6 +142,25 @@ def test_a_name_that_holds_a_whole_header_line_or_a_value_is_never_shown_whole_s
     assert said == {("a", "headers['Authorization…']"), ("b", "env['API_KEY…']")}
 
 
+def test_cfg4_an_entry_with_neither_command_nor_url_is_shown_with_no_transport_as_the_loader_says(home: Home) -> None:
+    """CFG-4: such an entry is skipped when loaded, with no transport; import labels it so, never as streamable HTTP,
+    and says why it will not load in the loader's own words."""
+    path = home.root / "claude_desktop_config.json"
+    entry = {"env": {"NOTES_DIR": "/tmp/notes"}}
+    path.write_text(json.dumps({"mcpServers": {"notes": entry, "ok": {"command": "npx"}}}), encoding="utf-8")
+    loaded = json.loads(mcpyard(home, "doctor", "notes", "--mcp-config", str(path), "--json").stdout)
+    assert (loaded["config_state"], loaded["transport"]) == ("skipped", None)
+    done = mcpyard(home, "import", str(path))
+    assert done.returncode == 0, done.stderr
+    assert "  notes (no transport): no command or url, so it will not load\n" in done.stdout
+    assert "  ok (stdio): npx\n" in done.stdout
+    assert "streamable_http" not in done.stdout
+    assert f"server 'notes': 'command, url': {loaded['problem']}\n" in done.stdout
+    as_json = json.loads(mcpyard(home, "import", str(path), "--json").stdout)
+    assert [server["transport"] for server in as_json["servers"]] == [None, "stdio"]
+    assert as_json["problems"] == [{"key": "command, url", "server": "notes", "why": loaded["problem"]}]
+
+
 def test_import_of_a_file_that_loads_says_no_problem_cfg_3(home: Home) -> None:
     done = json.loads(mcpyard(home, "import", str(sample(home.root, "claude-desktop")), "--json").stdout)
     assert done["problems"] == []

@@ -136,9 +136,10 @@ def _show(imported: ImportedConfig, written: Path | None, console: Console, *, r
     for note in imported.understood:
         by_server.setdefault(note.server, []).append(note)
     for server in imported.servers:
-        what = server.runs if server.runs is not None else server.url or "(no command or url)"
+        unset = "no command or url, so it will not load" if server.transport is None else "(no command or url)"
+        what = server.runs if server.runs is not None else server.url or unset
         off = "" if server.enabled else " (disabled)"
-        console.print(safe(f"  {server.id} ({server.transport}): {what}{off}"))
+        console.print(safe(f"  {server.id} ({server.transport or 'no transport'}): {what}{off}"))
         for note in by_server.get(server.id, []):
             console.print(safe(f"      {note.key}: {note.why}"))
     for note in by_server.get(None, []):

@@ -14,7 +14,12 @@ from mcpyard.config._names import credential_header, describe_entry, is_credenti
 from mcpyard.config._oauth import read_oauth
 from mcpyard.config._read import Form, RawEntry
 
-__all__ = ["EntryContext", "build_spec", "value_problems"]
+__all__ = ["NO_TRANSPORT", "EntryContext", "build_spec", "value_problems"]
+
+NO_TRANSPORT = (
+    "neither `command` nor `url` is set; add `command` to start a local server or `url` to connect to a remote one"
+)
+"""Why an entry with neither is skipped (CFG-4): it has no transport, so it never loads."""
 
 _REMOTE: tuple[TransportName, ...] = ("streamable_http", "sse", "websocket")
 _BREAKS = ("\r", "\n", "\0")
@@ -45,11 +50,16 @@ class _Values(NamedTuple):
 
 def value_problems(raw: RawEntry, context: EntryContext) -> list[tuple[str, str]]:
     """What is wrong with the values of one entry as written (a list that is a string, a number for a string, a
-    bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first, each as
-    the field and what is wrong with it."""
+    bad variable or header name…), nothing expanded: the problems `build_spec` fails the entry for first, and
+    neither `command` nor `url` (it is skipped), each as the field and what is wrong with it."""
     builder = _Builder(raw, context, [])
     read, values = builder.read()
-    mismatch = builder.mismatch(values) if values.common.enabled else None
+    if not values.common.enabled:
+        return list(read.faults)
+    mismatch = builder.mismatch(values)
+    wrong = {key for key, _ in read.faults}
+    if values.command is None and values.url is None and not wrong & {"command", "url"}:
+        mismatch = ("command, url", NO_TRANSPORT)
     return [*read.faults, *([mismatch] if mismatch is not None else [])]
 
 
@@ -118,12 +128,8 @@ class _Builder:
             return replace(common, state="failed", problem=f"{mismatch[0]}: {mismatch[1]}")
         if command is None:
             if url is None:
-                problem = (
-                    "neither `command` nor `url` is set; add `command` to start a local server "
-                    "or `url` to connect to a remote one"
-                )
-                self._warnings.append(f"{self._where} is skipped: {problem}")
-                return replace(common, state="skipped", problem=problem)
+                self._warnings.append(f"{self._where} is skipped: {NO_TRANSPORT}")
+                return replace(common, state="skipped", problem=NO_TRANSPORT)
             self._ignored(args=bool(args), env=bool(env), cwd=cwd is not None, inherit_env=bool(inherit_env))
             spec = self._remote(common, url, headers, explicit)
         else:

@@ -86,8 +86,11 @@ class ImportedServer:
     fields: Mapping[str, object]
 
     @property
-    def transport(self) -> str:
-        """Its transport: as written, else stdio for a command, websocket for ws://, else streamable HTTP."""
+    def transport(self) -> str | None:
+        """Its transport: None with neither `command` nor `url` (it is skipped, as the loader says); else as written,
+        else stdio for a command, websocket for ws://, else streamable HTTP."""
+        if self.fields.get("command") is None and self.fields.get("url") is None:
+            return None
         written = self.fields.get("transport")
         if isinstance(written, str):
             return written
