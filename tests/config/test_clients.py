@@ -130,6 +130,42 @@ def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path:
     assert "shared_tools" not in json.dumps(config.to_json())
 
 
+OWN_TOML_SHARED_TABLES = """tool_name_separator = "_"
+
+[permissions]
+allow = ["fs_read_file"]
+deny = ["fs_move_file"]
+
+[mcp.mcpServers.fs]
+command = "npx"
+args = ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]
+disabledTools = ["write_file", "move_file"]
+"""
+
+
+def test_pol4_cfg2_tools_left_out_in_the_own_tomls_shared_tables_are_denied_as_in_the_json_form(cfg: Setup) -> None:
+    """POL-4, CFG-2: `disabledTools` in mcpyard's TOML `[mcp.mcpServers.<id>]` tables (the shared form) is written as
+    deny rules by import, as it is for the same entry in JSON; named with the file's separator, beside its own rules,
+    which are kept; the written file, loaded, denies them."""
+    toml = write(cfg.root / "mine.toml", OWN_TOML_SHARED_TABLES)
+    entry = {"command": "npx", "args": ["-y", "@modelcontextprotocol/server-filesystem", "/tmp"]}
+    shared = write(cfg.root / "mine.json", json.dumps({"mcpServers": {"fs": {**entry, "disabledTools": ["x"]}}}))
+    assert import_config(shared, workspace=cfg.workspace).settings == {"permissions": {"deny": ["fs__x"]}}
+    plain = write(cfg.root / "plain.toml", '[mcp.mcpServers.fs]\ncommand = "npx"\ndisabledTools = ["x"]\n')
+    assert import_config(plain, workspace=cfg.workspace).settings == {"permissions": {"deny": ["fs__x"]}}
+    imported = import_config(toml, workspace=cfg.workspace)
+    assert imported.settings == {
+        "tool_name_separator": "_",
+        "permissions": {"allow": ["fs_read_file"], "deny": ["fs_move_file", "fs_write_file"]},
+    }
+    [note] = [note for note in imported.understood if note.key == "disabledTools"]
+    assert "(fs_write_file, fs_move_file)" in note.why
+    written = write(cfg.root / "written.toml", imported.text("toml"))
+    loaded = cfg.load(config_file=written)
+    assert loaded.settings.deny == ("fs_move_file", "fs_write_file")
+    assert by_id(loaded)["fs"].args == tuple(entry["args"])
+
+
 @pytest.mark.parametrize(
     ("document", "said"),
     [

@@ -134,7 +134,9 @@ def translate(
         )
     notes = Notes()
     if client == "mcpyard":
-        servers, settings = _own(document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes)
+        servers, settings = _own(
+            document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes, separator=separator
+        )
     else:
         if client == "claude-code-user":
             listed = claude_user_servers(document, workspace, notes)
@@ -237,9 +239,22 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
 
 
 def _own(
-    document: Mapping[str, object], *, fmt: Format, label: str, path: Path, workspace: Path, notes: Notes
+    document: Mapping[str, object],
+    *,
+    fmt: Format,
+    label: str,
+    path: Path,
+    workspace: Path,
+    notes: Notes,
+    separator: str,
 ) -> tuple[list[ImportedServer], dict[str, object]]:
-    """mcpyard's own file: its servers as written (fields it does not have are ignored), its settings kept."""
+    """mcpyard's own file: its servers as written (fields it does not have are ignored), its settings kept.
+
+    Its `mcpServers` entries are the shared form, read as in any other client's file: the tools one leaves out
+    (`disabledTools`…) are denied in its `permissions.deny`, named with the file's own separator if it sets one.
+    """
+    own_separator = document.get("tool_name_separator")
+    separator = own_separator if isinstance(own_separator, str) else separator
     container = document.get("mcp", {}) if fmt == "toml" else document
     if not isinstance(container, Mapping):
         raise ConfigError(f"{label}: `mcp` must be a table holding `servers` or `mcpServers`", source=path)
@@ -260,8 +275,23 @@ def _own(
     shared = container.get("mcpServers", {})
     for server_id, fields in _entries(shared, container="mcpServers", label=label, path=path):
         translated = translate_entry(
-            "mcpyard", server_id, fields, workspace=workspace, notes=notes, family="claude-desktop"
+            "mcpyard", server_id, fields, workspace=workspace, notes=notes, separator=separator, family="claude-desktop"
         )
         servers.append(ImportedServer(server_id, translated))
     settings = {str(key): value for key, value in document.items() if key in SETTING_KEYS}
+    if notes.deny:
+        settings["permissions"] = _with_deny(settings.get("permissions"), notes.deny)
     return servers, settings
+
+
+def _with_deny(permissions: object, rules: list[str]) -> object:
+    """The file's `permissions` with `rules` added to its `deny` list; a value of the wrong type is kept as written
+    (loading says what is wrong with it)."""
+    if permissions is None:
+        return {"deny": list(rules)}
+    if not isinstance(permissions, Mapping):
+        return permissions
+    deny = permissions.get("deny", [])
+    if not isinstance(deny, list):
+        return permissions
+    return {**permissions, "deny": [*deny, *(rule for rule in rules if rule not in deny)]}
