@@ -460,6 +460,67 @@ def test_pol4_cfg8_a_project_files_tools_to_leave_out_say_the_rule_for_the_user_
     assert "this file" not in warning
 
 
+def test_cat1_pol4_a_shadowed_servers_tools_to_leave_out_say_it_is_not_used_never_the_used_servers_rule(
+    cfg: Setup,
+) -> None:
+    """CAT-1, POL-4: two servers with one tool prefix: the later is used. The earlier one's list (in the same file,
+    or in a source of lower priority) says that server is not used and names the one that is, never a deny rule,
+    which would keep the used server's tools from running; the used server's own list still says its rule."""
+    flag = cfg.flag(
+        {
+            "mcpServers": {
+                "old": {"command": "x", "name": "files", "disabledTools": ["add"]},
+                "new": {"command": "y", "name": "files", "disabledTools": ["fail"]},
+            }
+        }
+    )
+    cfg.user('[mcp.mcpServers.mine]\ncommand = "z"\nname = "files"\ndisabled_tools = ["echo"]\n')
+    loaded = cfg.load(config_file=flag)
+    used = f"server 'new' in --mcp-config file {flag}"
+    hints: dict[str, str] = {}
+    for server in ("old", "mine", "new"):
+        [hints[server]] = [w for w in loaded.warnings if w.startswith(f"server '{server}' in ") and "'disabled" in w]
+    for server in ("old", "mine"):
+        assert f"this server is not used: {used} has the same tool prefix 'files'" in hints[server]
+        assert "permissions.deny =" not in hints[server]
+        assert "files__" not in hints[server]
+    assert 'add permissions.deny = ["files__fail"]' in hints["new"]
+    assert [spec.id for spec in loaded.servers] == ["mine", "old", "new"]
+
+
+@pytest.mark.parametrize(
+    ("name", "text"),
+    [
+        (
+            "mcp_config.json",
+            '{"mcpServers": {"old": {"command": "x", "name": "files", "disabledTools": ["add"]},'
+            ' "new": {"command": "y", "name": "files"}}}',
+        ),
+        (
+            "config.toml",
+            '[mcp_servers."my.files"]\ncommand = "x"\ndisabled_tools = ["add"]\n\n'
+            '[mcp_servers.my_files]\ncommand = "y"\n',
+        ),
+    ],
+    ids=["windsurf", "codex"],
+)
+def test_cat1_pol4_import_writes_no_deny_rule_for_a_shadowed_server(cfg: Setup, name: str, text: str) -> None:
+    """CAT-1, POL-4: imported or given with --mcp-config, a server another one in the file takes its tool prefix from
+    gets no deny rule (it would deny that server's tool); why is said, naming the server used."""
+    path = write(cfg.root / name, text)
+    imported = import_config(path, workspace=cfg.workspace)
+    assert imported.settings == {}
+    [note] = imported.ignored
+    assert note.server in ("old", "my.files")
+    assert "this server is not used: server " in note.why
+    assert "no deny rule is written" in note.why
+    assert not [note for note in imported.understood if "permissions.deny" in note.why]
+    if name.endswith(".toml"):
+        loaded = cfg.load(config_file=path)
+        assert loaded.settings.deny in ((), None)
+        assert mentioning(loaded, "'my.files'", "this server is not used: server 'my_files'")
+
+
 def test_pol4_a_list_of_tools_that_is_not_one_still_says_how_to_deny_a_tool(cfg: Setup) -> None:
     """POL-4, ERR-1: a value that is not a list of names is named, with the rule's shape."""
     _, loaded = cfg.load_one({"command": "x", "disabledTools": "create_repository"})

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Mapping
+from collections.abc import Mapping, Sequence, Set
 from pathlib import Path
 
 from mcpyard.config._client_entry import (
@@ -20,10 +20,18 @@ from mcpyard.config._client_entry import (
 )
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import ClientFormat, ImportedServer, Notes
-from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, credential_header, deny_rules, nearest
+from mcpyard.config._names import (
+    EXCLUDED_TOOLS_KEYS,
+    credential_header,
+    deny_rules,
+    nearest,
+    prefix_users,
+    quote,
+    tool_prefix,
+)
 from mcpyard.config._opencode import OPENCODE_HANDLERS, OPENCODE_REASONS
 
-__all__ = ["SHARED_FAMILY", "gemini_choice", "translate_entry"]
+__all__ = ["SHARED_FAMILY", "deny_excluded", "gemini_choice", "translate_entry"]
 
 SHARED_FAMILY: frozenset[ClientFormat] = frozenset(
     {"claude-desktop", "claude-code", "claude-code-user", "cursor", "windsurf"}
@@ -129,20 +137,47 @@ def _unknown(key: str, group: str) -> str:
 
 
 def _finish(entry: ClientEntry) -> None:
-    """What needs the whole entry: deny rules (they use its prefix) and oauth beside a credential header."""
+    """What needs the whole entry: the tools it leaves out (denied by `deny_excluded`) and oauth beside a credential
+    header."""
     if entry.excluded:
-        rules = deny_rules(entry.server, entry.out.get("name"), entry.excluded, separator=entry.separator)
-        entry.notes.deny.extend(rule for rule in rules if rule not in entry.notes.deny)
-        entry.said(
-            entry.excluded_by,
-            f"each tool listed is denied in permissions.deny ({', '.join(rules)}), named as the model sees it",
-        )
+        entry.notes.excluded[entry.server] = (entry.excluded_by, tuple(entry.excluded))
     headers = entry.out.get("headers")
     names = [str(name) for name in headers] if isinstance(headers, Mapping) else []
     if "oauth" in entry.out and any(credential_header(name) for name in names):
         del entry.out["oauth"]
         entry.ignore(
             "oauth", "its headers carry a credential already, and mcpyard never also signs in; the headers are kept"
+        )
+
+
+def deny_excluded(servers: Sequence[ImportedServer], notes: Notes, *, separator: str, broken: Set[str]) -> None:
+    """Deny the tools each server's entry leaves out (POL-4), named as the model sees them with `separator` (CAT-1).
+
+    Not for a server another one takes its tool prefix from (the later of two, enabled and without a problem in
+    `broken`, is used): the rule would keep that other server's tools from running, so it is said and not written.
+    """
+    used = prefix_users((s.id, s.fields.get("name")) for s in servers if s.enabled and s.id not in broken)
+    for server in servers:
+        if server.id not in notes.excluded:
+            continue
+        key, tools = notes.excluded[server.id]
+        name, prefix = server.fields.get("name"), tool_prefix(server.id, server.fields.get("name"))
+        other = used.get(prefix, server.id)
+        if other != server.id:
+            notes.ignore(
+                key,
+                server.id,
+                f"this server is not used: server {quote(other)} in this file has the same tool prefix "
+                f"{quote(prefix)}, so no deny rule is written (it would apply to that server's tools); to use both, "
+                "rename one of them with `name`",
+            )
+            continue
+        rules = deny_rules(server.id, name, tools, separator=separator)
+        notes.deny.extend(rule for rule in rules if rule not in notes.deny)
+        notes.said(
+            key,
+            server.id,
+            f"each tool listed is denied in permissions.deny ({', '.join(rules)}), named as the model sees it",
         )
 
 

@@ -9,11 +9,20 @@ from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._model import SourceKind, TransportName
-from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, deny_rules, describe_entry, nearest, quote
+from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, deny_rules, describe_entry, nearest, quote, tool_prefix
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
-__all__ = ["FIELDS", "OAUTH_FIELDS", "TRANSPORTS", "FieldReader", "check_keys", "env_label", "name_label"]
+__all__ = [
+    "FIELDS",
+    "OAUTH_FIELDS",
+    "TRANSPORTS",
+    "FieldReader",
+    "check_keys",
+    "deny_hints",
+    "env_label",
+    "name_label",
+]
 
 FIELDS = (
     "command",
@@ -88,26 +97,23 @@ def check_keys(
     kind: SourceKind,
     path: Path,
     warnings: list[str],
-    separator: str = "__",
 ) -> None:
     """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
 
-    `separator` is the host's `tool_name_separator`: a hint to write a deny rule names the tool with it.
+    Another client's list of tools to leave out (`disabledTools`…) is left to `deny_hints`, which
+    needs to know which servers are used.
 
     Raises:
         ConfigError: an unknown field in the own form, naming field, entry and source.
     """
     where = describe_entry(server_id, kind, path)
     for key in fields:
-        if key in FIELDS or (form == "shared" and key == "type"):
+        if key in FIELDS or (form == "shared" and key in ("type", *EXCLUDED_TOOLS_KEYS)):
             continue
         if form == "shared":
             close = nearest(key, FIELDS)
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
-            hint = _SHARED_HINTS.get(key, guess)
-            if key in EXCLUDED_TOOLS_KEYS:
-                hint = _deny_hint(fields, key, server_id=server_id, kind=kind, separator=separator)
-            warnings.append(f"{where}: ignoring the key {quote(key)}; {hint}")
+            warnings.append(f"{where}: ignoring the key {quote(key)}; {_SHARED_HINTS.get(key, guess)}")
             continue
         if key == "type":
             hint = "; write `transport` (stdio, streamable_http, sse or websocket)"
@@ -118,6 +124,34 @@ def check_keys(
     oauth = fields.get("oauth")
     if isinstance(oauth, Mapping):
         _check_oauth_keys(oauth, where=where, server_id=server_id, form=form, path=path, warnings=warnings)
+
+
+def deny_hints(
+    fields: Mapping[str, object], *, server_id: str, kind: SourceKind, path: Path, separator: str, used: str | None
+) -> list[str]:
+    """One warning per list of tools to leave out that another client writes in a shared-form entry (POL-4).
+
+    Args:
+        separator: the host's `tool_name_separator`, which the deny rule to write names each tool with.
+        used: the server whose tools this entry's tool prefix names, when it is another one (`server 'b' in
+            user config F`): this entry is not used, and a rule for its tools would keep that one's from running.
+    """
+    where = describe_entry(server_id, kind, path)
+    hints: list[str] = []
+    for key in fields:
+        if key not in EXCLUDED_TOOLS_KEYS:
+            continue
+        if used is None:
+            hint = _deny_hint(fields, key, server_id=server_id, kind=kind, separator=separator)
+        else:
+            prefix = tool_prefix(server_id, fields.get("name"))
+            hint = (
+                f"this server is not used: {used} has the same tool prefix {quote(prefix)}, so a deny rule for "
+                "these tools would apply to that server's tools instead; write none, or rename one of them with "
+                "`name` to use both"
+            )
+        hints.append(f"{where}: ignoring the key {quote(key)}; {hint}")
+    return hints
 
 
 def _deny_hint(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str:

@@ -6,7 +6,7 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mcpyard.config._claude_user import claude_user_servers
-from mcpyard.config._clients import SHARED_FAMILY, gemini_choice, translate_entry
+from mcpyard.config._clients import SHARED_FAMILY, deny_excluded, gemini_choice, translate_entry
 from mcpyard.config._detect import detect_format, reads_comments
 from mcpyard.config._entry import EntryContext, value_problems
 from mcpyard.config._expand import Expander
@@ -133,7 +133,10 @@ def translate(
             source=path,
         )
     notes = Notes()
+    settings: dict[str, object] = {}
     if client == "mcpyard":
+        own_separator = document.get("tool_name_separator")
+        separator = own_separator if isinstance(own_separator, str) else separator  # its rules are read with it
         servers, settings = _own(
             document, fmt=fmt, label=label, path=path, workspace=workspace, notes=notes, separator=separator
         )
@@ -151,9 +154,12 @@ def translate(
         ]
         _top_level(client, document, container, notes)
         servers = gemini_choice(document, servers, notes) if client == "gemini" else servers
-        if client == "opencode":
-            opencode_tools(document, servers, notes, separator=separator)
-        settings = {"permissions": {"deny": list(notes.deny)}} if notes.deny else {}
+    problems = _problems(servers, path)
+    deny_excluded(servers, notes, separator=separator, broken={note.server for note in problems if note.server})
+    if client == "opencode":
+        opencode_tools(document, servers, notes, separator=separator)
+    if notes.deny:
+        settings["permissions"] = _with_deny(settings.get("permissions"), notes.deny)
     return ImportedConfig(
         format=client,
         path=path,
@@ -164,7 +170,7 @@ def translate(
         literal_secrets=tuple(
             ImportNote(where, server.id, _LITERAL) for server in servers for where in secret_literals(server.fields)
         ),
-        problems=_problems(servers, path),
+        problems=problems,
     )
 
 
@@ -250,11 +256,9 @@ def _own(
 ) -> tuple[list[ImportedServer], dict[str, object]]:
     """mcpyard's own file: its servers as written (fields it does not have are ignored), its settings kept.
 
-    Its `mcpServers` entries are the shared form, read as in any other client's file: the tools one leaves out
-    (`disabledTools`…) are denied in its `permissions.deny`, named with the file's own separator if it sets one.
+    Its `mcpServers` entries are the shared form, read as in any other client's file (`separator`: the one the
+    file sets, else the host's).
     """
-    own_separator = document.get("tool_name_separator")
-    separator = own_separator if isinstance(own_separator, str) else separator
     container = document.get("mcp", {}) if fmt == "toml" else document
     if not isinstance(container, Mapping):
         raise ConfigError(f"{label}: `mcp` must be a table holding `servers` or `mcpServers`", source=path)
@@ -279,8 +283,6 @@ def _own(
         )
         servers.append(ImportedServer(server_id, translated))
     settings = {str(key): value for key, value in document.items() if key in SETTING_KEYS}
-    if notes.deny:
-        settings["permissions"] = _with_deny(settings.get("permissions"), notes.deny)
     return servers, settings
 
 

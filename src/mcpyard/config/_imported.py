@@ -207,6 +207,9 @@ class Notes:
     understood: list[ImportNote] = field(default_factory=list)
     ignored: list[ImportNote] = field(default_factory=list)
     deny: list[str] = field(default_factory=list)
+    excluded: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
+    """The tools each server's entry leaves out, by id, with the key that lists them: denied once it is known which
+    servers are used (a rule names tools by prefix, which two servers may share)."""
 
     def said(self, key: str, server: str | None, why: str) -> None:
         note = ImportNote(key, server, why)

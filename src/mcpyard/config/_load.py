@@ -11,10 +11,10 @@ from mcpyard.config._detect import reads_comments
 from mcpyard.config._digest import ProjectTrust, entry_digest
 from mcpyard.config._entry import EntryContext, build_spec
 from mcpyard.config._expand import Expander
-from mcpyard.config._fields import check_keys
+from mcpyard.config._fields import check_keys, deny_hints
 from mcpyard.config._foreign import read_directly
 from mcpyard.config._model import HostSettings, LoadedConfig, ServerSpec, SourceKind
-from mcpyard.config._names import SOURCE_LABELS, describe_source, quote
+from mcpyard.config._names import SOURCE_LABELS, describe_entry, describe_source, prefix_users, quote, tool_prefix
 from mcpyard.config._read import Form, Format, RawEntry, read_document, split_source
 from mcpyard.config._settings import SettingsPatch, merge_settings, read_settings
 from mcpyard.errors import ConfigError
@@ -39,6 +39,8 @@ class _Layer:
     entry_warnings: dict[str, list[str]] = field(default_factory=dict)
     settings: SettingsPatch = field(default_factory=SettingsPatch)
     warnings: list[str] = field(default_factory=list)
+    separator: str = "__"
+    """The `tool_name_separator` a hint to deny tools of its entries names them with."""
 
 
 def load_config(
@@ -111,13 +113,19 @@ def load_config(
 
     warnings = [warning for layer in layers for warning in layer.warnings]
     winners = _pick_winners(layers, warnings)
+    picked = [(raw, layer) for layer in layers for raw in layer.entries if winners[raw.id] is layer]
     servers: list[ServerSpec] = []
-    for layer in layers:
-        for raw in layer.entries:
-            if winners[raw.id] is not layer:
-                continue
-            warnings.extend(layer.entry_warnings.get(raw.id, ()))
-            servers.append(replace(_spec(raw, layer, warnings), position=len(servers)))
+    said: list[list[str]] = []
+    for raw, layer in picked:
+        said.append([])
+        servers.append(replace(_spec(raw, layer, said[-1]), position=len(servers)))
+    # A hint to deny tools names them by prefix: which server uses each one is known once every server is read.
+    used = prefix_users((spec.id, spec.name) for spec in servers if spec.state == "ok")
+    by_id = {spec.id: spec for spec in servers}
+    for (raw, layer), spec_warnings in zip(picked, said, strict=True):
+        warnings.extend(layer.entry_warnings.get(raw.id, ()))
+        warnings.extend(_deny_hints(raw, layer, used, by_id))
+        warnings.extend(spec_warnings)
     return LoadedConfig(
         servers=tuple(servers),
         settings=_settings(layers),
@@ -235,20 +243,24 @@ def _not_started(count: int, label: str, why: str) -> str:
 
 
 def _check_entries(layer: _Layer, form: Form, separator: str) -> None:
+    layer.separator = separator
     for raw in layer.entries:
         if raw.id in layer.untrusted:
             continue  # not trusted: not even its fields are read
         notes: list[str] = []
-        check_keys(
-            raw.fields,
-            server_id=raw.id,
-            form=form,
-            kind=layer.kind,
-            path=layer.path,
-            warnings=notes,
-            separator=separator,
-        )
+        check_keys(raw.fields, server_id=raw.id, form=form, kind=layer.kind, path=layer.path, warnings=notes)
         layer.entry_warnings[raw.id] = notes
+
+
+def _deny_hints(raw: RawEntry, layer: _Layer, used: Mapping[str, str], servers: Mapping[str, ServerSpec]) -> list[str]:
+    """What to do about the tools another client's list leaves out of a checked shared-form entry (POL-4, CAT-1)."""
+    if layer.context is None or layer.context.form != "shared" or raw.id not in layer.entry_warnings:
+        return []  # not checked (not trusted), or the own form, where such a key is refused
+    owner = servers.get(used.get(tool_prefix(raw.id, raw.fields.get("name")), raw.id))
+    other = describe_entry(owner.id, owner.source, owner.source_path) if owner and owner.id != raw.id else None
+    return deny_hints(
+        raw.fields, server_id=raw.id, kind=layer.kind, path=layer.path, separator=layer.separator, used=other
+    )
 
 
 def _pick_winners(layers: list[_Layer], warnings: list[str]) -> dict[str, _Layer]:

@@ -19,8 +19,10 @@ __all__ = [
     "is_http_token",
     "looks_secret",
     "nearest",
+    "prefix_users",
     "quote",
     "source_words",
+    "tool_prefix",
 ]
 
 CREDENTIAL_VARIABLES: frozenset[str] = frozenset(
@@ -140,8 +142,21 @@ def deny_rules(server_id: str, name: object, tools: Iterable[str], *, separator:
     Each names the tool as the model sees it (CAT-1): the server's `name` (else its id) as the
     prefix, then `separator` (the host's `tool_name_separator`), then the tool.
     """
-    # The catalog names tools; it imports the config package, so it is imported here.
-    from mcpyard.catalog import server_prefix, tool_name
+    from mcpyard.catalog import tool_name
 
-    prefix = server_prefix(name if isinstance(name, str) else None, server_id, 0)
+    prefix = tool_prefix(server_id, name)
     return [tool_name(prefix, separator, tool) for tool in dict.fromkeys(tools)]
+
+
+def tool_prefix(server_id: str, name: object) -> str:
+    """The prefix of a server's tools (CAT-1): its `name` as written (else its id), sanitized."""
+    # The catalog names tools; it imports the config package, so it is imported here.
+    from mcpyard.catalog import server_prefix
+
+    return server_prefix(name if isinstance(name, str) else None, server_id, 0)
+
+
+def prefix_users(servers: Iterable[tuple[str, object]]) -> dict[str, str]:
+    """The server whose tools each prefix names (CAT-1), by id, of the servers that run given in order as id and
+    `name`: the later of two with the same prefix is used, the earlier one shadowed."""
+    return {tool_prefix(server_id, name): server_id for server_id, name in servers}
