@@ -222,7 +222,9 @@ async def test_org11_a_teammates_call_over_its_limit_is_refused_to_the_model(
     assert "resets in 30 s" in str(told["content"])
     traced = await service.get(f"/api/v1/turns/{turn['id']}")
     steps = [(step["tool"], step["status"], step["error"]) for step in traced["trace"]]
-    assert steps == [("tools__write", "ran", None), ("tools__write", "refused", "limit_reached")], "the trace shows both"
+    assert steps == [("tools__write", "ran", None), ("tools__write", "refused", "limit_reached")], (
+        "the trace shows both"
+    )
     assert "teammate limit" in traced["trace"][1]["summary"]
     usage = await service.get("/api/v1/usage?group_by=tool")
     assert [(item["key"], item["calls"], item["errors"]) for item in usage] == [("tools__write", 1, 0)], "never ran"
