@@ -41,6 +41,8 @@ import anyio.abc
 import mcp_types as types
 from mcp.server import Server, ServerRequestContext
 from mcp.server.connection import allowed_log_levels
+from mcp.shared.dispatcher import as_request_id, coerce_request_id
+from mcp.shared.message import SessionMessage
 from mcp_types.methods import serialize_server_result
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from pydantic import ValidationError
@@ -50,7 +52,7 @@ from mcpyard.gateway._context import error_result, input_relay, plain_wire_resul
 from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
-__all__ = ["CLOSE_SECS", "Face", "FastPath", "Taken", "Write", "error_answer"]
+__all__ = ["CLOSE_SECS", "Face", "FastPath", "Taken", "Write", "cancelled_call", "error_answer"]
 
 _log = logging.getLogger("mcpyard.gateway")
 
@@ -135,6 +137,28 @@ def _meta_key(meta: object) -> str | None:
         return None
 
 
+def _sendable(text: str) -> bool:
+    """Whether `text` holds no lone surrogate (the SDK's parser refuses a message with one in its id or name)."""
+    if text.isascii():
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return False
+    return True
+
+
+def cancelled_call(message: object) -> int | str | None:
+    """The id of the call a `notifications/cancelled` names, as the SDK's dispatcher matches it (`"7"` is 7, `true`
+    is no id), or None when `message` (parsed by the SDK's models, or why it could not be) is no such notification."""
+    if isinstance(message, SessionMessage):
+        message = message.message
+    if not isinstance(message, types.JSONRPCNotification) or message.method != "notifications/cancelled":
+        return None
+    request_id = as_request_id((message.params or {}).get("requestId"))
+    return None if request_id is None else coerce_request_id(request_id)
+
+
 class FastPath:
     """Which tool calls a front may answer itself, and their answers.
 
@@ -196,6 +220,8 @@ class FastPath:
         """The call `value` (one parsed JSON-RPC message) is, if the fast path takes it; else None (the SDK's path).
 
         `busy(id)`: whether a call with that id is still running (then the SDK's path answers the new one).
+        A lone surrogate in the id or the tool's name makes the SDK's parser refuse the message: the SDK's path
+        answers it (on stdio, not at all).
         `note(meta)`: keep a call's `_meta` with its request, for `noted` (else it is kept by requester and id).
         """
         if not isinstance(value, dict) or value.keys() != _REQUEST_KEYS or value["method"] != "tools/call":
@@ -212,6 +238,8 @@ class FastPath:
             armed is None
             or _now() - armed.at > REFRESH_SECS
             or not isinstance(name, str)
+            or not _sendable(name)
+            or (isinstance(request_id, str) and not _sendable(request_id))
             or not isinstance(arguments, dict)
             or (busy is not None and busy(request_id))
             or self._face.task_group is None

@@ -13,8 +13,12 @@ session, the protocol version, `Host` and `Origin` (its DNS-rebinding guard), `A
 `Content-Type`, and whether the routing headers are there. Only a request whose headers are all the same as
 those of a request the SDK's app accepted is taken; its `Mcp-Method` and `Mcp-Name` must also
 agree with its body (else the SDK refuses it), and a request with any other `Mcp-` header (a
-parameter a tool mirrors into headers), or with any header given twice, is the SDK's. A `DELETE`
-of a session forgets it. A client that disconnects cancels its call, as on the SDK's path
+parameter a tool mirrors into headers), or with any header given twice, is the SDK's. A body is read
+as the SDK's app reads it for the request's era (handshake era: pydantic's parser, which refuses lone
+surrogates and deep nesting; new era: Python's). A `DELETE` of a session forgets it. A handshake-era
+`notifications/cancelled` of a taken call cancels it, which is then answered `Request cancelled` on an
+event stream, as the SDK's app answers; the new era's SDK entry acts on no posted notification, and nor
+does this. A client that disconnects cancels its call, as on the SDK's path
 (noticed once the call has run `WATCH_AFTER_SECS`: most calls end sooner, and watching costs a
 task).
 """
@@ -26,17 +30,21 @@ import contextlib
 import json
 from collections import OrderedDict
 from collections.abc import Hashable, Mapping
-from typing import Any
+from typing import Any, NamedTuple
 
 import anyio
 import anyio.abc
+import mcp_types as types
+import pydantic_core
 from mcp.server import ServerRequestContext
-from mcp_types.version import MODERN_PROTOCOL_VERSIONS
+from mcp.server.streamable_http import REQUEST_CANCELLED
+from mcp.shared.dispatcher import coerce_request_id
+from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 from starlette.requests import Request
 from starlette.types import ASGIApp, Message, Receive, Scope, Send
 
 from mcpyard import ops
-from mcpyard.gateway._fast import Face, FastPath
+from mcpyard.gateway._fast import Face, FastPath, cancelled_call, error_answer
 
 __all__ = ["FastHttp"]
 
@@ -56,6 +64,7 @@ _STREAM_HEADERS = [
     (b"content-type", b"text/event-stream"),
     (b"cache-control", b"no-cache, no-transform"),
     (b"connection", b"keep-alive"),
+    (b"x-accel-buffering", b"no"),  # as the SDK's app: a proxy passes each event on at once
 ]
 _KNOWN_MCP = frozenset({b"mcp-session-id", b"mcp-protocol-version", b"mcp-method", b"mcp-name"})
 
@@ -71,6 +80,19 @@ def _headers(raw: list[tuple[bytes, bytes]]) -> dict[str, str] | None:
     return headers if len(headers) == len(raw) else None
 
 
+def _modern(headers: Mapping[str, str]) -> bool:
+    """Whether the SDK's app hands the request to its new-era entry (it routes on the protocol version header)."""
+    version = headers.get("mcp-protocol-version")
+    return version is not None and version not in HANDSHAKE_PROTOCOL_VERSIONS
+
+
+def _read(body: bytes, modern: bool) -> object:
+    """The body as the SDK's app parses it for the request's era; raises ValueError or RecursionError as it refuses."""
+    if modern:
+        return json.loads(body.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
+    return pydantic_core.from_json(body)
+
+
 def _requester(path: str, headers: Mapping[str, str]) -> Hashable:
     """The path, the headers the SDK's checks read (the session second), and whether the routing headers are there."""
     return (path, *(headers.get(name) for name in _KEYED), *(name in headers for name in _ROUTING))
@@ -79,6 +101,14 @@ def _requester(path: str, headers: Mapping[str, str]) -> Hashable:
 def _requester_of(ctx: ServerRequestContext[Any]) -> Hashable:
     request = ctx.request
     return _requester(request.scope["path"], request.headers) if isinstance(request, Request) else None
+
+
+class _Posted(NamedTuple):
+    """A posted body, its request's headers, and whether the SDK's new-era entry would read it."""
+
+    body: bytes
+    headers: Mapping[str, str]
+    modern: bool
 
 
 class _Reply:
@@ -97,6 +127,13 @@ class _Reply:
     async def ping(self) -> None:
         await self._stream(b": ping\r\n\r\n")
 
+    async def cancelled(self, answer: bytes) -> None:
+        """The call was cancelled by its client's notification: its stream ends with `answer` (the SDK's
+        handshake-era app answers so, where its dispatcher stays silent)."""
+        with contextlib.suppress(Exception):  # the client may be gone already
+            await self._start()
+            await self.finish(answer)
+
     async def finish(self, answer: bytes) -> None:
         if self._streaming:
             body = b"event: message\r\ndata: " + answer + b"\r\n\r\n"
@@ -107,19 +144,19 @@ class _Reply:
         await self._send({"type": "http.response.body", "body": answer})
 
     async def abandon(self) -> None:
-        """The call was cancelled: an event stream that ends without an answer (as the SDK's app ends one)."""
+        """The new-era client left: an event stream that ends without an answer (as the SDK's app ends one)."""
         with contextlib.suppress(Exception):  # the client may be gone already
-            if not self._streaming:
-                self._streaming = True
-                headers = [*_STREAM_HEADERS, *self._session]
-                await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+            await self._start()
             await self._send({"type": "http.response.body", "body": b"", "more_body": False})
 
-    async def _stream(self, chunk: bytes) -> None:
+    async def _start(self) -> None:
         if not self._streaming:
             self._streaming = True
             headers = [*_STREAM_HEADERS, *self._session]
             await self._send({"type": "http.response.start", "status": 200, "headers": headers})
+
+    async def _stream(self, chunk: bytes) -> None:
+        await self._start()
         await self._send({"type": "http.response.body", "body": chunk, "more_body": True})
 
 
@@ -166,29 +203,38 @@ class FastHttp:
             await self._app(scope, receive, send)
             return
         body, more = await _read_body(receive)
-        if not more and self._running and b'"notifications/cancelled"' in body and self._cancelled(body, requester):
-            await send({"type": "http.response.start", "status": 202, "headers": []})
+        modern = _modern(headers)
+        if (
+            not more
+            and not modern
+            and self._running
+            and b'"notifications/cancelled"' in body
+            and self._cancelled(body, requester)
+        ):
+            accepted = [(b"content-type", b"application/json")]  # as the SDK's app acknowledges a notification
+            if session := headers.get("mcp-session-id"):
+                accepted.append((b"mcp-session-id", session.encode("latin-1")))
+            accepted.append((b"content-length", b"0"))
+            await send({"type": "http.response.start", "status": 202, "headers": accepted})
             await send({"type": "http.response.body", "body": b""})
             return
         if (
             not more
             and b'"tools/call"' in body
-            and await self._answered(scope, body, headers, requester, receive, send)
+            and await self._answered(scope, _Posted(body, headers, modern), requester, receive, send)
         ):
             return
         await self._app(scope, _replaying(body, more, receive), send)
 
     def _cancelled(self, body: bytes, requester: Hashable) -> bool:
-        """Whether `body` is a `notifications/cancelled` of a fast call of `requester`'s (then cancelled)."""
+        """Whether `body` (a handshake-era request's) is a `notifications/cancelled` of a fast call of `requester`'s
+        (then cancelled): read by the SDK's models, as its app and dispatcher read it."""
         try:
-            value = json.loads(body.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
-        except (ValueError, RecursionError):
+            message = types.jsonrpc_message_adapter.validate_python(pydantic_core.from_json(body), by_name=False)
+        except ValueError:
             return False
-        params = value.get("params") if isinstance(value, dict) else None
-        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled" or "id" in value:
-            return False
-        request_id = params.get("requestId")
-        scope = self._running.get((requester, request_id)) if isinstance(request_id, int | str) else None
+        request_id = cancelled_call(message)
+        scope = self._running.get((requester, request_id)) if request_id is not None else None
         if scope is None:
             return False
         scope.cancel()
@@ -197,14 +243,14 @@ class FastHttp:
     async def _answered(
         self,
         scope: Scope,
-        body: bytes,
-        headers: Mapping[str, str],
+        posted: _Posted,
         requester: Hashable,
         receive: Receive,
         send: Send,
     ) -> bool:
+        headers = posted.headers
         try:
-            value = json.loads(body.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
+            value = _read(posted.body, posted.modern)
         except (ValueError, RecursionError):
             return False
 
@@ -214,7 +260,7 @@ class FastHttp:
         taken = self.fast.accept(
             value,
             requester,
-            busy=lambda request_id: (requester, request_id) in self._running,
+            busy=lambda request_id: (requester, coerce_request_id(request_id)) in self._running,
             request=Request(scope, receive),
             note=note,
         )
@@ -228,16 +274,20 @@ class FastHttp:
         # A new-era client that leaves gives up its call (as on the SDK's path); a handshake-era one may come back.
         leaving_cancels = taken.armed.version in MODERN_PROTOCOL_VERSIONS
         answer: bytes | None = None
-        running = self._running[(requester, taken.request_id)] = anyio.CancelScope()
+        key = (requester, coerce_request_id(taken.request_id))  # as the SDK's dispatcher matches a cancel's id
+        running = self._running[key] = anyio.CancelScope()
         watcher = _Watcher(receive, reply, running if leaving_cancels else None, self._face.task_group)
         try:
             with running:
                 answer = await self.fast.answer(taken, reply.log)
         finally:
             await watcher.stop()
-            del self._running[(requester, taken.request_id)]
-        if answer is None:
+            del self._running[key]
+        if answer is None and leaving_cancels:
             await reply.abandon()
+            return True
+        if answer is None:
+            await reply.cancelled(error_answer(taken.request_id, REQUEST_CANCELLED, "Request cancelled").rstrip(b"\n"))
             return True
         ops.count_fast_call()
         await reply.finish(answer.rstrip(b"\n"))

@@ -17,8 +17,10 @@ from functools import partial
 import anyio
 import anyio.abc
 import mcp_types as types
+from mcp.shared.dispatcher import coerce_request_id
 
-from mcpyard.gateway._fast import CLOSE_SECS, Face, FastPath, Taken, Write, error_answer
+from mcpyard.connect import parse_message
+from mcpyard.gateway._fast import CLOSE_SECS, Face, FastPath, Taken, Write, cancelled_call, error_answer
 
 __all__ = ["FastCalls"]
 
@@ -37,6 +39,7 @@ class FastCalls:
         self._face = face
         self.path = FastPath(face, lambda ctx: None)
         self._running: dict[int | str, asyncio.Task[None]] = {}
+        """Calls running, by id as the SDK's dispatcher matches ids (`"7"` is 7)."""
         self._tasks: set[asyncio.Task[None]] = set()
         self._kept_in: anyio.abc.TaskGroup | None = None
         """The face's task group the keeper runs in."""
@@ -66,21 +69,21 @@ class FastCalls:
             value = json.loads(line.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
         except (ValueError, RecursionError):
             return False
-        taken = self.path.accept(value, None, busy=self._running.__contains__)
+        taken = self.path.accept(value, None, busy=lambda request_id: coerce_request_id(request_id) in self._running)
         if taken is None or (tg := self._face.task_group) is None:
             return False
         if self._kept_in is not tg:
             self._kept_in = tg
             tg.start_soon(self._keep)
         task = asyncio.get_running_loop().create_task(self._serve(taken, write))
-        self._running[taken.request_id] = task
+        self._running[coerce_request_id(taken.request_id)] = task
         self._tasks.add(task)
         task.add_done_callback(partial(self._done, taken.request_id, write))
         return True
 
     def _done(self, request_id: int | str, write: Write, task: asyncio.Task[None]) -> None:
         self._tasks.discard(task)
-        if self._running.get(request_id) is task:
+        if self._running.get(coerce_request_id(request_id)) is task:
             # Cancelled before it began (its own `finally` never ran): answered as one cancelled while running.
             self._release(request_id)
             if self._ended:
@@ -92,7 +95,7 @@ class FastCalls:
             _log.error("a tool call's task failed inside mcpyard: %s", self._face.redact(repr(exc)))
 
     def _release(self, request_id: int | str) -> None:
-        del self._running[request_id]
+        del self._running[coerce_request_id(request_id)]
         if self._ended and not self._running:
             self._drained.set()
 
@@ -108,15 +111,9 @@ class FastCalls:
                     await asyncio.wait(set(self._tasks))
 
     def _take_cancel(self, line: bytes) -> bool:
-        try:
-            value = json.loads(line.decode("utf-8", "surrogatepass"))  # as loads(bytes) would, minus detection
-        except (ValueError, RecursionError):
-            return False
-        params = value.get("params") if isinstance(value, dict) else None
-        if not isinstance(params, dict) or value.get("method") != "notifications/cancelled":
-            return False
-        request_id = params.get("requestId")
-        task = self._running.get(request_id) if isinstance(request_id, int | str) else None
+        # Read by the SDK's models, as its session would read it: a cancel it would not act on is its own.
+        request_id = cancelled_call(parse_message(line))
+        task = self._running.get(request_id) if request_id is not None else None
         if task is None:
             return False
         task.cancel()
