@@ -51,21 +51,6 @@ async def test_gw1_a_cancel_the_sdk_would_not_act_on_leaves_a_fast_call_running(
             assert [message["error"]["code"] for message in asks] == [-32601], "answered as the SDK answers it"
 
 
-async def test_gw1_a_cancel_naming_a_fast_calls_id_as_text_cancels_it_as_the_sdk_does(home: Home) -> None:
-    started = home.root / "slow-started"
-    async with serving(home, BASIC_SLOW_STARTED=str(started)) as wire:
-        await wire.handshake()
-        await wire.call(1, "basic__add", {"a": 1, "b": 1})
-        await wire.answer(1)
-        await wire.call(2, "basic__slow", {"seconds": 60})
-        # The server writes the file once the call sleeps; nothing this process can wait on announces it.
-        await eventually(started.exists, within=30, what="the slow call to start")
-        await wire.send({"jsonrpc": "2.0", "method": CANCEL, "params": {"requestId": "2"}})  # the SDK: "2" is 2
-        await wire.call(3, "basic__cancellations", {"at_least": 1})
-        assert (await wire.answer(3))["result"]["content"][0]["text"].count("1")
-        assert not [message for message in wire.seen if message.get("id") == 2]
-
-
 @pytest.mark.parametrize(
     "line",
     [

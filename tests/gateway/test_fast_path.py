@@ -141,7 +141,10 @@ async def test_gw1_a_call_on_the_fast_path_reads_as_on_the_sdk_path(home: Home, 
                 assert by_fast["result"]["_meta"]["io.modelcontextprotocol/serverInfo"]["name"] == "mcpyard"
 
 
-async def test_gw1_a_call_cancelled_on_the_fast_path_is_cancelled_downstream_and_never_answered(home: Home) -> None:
+@pytest.mark.parametrize("named", [2, "2"], ids=["by_number", "by_text_as_the_sdk_matches_it"])
+async def test_gw1_a_call_cancelled_on_the_fast_path_is_cancelled_downstream_and_never_answered(
+    home: Home, named: int | str
+) -> None:
     started = home.root / "slow-started"
     async with serving(home, BASIC_SLOW_STARTED=str(started)) as wire:
         await wire.handshake()
@@ -150,7 +153,7 @@ async def test_gw1_a_call_cancelled_on_the_fast_path_is_cancelled_downstream_and
         await wire.call(2, "basic__slow", {"seconds": 60})
         # The server writes the file once the call sleeps; nothing this process can wait on announces it.
         await eventually(started.exists, within=30, what="the slow call to start")
-        await wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": 2}})
+        await wire.send({"jsonrpc": "2.0", "method": "notifications/cancelled", "params": {"requestId": named}})
         await wire.call(3, "basic__cancellations", {"at_least": 1})
         counted = await wire.answer(3)
         assert "1" in counted["result"]["content"][0]["text"]
