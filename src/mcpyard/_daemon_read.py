@@ -26,16 +26,33 @@ from typing import TypeVar
 
 import anyio
 
-__all__ = ["GivenUp", "read_in_daemon_thread", "readline_from_stdin", "wait_for_input"]
+__all__ = ["GivenUp", "interruptible", "read_in_daemon_thread", "readline_from_stdin", "wait_for_input"]
 
 T = TypeVar("T")
 
+GIVE_UP_SECS = 1.0
+"""How long a read given up while it waits for a terminal's input may take to end (and put back what it changed)."""
+
 _reading = threading.local()
-"""In a read's thread: `given_up`, the end of a pipe that turns readable once the read is given up."""
+"""In a read's thread: `given_up`, the end of a pipe that turns readable once the read is given up; `interruptible`,
+set once the read will wait for input with `wait_for_input`."""
 
 
 class GivenUp(Exception):
     """The read was given up before its input came: nothing was read."""
+
+
+def interruptible(fd: int) -> None:
+    """Say, in a read run by `read_in_daemon_thread(..., abandon_on_cancel=True)`, that it will wait for the input
+    of `fd` with `wait_for_input` (when `fd` is a terminal): given up, it ends at once, and whoever gave it up waits
+    for it to end, so what it changed meanwhile (a terminal's echo) is put back before the program goes on.
+
+    Call it before changing anything.
+    """
+    flag: threading.Event | None = getattr(_reading, "interruptible", None)
+    with contextlib.suppress(OSError):
+        if flag is not None and os.isatty(fd):
+            flag.set()
 
 
 def wait_for_input(fd: int) -> None:
@@ -61,7 +78,9 @@ def wait_for_input(fd: int) -> None:
 def readline_from_stdin() -> str:
     """`sys.stdin.readline()`, after `wait_for_input` on its terminal (so a read given up takes no line)."""
     with contextlib.suppress(AttributeError, OSError, ValueError):  # no descriptor: nothing to wait on
-        wait_for_input(sys.stdin.fileno())
+        fd = sys.stdin.fileno()
+        interruptible(fd)
+        wait_for_input(fd)
     return sys.stdin.readline()
 
 
@@ -74,16 +93,18 @@ async def read_in_daemon_thread(read: Callable[..., T], *args: object, abandon_o
     """
     loop = asyncio.get_running_loop()
     future: asyncio.Future[T] = loop.create_future()
+    ended: asyncio.Future[None] = loop.create_future()
+    waits = threading.Event()
     # Closing `give_up` makes `given_up` readable: how a read waiting in `wait_for_input` learns it was given up.
     given_up, give_up = os.pipe() if abandon_on_cancel and os.name == "posix" else (None, None)
 
     def work() -> None:
-        deliver: Callable[[], None]
-        _reading.given_up = given_up
+        deliver: Callable[[], None] | None = None
+        _reading.given_up, _reading.interruptible = given_up, waits
         try:
             value = read(*args)
         except GivenUp:
-            return  # no one waits for it any more
+            pass  # no one waits for it any more
         except BaseException as exc:  # handed to the caller, whatever it is
             deliver = functools.partial(_fail, future, exc)
         else:
@@ -92,7 +113,9 @@ async def read_in_daemon_thread(read: Callable[..., T], *args: object, abandon_o
             if given_up is not None:
                 os.close(given_up)
         with contextlib.suppress(RuntimeError):  # the event loop is closed: no one waits for it any more
-            loop.call_soon_threadsafe(deliver)
+            if deliver is not None:
+                loop.call_soon_threadsafe(deliver)
+            loop.call_soon_threadsafe(_succeed, ended, None)
 
     threading.Thread(target=work, name="mcpyard console input", daemon=True).start()
     try:
@@ -101,6 +124,10 @@ async def read_in_daemon_thread(read: Callable[..., T], *args: object, abandon_o
     finally:
         if give_up is not None:
             os.close(give_up)  # read or given up: a read still waiting for input ends
+            if (future.cancelled() or not future.done()) and waits.is_set():
+                # Given up while it waits for a terminal: it ends at once, and puts back what it changed first.
+                with anyio.CancelScope(shield=True), anyio.move_on_after(GIVE_UP_SECS):
+                    await ended
     return value
 
 

@@ -192,7 +192,7 @@ def read_secret_on_stderr(prompt: str) -> str:
     Raises:
         EOFError: at the end of input.
     """
-    from mcpyard._daemon_read import readline_from_stdin
+    from mcpyard._daemon_read import interruptible, readline_from_stdin
 
     try:
         import termios
@@ -201,6 +201,7 @@ def read_secret_on_stderr(prompt: str) -> str:
 
         return getpass.getpass(prompt, stream=sys.stderr)
     fd = sys.stdin.fileno()
+    interruptible(fd)  # given up, the echo is back on before the program goes on
     before = termios.tcgetattr(fd)
     quiet = termios.tcgetattr(fd)
     quiet[3] &= ~termios.ECHO
