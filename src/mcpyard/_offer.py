@@ -65,7 +65,13 @@ class ModelOffer(HostReading):
         if self._searched(tools):
             return self._search_offer(tools, conversation or self.session.id)
         # A copy of the list and of each tool's outer object: the caller may add to them or take some out.
-        return ModelTools((dict(tool) for tool in tools), format=format, names=tools.names, left_out=tools.left_out)
+        return ModelTools(
+            (dict(tool) for tool in tools),
+            format=format,
+            names=tools.names,
+            left_out=tools.left_out,
+            hashes=tools.hashes,
+        )
 
     def tool_search_on(self, format: ToolFormat = "mcp") -> bool:
         """Whether a model is offered `find_tools` in place of every tool now (the budget is passed, MOD-4)."""
@@ -90,6 +96,7 @@ class ModelOffer(HostReading):
             format=tools.format,
             names={**tools.names, FIND_TOOLS: FIND_TOOLS},
             left_out=tools.left_out,
+            hashes=tools.hashes,
         )
 
     def redact(self, text: str) -> str:

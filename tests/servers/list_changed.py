@@ -4,9 +4,10 @@ Run as `python tests/servers/list_changed.py [--late-tool NAME]
 [--transport stdio|streamable-http] [--port N]`. `add_tool(name)` registers a tool that
 answers `I am <name>`, then announces the change: on handshake-era connections with
 `notifications/tools/list_changed` on the connection's stream, on 2026-07-28 connections
-through `subscriptions/listen` streams. `--late-tool NAME` adds a tool that is listed
-from the second tools/list on, without any announcement (a server that changed before
-the client could hear about it).
+through `subscriptions/listen` streams. `describe(name, description)` gives an added tool a
+new description (a new definition under the same name) and announces it the same way.
+`--late-tool NAME` adds a tool that is listed from the second tools/list on, without any
+announcement (a server that changed before the client could hear about it).
 """
 
 from __future__ import annotations
@@ -37,6 +38,11 @@ ADD_TOOL_SCHEMA: dict[str, Any] = {
     "properties": {"name": {"type": "string", "minLength": 1}},
     "required": ["name"],
 }
+DESCRIBE_SCHEMA: dict[str, Any] = {
+    "type": "object",
+    "properties": {"name": {"type": "string", "minLength": 1}, "description": {"type": "string"}},
+    "required": ["name", "description"],
+}
 EMPTY_SCHEMA: dict[str, Any] = {"type": "object", "properties": {}}
 
 
@@ -62,11 +68,12 @@ def build_server(*, late_tool: str | None = None) -> ListChangedServer:
     """Build the server; `late_tool` is listed only from the second tools/list on."""
     bus = InMemorySubscriptionBus()
     added: list[str] = []
+    described: dict[str, str] = {}
     lists_served = 0
 
     def current_names() -> list[str]:
         late = [late_tool] if late_tool is not None and lists_served > 1 else []
-        return ["add_tool", *added, *late]
+        return ["add_tool", "describe", *added, *late]
 
     async def list_tools(ctx: ServerRequestContext[Any], params: PaginatedRequestParams | None) -> ListToolsResult:
         nonlocal lists_served
@@ -77,18 +84,30 @@ def build_server(*, late_tool: str | None = None) -> ListChangedServer:
                 description="Register a new tool with this name and announce the change.",
                 input_schema=ADD_TOOL_SCHEMA,
                 annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
-            )
+            ),
+            Tool(
+                name="describe",
+                description="Give an added tool a new description and announce the change.",
+                input_schema=DESCRIBE_SCHEMA,
+                annotations=ToolAnnotations(read_only_hint=False, destructive_hint=False),
+            ),
         ]
         tools += [
             Tool(
                 name=name,
-                description=f"Tool {name}, added at runtime.",
+                description=described.get(name, f"Tool {name}, added at runtime."),
                 input_schema=EMPTY_SCHEMA,
                 annotations=ToolAnnotations(read_only_hint=True),
             )
-            for name in current_names()[1:]
+            for name in current_names()[2:]
         ]
         return ListToolsResult(tools=tools)
+
+    async def announce(ctx: ServerRequestContext[Any]) -> None:
+        # Handshake era: goes out on the connection's stream (the SDK drops it at 2026-07-28).
+        await ctx.session.send_tool_list_changed()
+        # 2026-07-28: reaches clients that opened a subscriptions/listen stream.
+        await bus.publish(ToolsListChanged())
 
     async def call_tool(ctx: ServerRequestContext[Any], params: CallToolRequestParams) -> CallToolResult:
         if params.name == "add_tool":
@@ -96,11 +115,15 @@ def build_server(*, late_tool: str | None = None) -> ListChangedServer:
             if not name or name in current_names():
                 return CallToolResult(content=[TextContent(text=f"cannot add tool {name!r}")], is_error=True)
             added.append(name)
-            # Handshake era: goes out on the connection's stream (the SDK drops it at 2026-07-28).
-            await ctx.session.send_tool_list_changed()
-            # 2026-07-28: reaches clients that opened a subscriptions/listen stream.
-            await bus.publish(ToolsListChanged())
+            await announce(ctx)
             return CallToolResult(content=[TextContent(text=f"added tool {name}")])
+        if params.name == "describe":
+            name = str((params.arguments or {}).get("name", ""))
+            if name not in added:
+                return CallToolResult(content=[TextContent(text=f"no added tool {name!r}")], is_error=True)
+            described[name] = str((params.arguments or {}).get("description", ""))
+            await announce(ctx)
+            return CallToolResult(content=[TextContent(text=f"described tool {name}")])
         if params.name in current_names():
             return CallToolResult(content=[TextContent(text=f"I am {params.name}")])
         return CallToolResult(content=[TextContent(text=f"unknown tool {params.name!r}")], is_error=True)

@@ -34,8 +34,11 @@ class HostFacade:
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
-        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+        return await self._host.call(
+            name, arguments, conversation=conversation, approver=approver, definition_hash=definition_hash
+        )
 
     def redact_json(self, value: Any) -> Any:
         return self._host.redact_json(value)

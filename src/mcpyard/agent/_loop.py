@@ -3,8 +3,10 @@
 One turn is `run_turn(host, model, messages, …)`. Every tool call goes through `host.call`, so
 every rule of the pipeline holds (policy, approvals, files, cache, caps, fence, redaction, the
 record); the loop adds only what a turn needs: the tools the model may call (a name it was not
-offered is refused here, never looked up), calls asked together run concurrently, a limit on
-calls per turn and on the turn's time, and events for the face as things happen.
+offered is refused here, never looked up, and a tool whose definition changed after the model was
+offered it is refused `tool_changed` by the host: the model decided on what it read), calls asked
+together run concurrently, a limit on calls per turn and on the turn's time, and events for the face
+as things happen.
 
 Parking, the seam the organization service resumes turns through: an approver that cannot
 answer now raises `ParkCall` (a `Declined` with code `waiting_for_approval` and the approval's
@@ -17,6 +19,7 @@ waiting call's result (the approved run's, or the refusal) and the turn goes on.
 
 from __future__ import annotations
 
+import inspect
 from collections.abc import Mapping, Sequence
 from typing import Any, Protocol, runtime_checkable
 
@@ -89,7 +92,11 @@ class CallApprover(Protocol):
 
 
 class TurnHost(Protocol):
-    """What the loop needs of a host: `mcpyard.Host`, or a facade offering only some of its tools."""
+    """What the loop needs of a host: `mcpyard.Host`, or a facade offering only some of its tools.
+
+    `call` runs only on the definition with `definition_hash` (CAT-2), when given: the loop gives the one the model
+    was offered (`ModelTools.hashes`). A host whose `call` does not take it is called without it.
+    """
 
     @property
     def approver(self) -> Approver | None: ...
@@ -103,6 +110,7 @@ class TurnHost(Protocol):
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult: ...
 
     def redact_json(self, value: Any) -> Any: ...
@@ -180,6 +188,7 @@ class _Loop:
     ) -> None:
         self.host, self.model, self.state, self.on_event, self.limits = host, model, state, on_event, limits
         self.approver, self.conversation, self.offered = approver, conversation, tools
+        self.binds = _takes_definition_hash(host)
         self.results: list[tuple[ToolCall, CallResult]] = []
         self.finished: dict[str, CallResult] = {}
         """Results of the last reply's calls as they come; they go into the messages in the calls' order."""
@@ -269,9 +278,11 @@ class _Loop:
         elif call.problem is not None:
             result = CallResult.refusal("invalid_arguments", f"{call.name}: {call.problem}", tool=call.name)
         else:
+            # Bound to the definition the model read (a host that cannot take it is called as before).
+            bound: dict[str, Any] = {"definition_hash": tools.definition_hash(call.name)} if self.binds else {}
             with watching_progress(self._progress_of(call)):
                 result = await self.host.call(
-                    call.name, arguments, conversation=self.conversation, approver=self._approver_for(call)
+                    call.name, arguments, conversation=self.conversation, approver=self._approver_for(call), **bound
                 )
         if result.error is not None and result.error["code"] == PARKED and call.id in self.state.waiting:
             return  # its result comes with `resume_turn`
@@ -322,6 +333,16 @@ class _Loop:
         if isinstance(inner, CallApprover):
             inner = inner.for_call(call)
         return _Telling(self, call, inner)
+
+
+def _takes_definition_hash(host: TurnHost) -> bool:
+    """Whether `host.call` takes `definition_hash` (mcpyard's hosts and facades do; a caller's own, older one may
+    not, and is called as before)."""
+    try:
+        parameters = inspect.signature(host.call).parameters.values()
+    except (TypeError, ValueError):  # no signature to read: called as before
+        return False
+    return any(p.name == "definition_hash" or p.kind is inspect.Parameter.VAR_KEYWORD for p in parameters)
 
 
 class _Telling:

@@ -56,6 +56,7 @@ class SearchedSelection(HostFacade):
             format=offered.format,
             names={**offered.names, FIND_TOOLS: FIND_TOOLS},
             left_out=offered.left_out,
+            hashes=offered.hashes,
         )
 
     async def call(
@@ -65,9 +66,12 @@ class SearchedSelection(HostFacade):
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
         if name != FIND_TOOLS:
-            return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+            return await self._host.call(
+                name, arguments, conversation=conversation, approver=approver, definition_hash=definition_hash
+            )
         if self._index is None:  # built at the first search: a turn that never searches never pays for it
             self._index = ToolIndex(list(self._by_name.values()))
         answer = search(self._index, self._by_name, arguments or {})

@@ -57,9 +57,11 @@ class ModelTools(list[dict[str, Any]]):
         format: `mcp`, `openai` or `anthropic`.
         names: each name the model sees, mapped to the tool's name in the catalog (what `Host.call` takes).
         left_out: tools this format could not offer, by catalog name, with why.
+        hashes: each offered tool's definition hash (CAT-2), by catalog name, where the host knows it: a call the
+            model makes from this list runs only on that definition (`definition_hash`).
     """
 
-    __slots__ = ("format", "left_out", "names")
+    __slots__ = ("format", "hashes", "left_out", "names")
 
     def __init__(
         self,
@@ -68,15 +70,21 @@ class ModelTools(list[dict[str, Any]]):
         format: ToolFormat,
         names: Mapping[str, str] | None = None,
         left_out: Mapping[str, str] | None = None,
+        hashes: Mapping[str, str] | None = None,
     ) -> None:
         super().__init__(tools)
         self.format: ToolFormat = format
         self.names: dict[str, str] = dict(names or {})
         self.left_out: dict[str, str] = dict(left_out or {})
+        self.hashes: dict[str, str] = dict(hashes or {})
 
     def catalog_name(self, name: str) -> str | None:
         """The catalog name of the tool the model calls `name`, or None when no such tool was offered."""
         return self.names.get(name)
+
+    def definition_hash(self, catalog_name: str) -> str | None:
+        """The definition hash of the tool offered under this catalog name, when the list carries it."""
+        return self.hashes.get(catalog_name)
 
     def model_name(self, catalog_name: str) -> str:
         """The name the model sees for a catalog name (itself, unless the API's limits changed it)."""
@@ -93,6 +101,7 @@ class ModelTools(list[dict[str, Any]]):
             format=self.format,
             names={given: catalog for given, catalog in self.names.items() if given in keep},
             left_out={name: why for name, why in self.left_out.items() if name in catalog_names},
+            hashes={name: digest for name, digest in self.hashes.items() if name in catalog_names},
         )
 
 
@@ -186,6 +195,9 @@ class ToolFormatter:
                 continue
             out.append(dict(shaped))  # a copy of the outer object: a caller may add to it
             out.names[given[tool.name]] = tool.name
+            digest = getattr(tool, "definition_hash", None)  # `ToolInfo` has one; a caller's own tool may not
+            if isinstance(digest, str):
+                out.hashes[tool.name] = digest
         if self._keep:
             self._left_out[fmt] = dict(out.left_out)
         return out

@@ -152,6 +152,7 @@ class TurnCalls(HostFacade):
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
         opened = await self._svc.hosts.current(self._org_id)
         return await org_call(
@@ -163,6 +164,7 @@ class TurnCalls(HostFacade):
             approver=approver,
             asker=self._asker,
             tags=self._tags,
+            definition_hash=definition_hash,
             # Taken here, in the call's own task: a handshake-era server's question comes on another one.
             clock=current_turn_clock(),
         )

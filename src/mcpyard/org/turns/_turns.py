@@ -164,12 +164,15 @@ class _StillOffered(HostFacade):
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
         if name != READ_RESULT_TOOL["name"] and name not in await self._offered():
             why = f"{name}: this teammate may no longer use this tool (its servers changed or it was deleted)"
             why += "; nothing was sent"
             return await self._refuse(name, arguments, "no_access", why, conversation=conversation)
-        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+        return await self._host.call(
+            name, arguments, conversation=conversation, approver=approver, definition_hash=definition_hash
+        )
 
 
 class _Counted(HostFacade):
@@ -188,13 +191,16 @@ class _Counted(HostFacade):
         *,
         conversation: str | None = None,
         approver: Approver | None = None,
+        definition_hash: str | None = None,
     ) -> CallResult:
         if name != READ_RESULT_TOOL["name"]:
             try:
                 await self._charge()
             except LimitReached as exc:
                 return await self._refuse(name, arguments, exc.code, exc.message, conversation=conversation)
-        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+        return await self._host.call(
+            name, arguments, conversation=conversation, approver=approver, definition_hash=definition_hash
+        )
 
 
 async def end_failed(svc: OrgService, turn_id: str, exc: BaseException) -> None:
