@@ -9,6 +9,7 @@ from typing import Any
 import mcp_types as types
 from mcp.server import ServerRequestContext
 from mcp.server.connection import Connection
+from mcp.server.context import CallNext, HandlerResult
 from mcp.shared.exceptions import MCPError
 from mcp.shared.message import ServerMessageMetadata
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
@@ -18,6 +19,7 @@ from mcpyard import ToolInfo
 from mcpyard.connect import InputFn, InputRelay, ProgressFn
 from mcpyard.elicitation import ELICIT
 from mcpyard.gateway._rounds import ANSWER_SECS, elicitation_modes, unanswerable
+from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult, beside_the_fence
 
 __all__ = [
@@ -30,6 +32,7 @@ __all__ = [
     "error_result",
     "input_relay",
     "progress_to",
+    "trace_from_headers",
     "wire_result",
     "wire_tool",
 ]
@@ -182,3 +185,15 @@ def wire_result(result: CallResult) -> types.CallToolResult:
             content.append(_CONTENT.validate_python(beside))
     structured = result.structured if result.ok and isinstance(result.structured, dict) else None
     return types.CallToolResult(content=content, structured_content=structured, is_error=not result.ok)
+
+
+async def trace_from_headers(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+    """With tracing on, a message whose HTTP request carries `traceparent` runs in that trace (OBS-1).
+
+    The SDK's own middleware, next in line, parents its span on the message's `_meta` when that
+    carries a trace, and on this one otherwise.
+    """
+    request = ctx.request
+    headers = getattr(request, "headers", None) if request is not None and tracing.active() else None
+    with tracing.attached(headers):
+        return await call_next(ctx)

@@ -16,7 +16,6 @@ import traceback
 import warnings
 import weakref
 from collections.abc import Callable, Hashable, Mapping
-from dataclasses import dataclass
 from typing import Any
 
 import anyio
@@ -24,14 +23,13 @@ import anyio.abc
 import mcp_types as types
 from mcp.server import InitializationOptions, NotificationOptions, Server, ServerRequestContext
 from mcp.server.connection import Connection
-from mcp.server.context import CallNext, HandlerResult
 from mcp.server.subscriptions import InMemorySubscriptionBus
 from mcp.shared.exceptions import MCPDeprecationWarning, MCPError
 from mcp.shared.subscriptions import ToolsListChanged
 from mcp_types.version import MODERN_PROTOCOL_VERSIONS
 from starlette.types import ASGIApp
 
-from mcpyard import ToolInfo, __version__
+from mcpyard import __version__
 from mcpyard.connect import TASKS_EXTENSION, InputFn, InputRelay, LogFn, MadeTask, ProgressFn, noticing_tasks
 from mcpyard.gateway._context import (
     answerable,
@@ -41,6 +39,7 @@ from mcpyard.gateway._context import (
     error_result,
     input_relay,
     progress_to,
+    trace_from_headers,
     wire_result,
     wire_tool,
 )
@@ -48,12 +47,12 @@ from mcpyard.gateway._fast import FastPath
 from mcpyard.gateway._fast_http import FastHttp
 from mcpyard.gateway._fast_stdio import FastCalls
 from mcpyard.gateway._logs import LogLevels, send_log_message
+from mcpyard.gateway._offered import Listed, Offer
 from mcpyard.gateway._rounds import ANSWER_SECS, MAX_WAITING_CALLS, RoundTrip, elicitation_modes
 from mcpyard.gateway._tasks import FaceTask, TaskBoard, TaskParams, UpdateParams, declares_tasks
-from mcpyard.ops import tracing
 from mcpyard.pipeline import CallResult
 
-__all__ = ["Offer", "ToolFace"]
+__all__ = ["ToolFace"]
 
 _log = logging.getLogger("mcpyard.gateway")
 
@@ -72,30 +71,6 @@ class _ChangingServer(Server[Any]):
         )
 
 
-async def _trace_from_headers(ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
-    """With tracing on, a message whose HTTP request carries `traceparent` runs in that trace (OBS-1).
-
-    The SDK's own middleware, next in line, parents its span on the message's `_meta` when that
-    carries a trace, and on this one otherwise.
-    """
-    request = ctx.request
-    headers = getattr(request, "headers", None) if request is not None and tracing.active() else None
-    with tracing.attached(headers):
-        return await call_next(ctx)
-
-
-@dataclass(frozen=True, slots=True)
-class Offer:
-    """The tools offered to one client: each as `ToolInfo`, and under the name the client sees."""
-
-    basis: tuple[object, ...]
-    """What it was worked out from (compared by identity, to work it out again only when that changed)."""
-    tools: tuple[ToolInfo, ...]
-    names: Mapping[str, str]
-    """Offered name → the catalog's name."""
-    by_catalog: Mapping[str, ToolInfo]
-
-
 class ToolFace:
     """The MCP server code of a face: subclasses say what is offered and how a call runs."""
 
@@ -105,6 +80,7 @@ class ToolFace:
         """New-era calls waiting on their client's answers, by `requestState`."""
         self._tg: anyio.abc.TaskGroup | None = None
         self._fast: FastPath | None = None
+        self._listed = Listed()
         self._connections: weakref.WeakKeyDictionary[Connection, Hashable] = weakref.WeakKeyDictionary()
         """Handshake-era clients that may hear of changes, each with its audience."""
         with warnings.catch_warnings():
@@ -120,7 +96,7 @@ class ToolFace:
                 get_tool_input_schema=self._input_schema,
                 **handlers,
             )
-        self.server.middleware.insert(0, _trace_from_headers)
+        self.server.middleware.insert(0, trace_from_headers)
         self.tasks = TaskBoard(self._task_owner)
         self.server.extensions[TASKS_EXTENSION] = {}
         self.server.add_request_handler("tasks/get", TaskParams, self.tasks.get)
@@ -142,9 +118,29 @@ class ToolFace:
         on_progress: ProgressFn | None,
         on_log: LogFn | None,
         on_input: InputRelay,
+        definition_hash: str | None = None,
     ) -> CallResult:
-        """Run the call of the catalog's tool `name` for the client of `ctx`."""
+        """Run the call of the catalog's tool `name` for the client of `ctx` (only on that definition, if given)."""
         raise NotImplementedError
+
+    async def run_offered(
+        self,
+        ctx: ServerRequestContext[Any],
+        name: str,
+        arguments: dict[str, Any],
+        *,
+        on_progress: ProgressFn | None,
+        on_log: LogFn | None,
+        on_input: InputRelay,
+    ) -> CallResult:
+        """`run_call`, on the definition the client of `ctx` was listed if it listed the tools (`_offered.py`)."""
+        bound = self._listed.bound(ctx, name)
+        result = await self.run_call(
+            ctx, name, arguments, on_progress=on_progress, on_log=on_log, on_input=on_input, definition_hash=bound
+        )
+        if bound is not None:
+            self._listed.told(ctx, name, result)
+        return result
 
     def fallback_input(self, ctx: ServerRequestContext[Any], name: str) -> InputFn | None:
         """Who answers a question the client cannot take during a call of `name`; None: no one."""
@@ -233,6 +229,7 @@ class ToolFace:
         del params
         self._remember(ctx)
         offer = await self.offer(ctx)
+        self._listed.note(ctx, offer)
         offered = {catalog: public for public, catalog in offer.names.items()}
         return types.ListToolsResult(tools=[wire_tool(tool, offered[tool.name]) for tool in offer.tools])
 
@@ -251,7 +248,7 @@ class ToolFace:
         on_progress = progress_to(ctx)
         if self._fast is not None:
             self._fast.arm(ctx, eligible=on_progress is None and not answerable(ctx) and not declares_tasks(ctx))
-        result = await self.run_call(
+        result = await self.run_offered(
             ctx,
             name,
             dict(params.arguments or {}),
@@ -312,7 +309,7 @@ class ToolFace:
         try:
             relay = InputRelay(audience=f"task-{trip.token}", ask=trip.ask)
             with trip.scope, noticing_tasks(on_made):
-                result = await self.run_call(
+                result = await self.run_offered(
                     first, name, arguments, on_progress=on_progress, on_log=None, on_input=relay
                 )
                 trip.finish(wire_result(result))
@@ -356,7 +353,7 @@ class ToolFace:
         try:
             relay = InputRelay(audience=f"round-trip-{trip.token}", ask=trip.ask)
             with trip.scope:
-                result = await self.run_call(
+                result = await self.run_offered(
                     first, name, arguments, on_progress=on_progress, on_log=None, on_input=relay
                 )
                 trip.finish(wire_result(result))

@@ -3,7 +3,7 @@
 The SDK's server stack costs about as much per call as the call itself (a memory stream, a
 task, cancel scopes, the request rebuilt as models and the result serialized through them),
 so a `tools/call` from a client the SDK path has already served is read here, as JSON, run
-through the same pipeline (`ToolFace.run_call`: the same rules, records and result shaping)
+through the same pipeline (`ToolFace.run_offered`: the same rules, records and result shaping)
 and answered at once, shaped by the SDK's own serializer. `FastPath` decides and answers;
 `_fast_stdio.py` is the stdio front's side, `_fast_http.py` the HTTP front's.
 
@@ -80,7 +80,7 @@ class Face(Protocol):
     @property
     def task_group(self) -> anyio.abc.TaskGroup | None: ...
     async def offer(self, ctx: ServerRequestContext[Any]) -> Any: ...
-    async def run_call(
+    async def run_offered(
         self,
         ctx: ServerRequestContext[Any],
         name: str,
@@ -287,7 +287,7 @@ class FastPath:
     ) -> CallResult | types.CallToolResult:
         face = self._face
         try:
-            return await face.run_call(
+            return await face.run_offered(
                 ctx,
                 name,
                 arguments,

@@ -19,7 +19,7 @@ from mcpyard import ToolInfo
 from mcpyard._tools import FIND_TOOLS_INFO
 from mcpyard.catalog import ToolIndex
 from mcpyard.config import ServerSpec, ToolSearchSettings
-from mcpyard.gateway._face import Offer
+from mcpyard.gateway._offered import Offer
 from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, CallResult, FoundTools, Refusal, over_budget, search
 
 __all__ = ["GatewaySearch"]

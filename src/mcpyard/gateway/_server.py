@@ -19,8 +19,9 @@ from mcpyard.connect import InputFn, InputRelay, LogFn, ProgressFn
 from mcpyard.elicitation import elicitor_input
 from mcpyard.errors import CallError
 from mcpyard.gateway._context import connection_of, conversation_of
-from mcpyard.gateway._face import Offer, ToolFace
+from mcpyard.gateway._face import ToolFace
 from mcpyard.gateway._logs import LogLevels
+from mcpyard.gateway._offered import Offer
 from mcpyard.gateway._search import GatewaySearch
 from mcpyard.gateway._subscriptions import Subscriptions
 from mcpyard.gateway._task_file import TaskFile
@@ -165,6 +166,7 @@ class Gateway(ToolFace):
         on_progress: ProgressFn | None,
         on_log: LogFn | None,
         on_input: InputRelay,
+        definition_hash: str | None = None,
     ) -> CallResult:
         if name == FIND_TOOLS and self.tool_search is not None:
             return self.tool_search.call(self._shared(), conversation_of(ctx), arguments)
@@ -175,6 +177,7 @@ class Gateway(ToolFace):
             on_progress=on_progress,
             on_log=on_log,
             on_input=on_input,
+            definition_hash=definition_hash,
         )
 
     def fallback_input(self, ctx: ServerRequestContext[Any], name: str) -> InputFn | None:

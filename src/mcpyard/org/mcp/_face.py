@@ -194,6 +194,7 @@ class OrgFace(ToolFace):
         on_progress: ProgressFn | None,
         on_log: LogFn | None,
         on_input: InputRelay,
+        definition_hash: str | None = None,
     ) -> CallResult:
         asking = mcp_request(ctx)
         svc, caller = asking.service, asking.caller
@@ -223,6 +224,7 @@ class OrgFace(ToolFace):
             on_progress=on_progress,
             on_log=on_log,
             member=(caller.org_id, caller.member_id),
+            definition_hash=definition_hash,
         )
         if inbox.approval_id is not None:
             return await wait_for_decision(svc, caller, inbox.approval_id, asking.base_url, on_progress, on_input)
