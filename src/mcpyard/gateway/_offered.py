@@ -13,9 +13,11 @@ a new-era HTTP request stands alone, so its calls are bound to nothing.
 from __future__ import annotations
 
 import weakref
+from collections import OrderedDict
 from collections.abc import Mapping
 from dataclasses import dataclass
-from typing import Any
+from types import MappingProxyType
+from typing import Any, NamedTuple
 
 from mcp.server import ServerRequestContext
 from mcp.server.connection import NotifyOnlyOutbound
@@ -25,7 +27,10 @@ from mcpyard import ToolInfo
 from mcpyard.gateway._context import connection_of
 from mcpyard.pipeline import CallResult
 
-__all__ = ["Listed", "Offer"]
+__all__ = ["KEPT_OFFERS", "Listed", "Offer"]
+
+KEPT_OFFERS = 64
+"""Offers whose hashes are kept to share among the clients that listed them (the last listed)."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,32 +46,55 @@ class Offer:
 
 
 class Listed:
-    """The definition hash of each tool a client was last listed, by the catalog's name, per connection."""
+    """The definition hash of each tool a client was last listed, by the catalog's name, per client.
+
+    Clients listed the same offer share one map of its hashes (an organization's members, the gateway's clients):
+    what a client keeps of its own is only the tools it was told changed.
+    """
 
     def __init__(self) -> None:
-        self._by_client: weakref.WeakKeyDictionary[object, dict[str, str]] = weakref.WeakKeyDictionary()
+        self._by_client: weakref.WeakKeyDictionary[object, _Listing] = weakref.WeakKeyDictionary()
+        self._hashes: OrderedDict[int, tuple[Offer, Mapping[str, str]]] = OrderedDict()
+        """The hashes of the offers listed last, by the offer's identity (the offer kept, so the identity holds)."""
 
     def note(self, ctx: ServerRequestContext[Any], offer: Offer) -> None:
         """The client of `ctx` was listed `offer`."""
         client = _client(ctx)
         if client is not None:
-            self._by_client[client] = {tool.name: tool.definition_hash for tool in offer.tools}
+            self._by_client[client] = _Listing(self._hashes_of(offer), set())
 
     def bound(self, ctx: ServerRequestContext[Any], name: str) -> str | None:
         """The definition of the catalog's tool `name` a call from the client of `ctx` runs on (None: any)."""
-        listed = self._listed(ctx)
-        return listed.get(name) if listed is not None else None
+        listing = self._listing(ctx)
+        return None if listing is None or name in listing.told else listing.hashes.get(name)
 
     def told(self, ctx: ServerRequestContext[Any], name: str, result: CallResult) -> None:
         """A call of `name` ended with `result`: once refused as changed, the client was told, and is bound no more."""
         if result.error is not None and result.error["code"] == "tool_changed":
-            listed = self._listed(ctx)
-            if listed is not None:
-                listed.pop(name, None)
+            listing = self._listing(ctx)
+            if listing is not None:
+                listing.told.add(name)
 
-    def _listed(self, ctx: ServerRequestContext[Any]) -> dict[str, str] | None:
+    def _listing(self, ctx: ServerRequestContext[Any]) -> _Listing | None:
         client = _client(ctx)
         return self._by_client.get(client) if client is not None else None
+
+    def _hashes_of(self, offer: Offer) -> Mapping[str, str]:
+        kept = self._hashes.get(id(offer))
+        if kept is not None and kept[0] is offer:
+            return kept[1]
+        hashes = MappingProxyType({tool.name: tool.definition_hash for tool in offer.tools})
+        self._hashes[id(offer)] = (offer, hashes)
+        while len(self._hashes) > KEPT_OFFERS:
+            self._hashes.popitem(last=False)
+        return hashes
+
+
+class _Listing(NamedTuple):
+    hashes: Mapping[str, str]
+    """The offer's hashes (shared, never changed)."""
+    told: set[str]
+    """Tools the client was refused once as changed: no longer bound."""
 
 
 def _client(ctx: ServerRequestContext[Any]) -> object | None:
