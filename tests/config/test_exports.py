@@ -35,6 +35,7 @@ def test_the_public_names_of_the_config_package_are_pinned() -> None:
         "TrustStore",
         "credential_header",
         "entry_digest",
+        "home_path",
         "import_config",
         "is_mode",
         "load_config",

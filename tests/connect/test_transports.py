@@ -59,6 +59,21 @@ async def test_conn2_a_cwd_that_exists_starts_the_server_there(home: Home) -> No
     assert result.ok, result.error
 
 
+@pytest.mark.parametrize("written", ["~/tools", "~"])
+async def test_conn2_a_cwd_under_the_home_folder_written_with_a_tilde_is_that_folder(home: Home, written: str) -> None:
+    """CONN-2: `"cwd": "~/tools"` is the folder `tools` in the home folder (as a shell reads it), not `~/tools` in
+    the workspace."""
+    user_home = home.root / "user-home"
+    (user_home / "tools").mkdir(parents=True)
+    environ = {**home.environ, "HOME": str(user_home)}
+    async with home.open(claude_desktop_file(home, written), environ=environ) as host:
+        [server] = host.status().servers
+        assert server.state == "connected", server.reason
+        result = await host.call("notes__cwd", {})
+    assert result.ok, result.error
+    assert str(user_home / written[2:]).rstrip("/") in result.text
+
+
 async def test_conn2_a_whole_command_line_written_into_command_is_named_as_one(home: Home) -> None:
     """CONN-2: `"command": "python server.py"` (as typed in a terminal) says to split it, not only "not found"."""
     path = home.root / "claude_desktop_config.json"

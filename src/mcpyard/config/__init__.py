@@ -2,6 +2,7 @@
 
 from mcpyard.config._consent import ProjectFile, ProjectServer, read_project
 from mcpyard.config._digest import EntryDigest, ProjectTrust, entry_digest
+from mcpyard.config._expand import home_path
 from mcpyard.config._foreign import import_config
 from mcpyard.config._imported import ImportedConfig, ImportedServer, ImportNote
 from mcpyard.config._inventory import secrets_in_use
@@ -63,6 +64,7 @@ __all__ = [
     "TrustStore",
     "credential_header",
     "entry_digest",
+    "home_path",
     "import_config",
     "is_mode",
     "load_config",

@@ -11,7 +11,7 @@ from typing import Literal
 
 from mcpyard.config._names import is_credential_variable
 
-__all__ = ["Expander", "Expansion", "Ref", "TemplateError", "parse_template", "template_references"]
+__all__ = ["Expander", "Expansion", "Ref", "TemplateError", "home_path", "parse_template", "template_references"]
 
 MAX_DEPTH = 8
 """How deep defaults may nest (`${A:-${B:-x}}` is depth 2); deeper is a malformed value."""
@@ -238,3 +238,12 @@ class Expander:
         if any(mark in value for mark in _BREAKS):
             result.line_breaks.append(ref)
         return value
+
+
+def home_path(text: str, environ: Mapping[str, str]) -> Path:
+    """`~` or `~/…` as the user's home folder (`HOME`, else `USERPROFILE`, in `environ`); any other text as written
+    (a relative path stays relative: its caller says to what)."""
+    home = environ.get("HOME") or environ.get("USERPROFILE")
+    if home and (text == "~" or text.startswith(("~/", "~\\"))):
+        return Path(home) / text[2:]
+    return Path(text)

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Literal, NoReturn, TypeVar
 
+from mcpyard.config._expand import home_path
 from mcpyard.config._model import (
     MODES,
     TOOL_SEARCH_MODES,
@@ -186,14 +187,10 @@ class _Reader:
         """A granted folder; `~` is the user's home, a relative path is relative to the file's folder."""
         if "\0" in text:
             self.fail("grants", "a folder path holds a NUL character; remove it")
-        home = environ.get("HOME") or environ.get("USERPROFILE")
-        if home and (text == "~" or text.startswith(("~/", "~\\"))):
-            folder = Path(home) / text[2:]
-        else:
-            try:
-                folder = Path(text).expanduser()
-            except RuntimeError:
-                self.fail("grants", f"cannot expand {quote(text)}: the home folder is unknown; write a full path")
+        try:
+            folder = home_path(text, environ).expanduser()  # `~user`, or `~` where `environ` names no home
+        except RuntimeError:
+            self.fail("grants", f"cannot expand {quote(text)}: the home folder is unknown; write a full path")
         if not folder.is_absolute():
             folder = self._path.parent.absolute() / folder
         return folder

@@ -13,7 +13,7 @@ import httpx2
 from mcp.client._transport import Transport
 
 from mcpyard.auth import AuthStore, ServerTokens, SignIn, free_loopback_port, server_auth
-from mcpyard.config import ServerSpec, credential_header
+from mcpyard.config import ServerSpec, credential_header, home_path
 from mcpyard.connect._egress import EgressGuard, shown_url
 from mcpyard.connect._environment import server_environment
 from mcpyard.connect._errors import describe_failure, leaf_exception, public_url
@@ -66,7 +66,7 @@ class Connector:
         spec = self.spec
         if spec.command is None:
             raise CallError("unsupported_transport", f"server {spec.id!r} has no command")
-        cwd = Path(spec.cwd) if spec.cwd else self.workspace
+        cwd = home_path(spec.cwd, self.environ) if spec.cwd else self.workspace  # `~/…`: the home folder
         if not cwd.is_absolute():
             cwd = self.workspace / cwd
         # Spawning in a missing folder fails as if the command were missing (ENOENT): say which it is.
