@@ -43,6 +43,9 @@ __all__ = ["AGAIN", "MAX_AGE_SECONDS", "TASK_WAIT_SECONDS", "TaskKeeper", "end_t
 TASK_WAIT_SECONDS: Final = 20.0
 """How long a member's request waits for its call's task to end before it answers 202 with the call's id."""
 MAX_MESSAGE: Final = 300
+WRITE_SECONDS: Final = 5.0
+"""How long a call's row may take to write once begun, even when the call ends meanwhile (a database that takes
+longer: the call goes on unkept, as when the write fails)."""
 AGAIN: Final = frozenset({"server_unavailable", "connection_lost"})
 """How a followed call may end that says nothing of its task: it is followed again (until `MAX_AGE_SECONDS`)."""
 MAX_AGE_SECONDS: Final = 24 * 3600.0
@@ -122,9 +125,12 @@ class TaskKeeper:
             async with anyio.create_task_group() as tg:
                 if not self.kept:
                     assert self._made is not None  # started once it was noticed
-                    if not await self._write(self._made):
+                    # Written and noted as one step: a call that ends while its row is being written waits for it,
+                    # then ends the row (cancelled between the commit and the note, it would stay `running`).
+                    with anyio.CancelScope(shield=True), anyio.move_on_after(WRITE_SECONDS):
+                        self.kept = await self._write(self._made)
+                    if not self.kept:
                         return
-                    self.kept = True
                     svc.kept.add(self.call_id, self._made)
                     self._asker.tasked = True
                     tg.start_soon(self._answer_later)
