@@ -9,8 +9,8 @@ import anyio
 import pytest
 
 from mcpyard import Host
-from mcpyard.agent import HostFacade, run_turn
-from mcpyard.model import Message, ModelTools, Reply, ScriptedModel, TextSink, ToolResultEvent, reply
+from mcpyard.agent import run_turn
+from mcpyard.model import Message, ModelTools, Reply, ScriptedModel, TextSink, ToolFormat, ToolResultEvent, reply
 from mcpyard.pipeline import CallResult
 from mcpyard.policy import Approver
 from tests.conftest import Home, fixture_server
@@ -87,10 +87,20 @@ async def test_mod2_cat2_a_tool_changed_after_the_model_read_it_is_refused_then_
     assert probes == ["refused", "ran"]
 
 
-class OlderFacade(HostFacade):
-    """A caller's own facade written before calls took `definition_hash`."""
+class OlderFacade:
+    """A caller's own host facade written before calls took `definition_hash` (as `TurnHost` was then)."""
 
-    async def call(  # type: ignore[override]  # the older signature, on purpose
+    def __init__(self, host: Host) -> None:
+        self.host = host
+
+    @property
+    def approver(self) -> Approver | None:
+        return self.host.approver
+
+    def tools_for_model(self, format: ToolFormat = "mcp", *, conversation: str | None = None) -> ModelTools:
+        return self.host.tools_for_model(format, conversation=conversation)
+
+    async def call(
         self,
         name: str,
         arguments: Mapping[str, Any] | None = None,
@@ -98,7 +108,10 @@ class OlderFacade(HostFacade):
         conversation: str | None = None,
         approver: Approver | None = None,
     ) -> CallResult:
-        return await self._host.call(name, arguments, conversation=conversation, approver=approver)
+        return await self.host.call(name, arguments, conversation=conversation, approver=approver)
+
+    def redact_json(self, value: Any) -> Any:
+        return self.host.redact_json(value)
 
 
 async def test_mod2_a_host_whose_call_takes_no_definition_hash_is_called_as_before(home: Home) -> None:

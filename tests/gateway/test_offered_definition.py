@@ -35,17 +35,17 @@ class Heard:
 
     def __init__(self) -> None:
         self.count = 0
-        self._moved = anyio.Event()
+        self.moved = anyio.Event()
 
     def note(self) -> None:
         self.count += 1
-        self._moved.set()
-        self._moved = anyio.Event()
+        self.moved.set()
+        self.moved = anyio.Event()
 
     async def past(self, count: int) -> None:
         with anyio.fail_after(WAIT_SECS):
             while self.count <= count:
-                await self._moved.wait()
+                await self.moved.wait()
 
 
 @asynccontextmanager
