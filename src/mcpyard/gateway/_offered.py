@@ -13,9 +13,8 @@ a new-era HTTP request stands alone, so its calls are bound to nothing.
 from __future__ import annotations
 
 import weakref
-from collections import OrderedDict
 from collections.abc import Mapping
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Any, NamedTuple
 
@@ -27,10 +26,7 @@ from mcpyard import ToolInfo
 from mcpyard.gateway._context import connection_of
 from mcpyard.pipeline import CallResult
 
-__all__ = ["KEPT_OFFERS", "Listed", "Offer"]
-
-KEPT_OFFERS = 64
-"""Offers whose hashes are kept to share among the clients that listed them (the last listed)."""
+__all__ = ["Listed", "Offer"]
 
 
 @dataclass(frozen=True, slots=True)
@@ -43,25 +39,26 @@ class Offer:
     names: Mapping[str, str]
     """Offered name → the catalog's name."""
     by_catalog: Mapping[str, ToolInfo]
+    hashes: Mapping[str, str] = field(init=False)
+    """Each listed tool's definition hash, by the catalog's name: what a client listed this offer is bound to (made
+    once per offer, and shared by every client listed it)."""
+
+    def __post_init__(self) -> None:
+        object.__setattr__(self, "hashes", MappingProxyType({tool.name: tool.definition_hash for tool in self.tools}))
 
 
 class Listed:
-    """The definition hash of each tool a client was last listed, by the catalog's name, per client.
-
-    Clients listed the same offer share one map of its hashes (an organization's members, the gateway's clients):
-    what a client keeps of its own is only the tools it was told changed.
-    """
+    """The definition hash of each tool a client was last listed, by the catalog's name, per client: the hashes of
+    the offer it was listed (`Offer.hashes`, shared), and the tools it was told changed since (its own)."""
 
     def __init__(self) -> None:
         self._by_client: weakref.WeakKeyDictionary[object, _Listing] = weakref.WeakKeyDictionary()
-        self._hashes: OrderedDict[int, tuple[Offer, Mapping[str, str]]] = OrderedDict()
-        """The hashes of the offers listed last, by the offer's identity (the offer kept, so the identity holds)."""
 
     def note(self, ctx: ServerRequestContext[Any], offer: Offer) -> None:
         """The client of `ctx` was listed `offer`."""
         client = _client(ctx)
         if client is not None:
-            self._by_client[client] = _Listing(self._hashes_of(offer), set())
+            self._by_client[client] = _Listing(offer.hashes, set())
 
     def bound(self, ctx: ServerRequestContext[Any], name: str) -> str | None:
         """The definition of the catalog's tool `name` a call from the client of `ctx` runs on (None: any)."""
@@ -79,20 +76,10 @@ class Listed:
         client = _client(ctx)
         return self._by_client.get(client) if client is not None else None
 
-    def _hashes_of(self, offer: Offer) -> Mapping[str, str]:
-        kept = self._hashes.get(id(offer))
-        if kept is not None and kept[0] is offer:
-            return kept[1]
-        hashes = MappingProxyType({tool.name: tool.definition_hash for tool in offer.tools})
-        self._hashes[id(offer)] = (offer, hashes)
-        while len(self._hashes) > KEPT_OFFERS:
-            self._hashes.popitem(last=False)
-        return hashes
-
 
 class _Listing(NamedTuple):
     hashes: Mapping[str, str]
-    """The offer's hashes (shared, never changed)."""
+    """The hashes of the offer it was listed (shared, never changed)."""
     told: set[str]
     """Tools the client was refused once as changed: no longer bound."""
 
