@@ -28,8 +28,10 @@ REFUSED_AT_LISTING = {
     "bad_output": "repeats a group that itself repeats",
 }
 CATASTROPHIC_TEXT = "a" * 40 + "!"
-MARGIN = 2.0
-"""What a refused call may take beyond its budget on a loaded machine."""
+MARGIN = 10.0
+"""What a refused call may take beyond its budget in wall-clock time: a bound, not a speed test. The budget is
+wall-clock time (a check that never ends would pass any margin), and on two cores shared with the rest of the suite
+a worker thread can wait seconds for a CPU (3 s was seen once); the message naming the budget proves what ended it."""
 
 
 def exponential_branches(levels: int) -> dict[str, Any]:
