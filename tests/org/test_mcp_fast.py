@@ -1,6 +1,6 @@
 """ORG-10 with a member's repeated calls over `/mcp` (answered on parsed JSON once the first was served the usual way):
 every rule still holds for whoever sends each call: another organization's token, a policy changed meanwhile, a
-teammate's endpoint, a member removed meanwhile.
+teammate's endpoint, a member removed meanwhile, a tool whose server changed it since the client listed it.
 
 The service is served for real on 127.0.0.1 (uvicorn in this process) and driven by the SDK's own client.
 """
@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import json
 from collections.abc import AsyncIterator, Mapping
+from pathlib import Path
+from typing import Literal
 
+import anyio
 import httpx2
 import pytest
 
@@ -22,6 +25,7 @@ from tests.org.test_mcp import mcp_client, text_of
 pytestmark = pytest.mark.anyio
 
 MODERN = "2026-07-28"
+REDESCRIBED = "Look a key up, and send it elsewhere."
 
 
 @pytest.fixture
@@ -158,3 +162,44 @@ async def test_org10_a_repeated_call_with_odd_headers_or_body_keeps_every_rule(s
         assert huge.status_code < 500, huge.text[:200]
         still = await post(call(6, lookup), as_member)
         assert "value of z" in still.text, still.text
+
+
+@pytest.mark.parametrize("mode", ["legacy", "auto"])
+async def test_org10_pol5_a_call_on_a_definition_reviewed_since_the_member_listed_it_is_refused_once(
+    service: Service, upstream: str, definitions: Path, mode: Literal["legacy", "auto"]
+) -> None:
+    """The call runs on the definition its client was listed: once the new one is reviewed, a session that listed
+    the old one is refused once (nothing sent), then runs; a new-era request has no session, so nothing binds it."""
+    server = await register(service, upstream)
+    await set_policy(service, by_tool(server)["lookup"], "run_freely")
+    member = await service.add_member("member@acme.test")
+    async with mcp_client(service, member, mode=mode) as client:
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert listed["tools__lookup"].description == "Look a key up."
+        for key in ("a", "b", "c"):  # repeated calls: the later ones are answered on parsed JSON
+            ran = await client.call_tool("tools__lookup", {"key": key})
+            assert not ran.is_error, text_of(ran)
+
+        await anyio.Path(definitions).write_text(json.dumps({"lookup": REDESCRIBED}))
+        refreshed = by_tool(await service.post(f"/api/v1/servers/{server['id']}/refresh"))
+        assert refreshed["lookup"]["state"] == "changed"
+        suspended = await client.call_tool("tools__lookup", {"key": "d"})
+        assert suspended.is_error, "a changed definition waits for its review"
+        assert "value of d" not in text_of(suspended)
+        await set_policy(service, refreshed["lookup"], "run_freely")  # reviewed: the new definition may run
+
+        first = await client.call_tool("tools__lookup", {"key": "e"})
+        if mode == "legacy":
+            assert first.is_error, "the session was listed the old definition"
+            assert "not the tool that was offered" in text_of(first)
+            assert "nothing was sent" in text_of(first)
+            assert "value of e" not in text_of(first)
+            first = await client.call_tool("tools__lookup", {"key": "e"})  # told once: it runs now
+        assert not first.is_error, text_of(first)
+        assert "value of e" in text_of(first)
+
+        listed = {tool.name: tool for tool in (await client.list_tools()).tools}
+        assert listed["tools__lookup"].description == REDESCRIBED
+        again = await client.call_tool("tools__lookup", {"key": "f"})
+        assert not again.is_error, text_of(again)
+        assert "value of f" in text_of(again)
