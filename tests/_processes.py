@@ -99,15 +99,18 @@ def read_pids(path: Path) -> list[int]:
     return [int(line) for line in path.read_text().split()]
 
 
-def wrapped_basic(home: Home, **env: str) -> dict[str, Any]:
+def wrapped_basic(home: Home, *, deaf: bool = False, **env: str) -> dict[str, Any]:
     """The basic server run by a shell that goes on once it exits (`sh -c 'server; sleep 30'`).
 
     The shell writes its pid (the session's) to `wrapper.pid` first, and the server's exit code to
-    `server.exit` once the server is gone.
+    `server.exit` once the server is gone. `deaf`: the shell ignores SIGINT and SIGTERM, and so does
+    everything it starts (only SIGKILL stops its `sleep`).
     """
     server = f"{shlex.quote(sys.executable)} {shlex.quote(str(SERVERS / 'basic.py'))}"
     pid_file, exit_file = (shlex.quote(str(home.root / name)) for name in ("wrapper.pid", "server.exit"))
     script = f"echo $$ > {pid_file}; {server}; echo $? > {exit_file}; sleep 30"
+    if deaf:
+        script = f"trap '' INT TERM; {script}"
     return {"command": "sh", "args": ["-c", script], "env": env}
 
 

@@ -332,6 +332,34 @@ async def test_conn5_ctrl_c_during_a_call_stops_a_wrapper_that_outlives_its_serv
 
 
 @linux_only
+async def test_conn5_a_second_ctrl_c_kills_every_server_at_once_never_later_than_one(home: Home) -> None:
+    """A wrapper deaf to SIGINT and SIGTERM: one Ctrl-C stops it within a second (SIGKILL after short waits); a
+    second Ctrl-C during that stop kills it at once, where it used to abandon the stop to the keeper's full 2 s
+    (mcpyard gone after 2.2 to 2.5 s, its servers with it)."""
+    started = home.root / "slow.started"
+    config = home.write_config({"w": wrapped_basic(home, deaf=True, BASIC_SLOW_STARTED=str(started))}, mode="auto")
+    command = [sys.executable, "-m", "mcpyard", "call", "w__slow", "--args", '{"seconds": 60}']
+    command += ["--mcp-config", str(config)]
+    cli = await anyio.open_process(with_ctrl_c(command), cwd=home.workspace, env=home.environ, stderr=subprocess.PIPE)
+    async with cli:
+        server = await wait_for_pid(started)  # the call runs
+        wrapper = read_pid(home.root / "wrapper.pid")
+        cli.send_signal(signal.SIGINT)
+        sent = time.monotonic()
+        # A person pressing twice: the second lands while mcpyard stops the servers (0.75 s at least here).
+        await anyio.sleep(0.2)
+        code, _ = await interrupt_and_time(cli)
+        took = time.monotonic() - sent
+        assert cli.stderr is not None
+        said = (await cli.stderr.receive()).decode()
+    assert code == 130
+    assert took < 1.0, f"mcpyard took {took:.2f} s to exit after the first of two Ctrl-Cs"
+    assert left_of(wrapper, wrapper, server) == [], "every process was stopped before mcpyard exited"
+    assert "interrupted" in said
+    assert "Traceback" not in said
+
+
+@linux_only
 async def test_conn5_ctrl_c_while_mcpyard_waits_for_a_wrapper_to_exit_ends_the_wait_within_a_second(
     home: Home,
 ) -> None:

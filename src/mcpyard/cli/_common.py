@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import asyncio
+import contextlib
 import contextvars
 import functools
 import importlib.util
@@ -10,6 +12,7 @@ import json
 import os
 import signal
 import sys
+import threading
 from collections.abc import AsyncIterator, Awaitable, Callable, Iterator, Mapping
 from contextlib import asynccontextmanager, contextmanager
 from dataclasses import dataclass
@@ -296,13 +299,59 @@ async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> 
     """
     import anyio
 
-    with anyio.open_signal_receiver(signal.SIGINT) as signals:
-        task_status.started()
-        async for _ in signals:
-            if session.current is not None:
-                session.current.cancel()
-            else:
-                everything.cancel()
+    interrupts = signal.getsignal(signal.SIGINT)
+    caught = False
+    try:
+        with anyio.open_signal_receiver(signal.SIGINT) as signals:
+            task_status.started()
+            async for _ in signals:
+                caught = True
+                if session.current is not None:
+                    session.current.cancel()
+                else:
+                    everything.cancel()
+    finally:
+        if isinstance(interrupts, CtrlC):  # the command's own handler again (asyncio leaves Python's default)
+            interrupts.resume(interrupted=caught and everything.cancel_called)
+
+
+class CtrlC:
+    """Ctrl-C while a command runs: the first cancels the command (as asyncio's own handler does), and its host
+    stops the servers in a hurry; another one kills every server at once, where asyncio's handler raised
+    KeyboardInterrupt in the middle of that stop (the servers then had their full wait after mcpyard was gone)."""
+
+    def __init__(self) -> None:
+        self.interrupted = False
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._task: asyncio.Task[Any] | None = None
+
+    async def run(self, main: Callable[[], Awaitable[T]]) -> T:
+        """`main`, with Ctrl-C cancelling it."""
+        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
+        try:
+            return await main()
+        finally:
+            self._loop = self._task = None
+
+    def resume(self, *, interrupted: bool) -> None:
+        """Handle Ctrl-C again after a part of the command handled it itself (`interrupted`: and was stopped by it)."""
+        self.interrupted = self.interrupted or interrupted
+        signal.signal(signal.SIGINT, self)
+
+    def __call__(self, signum: int, frame: object) -> None:
+        del signum, frame
+        loop, task = self._loop, self._task
+        if loop is None or task is None:
+            raise KeyboardInterrupt  # before the command began, or once it ended: Python's own way
+        first, self.interrupted = not self.interrupted, True
+        with contextlib.suppress(RuntimeError):  # the event loop closed meanwhile
+            loop.call_soon_threadsafe(task.cancel if first else _kill_every_server)
+
+
+def _kill_every_server() -> None:
+    from mcpyard.connect import kill_every_server
+
+    kill_every_server()
 
 
 def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
@@ -315,8 +364,19 @@ def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     options: dict[str, Any] = {}
     if fast_loop and importlib.util.find_spec("uvloop") is not None:
         options["use_uvloop"] = True
+    ctrl_c = CtrlC()
+    # Only where Python's own handler is in place (asyncio's condition too): an ignored Ctrl-C stays ignored.
+    handled = threading.current_thread() is threading.main_thread()
+    handled = handled and signal.getsignal(signal.SIGINT) is signal.default_int_handler
+    if handled:
+        signal.signal(signal.SIGINT, ctrl_c)
     try:
-        return anyio.run(main, backend_options=options)
+        return anyio.run(ctrl_c.run, main, backend_options=options)
+    except asyncio.CancelledError:
+        if not ctrl_c.interrupted:
+            raise
+        sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
+        raise typer.Exit(130) from None
     except (ConfigError, UsageError, StateError) as exc:
         fail(str(exc))
     except McpyardError as exc:
@@ -329,3 +389,6 @@ def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     except Exception as exc:  # top-level handler: one line, never a traceback (ERR-1)
         first = (str(exc).splitlines() or [""])[0][:200]
         fail(f"unexpected {type(exc).__name__}: {first} (please report it)")
+    finally:
+        if handled:
+            signal.signal(signal.SIGINT, signal.default_int_handler)

@@ -18,7 +18,7 @@ from mcpyard.connect._sendable import (
     unsendable_text,
 )
 from mcpyard.connect._snapshot import ServerSnapshot, State
-from mcpyard.connect._stdio import StdioProcess, StdioTransport, parse_message
+from mcpyard.connect._stdio import StdioProcess, StdioTransport, kill_every_server, parse_message
 from mcpyard.connect._supervisor import CANCEL_GRACE, Supervisor
 from mcpyard.connect._tasks import (
     FACE_TASK,
@@ -70,6 +70,7 @@ __all__ = [
     "address_problem",
     "check_answers",
     "guarded_client",
+    "kill_every_server",
     "lifetime_secs",
     "noticing_tasks",
     "parse_message",

@@ -15,6 +15,7 @@ import re
 import signal
 import subprocess
 import sys
+import weakref
 from collections import deque
 from collections.abc import AsyncIterator, Callable, Mapping
 from dataclasses import dataclass, field
@@ -35,7 +36,7 @@ from mcpyard.connect._reaper import Reaper
 from mcpyard.connect._reaper_program import HURRIED_TERM_GRACE, KILL_LIMIT
 from mcpyard.connect._writer import MessageWriter
 
-__all__ = ["MAX_LINE_BYTES", "StdioProcess", "StdioTransport", "parse_message"]
+__all__ = ["MAX_LINE_BYTES", "StdioProcess", "StdioTransport", "kill_every_server", "parse_message"]
 
 MAX_LINE_BYTES = 64 * 1024 * 1024
 """A message longer than this ends the connection: the peer is flooding, not answering."""
@@ -100,6 +101,19 @@ def _group_alive(pgid: int) -> bool:
 def _signal_group(pgid: int, sig: signal.Signals) -> None:
     with contextlib.suppress(ProcessLookupError, PermissionError):
         os.killpg(pgid, sig)
+
+
+_RUNNING: weakref.WeakSet[StdioTransport] = weakref.WeakSet()
+"""The transports whose server runs, in this process."""
+
+
+def kill_every_server() -> None:
+    """Kill every stdio server this process runs, with all its processes, at once (a second Ctrl-C: no more waits).
+
+    Each transport's stop then ends as soon as its processes are gone.
+    """
+    for transport in list(_RUNNING):
+        transport.kill()
 
 
 class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
@@ -184,10 +198,12 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     @contextlib.asynccontextmanager
     async def _run(self) -> AsyncIterator[TransportStreams]:
         proc = await self._open()
+        _RUNNING.add(self)
         try:
             async with self._talk(proc) as streams:
                 yield streams
         finally:
+            _RUNNING.discard(self)
             if self._kept is not None:
                 self._kept.close()
 
