@@ -197,3 +197,30 @@ def test_cli2_sec2_doctor_shows_a_url_without_its_query(home: Home, as_json: boo
     assert "sk-live-123456" not in done.stdout + done.stderr
     shown = json.loads(done.stdout)["url"] if as_json else done.stdout
     assert "https://127.0.0.1:9/mcp?…" in shown
+
+
+@pytest.mark.parametrize(
+    "key",
+    [
+        "sk-proj-ABCDEFGHIJKLMNOPQRSTUVWX1234",
+        "a1b2c3d4e5f6a7b8c9d0e1f2a3b4c5d6",
+        "sk%2Dproj%2DABCDEFGHIJKLMNOPQRSTUVWX1234",
+    ],
+    ids=["token", "random", "percent-encoded"],
+)
+def test_cli2_sec2_a_key_in_the_urls_path_is_never_printed(home: Home, key: str) -> None:
+    """SEC-2: services that put their key in the address (`/mcp/<key>/sse`): every page that shows the URL cuts it
+    (`trust` too: what is trusted is the URL as written, which its digest binds)."""
+    url = f"https://127.0.0.1:9/mcp/{key}/sse"  # loopback over https: refused before any request
+    config = home.write_config({"k": {"url": url}})
+    windsurf = home.root / "mcp_config.json"
+    windsurf.write_text(json.dumps({"mcpServers": {"k": {"serverUrl": url}}}))
+    runs = [("doctor", "k"), ("doctor", "k", "--json"), ("status",), ("status", "--json")]
+    done = [run_mcpyard(home, *command, "--mcp-config", str(config)) for command in runs]
+    done += [run_mcpyard(home, "import", str(windsurf)), run_mcpyard(home, "import", str(windsurf), "--json")]
+    (home.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"k": {"url": url}}}))
+    done.append(run_mcpyard(home, "trust"))  # what the project file runs, shown to be trusted
+    shown = "".join(run.stdout + run.stderr for run in done)
+    assert "127.0.0.1:9/mcp/…/sse" in shown
+    for part in (key, key.replace("%2D", "-"), key[8:24]):
+        assert part not in shown

@@ -2,9 +2,10 @@
 
 from __future__ import annotations
 
+import re
 import shlex
 from collections.abc import Sequence
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import unquote, urlsplit, urlunsplit
 
 from mcpyard.config._literal import looks_like_token, secret_args
 
@@ -35,16 +36,33 @@ def shown_command(command: str, args: Sequence[str]) -> str:
     return " ".join(shown)
 
 
-def shown_url(url: str) -> str:
-    """A URL for people to read: scheme, host, port and path; a query or user info is cut to `…`."""
+def shown_url(url: str, *, marked: bool = True) -> str:
+    """A URL for people to read: scheme, host, port and path; a query or user info is cut to `…`, and so is each
+    part of the path that looks like a key (a token's shape, or a long run of letters and digits: services that
+    put their key in the address, `/mcp/<key>/sse`). Not `marked`: the query and user info are left out unmarked."""
     try:
         parts = urlsplit(url)
     except ValueError:
         return "(not a valid URL)"
-    netloc = parts.netloc.rpartition("@")[2]
-    shown = urlunsplit((parts.scheme, netloc, parts.path, "", ""))
-    if parts.query or parts.fragment:
+    netloc = ".".join(HIDDEN if _key_like(label) else label for label in parts.netloc.rpartition("@")[2].split("."))
+    path = "/".join(HIDDEN if _key_like(segment) else segment for segment in parts.path.split("/"))
+    shown = urlunsplit((parts.scheme, netloc, path, "", ""))
+    if marked and (parts.query or parts.fragment):
         shown += f"?{HIDDEN}"
-    if "@" in parts.netloc:
+    if marked and "@" in parts.netloc:
         shown = shown.replace("://", f"://{HIDDEN}@", 1)
     return shown
+
+
+_RUN = re.compile(r"[A-Za-z0-9_.~+=-]{24,}")
+_DIGITS = re.compile(r"[0-9]")
+_LETTERS = re.compile(r"[A-Za-z]")
+
+
+def _key_like(segment: str) -> bool:
+    """Whether a part of a path looks like a key: a token's shape, or 24 letters and digits or more in a row with a
+    few of each (a random key or a UUID; not a slug of words like `my-server-v2-production`)."""
+    text = unquote(segment)
+    if looks_like_token(text):
+        return True
+    return any(len(_DIGITS.findall(run)) >= 4 and len(_LETTERS.findall(run)) >= 4 for run in _RUN.findall(text))

@@ -18,6 +18,7 @@ from dataclasses import dataclass, field
 import anyio
 import httpx2
 
+from mcpyard.config import shown_url as config_shown_url
 from mcpyard.connect._addresses import address_problem, is_loopback
 from mcpyard.connect._network import Dialer, Resolver, SystemResolver, TcpDialer
 from mcpyard.errors import UrlRefused, UsageError
@@ -85,8 +86,8 @@ class CheckedUrl:
 
 
 def shown_url(url: httpx2.URL) -> str:
-    """The URL as messages show it: no user info, query or fragment, which may carry secrets (SEC-2)."""
-    return str(url.copy_with(userinfo=b"", query=None, fragment=None))
+    """The URL as messages show it: no user info, query or fragment, nor a key in its path (SEC-2)."""
+    return config_shown_url(str(url), marked=False)
 
 
 def parse_remote_url(url: str | httpx2.URL, *, dev: bool = False) -> RemoteUrl:

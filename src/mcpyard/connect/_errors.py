@@ -4,7 +4,6 @@ from __future__ import annotations
 
 import re
 import shutil
-from urllib.parse import urlsplit
 
 import httpx2
 import pydantic
@@ -12,6 +11,7 @@ from mcp.client.auth import OAuthFlowError, OAuthRegistrationError, OAuthTokenEr
 from mcp.shared.exceptions import MCPError
 
 from mcpyard.auth import SignInError
+from mcpyard.config import shown_url
 from mcpyard.connect._guarded import refused_size
 from mcpyard.errors import McpyardError
 
@@ -32,16 +32,8 @@ class MessageTooLong(ValueError):
 
 
 def public_url(url: str | None) -> str:
-    """Scheme, host, port and path only: a query or user info may carry a secret (SEC-2)."""
-    if not url:
-        return "the server"
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port else ""
-    except ValueError:
-        return "the server's URL"
-    return f"{parts.scheme}://{host}{port}{parts.path}"
+    """The server's URL as people may read it (`shown_url`: no query, user info or key in its path; SEC-2)."""
+    return shown_url(url, marked=False) if url else "the server"
 
 
 def leaf_exception(exc: BaseException) -> BaseException:

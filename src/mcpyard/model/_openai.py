@@ -10,8 +10,9 @@ from __future__ import annotations
 import json
 from collections.abc import Mapping, Sequence
 from typing import TYPE_CHECKING, Any
-from urllib.parse import urlsplit, urlunsplit
+from urllib.parse import urlsplit
 
+from mcpyard.config import shown_url as config_shown_url
 from mcpyard.errors import McpyardError, ModelError
 from mcpyard.model._backend import Reply, TextSink
 from mcpyard.model._formats import ModelTools, ToolFormat
@@ -172,15 +173,8 @@ class OpenAIModel:
 
 
 def shown_url(url: str) -> str:
-    """`url` without user info, query or fragment: what a message may show of it (SEC-2)."""
-    try:
-        parts = urlsplit(url)
-        host = parts.hostname or ""
-        port = f":{parts.port}" if parts.port is not None else ""
-    except ValueError:
-        return "(an address that cannot be read)"
-    host = f"[{host}]" if ":" in host else host
-    return urlunsplit((parts.scheme, f"{host}{port}", parts.path, "", ""))
+    """`url` without user info, query or fragment, nor a key in its path: what a message may show of it (SEC-2)."""
+    return config_shown_url(url, marked=False)
 
 
 def read_tool_call(call_id: str, name: str, raw: str | None) -> ToolCall:
