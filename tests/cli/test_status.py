@@ -180,3 +180,20 @@ def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot
 
     human = run_mcpyard(home, "status", *options)
     assert "hs__exponential  (not offered: its input schema is refused: it expands" in human.stdout
+
+
+@pytest.mark.parametrize("as_json", [False, True])
+async def test_cli2_conn1_doctor_names_the_transport_a_url_alone_connected_with(home: Home, as_json: bool) -> None:
+    """A URL with no `transport` that only speaks SSE: `doctor` says `sse`, as `status` does, not what it tried first."""
+    async with serve_http_in_process("basic", "sse") as sse_url:
+        config = home.write_config({"old": {"url": sse_url}})
+        done = await run_mcpyard_in_thread(
+            home, "doctor", "old", *(["--json"] if as_json else []), "--mcp-config", str(config)
+        )
+    assert done.returncode == 0, done.stderr
+    if as_json:
+        report = json.loads(done.stdout)
+        assert (report["state"], report["transport"]) == ("connected", "sse")
+    else:
+        assert "transport: sse\n" in done.stdout
+        assert "streamable_http" not in done.stdout

@@ -80,6 +80,7 @@ def doctor(
                 await host.start([spec.id])
                 seen = next(s for s in host.status().servers if s.id == spec.id)
                 report |= {
+                    "transport": seen.transport or spec.transport,  # as it connected (a URL alone may be SSE)
                     "state": seen.state,
                     "reason": seen.reason,
                     "protocol_version": seen.protocol_version,
