@@ -184,7 +184,7 @@ def test_err1_conn3_status_names_refused_tools_and_a_server_whose_listing_cannot
 
 @pytest.mark.parametrize("as_json", [False, True])
 async def test_cli2_conn1_doctor_names_the_transport_a_url_alone_connected_with(home: Home, as_json: bool) -> None:
-    """A URL with no `transport` that only speaks SSE: `doctor` says `sse`, as `status` does, not what it tried first."""
+    """A URL with no `transport` that speaks only SSE: `doctor` says `sse` as `status` does, not what it tried first."""
     async with serve_http_in_process("basic", "sse") as sse_url:
         config = home.write_config({"old": {"url": sse_url}})
         done = await run_mcpyard_in_thread(
