@@ -8,6 +8,7 @@ claude_desktop_config.json, Claude Code's .mcp.json, VS Code's .vscode/mcp.json 
 from __future__ import annotations
 
 import json
+import os
 import tomllib
 from pathlib import Path
 from typing import Literal
@@ -687,3 +688,32 @@ def test_import_names_fields_that_contradict_each_other_as_loading_would_refuse_
     written = cfg.flag(config.text("json"), name="own.json")
     for loaded in (cfg.load(config_file=source), cfg.load(config_file=written)):
         assert (by_id(loaded)["s"].state, by_id(loaded)["off"].state) == ("failed", "disabled")
+
+
+EDITOR_VARIABLES = {
+    "command": "node",
+    "args": ["${workspaceFolder}/a", "${userHome}/a", "${workspaceFolderBasename}", "${pathSeparator}"],
+    "cwd": "${workspaceFolder}/sub",
+}
+
+
+@pytest.mark.parametrize(
+    ("name", "written_by"),
+    [("claude_desktop_config.json", "claude-desktop"), ("mcp_config.json", "windsurf"), ("x.json", "claude-code")],
+)
+def test_workspace_variables_are_written_as_a_file_read_as_it_is_expands_them_cfg_5(
+    cfg: Setup, name: str, written_by: str
+) -> None:
+    """CFG-5: a file written by `import` runs the server as the client's file read with --mcp-config does, in every
+    client's form (they were kept as written but for VS Code's and Cursor's, and then meant nothing)."""
+    source = cfg.flag({"mcpServers": {"e": EDITOR_VARIABLES}}, name)
+    config = import_config(source, workspace=cfg.workspace)
+    if written_by != "claude-code":  # a plain `mcpServers` file is named for the client most likely to write it
+        assert config.format == written_by
+    own = source.with_name("own.toml")
+    own.write_text(config.text("toml"))
+    environ = {"HOME": "/home/me"}
+    direct, written = (by_id(cfg.load(config_file=path, environ=environ))["e"] for path in (source, own))
+    workspace = str(cfg.workspace)
+    assert direct.args == (f"{workspace}/a", "/home/me/a", cfg.workspace.name, os.sep)
+    assert (written.args, written.cwd) == (direct.args, direct.cwd) == (direct.args, f"{workspace}/sub")

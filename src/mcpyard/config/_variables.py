@@ -46,25 +46,25 @@ _EDITOR_PREFIXES = ("config:", "command:", "extensionInstallFolder:")
 def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, where: str, notes: Notes) -> str:
     """`text` with the client's variables written as mcpyard's `${VAR}`, `${env:VAR}` and `${secret:NAME}`.
 
-    VS Code and Cursor: `${workspaceFolder}` becomes the workspace's path, `${userHome}` `${HOME}`,
-    `${pathSeparator}` the separator, VS Code's prompted `${input:ID}` the saved secret
-    `${secret:ID}`; an editor-only variable (`${file}`, `${config:…}`…) is left out. Gemini CLI:
-    `$VAR` becomes `${VAR}`. OpenCode: `{env:VAR}` becomes `${VAR}`; `{file:…}` is left out. Others are
-    mcpyard's syntax already. What changed is noted.
+    Every client: `${workspaceFolder}` becomes the workspace's path, `${userHome}` `${HOME}`,
+    `${pathSeparator}` the separator, as a file read as it is expands them. VS Code and Cursor too:
+    VS Code's prompted `${input:ID}` the saved secret `${secret:ID}`; an editor-only variable
+    (`${file}`, `${config:…}`…) is left out. Gemini CLI: `$VAR` becomes `${VAR}`. OpenCode:
+    `{env:VAR}` becomes `${VAR}`; `{file:…}` is left out. The rest is mcpyard's syntax already. What
+    changed is noted.
     """
     if client == "gemini":
-        return _gemini(text, server=server, where=where, notes=notes)
-    if client == "opencode":
-        return _opencode(text, server=server, where=where, notes=notes)
-    if client not in ("vscode", "cursor"):
-        return text
+        text = _gemini(text, server=server, where=where, notes=notes)
+    elif client == "opencode":
+        text = _opencode(text, server=server, where=where, notes=notes)
 
     def one(match: re.Match[str]) -> str:
         return _editor(
             match.group(1), match.group(0), client=client, workspace=workspace, server=server, where=where, notes=notes
         )
 
-    return _BRACED.sub(one, text)
+    # Every client's file, read as it is, has the workspace variables expanded (`Expander`): so are they written.
+    return _BRACED.sub(one, text) if client != "mcpyard" else text
 
 
 def _opencode(text: str, *, server: str, where: str, notes: Notes) -> str:
@@ -105,6 +105,8 @@ def _editor(
         return "${HOME}"
     if name in _SEPARATOR:
         return os.sep
+    if client not in ("vscode", "cursor"):
+        return written  # the editors' own variables mean nothing in another client's file
     if client == "vscode" and name.startswith("input:"):
         return _input(name.removeprefix("input:"), written, server=server, where=where, notes=notes)
     if name in _EDITOR_ONLY or name.startswith(_EDITOR_PREFIXES) or name.startswith("input:"):
