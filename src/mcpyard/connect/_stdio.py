@@ -43,7 +43,7 @@ MAX_LINE_BYTES = 64 * 1024 * 1024
 STDERR_LINES = 20
 STDERR_LINE_CHARS = 500
 TERM_GRACE = 2.0
-HURRIED_GRACE = 0.5
+HURRIED_GRACE = 0.3
 """At most this long an interrupted host (Ctrl-C) waits for a server to exit once its input is closed."""
 _FIRST_VISIBLE = re.compile(rb"[^ \t\r\n\f\v]")
 """The first character that is not white space (found without copying the line)."""
@@ -123,7 +123,7 @@ class StdioTransport(contextlib.AbstractAsyncContextManager[TransportStreams]):
     to exit, SIGTERM to the whole group, 2 s, SIGKILL; grandchildren that outlive the
     server itself get the same treatment. On Linux the reaper starts the server under a
     keeper, which does the same to every descendant, in the group or not. After `hurry()`
-    the two waits are at most 0.5 s and 0.25 s.
+    the two waits are at most 0.3 s and 0.25 s.
     """
 
     def __init__(
