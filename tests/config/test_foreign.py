@@ -717,3 +717,21 @@ def test_workspace_variables_are_written_as_a_file_read_as_it_is_expands_them_cf
     workspace = str(cfg.workspace)
     assert direct.args == (f"{workspace}/a", "/home/me/a", cfg.workspace.name, os.sep)
     assert (written.args, written.cwd) == (direct.args, direct.cwd) == (direct.args, f"{workspace}/sub")
+
+
+def test_a_folder_of_a_multi_root_workspace_is_the_workspace_or_said_to_be_another_cfg_5(cfg: Setup) -> None:
+    """CFG-5: VS Code's `${workspaceFolder:NAME}` is the workspace when NAME is its name; another folder is left out,
+    saying so, by `import` and a direct read alike; in the shared form, where it cannot be read, the error names it."""
+    named = f"${{workspaceFolder:{cfg.workspace.name}}}/a"
+    entry = {"type": "stdio", "command": "node", "args": [named, "${workspaceFolder:other}/b"]}
+    source = cfg.flag({"servers": {"e": entry}}, "mcp.json")
+    config = import_config(source, workspace=cfg.workspace)
+    assert fields(config, "e")["args"] == [f"{cfg.workspace}/a", "/b"]
+    [note] = [note for note in config.ignored if note.key == "args[1]"]
+    assert "multi-root" in note.why
+    assert by_id(loaded := cfg.load(config_file=source))["e"].args == (f"{cfg.workspace}/a", "/b")
+    assert mentioning(loaded, "'args[1]'", "multi-root")
+    shared = cfg.flag({"mcpServers": {"e": {"command": "node", "args": ["${workspaceFolder:other}/b"]}}}, "x.json")
+    spec = by_id(cfg.load(config_file=shared))["e"]
+    assert spec.state == "failed"
+    assert "multi-root workspace; mcpyard reads one workspace" in (spec.problem or "")

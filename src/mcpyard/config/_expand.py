@@ -148,6 +148,11 @@ def _parse_reference(text: str, start: int, depth: int) -> tuple[_Node, int]:
         return _Node(ref, default), pos + 1
     if pos >= len(text):
         raise TemplateError(f"{where} is never closed with `}}`; write {_FORMS}")
+    if ref.name in ("workspaceFolder", "workspaceRoot") and text.startswith(":", pos):
+        raise TemplateError(
+            f"{where} names one folder of a VS Code multi-root workspace; mcpyard reads one workspace: "
+            "write that folder's path, or ${workspaceFolder} for the workspace"
+        )
     raise TemplateError(f"{where} is not a valid reference; write {_FORMS}")
 
 

@@ -105,6 +105,18 @@ def _editor(
         return "${HOME}"
     if name in _SEPARATOR:
         return os.sep
+    folder, named = name.partition(":")[::2] if name.startswith("workspaceFolder:") else ("", "")
+    if folder and named == workspace.name:
+        notes.said(where, server, f"{written} is written as {workspace}, the workspace it was read for")
+        return str(workspace)
+    if folder:
+        notes.ignore(
+            where,
+            server,
+            f"{quote(written)} names one folder of a VS Code multi-root workspace, not the workspace it was read for "
+            f"({workspace.name}); it is left out, so the value lacks that part: write that folder's path",
+        )
+        return ""
     if client not in ("vscode", "cursor"):
         return written  # the editors' own variables mean nothing in another client's file
     if client == "vscode" and name.startswith("input:"):
