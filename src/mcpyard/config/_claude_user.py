@@ -5,6 +5,9 @@ top-level `mcpServers`, and those added for one folder only (its "local" scope) 
 `projects.<that folder's absolute path>.mcpServers`, beside much of its own state. Read for a
 workspace, the file gives both: the user's servers, then the workspace's own, which win on a
 shared name (as in Claude Code). Other folders' servers are counted, never read.
+
+Its settings (`~/.claude/settings.json`, a project's `.claude/settings.json`) hold no servers, and
+their `permissions` are Claude Code's rules, not mcpyard's: such a file is named for what it is.
 """
 
 from __future__ import annotations
@@ -15,13 +18,34 @@ from pathlib import Path
 
 from mcpyard.config._imported import Notes
 
-__all__ = ["CLAUDE_USER_FILE", "claude_user_servers", "is_claude_user_file"]
+__all__ = ["CLAUDE_USER_FILE", "claude_user_servers", "is_claude_settings", "is_claude_user_file"]
 
 CLAUDE_USER_FILE = ".claude.json"
 _PROJECT_KEYS = frozenset(
     {"mcpServers", "allowedTools", "hasTrustDialogAccepted", "enabledMcpjsonServers", "disabledMcpServers"}
 )
 """Keys Claude Code writes in each folder's table of `projects`."""
+_SETTINGS_NAMES = ("settings.json", "settings.local.json")
+_SETTINGS_KEYS = frozenset(
+    {
+        "enableAllProjectMcpServers",
+        "enabledMcpjsonServers",
+        "disabledMcpjsonServers",
+        "apiKeyHelper",
+        "cleanupPeriodDays",
+        "includeCoAuthoredBy",
+        "statusLine",
+        "outputStyle",
+        "forceLoginMethod",
+        "awsAuthRefresh",
+        "spinnerTipsEnabled",
+        "alwaysThinkingEnabled",
+        "disableAllHooks",
+    }
+)
+"""Top-level keys only Claude Code's settings.json writes."""
+_PERMISSION_KEYS = frozenset({"ask", "defaultMode", "additionalDirectories", "disableBypassPermissionsMode"})
+"""Keys of Claude Code's `permissions` that mcpyard's do not have."""
 
 
 def is_claude_user_file(document: Mapping[str, object], path: Path | None) -> bool:
@@ -32,6 +56,28 @@ def is_claude_user_file(document: Mapping[str, object], path: Path | None) -> bo
     return (path is not None and path.name == CLAUDE_USER_FILE) or any(
         isinstance(table, Mapping) and _PROJECT_KEYS & set(table) for table in projects.values()
     )
+
+
+def is_claude_settings(document: Mapping[str, object], path: Path | None) -> bool:
+    """Whether `document` is Claude Code's settings.json: no servers, and its place (`.claude/settings.json`), a
+    key only it writes, or `permissions` of Claude Code's: its own keys (`ask`, `defaultMode`…) or its rules for
+    its tools (`Bash(npm test:*)`, `Read(./src)`: no tool name has parentheses) and for MCP tools (`mcp__github`)."""
+    if "servers" in document or "mcpServers" in document:
+        return False
+    placed = path is not None and path.parent.name == ".claude" and path.name in _SETTINGS_NAMES
+    written = document.get("permissions")
+    permissions = written if isinstance(written, Mapping) else {}
+    rules = [rule for key in ("allow", "deny", "ask") for rule in _strings(permissions.get(key))]
+    return (
+        placed
+        or bool(_SETTINGS_KEYS & set(document))
+        or bool(_PERMISSION_KEYS & set(permissions))
+        or any("(" in rule or rule.startswith("mcp__") for rule in rules)
+    )
+
+
+def _strings(value: object) -> list[str]:
+    return [item for item in value if isinstance(item, str)] if isinstance(value, list) else []
 
 
 def claude_user_servers(document: Mapping[str, object], workspace: Path, notes: Notes) -> dict[str, object]:

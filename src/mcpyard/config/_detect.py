@@ -8,7 +8,7 @@ from pathlib import Path
 from mcpyard.config._claude_user import is_claude_user_file
 from mcpyard.config._imported import ClientFormat
 from mcpyard.config._opencode import opencode_servers
-from mcpyard.config._read import SETTING_KEYS, Format
+from mcpyard.config._read import CODEX_KEYS, SETTING_KEYS, Format
 from mcpyard.config._vscode import SETTINGS_KEYS, vscode_settings_servers
 
 __all__ = ["detect_format", "reads_comments"]
@@ -23,29 +23,7 @@ _GEMINI_TOP = frozenset({"selectedAuthType", "allowMCPServers", "excludeMCPServe
 _CURSOR_KEYS = frozenset({"envFile", "auth"})
 _CURSOR_VARIABLES = ("${env:", "${userHome}", "${workspaceFolder}", "${workspaceFolderBasename}", "${pathSeparator}")
 _SETTINGS: dict[ClientFormat, tuple[tuple[str, str], frozenset[str]]] = {
-    "codex": (
-        (".codex", "config.toml"),
-        frozenset(
-            {
-                "approval_policy",
-                "sandbox_mode",
-                "sandbox_workspace_write",
-                "shell_environment_policy",
-                "model_provider",
-                "model_providers",
-                "model_reasoning_effort",
-                "model_reasoning_summary",
-                "model_verbosity",
-                "profile",
-                "profiles",
-                "notify",
-                "projects",
-                "file_opener",
-                "history",
-                "tui",
-            }
-        ),
-    ),
+    "codex": ((".codex", "config.toml"), CODEX_KEYS),
     "claude-desktop": (("", "claude_desktop_config.json"), frozenset({"globalShortcut"})),
     "zed": (("zed", "settings.json"), frozenset({"buffer_font_size", "ui_font_size", "vim_mode", "language_models"})),
     "vscode-settings": (("User", "settings.json"), SETTINGS_KEYS),
@@ -96,12 +74,13 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         # Its place first: Zed's settings.json has a `theme` too, a key Gemini CLI writes.
         for client in (*(c for c in clients if _placed(c, path)), *(c for c in clients if _settings_of(c, document))):
             return client
-    if isinstance(servers, list) or (servers is None and shared is None and any(k in SETTING_KEYS for k in document)):
-        return "mcpyard"
     if isinstance(servers, Mapping):
         return "vscode"
-    if isinstance(shared, Mapping):
-        return _shared_client(document, shared, path)
+    # A container of the wrong type is still its form's: reading it says what is wrong, as loading does.
+    if "servers" in document or ("mcpServers" not in document and any(k in SETTING_KEYS for k in document)):
+        return "mcpyard"
+    if "mcpServers" in document:
+        return _shared_client(document, shared if isinstance(shared, Mapping) else {}, path)
     return None
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
-from mcpyard.config._claude_user import claude_user_servers
+from mcpyard.config._claude_user import claude_user_servers, is_claude_settings
 from mcpyard.config._clients import SHARED_FAMILY, deny_excluded, gemini_choice, translate_entry
 from mcpyard.config._detect import detect_format, reads_comments
 from mcpyard.config._entry import EntryContext, value_problems
@@ -24,7 +24,13 @@ from mcpyard.config._literal import secret_literals
 from mcpyard.config._names import quote
 from mcpyard.config._opencode import opencode_servers, opencode_tools
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
-from mcpyard.config._vscode import INPUTS_WHY, note_settings_mcp, vscode_marked, vscode_settings_servers
+from mcpyard.config._vscode import (
+    INPUTS_WHY,
+    note_settings_mcp,
+    own_form_slip,
+    vscode_marked,
+    vscode_settings_servers,
+)
 from mcpyard.errors import ConfigError
 
 __all__ = ["READ_DIRECTLY", "import_config", "read_directly", "translate"]
@@ -64,14 +70,16 @@ def read_directly(
 ) -> ImportedConfig | None:
     """A VS Code, Codex or Gemini CLI file translated for `--mcp-config`; None for any other (read as it is).
 
-    A `servers` object beside settings of mcpyard's, or with a server key VS Code does not read,
-    without anything VS Code writes (a `type`, a `url`, `inputs`…), outside .vscode/mcp.json, is not
-    read this way: it is more likely the own form with a mistake, and loading says how to write it.
+    A `servers` object with a key VS Code does not read, without anything VS Code writes (a `type`, a
+    `url`, `inputs`…), outside .vscode/mcp.json, is not read this way: it is more likely the own form
+    with a mistake, and loading says how to write it.
 
     Raises:
-        ConfigError: the file's servers are not shaped as its client writes them.
+        ConfigError: the file's servers are not shaped as its client writes them, or the file is one its keys
+            would have misread (see `translate`).
     """
     client = detect_format(document, fmt, path)
+    _refuse_misread(document, client, fmt=fmt, path=path, label=label)
     without_servers = client not in (None, "mcpyard") and _listed(client, document) is None
     if not without_servers and (
         client not in READ_DIRECTLY or (client == "vscode" and not vscode_marked(document, path))
@@ -115,9 +123,12 @@ def translate(
     """The servers of a parsed config file in mcpyard's own form, with what was understood and ignored (pure).
 
     Raises:
-        ConfigError: no servers in a form mcpyard knows, or servers not shaped as the client writes them.
+        ConfigError: no servers in a form mcpyard knows, servers not shaped as the client writes them, a Claude Code
+            settings.json (no servers, and rules that are not mcpyard's), or a `servers` object with a setting or
+            field of mcpyard's (the own form written by mistake, which read as VS Code's would lose it).
     """
     client = detect_format(document, fmt, path)
+    _refuse_misread(document, client, fmt=fmt, path=path, label=label)
     if client is None and "servers" in document and "mcpServers" in document:
         raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
     if client is None:
@@ -174,6 +185,33 @@ def translate(
     )
 
 
+def _refuse_misread(
+    document: Mapping[str, object], client: ClientFormat | None, *, fmt: Format, path: Path, label: str
+) -> None:
+    """Refuse a file its keys would have read as what it is not, losing what it says: Claude Code's settings.json
+    (its `permissions` are Claude Code's rules) and mcpyard's own form with a `servers` object (read as VS Code's,
+    its `mode`, `permissions` or a server's field would be dropped)."""
+    if fmt == "json" and client != "claude-code-user" and is_claude_settings(document, path):
+        raise ConfigError(
+            f"{label} is a Claude Code settings.json with no MCP servers in it, so there is nothing to read; Claude "
+            "Code keeps them in ~/.claude.json and a project's .mcp.json: give one of those",
+            source=path,
+        )
+    slip = own_form_slip(document) if client == "vscode" else None
+    if slip is not None:
+        key, server = slip
+        where = "beside `servers` is a setting" if server is None else f"in server {quote(server)} is a field"
+        raise ConfigError(
+            f"{label}: {quote(key)} {where} of mcpyard's, which a VS Code mcp.json (read as it is at .vscode/mcp.json, "
+            "or once a server has its `type`) does not have: this is mcpyard's own form written by mistake, and none "
+            'of it is read. Write `servers` as a list of objects, each with an `id` (`"servers": [{"id": "…", …}]`), '
+            "or use `mcpServers` for an object keyed by id",
+            source=path,
+            entry=server,
+            field=key,
+        )
+
+
 def _problems(servers: list[ImportedServer], path: Path) -> tuple[ImportNote, ...]:
     """What keeps each translated server from loading, in the loader's words."""
     nothing = Expander(environ={}, secrets={}, restricted=False)  # values are read as written: nothing is expanded
@@ -203,7 +241,7 @@ _LITERAL = (
 def _entries(value: object, *, container: str, label: str, path: Path) -> list[tuple[str, Mapping[str, object]]]:
     where = f"[{container}]" if container == "mcp_servers" else f"`{container}`"
     if not isinstance(value, Mapping):
-        raise ConfigError(f"{label}: {where} must be an object whose keys are the server names", source=path)
+        raise ConfigError(f"{label}: {where} must be an object whose keys are the server ids", source=path)
     entries: list[tuple[str, Mapping[str, object]]] = []
     for server_id, fields in value.items():
         if not server_id:

@@ -18,7 +18,7 @@ from mcpyard.config._model import SourceKind
 from mcpyard.config._names import describe_source, quote
 from mcpyard.errors import ConfigError
 
-__all__ = ["SETTING_KEYS", "Form", "Format", "RawEntry", "RawSource", "read_document", "split_source"]
+__all__ = ["CODEX_KEYS", "SETTING_KEYS", "Form", "Format", "RawEntry", "RawSource", "read_document", "split_source"]
 
 Format = Literal["json", "toml"]
 Form = Literal["own", "shared"]
@@ -38,6 +38,12 @@ SETTING_KEYS = (
     "model",
     "tool_search",
 )
+CODEX_KEYS = frozenset(
+    {"approval_policy", "sandbox_mode", "sandbox_workspace_write", "shell_environment_policy", "model_provider"}
+    | {"model_providers", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity", "profile"}
+    | {"profiles", "notify", "projects", "file_opener", "history", "tui"}
+)
+"""Top-level keys only Codex writes in its config.toml (beside its [mcp_servers] tables)."""
 _SHARED_ALIASES = {"serverUrl": "url", "httpUrl": "url"}
 """Keys other clients write for a field of the shared form (Windsurf's `serverUrl`, Gemini CLI's `httpUrl`), read as
 that field."""
@@ -48,7 +54,24 @@ _FORMS_HELP = (
     "list servers under `servers` (a list of objects with `id`) or `mcpServers` (an object keyed by id); "
     "in TOML write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
 )
-
+_CODEX_HELP = (
+    "this is Codex's config.toml (its [mcp_servers] tables), not mcpyard's own: give Codex's file with --mcp-config, "
+    "which reads it as it is, or convert it with `mcpyard import FILE --write FILE`; here, write [[mcp.servers]] "
+    "or [mcp.mcpServers.<id>] tables"
+)
+_NOT_A_LIST = {
+    "toml": "a list: write [[mcp.servers]] tables, each with an `id`, or [mcp.mcpServers.<id>] tables keyed by id",
+    "project": (
+        "a list of objects, each with an `id`; for an object keyed by id, as Claude Code writes .mcp.json, rename "
+        "`servers` to `mcpServers` (VS Code's `servers` object is read only from a file given with --mcp-config)"
+    ),
+    "json": (
+        "a list of objects, each with an `id`; for an object keyed by id (as other MCP clients write it) use "
+        "`mcpServers` (a VS Code mcp.json is read as it is when it holds nothing but servers VS Code would read, "
+        "or at .vscode/mcp.json, or once a server has its `type`)"
+    ),
+}
+"""What `servers` must be where it is an object keyed by id: in TOML, in a project file, in another JSON file."""
 _EMPTY_HELP: dict[Format, str] = {
     "json": "list them under `mcpServers` (an object keyed by id) or `servers`",
     "toml": "write [mcp.mcpServers.<id>] or [[mcp.servers]] tables in it",
@@ -246,6 +269,7 @@ def split_source(document: Mapping[str, object], *, kind: SourceKind, path: Path
         raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
     form: Form | None = "own" if has_own else "shared" if has_shared else None
     form_keys = ("mcp",) if fmt == "toml" else ("servers", "mcpServers")
+    codex = kind == "user" and "mcp" not in document and any(k == "mcp_servers" or k in CODEX_KEYS for k in document)
     unknown = [key for key in document if key not in SETTING_KEYS and key not in form_keys and key != "$schema"]
     if (
         kind != "user"
@@ -263,12 +287,12 @@ def split_source(document: Mapping[str, object], *, kind: SourceKind, path: Path
         if fmt == "json" and form == "shared":
             warnings.append(f"{label}: ignoring the unknown top-level key {quote(key)}")
             continue
-        raise ConfigError(_unknown_top_level(key, label, fmt), source=path, field=key)
+        raise ConfigError(_unknown_top_level(key, label, fmt, codex=codex), source=path, field=key)
     if form is None and (kind == "project" or not settings):
         raise ConfigError(f"{label} has neither `servers` nor `mcpServers`; {_FORMS_HELP}", source=path)
     entries: tuple[RawEntry, ...] = ()
     if form == "own":
-        entries = _own_entries(container["servers"], label, path)
+        entries = _own_entries(container["servers"], label, path, "project" if kind == "project" else fmt)
     elif form == "shared":
         entries = _shared_entries(container["mcpServers"], label, path)
     return RawSource(kind=kind, path=path, form=form, entries=entries, settings=settings, warnings=warnings)
@@ -296,25 +320,20 @@ def _close_to_known(key: str, fmt: Format) -> bool:
     return key in ("servers", "mcpServers") or bool(difflib.get_close_matches(key, known, n=1, cutoff=SLIP_CUTOFF))
 
 
-def _unknown_top_level(key: str, label: str, fmt: Format) -> str:
+def _unknown_top_level(key: str, label: str, fmt: Format, *, codex: bool) -> str:
     if fmt == "toml" and key in ("servers", "mcpServers"):
         return f"{label}: `{key}` belongs under [mcp]; write [[mcp.servers]] or [mcp.mcpServers.<id>] tables"
+    if codex:
+        return f"{label}: unknown top-level key {quote(key)}; {_CODEX_HELP}"
     known = _known_top_level(fmt)
     close = difflib.get_close_matches(key, known, n=1)
     hint = f"; did you mean `{close[0]}`?" if close else f"; the known keys are {', '.join(known)}"
     return f"{label}: unknown top-level key {quote(key)}{hint}"
 
 
-def _own_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ...]:
+def _own_entries(value: object, label: str, path: Path, where: str) -> tuple[RawEntry, ...]:
     if not isinstance(value, list):
-        raise ConfigError(
-            f"{label}: `servers` must be a list of objects, each with an `id`; "
-            "for an object keyed by id (as other MCP clients write it) use `mcpServers` "
-            "(a VS Code mcp.json is read as it is when it holds nothing but servers VS Code would read, or at "
-            ".vscode/mcp.json, or once a server has its `type`)",
-            source=path,
-            field="servers",
-        )
+        raise ConfigError(f"{label}: `servers` must be {_NOT_A_LIST[where]}", source=path, field="servers")
     entries: list[RawEntry] = []
     seen: dict[str, int] = {}
     for index, item in enumerate(value, start=1):

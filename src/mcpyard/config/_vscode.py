@@ -6,9 +6,18 @@ from __future__ import annotations
 from collections.abc import Mapping
 from pathlib import Path
 
+from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import Notes
+from mcpyard.config._read import SETTING_KEYS
 
-__all__ = ["INPUTS_WHY", "SETTINGS_KEYS", "note_settings_mcp", "vscode_marked", "vscode_settings_servers"]
+__all__ = [
+    "INPUTS_WHY",
+    "SETTINGS_KEYS",
+    "note_settings_mcp",
+    "own_form_slip",
+    "vscode_marked",
+    "vscode_settings_servers",
+]
 
 _KEYS = frozenset({"type", "envFile", "dev", "gallery", "sandboxEnabled", "sandbox"})
 """Keys of a server entry only VS Code writes."""
@@ -50,6 +59,24 @@ def vscode_marked(document: Mapping[str, object], path: Path) -> bool:
     if not isinstance(servers, Mapping) or not servers or set(document) != {"servers"}:
         return False
     return all(isinstance(entry, Mapping) and "command" in entry and set(entry) <= _READ for entry in servers.values())
+
+
+def own_form_slip(document: Mapping[str, object]) -> tuple[str, str | None] | None:
+    """What makes a `servers` object mcpyard's own form written by mistake rather than VS Code's mcp.json, which
+    would drop it: a setting of mcpyard's beside it (`mode`, `permissions`…) or a field of mcpyard's that VS Code
+    does not read in one of its servers (`trust_annotations`…). The key and its server (None: beside the servers);
+    None: nothing of mcpyard's."""
+    servers = document.get("servers")
+    if not isinstance(servers, Mapping):
+        return None
+    for key in document:
+        if key in SETTING_KEYS:
+            return key, None
+    for server_id, entry in servers.items():
+        for key in entry if isinstance(entry, Mapping) else ():
+            if key in FIELDS and key not in _READ:
+                return key, str(server_id)
+    return None
 
 
 def vscode_settings_servers(document: Mapping[str, object]) -> object:

@@ -1,0 +1,210 @@
+"""Files whose keys could be taken for another form: each read for what it is, never with a setting dropped (CFG-2).
+
+A `servers` object beside mcpyard's own settings is the own form written by mistake, not VS Code's
+mcp.json; Claude Code's settings.json and Codex's config.toml are named for what they are; an
+`mcpServers` that is not an object is said so by `import` as by loading; a `servers` object in a
+project file or the user config is told how to write it there.
+"""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+
+import pytest
+
+from mcpyard.config import import_config
+from mcpyard.errors import ConfigError
+from tests._cli import run_mcpyard
+from tests.conftest import Home
+
+from ._support import Setup, by_id, mentioning
+
+URL = "http://127.0.0.1:8772/mcp"
+
+OWN_FORM_SLIPS = {
+    "a deny rule beside": ({"mode": "auto", "permissions": {"deny": ["w__forecast"]}, "servers": {"w": {"url": URL}}}),
+    "a mode beside": {"mode": "auto", "servers": {"w": {"url": URL}}},
+    "a field of mcpyard's in a typed server": {
+        "servers": {"w": {"type": "http", "url": URL, "trust_annotations": True}}
+    },
+    "at .vscode/mcp.json": {"inputs": [], "permissions": {"deny": ["w__*"]}, "servers": {"w": {"url": URL}}},
+}
+
+
+def write(path: Path, content: object) -> Path:
+    path.parent.mkdir(parents=True, exist_ok=True)
+    path.write_text(content if isinstance(content, str) else json.dumps(content), encoding="utf-8")
+    return path
+
+
+@pytest.mark.parametrize("document", OWN_FORM_SLIPS.values(), ids=OWN_FORM_SLIPS.keys())
+def test_cfg2_a_servers_object_with_mcpyards_settings_is_refused_never_read_without_them(
+    cfg: Setup, home: Home, document: dict[str, object]
+) -> None:
+    """CFG-2, ERR-1: read as VS Code's mcp.json, the deny rule (or mode, or field) would be dropped: it is an error
+    that says how to write the own form, by `--mcp-config` and `import` alike."""
+    name = ".vscode/mcp.json" if "inputs" in document else "my8.json"
+    path = write(cfg.root / "from" / name, document)
+    with pytest.raises(ConfigError) as loaded:
+        cfg.load(config_file=path)
+    with pytest.raises(ConfigError) as imported:
+        import_config(path, workspace=cfg.workspace)
+    for error in (loaded.value, imported.value):
+        assert "mcpyard's own form written by mistake" in error.message
+        assert "a list of objects, each with an `id`" in error.message
+        assert "use `mcpServers`" in error.message
+    for args in (["status", "--mcp-config", str(path)], ["import", str(path)]):
+        done = run_mcpyard(home, *args)
+        assert done.returncode == 2
+        [line] = done.stderr.splitlines()
+        assert "written by mistake" in line
+        assert "a setting of VS Code itself" not in done.stderr + done.stdout
+
+
+def test_cfg2_the_refusal_names_the_setting_or_field_of_mcpyards(cfg: Setup) -> None:
+    """CFG-2, ERR-1: the key that makes it the own form is named, with where it is."""
+    beside = cfg.flag({"permissions": {"deny": ["w__*"]}, "servers": {"w": {"url": URL}}})
+    with pytest.raises(ConfigError) as caught:
+        cfg.load(config_file=beside)
+    assert "'permissions' beside `servers`" in caught.value.message
+    inside = cfg.flag({"servers": {"w": {"url": URL, "call_timeout_secs": 5}}})
+    with pytest.raises(ConfigError) as caught:
+        cfg.load(config_file=inside)
+    assert "'call_timeout_secs' in server 'w'" in caught.value.message
+    assert (caught.value.entry, caught.value.field) == ("w", "call_timeout_secs")
+
+
+def test_cfg2_a_vscode_mcp_json_with_its_own_keys_only_loads_as_before(cfg: Setup) -> None:
+    """CFG-2: `inputs`, a remote server without a `type`, a typed stdio server: VS Code's file, read as it is."""
+    document = {
+        "inputs": [{"type": "promptString", "id": "token", "description": "Token", "password": True}],
+        "servers": {"w": {"url": URL, "headers": {"X": "1"}}, "c": {"type": "stdio", "command": "x", "args": ["a"]}},
+    }
+    loaded = cfg.load(config_file=cfg.flag(document, "mcp.json"))
+    assert sorted(by_id(loaded)) == ["c", "w"]
+    assert import_config(cfg.flag(document, "mcp.json"), workspace=cfg.workspace).format == "vscode"
+
+
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm run test:*)"]},
+    "env": {"X": "1"},
+    "model": "opus",
+    "enableAllProjectMcpServers": True,
+    "hooks": {},
+}
+CLAUDE_FILES = {
+    "keys only Claude Code writes": ("settings.json", CLAUDE_SETTINGS),
+    "Claude Code's rules alone": ("settings.json", {"permissions": {"allow": ["Bash(npm run test:*)", "Read(./src)"]}}),
+    "an MCP rule of Claude Code's": ("perms.json", {"permissions": {"deny": ["mcp__github__delete_repo"]}}),
+    "its place": (".claude/settings.local.json", {"permissions": {"allow": []}}),
+}
+
+
+@pytest.mark.parametrize(("name", "document"), CLAUDE_FILES.values(), ids=CLAUDE_FILES.keys())
+def test_err1_a_claude_code_settings_json_without_servers_says_so_in_one_line_cfg_2(
+    cfg: Setup, home: Home, name: str, document: dict[str, object]
+) -> None:
+    """ERR-1, CFG-2: Claude Code's settings are not taken for mcpyard's (its `Bash(…)` rules are not ours), nor
+    reported key by key as mistakes."""
+    path = write(cfg.root / "from" / name, document)
+    said = "is a Claude Code settings.json with no MCP servers in it"
+    with pytest.raises(ConfigError) as imported:
+        import_config(path, workspace=cfg.workspace)
+    with pytest.raises(ConfigError) as loaded:
+        cfg.load(config_file=path)
+    for error in (imported.value, loaded.value):
+        assert said in error.message
+        assert "~/.claude.json" in error.message
+    for args in (["import", str(path)], ["status", "--mcp-config", str(path)]):
+        done = run_mcpyard(home, *args)
+        assert done.returncode == 2
+        [line] = done.stderr.splitlines()
+        assert said in line
+        assert "unknown top-level key" not in line
+
+
+@pytest.mark.parametrize(
+    "document",
+    [{"permissions": {"deny": ["w__*"], "allow": ["notes__list_*"]}}, {"mode": "plan"}],
+    ids=["mcpyard's own rules", "a mode"],
+)
+def test_cfg8_a_file_of_mcpyards_settings_alone_still_loads(cfg: Setup, document: dict[str, object]) -> None:
+    """CFG-8: a --mcp-config file may set host settings and no servers; its own rules are not Claude Code's."""
+    loaded = cfg.load(config_file=cfg.flag(document))
+    assert loaded.servers == ()
+    assert import_config(cfg.flag(document), workspace=cfg.workspace).format == "mcpyard"
+
+
+CODEX_USER = """model = "gpt-5-codex"
+model_reasoning_effort = "high"
+
+[projects."/x"]
+trust_level = "trusted"
+"""
+
+
+@pytest.mark.parametrize(
+    "toml",
+    [CODEX_USER, CODEX_USER + '\n[mcp_servers.echo]\ncommand = "npx"\nargs = ["-y", "echo"]\n'],
+    ids=["without servers", "with [mcp_servers] tables"],
+)
+def test_err1_codexs_config_as_the_user_config_is_named_with_how_to_use_it_cfg_1(
+    cfg: Setup, home: Home, toml: str
+) -> None:
+    """ERR-1, CFG-1: the user config is mcpyard's own: Codex's file there is an error that names it and says what
+    reads it (`--mcp-config`) or converts it (`mcpyard import`)."""
+    cfg.user(toml)
+    with pytest.raises(ConfigError) as caught:
+        cfg.load()
+    message = caught.value.message
+    assert "this is Codex's config.toml (its [mcp_servers] tables)" in message
+    assert "--mcp-config" in message
+    assert "mcpyard import" in message
+    assert "the known keys are" not in message
+    write(home.config_home / "config.toml", toml)
+    done = run_mcpyard(home, "status")
+    assert done.returncode == 2
+    [line] = done.stderr.splitlines()
+    assert "Codex's config.toml" in line
+
+
+@pytest.mark.parametrize("document", [{"mcpServers": []}, {"mcpServers": "npx"}], ids=["a list", "a string"])
+def test_cfg2_import_of_an_mcpservers_that_is_not_an_object_says_so_as_loading_does(
+    cfg: Setup, home: Home, document: dict[str, object]
+) -> None:
+    """CFG-2, ERR-1: the same reason by both ways, not "neither `servers` nor `mcpServers`"."""
+    path = write(cfg.root / "from" / "pos.json", document)
+    with pytest.raises(ConfigError) as imported:
+        import_config(path, workspace=cfg.workspace)
+    with pytest.raises(ConfigError) as loaded:
+        cfg.load(config_file=path)
+    for error in (imported.value, loaded.value):
+        assert "`mcpServers` must be an object whose keys are the server ids" in error.message
+        assert "neither" not in error.message
+    done = run_mcpyard(home, "import", str(path))
+    assert done.returncode == 2
+    assert "`mcpServers` must be an object" in done.stderr
+
+
+def test_cfg2_a_servers_object_in_a_project_file_is_told_to_use_mcpservers_there_cfg_6(cfg: Setup) -> None:
+    """CFG-2, CFG-6: `.mcp.json` reads the own and the shared form; VS Code's `servers` object is read only from a
+    file given with --mcp-config, and the warning says so instead of what VS Code's file would need."""
+    cfg.project({"servers": {"w": {"url": URL}}})
+    loaded = cfg.load()
+    [warning] = mentioning(loaded, ".mcp.json", "its servers were not started")
+    assert "rename `servers` to `mcpServers`" in warning
+    assert "only from a file given with --mcp-config" in warning
+    assert "would read" not in warning
+    cfg.project({"mcpServers": {"w": {"url": URL}}})
+    assert by_id(cfg.load())["w"].url == URL
+
+
+def test_cfg2_servers_tables_keyed_by_id_in_the_user_config_say_how_toml_writes_them(cfg: Setup) -> None:
+    """CFG-2: in TOML the list is [[mcp.servers]] tables; tables keyed by id are [mcp.mcpServers.<id>]."""
+    cfg.user('[mcp.servers.a]\ncommand = "x"\n')
+    with pytest.raises(ConfigError) as caught:
+        cfg.load()
+    assert "[[mcp.servers]] tables, each with an `id`" in caught.value.message
+    assert "[mcp.mcpServers.<id>]" in caught.value.message
+    assert "VS Code" not in caught.value.message
