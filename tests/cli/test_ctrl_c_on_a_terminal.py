@@ -77,12 +77,16 @@ class Terminal:
     def type(self, line: bytes) -> None:
         os.write(self.leader, line + b"\n")
 
-    def ctrl_c(self) -> tuple[int | None, float, str]:
-        """Ctrl-C: the exit code (None: still running), how long it took, and what the terminal showed after it."""
+    def ctrl_c(self, *, again_after: float | None = None) -> tuple[int | None, float, str]:
+        """Ctrl-C (and again `again_after` seconds later, as a person pressing twice): the exit code (None: still
+        running), how long it took from the first, and what the terminal showed after it."""
         before = len(self.seen)
         started = time.monotonic()
         self.process.send_signal(signal.SIGINT)
         while self.process.poll() is None and time.monotonic() - started < EXIT_WITHIN_SECS:
+            if again_after is not None and time.monotonic() - started >= again_after:
+                self.process.send_signal(signal.SIGINT)
+                again_after = None
             self.read_some(0.05)  # read on, or a full terminal would hold up its writes
         took = time.monotonic() - started
         self.read_some(0)
@@ -177,12 +181,14 @@ def test_conn5_cli2_mod3_a_question_given_up_with_its_call_takes_no_line_of_the_
 
 
 @pytest.mark.parametrize("face", ["shell", "chat"])
+@pytest.mark.parametrize("presses", ["once", "twice"])
 def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_server_within_a_second(
-    home: Home, face: str
+    home: Home, face: str, presses: str
 ) -> None:
     """Ending the shell or the chat with Ctrl-C stops the servers in a hurry, as any Ctrl-C does: a wrapper that goes
-    on once its server exits is not given its whole wait (5 s before)."""
-    config = home.write_config({"w": wrapped_basic(home)}, mode="auto")
+    on once its server exits is not given its whole wait (5 s before). Pressed twice, with a wrapper deaf to SIGTERM:
+    the second kills it at once (it used to cut the stop short, and the wrapper then had 2 s more)."""
+    config = home.write_config({"w": wrapped_basic(home, deaf=presses == "twice")}, mode="auto")
     with contextlib.ExitStack() as stack:
         if face == "shell":
             args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
@@ -193,7 +199,7 @@ def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_
         terminal = stack.enter_context(Terminal(home, args))
         terminal.wait_for(prompt)
         wrapper = read_pid(home.root / "wrapper.pid")
-        code, took, said = terminal.ctrl_c()
+        code, took, said = terminal.ctrl_c(again_after=0.15 if presses == "twice" else None)
     assert code == 0, f"still running {took:.1f} s after Ctrl-C: {said!r}"
     assert took < 1.0, f"mcpyard took {took:.2f} s to exit after Ctrl-C"
     assert left_of(wrapper, wrapper) == [], "every process was stopped before mcpyard exited"
