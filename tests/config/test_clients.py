@@ -642,12 +642,39 @@ NO_SERVERS = [
 ]
 
 
-@pytest.mark.parametrize(("name", "text", "said"), NO_SERVERS, ids=[row[0] for row in NO_SERVERS])
+CLAUDE_SETTINGS = {
+    "permissions": {"allow": ["Bash(npm run test:*)"]},
+    "env": {"X": "1"},
+    "model": "opus",
+    "enableAllProjectMcpServers": True,
+    "hooks": {},
+}
+CLAUDE_SAID = "is a Claude Code settings.json with no MCP servers in it"
+# Claude Code's settings are not taken for mcpyard's (its `Bash(…)` rules are not ours): known by keys only it
+# writes, its rules, or its place.
+CLAUDE_FILES = [
+    ("settings.json", CLAUDE_SETTINGS),
+    ("settings.json", {"permissions": {"allow": ["Bash(npm run test:*)", "Read(./src)"]}}),
+    ("perms.json", {"permissions": {"deny": ["mcp__github__delete_repo"]}}),
+    (".claude/settings.local.json", {"permissions": {"allow": []}}),
+]
+NAMED = [(name, text, said, "add them") for name, text, said in NO_SERVERS] + [
+    (name, json.dumps(document), CLAUDE_SAID, "~/.claude.json") for name, document in CLAUDE_FILES
+]
+NAMED_IDS = [row[0] for row in NO_SERVERS] + [
+    "claude: keys only it writes",
+    "claude: its rules alone",
+    "claude: an MCP rule of its",
+    "claude: its place",
+]
+
+
+@pytest.mark.parametrize(("name", "text", "said", "hint"), NAMED, ids=NAMED_IDS)
 def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
-    cfg: Setup, home: Home, name: str, text: str, said: str
+    cfg: Setup, home: Home, name: str, text: str, said: str, hint: str
 ) -> None:
-    """ERR-1, CFG-2: imported or given with --mcp-config, the file is named for what it is; its own settings are not
-    reported as mistakes."""
+    """ERR-1, CFG-2: imported or given with --mcp-config, the file is named for what it is, with where that client
+    keeps its servers; its own settings are not reported as mistakes."""
     path = write(cfg.root / "from" / name, text)
     with pytest.raises(ConfigError) as imported:
         import_config(path, workspace=cfg.workspace)
@@ -655,7 +682,7 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
         cfg.load(config_file=path)
     for error in (imported.value, loaded.value):
         assert said in error.message
-        assert "add them" in error.message
+        assert hint in error.message
         assert "approval_policy" not in error.message
         assert "theme" not in error.message
         assert "globalShortcut" not in error.message
@@ -664,3 +691,4 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
         assert done.returncode == 2
         [line] = done.stderr.splitlines()
         assert said in line
+        assert "unknown top-level key" not in line

@@ -86,44 +86,6 @@ def test_cfg2_a_vscode_mcp_json_with_its_own_keys_only_loads_as_before(cfg: Setu
     assert import_config(cfg.flag(document, "mcp.json"), workspace=cfg.workspace).format == "vscode"
 
 
-CLAUDE_SETTINGS = {
-    "permissions": {"allow": ["Bash(npm run test:*)"]},
-    "env": {"X": "1"},
-    "model": "opus",
-    "enableAllProjectMcpServers": True,
-    "hooks": {},
-}
-CLAUDE_FILES = {
-    "keys only Claude Code writes": ("settings.json", CLAUDE_SETTINGS),
-    "Claude Code's rules alone": ("settings.json", {"permissions": {"allow": ["Bash(npm run test:*)", "Read(./src)"]}}),
-    "an MCP rule of Claude Code's": ("perms.json", {"permissions": {"deny": ["mcp__github__delete_repo"]}}),
-    "its place": (".claude/settings.local.json", {"permissions": {"allow": []}}),
-}
-
-
-@pytest.mark.parametrize(("name", "document"), CLAUDE_FILES.values(), ids=CLAUDE_FILES.keys())
-def test_err1_a_claude_code_settings_json_without_servers_says_so_in_one_line_cfg_2(
-    cfg: Setup, home: Home, name: str, document: dict[str, object]
-) -> None:
-    """ERR-1, CFG-2: Claude Code's settings are not taken for mcpyard's (its `Bash(…)` rules are not ours), nor
-    reported key by key as mistakes."""
-    path = write(cfg.root / "from" / name, document)
-    said = "is a Claude Code settings.json with no MCP servers in it"
-    with pytest.raises(ConfigError) as imported:
-        import_config(path, workspace=cfg.workspace)
-    with pytest.raises(ConfigError) as loaded:
-        cfg.load(config_file=path)
-    for error in (imported.value, loaded.value):
-        assert said in error.message
-        assert "~/.claude.json" in error.message
-    for args in (["import", str(path)], ["status", "--mcp-config", str(path)]):
-        done = run_mcpyard(home, *args)
-        assert done.returncode == 2
-        [line] = done.stderr.splitlines()
-        assert said in line
-        assert "unknown top-level key" not in line
-
-
 @pytest.mark.parametrize(
     "document",
     [{"permissions": {"deny": ["w__*"], "allow": ["notes__list_*"]}}, {"mode": "plan"}],
