@@ -9,6 +9,7 @@ from pathlib import Path
 
 from mcpyard.config._fields import OAUTH_FIELDS, TYPE_ALIASES
 from mcpyard.config._imported import ClientFormat, Notes
+from mcpyard.config._names import tool_list
 from mcpyard.config._variables import rewrite
 
 __all__ = [
@@ -65,7 +66,7 @@ class ClientEntry:
     out: dict[str, object] = field(default_factory=dict)
     excluded: list[str] = field(default_factory=list)
     excluded_by: str = ""
-    """The key that listed the tools to leave out (`excludeTools`, `disabledTools`…)."""
+    """The keys that listed the tools to leave out (`excludeTools`, `disabledTools, excludeTools`…)."""
 
     def text(self, where: str, value: str) -> str:
         return rewrite(
@@ -177,8 +178,10 @@ def oauth_key(entry: ClientEntry, key: str, value: object) -> None:
 
 
 def exclude_key(entry: ClientEntry, key: str, value: object) -> None:
-    if not isinstance(value, list) or not all(isinstance(tool, str) and tool for tool in value):
+    """A list of tools to leave out, whichever client's name it has: denied once the entry is read (POL-4)."""
+    tools = tool_list(value)
+    if tools is None:
         entry.ignore(key, "must be a list of tool names; no tool is denied")
         return
-    entry.excluded.extend(str(tool) for tool in value)
-    entry.excluded_by = entry.excluded_by or key
+    entry.excluded.extend(tools)
+    entry.excluded_by = f"{entry.excluded_by}, {key}" if entry.excluded_by else key

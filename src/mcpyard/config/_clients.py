@@ -21,7 +21,11 @@ from mcpyard.config._client_entry import (
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import ClientFormat, ImportedServer, Notes
 from mcpyard.config._names import (
+    APPROVED_TOOLS_KEYS,
     EXCLUDED_TOOLS_KEYS,
+    INCLUDED_TOOLS_KEYS,
+    NO_ALLOWLIST,
+    allow_hint,
     credential_header,
     deny_rules,
     nearest,
@@ -39,23 +43,13 @@ SHARED_FAMILY: frozenset[ClientFormat] = frozenset(
 """Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
 
 _VARIABLE = re.compile(r"[A-Za-z_][A-Za-z0-9_]*")
-_NO_ALLOWLIST = (
-    "mcpyard has no list of the only tools to offer from a server: all of its tools are offered, and a call "
-    "still asks as your mode says; to block the others, add them to permissions.deny"
-)
 _NO_ENV_FILE = (
     "mcpyard does not read env files; put the variables in env as ${VAR} references, or name them in inherit_env"
 )
 _NO_SANDBOX = "VS Code's sandbox for the server; mcpyard does not sandbox servers, and says so when it starts"
-_NOT_UNASKED = (
-    "mcpyard never runs a tool without asking because another client's file says so; "
-    "allow tools yourself with permissions.allow in your user config"
-)
 
 _REASONS: dict[str, dict[str, str]] = {
     "shared": {
-        "autoApprove": _NOT_UNASKED,
-        "alwaysAllow": _NOT_UNASKED,
         "timeout": "clients disagree on its unit (seconds or milliseconds); set call_timeout_secs, in seconds",
         "envFile": _NO_ENV_FILE,
         "headersHelper": (
@@ -72,7 +66,6 @@ _REASONS: dict[str, dict[str, str]] = {
         "version": "VS Code's record of the version it installed",
     },
     "gemini": {
-        "includeTools": _NO_ALLOWLIST,
         "description": "mcpyard shows what the server says of itself",
         "authProviderType": SIGN_IN,
         "targetAudience": SIGN_IN,
@@ -88,7 +81,6 @@ _REASONS: dict[str, dict[str, str]] = {
             "a token written into the file, which Codex refuses too: it is not copied; put it in an environment "
             "variable and name that in bearer_token_env_var, or save it with `mcpyard secrets set NAME`"
         ),
-        "enabled_tools": _NO_ALLOWLIST,
         "required": "mcpyard starts the other servers when one fails, and the status page says why",
         "oauth_resource": SIGN_IN,
     },
@@ -116,12 +108,12 @@ def translate_entry(
     group = "shared" if keys in SHARED_FAMILY else keys
     handlers = _HANDLERS.get(group, {})
     for key, value in written.items():
-        handler = handlers.get(key)
+        handler = handlers.get(key) or _ANY_CLIENT.get(key)
         if handler is not None:
             handler(entry, key, value)
         elif key in _COPIED.get(group, ()):
             copy_value(entry, key, value)
-        else:
+        elif key not in APPROVED_TOOLS_KEYS:  # said by `_finish`, which knows the tools' prefix
             entry.ignore(key, _REASONS.get(group, {}).get(key) or _unknown(key, group))
     _finish(entry)
     order = {name: index for index, name in enumerate(FIELDS)}
@@ -129,6 +121,8 @@ def translate_entry(
 
 
 def _unknown(key: str, group: str) -> str:
+    if key in INCLUDED_TOOLS_KEYS:
+        return NO_ALLOWLIST
     if group == "shared":
         close = nearest(key, FIELDS)
         if close:
@@ -137,8 +131,18 @@ def _unknown(key: str, group: str) -> str:
 
 
 def _finish(entry: ClientEntry) -> None:
-    """What needs the whole entry: the tools it leaves out (denied by `deny_excluded`) and oauth beside a credential
-    header."""
+    """What needs the whole entry: the tools it leaves out (denied by `deny_excluded`) or runs without asking (named
+    with the entry's tool prefix), and oauth beside a credential header."""
+    for key in APPROVED_TOOLS_KEYS:
+        if key in entry.written:
+            hint = allow_hint(
+                entry.server,
+                entry.out.get("name"),
+                entry.written[key],
+                separator=entry.separator,
+                where="your user config",
+            )
+            entry.ignore(key, hint)
     if entry.excluded:
         entry.notes.excluded[entry.server] = (entry.excluded_by, tuple(entry.excluded))
     headers = entry.out.get("headers")
@@ -305,14 +309,15 @@ def _zed_source(entry: ClientEntry, key: str, value: object) -> None:
 
 _SHARED_HANDLERS: dict[str, Handler] = {
     "type": type_key,
-    "disabled": disabled_key,
     "oauth": oauth_key,
     "auth": oauth_key,
     "serverUrl": server_url_key,
     "httpUrl": _shared_http_url,
     "trust": _gemini_trust,
-    **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key),
 }
+_ANY_CLIENT: dict[str, Handler] = {"disabled": disabled_key, **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key)}
+"""Keys read alike in every client's entry: a server left off, and a list of tools to leave out (POL-4), under any
+client's name for it, since people copy entries between clients."""
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "zed": {"command": _zed_command, "source": _zed_source},
     "opencode": OPENCODE_HANDLERS,
@@ -324,7 +329,6 @@ _HANDLERS: dict[str, dict[str, Handler]] = {
         "httpUrl": _gemini_url,
         "timeout": _gemini_timeout,
         "trust": _gemini_trust,
-        "excludeTools": exclude_key,
         "oauth": oauth_key,
     },
     "codex": {
@@ -335,7 +339,6 @@ _HANDLERS: dict[str, dict[str, Handler]] = {
         "startup_timeout_sec": renamed("connect_timeout_secs"),
         "startup_timeout_ms": _codex_startup_ms,
         "tool_timeout_sec": renamed("call_timeout_secs"),
-        "disabled_tools": exclude_key,
         "scopes": _codex_scopes,
     },
 }

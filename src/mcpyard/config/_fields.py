@@ -9,7 +9,19 @@ from pathlib import Path
 from typing import Literal
 
 from mcpyard.config._model import SourceKind, TransportName
-from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, deny_rules, describe_entry, nearest, quote, tool_prefix
+from mcpyard.config._names import (
+    APPROVED_TOOLS_KEYS,
+    EXCLUDED_TOOLS_KEYS,
+    INCLUDED_TOOLS_KEYS,
+    NO_ALLOWLIST,
+    allow_hint,
+    deny_hint,
+    describe_entry,
+    nearest,
+    quote,
+    tool_list,
+    tool_prefix,
+)
 from mcpyard.config._read import Form
 from mcpyard.errors import ConfigError
 
@@ -81,8 +93,6 @@ _VALUE_AFTER = re.compile(r"[:=].{8}", re.DOTALL)
 
 _SHARED_HINTS = {
     "disabled": "it is read only as true or false, and only without `enabled`, which is what mcpyard reads",
-    "autoApprove": "allow tools with `permissions.allow` in your user config",
-    "alwaysAllow": "allow tools with `permissions.allow` in your user config",
     "timeout": "set `call_timeout_secs` (in seconds)",
     "serverUrl": "`url` is set too, and is what mcpyard reads; keep one of them",
     "httpUrl": "`url` (or `serverUrl`) is set too, and is what mcpyard reads; keep one of them",
@@ -97,11 +107,13 @@ def check_keys(
     kind: SourceKind,
     path: Path,
     warnings: list[str],
+    separator: str | None = None,
 ) -> None:
     """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
 
-    Another client's list of tools to leave out (`disabledTools`…) is left to `deny_hints`, which
-    needs to know which servers are used.
+    Another client's list of tools to leave out (`disabledTools`…) is left to `deny_hints` in the shared form,
+    which needs to know which servers are used; in the own form, the error names the deny rule to write (POL-4).
+    `separator`: the host's `tool_name_separator`, which rules name tools with (None: not known, `__` is written).
 
     Raises:
         ConfigError: an unknown field in the own form, naming field, entry and source.
@@ -110,13 +122,21 @@ def check_keys(
     for key in fields:
         if key in FIELDS or (form == "shared" and key in ("type", *EXCLUDED_TOOLS_KEYS)):
             continue
+        # Another client's key whose nearest field means something else (`shared_tools`…) says what to write instead.
+        instead = _instead(fields, key, server_id=server_id, kind=kind, separator=separator or "__")
+        if instead and separator is None and key not in INCLUDED_TOOLS_KEYS:
+            instead += " (with `__`, the default tool_name_separator; write yours if you set another)"
         if form == "shared":
             close = nearest(key, FIELDS)
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
-            warnings.append(f"{where}: ignoring the key {quote(key)}; {_SHARED_HINTS.get(key, guess)}")
+            warnings.append(f"{where}: ignoring the key {quote(key)}; {instead or _SHARED_HINTS.get(key, guess)}")
             continue
         if key == "type":
             hint = "; write `transport` (stdio, streamable_http, sse or websocket)"
+        elif key == "disabled":
+            hint = "; to list the server and never start it, write `enabled = false`"
+        elif instead:
+            hint = f"; {instead}"
         else:
             close = nearest(key, FIELDS)
             hint = f"; did you mean `{close}`?" if close else f"; the fields are {', '.join(FIELDS)}"
@@ -142,7 +162,8 @@ def deny_hints(
         if key not in EXCLUDED_TOOLS_KEYS:
             continue
         if used is None:
-            hint = _deny_hint(fields, key, server_id=server_id, kind=kind, separator=separator)
+            hint = deny_hint(server_id, fields.get("name"), fields[key], separator=separator, where=_rules_file(kind))
+            hint = hint if tool_list(fields[key]) is not None else f"it must be a list of tool names; {hint}"
         else:
             prefix = tool_prefix(server_id, fields.get("name"))
             hint = (
@@ -154,18 +175,20 @@ def deny_hints(
     return hints
 
 
-def _deny_hint(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str:
-    """How to keep the tools another client's list leaves out from running here: the deny rule to write (POL-4)."""
-    where = "your user config" if kind == "project" else "your user config or this file"
-    tools = fields[key]
-    if not isinstance(tools, list) or not tools or not all(isinstance(tool, str) and tool for tool in tools):
-        rule = deny_rules(server_id, fields.get("name"), ["TOOL"], separator=separator)[0]
-        return (
-            f"it must be a list of tool names; to keep a tool from running, add its name as the model sees it "
-            f'(permissions.deny = ["{rule}"]) to {where}'
-        )
-    rules = ", ".join(f'"{rule}"' for rule in deny_rules(server_id, fields.get("name"), tools, separator=separator))
-    return f"to keep those tools from running, add permissions.deny = [{rules}] to {where}"
+def _instead(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str | None:
+    """What to write instead of another client's list of tools (POL-4, CFG-3); None for any other key."""
+    where, name = _rules_file(kind), fields.get("name")
+    if key in EXCLUDED_TOOLS_KEYS:
+        hint = deny_hint(server_id, name, fields[key], separator=separator, where=where)
+        return f"mcpyard leaves tools out with deny rules instead; {hint}"
+    if key in APPROVED_TOOLS_KEYS:
+        return allow_hint(server_id, name, fields[key], separator=separator, where=where)
+    return NO_ALLOWLIST if key in INCLUDED_TOOLS_KEYS else None
+
+
+def _rules_file(kind: SourceKind) -> str:
+    """Where a rule goes: a project file may not set permissions (CFG-8)."""
+    return "your user config or this file" if kind == "flag" else "your user config"
 
 
 def _check_oauth_keys(

@@ -1,4 +1,4 @@
-"""Names the configuration treats specially, and how messages name sources, entries and fields."""
+"""Names the configuration treats specially, and how messages name sources, entries, fields and the rules to write."""
 
 from __future__ import annotations
 
@@ -9,9 +9,14 @@ from pathlib import Path
 from mcpyard.config._model import SourceKind
 
 __all__ = [
+    "APPROVED_TOOLS_KEYS",
     "CREDENTIAL_VARIABLES",
     "EXCLUDED_TOOLS_KEYS",
+    "INCLUDED_TOOLS_KEYS",
+    "NO_ALLOWLIST",
     "SOURCE_LABELS",
+    "allow_hint",
+    "deny_hint",
     "deny_rules",
     "describe_entry",
     "describe_source",
@@ -22,6 +27,7 @@ __all__ = [
     "prefix_users",
     "quote",
     "source_words",
+    "tool_list",
     "tool_prefix",
 ]
 
@@ -134,10 +140,53 @@ def describe_entry(server_id: str, kind: SourceKind, path: Path) -> str:
 
 EXCLUDED_TOOLS_KEYS = ("disabledTools", "excludeTools", "excludedTools", "disabled_tools")
 """Other clients' lists of a server's tools to leave out (Windsurf's, Gemini CLI's, Codex's…): deny rules here."""
+INCLUDED_TOOLS_KEYS = ("includeTools", "includedTools", "enabledTools", "enabled_tools")
+"""Other clients' lists of the only tools to offer (Gemini CLI's, Codex's…): mcpyard has none; deny the others."""
+APPROVED_TOOLS_KEYS = ("autoApprove", "alwaysAllow")
+"""Other clients' lists of tools to run without asking (Cline's, Roo's…): never taken over; `permissions.allow`."""
+NO_ALLOWLIST = (
+    "mcpyard has no list of the only tools to offer from a server: all of its tools are offered, and a call "
+    "still asks as your mode says; to block the others, add them to permissions.deny"
+)
+"""What to do instead of a list of `INCLUDED_TOOLS_KEYS`."""
+
+
+def tool_list(value: object) -> list[str] | None:
+    """`value` as another client's list of tool names; None when it is not a list of non-empty names."""
+    if not isinstance(value, list) or not all(isinstance(tool, str) and tool for tool in value):
+        return None
+    return [str(tool) for tool in value]
+
+
+def deny_hint(server_id: str, name: object, tools: object, *, separator: str, where: str) -> str:
+    """How to keep the tools another client's list leaves out from running here: the deny rule to write in `where`
+    (POL-4), each tool named as the model sees it with `separator` (CAT-1)."""
+    listed = tool_list(tools)
+    if not listed:
+        rule = deny_rules(server_id, name, ["TOOL"], separator=separator)[0]
+        return (
+            f'to keep a tool from running, add its name as the model sees it (permissions.deny = ["{rule}"]) to {where}'
+        )
+    rules = _rules(server_id, name, listed, separator)
+    return f"to keep those tools from running, add permissions.deny = [{rules}] to {where}"
+
+
+def allow_hint(server_id: str, name: object, tools: object, *, separator: str, where: str) -> str:
+    """What to do instead of another client's list of tools to run without asking: the allow rule to write (POL-4)."""
+    rules = _rules(server_id, name, tool_list(tools) or ["TOOL"], separator)
+    return (
+        "mcpyard never runs a tool without asking because a server's entry lists it; allow tools yourself with "
+        f"permissions.allow = [{rules}] in {where}"
+    )
+
+
+def _rules(server_id: str, name: object, tools: list[str], separator: str) -> str:
+    """`"b__add", "b__fail"`: the tools' names as the model sees them, as a rule list writes them."""
+    return ", ".join(f'"{rule}"' for rule in deny_rules(server_id, name, tools, separator=separator))
 
 
 def deny_rules(server_id: str, name: object, tools: Iterable[str], *, separator: str) -> list[str]:
-    """The `permissions.deny` rules that keep `tools` of a server from running (POL-4).
+    """The `permissions.deny` rules that keep `tools` of a server from running (POL-4); allow rules name them alike.
 
     Each names the tool as the model sees it (CAT-1): the server's `name` (else its id) as the
     prefix, then `separator` (the host's `tool_name_separator`), then the tool.
