@@ -57,6 +57,23 @@ def test_pol4_cfg3_the_own_form_in_a_json_flag_file_names_the_rule_for_that_file
     assert "shared_tools" not in message
 
 
+def test_pol4_cfg3_the_own_forms_rule_is_named_with_the_users_separator(cfg: Setup) -> None:
+    """POL-4, CAT-1: the rule to write names the tools as the model sees them, with the user's separator."""
+    cfg.user('tool_name_separator = "_"\n[[mcp.servers]]\nid = "echo"\ncommand = "x"\ndisabledTools = ["danger"]\n')
+    with pytest.raises(ConfigError) as raised:
+        cfg.load()
+    assert 'permissions.deny = ["echo_danger"]' in raised.value.message
+    assert "tool_name_separator" not in raised.value.message
+
+
+def test_pol4_cfg3_import_of_the_own_form_denies_its_list_as_another_clients(cfg: Setup) -> None:
+    """POL-4, CFG-3: `mcpyard import` of an own-form file with a list of tools to leave out writes the deny rule."""
+    flag = cfg.flag({"servers": [{"id": "echo", "command": "x", "disabledTools": ["danger"]}]})
+    imported = import_config(flag, workspace=cfg.workspace)
+    assert imported.settings["permissions"] == {"deny": ["echo__danger"]}
+    assert not [note for note in imported.ignored if note.key == "disabledTools"]
+
+
 @pytest.mark.parametrize(
     ("key", "value", "needle"),
     [

@@ -21,7 +21,7 @@ from mcpyard.config._imported import (
     a_format,
 )
 from mcpyard.config._literal import secret_literals
-from mcpyard.config._names import quote
+from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, quote, tool_list
 from mcpyard.config._opencode import opencode_servers, opencode_tools
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
 from mcpyard.config._vscode import (
@@ -311,7 +311,9 @@ def _own(
             raise ConfigError(f"{label}: entry {index} of `servers` needs an `id` of its own", source=path)
         seen.add(server_id)
         for key in item:
-            if key != "id" and key not in FIELDS:
+            if key in EXCLUDED_TOOLS_KEYS and (tools := tool_list(item[key])) is not None:
+                notes.excluded[server_id] = (str(key), tuple(tools))  # denied below, as another client's list is
+            elif key != "id" and key not in FIELDS:
                 notes.ignore(str(key), server_id, "not a field of mcpyard's own form; it is left out")
         servers.append(ImportedServer(server_id, {k: v for k, v in item.items() if k in FIELDS}))
     shared = container.get("mcpServers", {})

@@ -248,7 +248,8 @@ def _check_entries(layer: _Layer, form: Form, separator: str) -> None:
         if raw.id in layer.untrusted:
             continue  # not trusted: not even its fields are read
         notes: list[str] = []
-        check_keys(raw.fields, server_id=raw.id, form=form, kind=layer.kind, path=layer.path, warnings=notes)
+        fields, kind, path = raw.fields, layer.kind, layer.path
+        check_keys(fields, server_id=raw.id, form=form, kind=kind, path=path, warnings=notes, separator=separator)
         layer.entry_warnings[raw.id] = notes
 
 
