@@ -692,3 +692,25 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
         [line] = done.stderr.splitlines()
         assert said in line
         assert "unknown top-level key" not in line
+
+
+@pytest.mark.parametrize(
+    ("name", "named"),
+    [
+        ("cline_mcp_settings.json", "a Cline cline_mcp_settings.json"),
+        ("mcp_settings.json", "a Roo Code mcp.json"),
+        (".roo/mcp.json", "a Roo Code mcp.json"),
+    ],
+)
+def test_cfg2_cline_and_roo_code_files_are_named_for_their_client_and_read_as_the_shared_form(
+    cfg: Setup, name: str, named: str
+) -> None:
+    """CFG-2: known by their place (they were called a Cursor or a Claude Code file); read as the shared form, with
+    Cline's lists of tools: the one to leave out denied, the one to approve named as the rule to write."""
+    entry = {"command": "node", "args": ["x"], "disabled": False, "alwaysAllow": ["a"], "disabledTools": ["b"]}
+    path = write(cfg.root / "from" / name, json.dumps({"mcpServers": {"e": entry}}))
+    imported = import_config(path, workspace=cfg.workspace)
+    assert imported.a_format_name == named
+    assert imported.settings["permissions"] == {"deny": ["e__b"]}
+    [approved] = [note for note in imported.ignored if note.key == "alwaysAllow"]
+    assert 'permissions.allow = ["e__a"]' in approved.why

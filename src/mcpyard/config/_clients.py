@@ -38,7 +38,7 @@ from mcpyard.config._opencode import OPENCODE_HANDLERS, OPENCODE_REASONS
 __all__ = ["SHARED_FAMILY", "deny_excluded", "gemini_choice", "translate_entry"]
 
 SHARED_FAMILY: frozenset[ClientFormat] = frozenset(
-    {"claude-desktop", "claude-code", "claude-code-user", "cursor", "windsurf"}
+    {"claude-desktop", "claude-code", "claude-code-user", "cursor", "windsurf", "cline", "roo-code"}
 )
 """Clients whose `mcpServers` entries are the shared form (CFG-2): mcpyard's own fields are read there too."""
 

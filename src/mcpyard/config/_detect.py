@@ -103,6 +103,9 @@ def _shared_client(document: Mapping[str, object], shared: Mapping[str, object],
         ("claude_desktop_config.json", ""): "claude-desktop",
         (".mcp.json", ""): "claude-code",
         ("mcp_config.json", ""): "windsurf",
+        ("cline_mcp_settings.json", ""): "cline",
+        ("mcp_settings.json", ""): "roo-code",  # Roo Code's own (Cline's fork); its project file is .roo/mcp.json
+        ("", ".roo"): "roo-code",
         ("", ".cursor"): "cursor",
         ("", ".gemini"): "gemini",
     }

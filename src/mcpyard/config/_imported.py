@@ -23,6 +23,8 @@ ClientFormat = Literal[
     "codex",
     "gemini",
     "windsurf",
+    "cline",
+    "roo-code",
     "zed",
     "opencode",
 ]
@@ -38,6 +40,8 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "codex": "Codex config.toml",
     "gemini": "Gemini CLI settings.json",
     "windsurf": "Windsurf mcp_config.json",
+    "cline": "Cline cline_mcp_settings.json",
+    "roo-code": "Roo Code mcp.json",
     "zed": "Zed settings.json",
     "opencode": "OpenCode opencode.json",
 }
