@@ -210,7 +210,7 @@ def test_cli2_sec2_doctor_shows_a_url_without_its_query(home: Home, as_json: boo
 )
 def test_cli2_sec2_a_key_in_the_urls_path_is_never_printed(home: Home, key: str) -> None:
     """SEC-2: services that put their key in the address (`/mcp/<key>/sse`): every page that shows the URL cuts it
-    (`trust` too: what is trusted is the URL as written, which its digest binds)."""
+    (but `trust`, which shows a project file's servers exactly as written, to be consented to)."""
     url = f"https://127.0.0.1:9/mcp/{key}/sse"  # loopback over https: refused before any request
     config = home.write_config({"k": {"url": url}})
     windsurf = home.root / "mcp_config.json"
@@ -218,8 +218,6 @@ def test_cli2_sec2_a_key_in_the_urls_path_is_never_printed(home: Home, key: str)
     runs = [("doctor", "k"), ("doctor", "k", "--json"), ("status",), ("status", "--json")]
     done = [run_mcpyard(home, *command, "--mcp-config", str(config)) for command in runs]
     done += [run_mcpyard(home, "import", str(windsurf)), run_mcpyard(home, "import", str(windsurf), "--json")]
-    (home.workspace / ".mcp.json").write_text(json.dumps({"mcpServers": {"k": {"url": url}}}))
-    done.append(run_mcpyard(home, "trust"))  # what the project file runs, shown to be trusted
     shown = "".join(run.stdout + run.stderr for run in done)
     assert "127.0.0.1:9/mcp/…/sse" in shown
     for part in (key, key.replace("%2D", "-"), key[8:24]):

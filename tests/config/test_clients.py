@@ -698,8 +698,8 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
     ("name", "named"),
     [
         ("cline_mcp_settings.json", "a Cline cline_mcp_settings.json"),
-        ("mcp_settings.json", "a Roo Code mcp.json"),
-        (".roo/mcp.json", "a Roo Code mcp.json"),
+        ("mcp_settings.json", "a Roo Code MCP settings file"),
+        (".roo/mcp.json", "a Roo Code MCP settings file"),
     ],
 )
 def test_cfg2_cline_and_roo_code_files_are_named_for_their_client_and_read_as_the_shared_form(

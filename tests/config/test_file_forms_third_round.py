@@ -88,14 +88,26 @@ def test_cfg2_a_vscode_mcp_json_with_its_own_keys_only_loads_as_before(cfg: Setu
 
 @pytest.mark.parametrize(
     "document",
-    [{"permissions": {"deny": ["w__*"], "allow": ["notes__list_*"]}}, {"mode": "plan"}],
-    ids=["mcpyard's own rules", "a mode"],
+    [
+        {"permissions": {"deny": ["w__*"], "allow": ["notes__list_*"]}},
+        {"mode": "plan"},
+        {"mode": "ask", "permissions": {"deny": ["mcp__delete_*"]}},  # a server whose id is `mcp`
+    ],
+    ids=["mcpyard's own rules", "a mode", "rules beside a mode"],
 )
 def test_cfg8_a_file_of_mcpyards_settings_alone_still_loads(cfg: Setup, document: dict[str, object]) -> None:
     """CFG-8: a --mcp-config file may set host settings and no servers; its own rules are not Claude Code's."""
     loaded = cfg.load(config_file=cfg.flag(document))
     assert loaded.servers == ()
     assert import_config(cfg.flag(document), workspace=cfg.workspace).format == "mcpyard"
+
+
+def test_cfg1_a_stray_key_beside_mcpyards_settings_is_named_not_taken_for_codexs(cfg: Setup) -> None:
+    """CFG-1: a key Codex also writes (`profile`) beside mcpyard's `mode` is a mistake in mcpyard's file."""
+    cfg.user('mode = "ask"\nprofile = "work"\n')
+    with pytest.raises(ConfigError, match="unknown top-level key 'profile'") as caught:
+        cfg.load()
+    assert "Codex" not in caught.value.message
 
 
 CODEX_USER = """model = "gpt-5-codex"

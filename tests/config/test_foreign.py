@@ -699,7 +699,12 @@ EDITOR_VARIABLES = {
 
 @pytest.mark.parametrize(
     ("name", "written_by"),
-    [("claude_desktop_config.json", "claude-desktop"), ("mcp_config.json", "windsurf"), ("x.json", "claude-code")],
+    [
+        ("claude_desktop_config.json", "claude-desktop"),
+        ("mcp_config.json", "windsurf"),
+        ("x.json", "claude-code"),
+        ("own.toml", "mcpyard"),
+    ],
 )
 def test_workspace_variables_are_written_as_a_file_read_as_it_is_expands_them_cfg_5(
     cfg: Setup, name: str, written_by: str
@@ -707,10 +712,13 @@ def test_workspace_variables_are_written_as_a_file_read_as_it_is_expands_them_cf
     """CFG-5: a file written by `import` runs the server as the client's file read with --mcp-config does, in every
     client's form (they were kept as written but for VS Code's and Cursor's, and then meant nothing)."""
     source = cfg.flag({"mcpServers": {"e": EDITOR_VARIABLES}}, name)
+    if name.endswith(".toml"):  # mcpyard's own file, its servers as the shared form's tables
+        lines = [f"{key} = {json.dumps(value)}" for key, value in EDITOR_VARIABLES.items()]  # JSON's are TOML's too
+        source.write_text("\n".join(["[mcp.mcpServers.e]", *lines, ""]))
     config = import_config(source, workspace=cfg.workspace)
     if written_by != "claude-code":  # a plain `mcpServers` file is named for the client most likely to write it
         assert config.format == written_by
-    own = source.with_name("own.toml")
+    own = source.with_name("written.toml")
     own.write_text(config.text("toml"))
     environ = {"HOME": "/home/me"}
     direct, written = (by_id(cfg.load(config_file=path, environ=environ))["e"] for path in (source, own))
@@ -731,7 +739,10 @@ def test_a_folder_of_a_multi_root_workspace_is_the_workspace_or_said_to_be_anoth
     assert "multi-root" in note.why
     assert by_id(loaded := cfg.load(config_file=source))["e"].args == (f"{cfg.workspace}/a", "/b")
     assert mentioning(loaded, "'args[1]'", "multi-root")
-    shared = cfg.flag({"mcpServers": {"e": {"command": "node", "args": ["${workspaceFolder:other}/b"]}}}, "x.json")
+    shared_args = [named, "${workspaceFolder:other}/b"]
+    shared = cfg.flag({"mcpServers": {"e": {"command": "node", "args": shared_args}}}, "x.json")
     spec = by_id(cfg.load(config_file=shared))["e"]
     assert spec.state == "failed"
-    assert "multi-root workspace; mcpyard reads one workspace" in (spec.problem or "")
+    assert "multi-root workspace, not the workspace mcpyard reads" in (spec.problem or "")
+    shared = cfg.flag({"mcpServers": {"e": {"command": "node", "args": [named]}}}, "y.json")
+    assert by_id(cfg.load(config_file=shared))["e"].args == (f"{cfg.workspace}/a",)

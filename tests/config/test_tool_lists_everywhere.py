@@ -68,10 +68,10 @@ def test_pol4_cfg3_the_own_forms_rule_is_named_with_the_users_separator(cfg: Set
 
 def test_pol4_cfg3_import_of_the_own_form_denies_its_list_as_another_clients(cfg: Setup) -> None:
     """POL-4, CFG-3: `mcpyard import` of an own-form file with a list of tools to leave out writes the deny rule."""
-    flag = cfg.flag({"servers": [{"id": "echo", "command": "x", "disabledTools": ["danger"]}]})
-    imported = import_config(flag, workspace=cfg.workspace)
-    assert imported.settings["permissions"] == {"deny": ["echo__danger"]}
-    assert not [note for note in imported.ignored if note.key == "disabledTools"]
+    entry = {"id": "echo", "command": "x", "disabledTools": ["danger"], "excludeTools": ["wipe"]}
+    imported = import_config(cfg.flag({"servers": [entry]}), workspace=cfg.workspace)
+    assert imported.settings["permissions"] == {"deny": ["echo__danger", "echo__wipe"]}
+    assert not [note for note in imported.ignored if note.key in ("disabledTools", "excludeTools")]
 
 
 @pytest.mark.parametrize(

@@ -19,13 +19,13 @@ from mcpyard.cli._common import (
     EXIT_OK,
     EXIT_TOOL_ERROR,
     Globals,
-    ctrl_c_cancels,
     environ,
     fail,
     open_host,
     run,
     with_globals,
 )
+from mcpyard.cli._interrupts import ctrl_c_cancels
 
 if TYPE_CHECKING:
     from mcpyard.config import ModelSettings

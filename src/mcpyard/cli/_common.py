@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import asyncio
-import contextlib
 import contextvars
 import functools
 import importlib.util
@@ -21,6 +20,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Concatenate, NoReturn, ParamSp
 
 import typer
 
+from mcpyard.cli._interrupts import CtrlC
 from mcpyard.errors import ConfigError, McpyardError, StateError, UsageError
 
 if TYPE_CHECKING:
@@ -290,70 +290,6 @@ async def _start_every_server(host: Host, spinner: Any) -> None:
         tg.cancel_scope.cancel()
 
 
-async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> None:
-    """Ctrl-C cancels what `session` runs (its `current` cancel scope), or else `everything`; started (`tg.start`)
-    once Ctrl-C is caught, so a prompt shown after it never meets the default handler.
-
-    `everything` is the scope around the host: left cancelled, the host stops its servers in a hurry,
-    as on any other Ctrl-C (a server whose process outlives its input is not given its whole wait).
-    """
-    import anyio
-
-    interrupts = signal.getsignal(signal.SIGINT)
-    caught = False
-    try:
-        with anyio.open_signal_receiver(signal.SIGINT) as signals:
-            task_status.started()
-            async for _ in signals:
-                caught = True
-                if session.current is not None:
-                    session.current.cancel()
-                else:
-                    everything.cancel()
-    finally:
-        if isinstance(interrupts, CtrlC):  # the command's own handler again (asyncio leaves Python's default)
-            interrupts.resume(interrupted=caught and everything.cancel_called)
-
-
-class CtrlC:
-    """Ctrl-C while a command runs: the first cancels the command (as asyncio's own handler does), and its host
-    stops the servers in a hurry; another one kills every server at once, where asyncio's handler raised
-    KeyboardInterrupt in the middle of that stop (the servers then had their full wait after mcpyard was gone)."""
-
-    def __init__(self) -> None:
-        self.interrupted = False
-        self._loop: asyncio.AbstractEventLoop | None = None
-        self._task: asyncio.Task[Any] | None = None
-
-    async def run(self, main: Callable[[], Awaitable[T]]) -> T:
-        """`main`, with Ctrl-C cancelling it."""
-        self._loop, self._task = asyncio.get_running_loop(), asyncio.current_task()
-        try:
-            return await main()
-        finally:
-            self._loop = self._task = None
-
-    def resume(self, *, interrupted: bool) -> None:
-        """Handle Ctrl-C again after a part of the command handled it itself (`interrupted`: and was stopped by it)."""
-        self.interrupted = self.interrupted or interrupted
-        signal.signal(signal.SIGINT, self)
-
-    def __call__(self, signum: int, frame: object) -> None:
-        del signum, frame
-        loop, task = self._loop, self._task
-        if loop is None or task is None:
-            raise KeyboardInterrupt  # before the command began, or once it ended: Python's own way
-        first, self.interrupted = not self.interrupted, True
-        with contextlib.suppress(RuntimeError):  # the event loop closed meanwhile
-            loop.call_soon_threadsafe(task.cancel if first else _kill_every_server)
-
-
-def _kill_every_server() -> None:
-    from mcpyard.connect import kill_every_server
-
-    kill_every_server()
-
-
 def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     """Run a command's async body; turn mcpyard's errors into one line and exit code 2 (ERR-1).
 
@@ -375,15 +311,13 @@ def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     except asyncio.CancelledError:
         if not ctrl_c.interrupted:
             raise
-        sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
-        raise typer.Exit(130) from None
+        _interrupted()
     except (ConfigError, UsageError, StateError) as exc:
         fail(str(exc))
     except McpyardError as exc:
         fail(str(exc))
     except KeyboardInterrupt:
-        sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
-        raise typer.Exit(130) from None
+        _interrupted()
     except typer.Exit:
         raise
     except Exception as exc:  # top-level handler: one line, never a traceback (ERR-1)
@@ -392,3 +326,8 @@ def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
     finally:
         if handled:
             signal.signal(signal.SIGINT, signal.default_int_handler)
+
+
+def _interrupted() -> NoReturn:
+    sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
+    raise typer.Exit(130) from None

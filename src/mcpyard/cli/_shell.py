@@ -19,13 +19,13 @@ import typer
 from mcpyard.cli._approve import ConsoleApprover, ask_on_stderr
 from mcpyard.cli._common import (
     Globals,
-    ctrl_c_cancels,
     open_host,
     print_json,
     run,
     show_status,
     with_globals,
 )
+from mcpyard.cli._interrupts import ctrl_c_cancels
 from mcpyard.cli._render import SANDBOX_NOTE, render_history, render_result, render_status, render_tools, safe
 
 if TYPE_CHECKING:

@@ -17,8 +17,12 @@ from collections.abc import Mapping
 from pathlib import Path
 
 from mcpyard.config._imported import Notes
+from mcpyard.config._read import SETTING_KEYS
 
 __all__ = ["CLAUDE_USER_FILE", "claude_user_servers", "is_claude_settings", "is_claude_user_file"]
+
+_MCPYARD_ONLY = frozenset(SETTING_KEYS) - {"permissions", "hooks", "model"}
+"""Settings only mcpyard writes (Claude Code's settings have `permissions`, `hooks` and `model` too)."""
 
 CLAUDE_USER_FILE = ".claude.json"
 _PROJECT_KEYS = frozenset(
@@ -68,11 +72,13 @@ def is_claude_settings(document: Mapping[str, object], path: Path | None) -> boo
     written = document.get("permissions")
     permissions = written if isinstance(written, Mapping) else {}
     rules = [rule for key in ("allow", "deny", "ask") for rule in _strings(permissions.get(key))]
+    # Beside a setting only mcpyard has (`mode`…), the rules are mcpyard's: a server may have the id `mcp`.
+    ours = bool(_MCPYARD_ONLY & set(document))
     return (
         placed
         or bool(_SETTINGS_KEYS & set(document))
         or bool(_PERMISSION_KEYS & set(permissions))
-        or any("(" in rule or rule.startswith("mcp__") for rule in rules)
+        or (not ours and any("(" in rule or rule.startswith("mcp__") for rule in rules))
     )
 
 

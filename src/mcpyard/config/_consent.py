@@ -18,10 +18,8 @@ from mcpyard.config._digest import (
     inherited_names,
     variables_read,
 )
-from mcpyard.config._literal import looks_like_token, secret_args
 from mcpyard.config._load import PROJECT_FILE
 from mcpyard.config._read import RawEntry, read_document, split_source
-from mcpyard.config._shown import HIDDEN, shown_url
 
 __all__ = ["ProjectFile", "ProjectServer", "describe_entry", "read_project", "shell_word", "shown"]
 
@@ -114,17 +112,14 @@ def _runs(fields: Mapping[str, object]) -> str:
     if command is not None:
         args = fields.get("args")
         words = [_text(command), *([_text(arg) for arg in args] if isinstance(args, list) else [])]
-        # A secret written into the line is not shown (its value is trusted all the same: the digest has it).
-        hidden = {0} if looks_like_token(words[0]) else set()
-        hidden |= {index + 1 for index in secret_args(words[1:])}
-        line = "runs " + " ".join(HIDDEN if index in hidden else shell_word(word) for index, word in enumerate(words))
+        line = "runs " + " ".join(shell_word(word) for word in words)
         if args is not None and not isinstance(args, list):
             line += f" (args as written: {shown(_text(args))})"
         if cwd is not None:
             line += f" in {shell_word(_text(cwd))}"
         lines.append(line)
     if url is not None:
-        lines.append(f"connects to {shown(shown_url(_text(url)))}")
+        lines.append(f"connects to {shown(_text(url))}")
     return " and ".join(lines) or "starts nothing (it has neither `command` nor `url`)"
 
 

@@ -150,8 +150,8 @@ def _parse_reference(text: str, start: int, depth: int) -> tuple[_Node, int]:
         raise TemplateError(f"{where} is never closed with `}}`; write {_FORMS}")
     if ref.name in ("workspaceFolder", "workspaceRoot") and text.startswith(":", pos):
         raise TemplateError(
-            f"{where} names one folder of a VS Code multi-root workspace; mcpyard reads one workspace: "
-            "write that folder's path, or ${workspaceFolder} for the workspace"
+            f"{where} names one folder of a VS Code multi-root workspace, not the workspace mcpyard reads: "
+            "write that folder's path"
         )
     raise TemplateError(f"{where} is not a valid reference; write {_FORMS}")
 
@@ -194,6 +194,9 @@ class Expander:
         """Expand `template`; never raises, a malformed one is reported in `Expansion.error`."""
         if self._editor and "${/}" in template:  # the editors' short form of ${pathSeparator}
             template = template.replace("${/}", os.sep)
+        if self._editor and "${workspaceFolder:" in template:  # VS Code's name for one folder: this one's is it
+            named = f"${{workspaceFolder:{self._editor['workspaceFolderBasename'][0]}}}"
+            template = template.replace(named, "${workspaceFolder}")
         try:
             parts = parse_template(template)
         except TemplateError as error:

@@ -134,7 +134,7 @@ def check_keys(
         if key == "type":
             hint = "; write `transport` (stdio, streamable_http, sse or websocket)"
         elif key == "disabled":
-            hint = "; to list the server and never start it, write `enabled = false`"
+            hint = '; to list the server and never start it, write `enabled = false` (in JSON `"enabled": false`)'
         elif instead:
             hint = f"; {instead}"
         else:

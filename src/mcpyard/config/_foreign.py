@@ -312,7 +312,9 @@ def _own(
         seen.add(server_id)
         for key in item:
             if key in EXCLUDED_TOOLS_KEYS and (tools := tool_list(item[key])) is not None:
-                notes.excluded[server_id] = (str(key), tuple(tools))  # denied below, as another client's list is
+                # Denied below, as another client's list is; two such lists in one entry are both denied.
+                keys, listed = notes.excluded.get(server_id, ("", ()))
+                notes.excluded[server_id] = (f"{keys}, {key}" if keys else str(key), (*listed, *tools))
             elif key != "id" and key not in FIELDS:
                 notes.ignore(str(key), server_id, "not a field of mcpyard's own form; it is left out")
         servers.append(ImportedServer(server_id, {k: v for k, v in item.items() if k in FIELDS}))

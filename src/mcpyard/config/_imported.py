@@ -41,7 +41,7 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "gemini": "Gemini CLI settings.json",
     "windsurf": "Windsurf mcp_config.json",
     "cline": "Cline cline_mcp_settings.json",
-    "roo-code": "Roo Code mcp.json",
+    "roo-code": "Roo Code MCP settings file",
     "zed": "Zed settings.json",
     "opencode": "OpenCode opencode.json",
 }

@@ -269,7 +269,8 @@ def split_source(document: Mapping[str, object], *, kind: SourceKind, path: Path
         raise ConfigError(f"{label} has both `servers` and `mcpServers`; keep one form", source=path)
     form: Form | None = "own" if has_own else "shared" if has_shared else None
     form_keys = ("mcp",) if fmt == "toml" else ("servers", "mcpServers")
-    codex = kind == "user" and "mcp" not in document and any(k == "mcp_servers" or k in CODEX_KEYS for k in document)
+    codex = kind == "user" and "mcp" not in document  # its tables, or its keys and none of ours (its `model` too)
+    codex = codex and ("mcp_servers" in document or (set(settings) <= {"model"} and bool(CODEX_KEYS & set(document))))
     unknown = [key for key in document if key not in SETTING_KEYS and key not in form_keys and key != "$schema"]
     if (
         kind != "user"

@@ -39,14 +39,20 @@ def shown_command(command: str, args: Sequence[str]) -> str:
 def shown_url(url: str, *, marked: bool = True) -> str:
     """A URL for people to read: scheme, host, port and path; a query or user info is cut to `…`, and so is each
     part of the path that looks like a key (a token's shape, or a long run of letters and digits: services that
-    put their key in the address, `/mcp/<key>/sse`). Not `marked`: the query and user info are left out unmarked."""
+    put their key in the address, `/mcp/<key>/sse`). Not `marked`: the query and user info are left out unmarked.
+
+    An address whose authority may have been cut short by a password holding `/`, `?` or `#` (`user:pa/ss@host`:
+    a port that is not a number, or an `@` in the path) shows its scheme alone.
+    """
     try:
         parts = urlsplit(url)
+        _ = parts.port
     except ValueError:
         return "(not a valid URL)"
-    netloc = ".".join(HIDDEN if _key_like(label) else label for label in parts.netloc.rpartition("@")[2].split("."))
+    if "@" in parts.path:
+        return f"{parts.scheme}://{HIDDEN}"
     path = "/".join(HIDDEN if _key_like(segment) else segment for segment in parts.path.split("/"))
-    shown = urlunsplit((parts.scheme, netloc, path, "", ""))
+    shown = urlunsplit((parts.scheme, parts.netloc.rpartition("@")[2], path, "", ""))
     if marked and (parts.query or parts.fragment):
         shown += f"?{HIDDEN}"
     if marked and "@" in parts.netloc:

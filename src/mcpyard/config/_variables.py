@@ -63,8 +63,9 @@ def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, wh
             match.group(1), match.group(0), client=client, workspace=workspace, server=server, where=where, notes=notes
         )
 
-    # Every client's file, read as it is, has the workspace variables expanded (`Expander`): so are they written.
-    return _BRACED.sub(one, text) if client != "mcpyard" else text
+    # Every client's file, read as it is, has the workspace variables expanded (`Expander`): so are they written
+    # (mcpyard's own `mcpServers` tables too: they are the shared form; its `servers` list is never rewritten).
+    return _BRACED.sub(one, text)
 
 
 def _opencode(text: str, *, server: str, where: str, notes: Notes) -> str:

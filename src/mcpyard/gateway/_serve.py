@@ -142,12 +142,17 @@ async def serve_http(
 
             async def stop_on_signal() -> None:
                 nonlocal interrupted
-                with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
-                    async for signum in signals:
-                        # Further signals change nothing: the stop is bounded (GRACE_SECS, then the servers').
-                        interrupted = interrupted or signum == signal.SIGINT
-                        stopping.stopping = True
-                        server.should_exit = True
+                before = signal.getsignal(signal.SIGINT)
+                try:
+                    with anyio.open_signal_receiver(signal.SIGINT, signal.SIGTERM) as signals:
+                        async for signum in signals:
+                            # Further signals change nothing: the stop is bounded (GRACE_SECS, then the servers').
+                            interrupted = interrupted or signum == signal.SIGINT
+                            stopping.stopping = True
+                            server.should_exit = True
+                finally:
+                    if before is not None:  # what handled Ctrl-C before (asyncio leaves Python's default)
+                        signal.signal(signal.SIGINT, before)
 
             tg.start_soon(serve)
             if handle_signals:
