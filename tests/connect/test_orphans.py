@@ -321,7 +321,10 @@ async def test_conn5_ctrl_c_during_a_call_stops_a_wrapper_that_outlives_its_serv
     the stop, kills it at once, where it used to abandon the stop to the keeper's full 2 s (2.2 to 2.5 s).
     """
     started = home.root / "slow.started"
-    wrapped = wrapped_basic(home, deaf=presses == "twice", BASIC_SLOW_STARTED=str(started))
+    cancelled = home.root / "slow.cancelled"
+    wrapped = wrapped_basic(
+        home, deaf=presses == "twice", BASIC_SLOW_STARTED=str(started), BASIC_SLOW_CANCELLED=str(cancelled)
+    )
     config = home.write_config({"w": wrapped}, mode="auto")
     command = [sys.executable, "-m", "mcpyard", "call", "w__slow", "--args", '{"seconds": 60}']
     command += ["--mcp-config", str(config)]
@@ -332,8 +335,9 @@ async def test_conn5_ctrl_c_during_a_call_stops_a_wrapper_that_outlives_its_serv
         sent = time.monotonic()
         if presses == "twice":
             cli.send_signal(signal.SIGINT)
-            # A person pressing twice: the second lands while mcpyard stops the servers (0.55 s at least here).
-            await anyio.sleep(0.15)
+            # A person pressing twice: the second lands once the first has cancelled the call, as mcpyard stops the
+            # servers (0.55 s at least here, the wrapper being deaf).
+            await eventually(lambda: has_line(cancelled), within=5, what="the first Ctrl-C cancelled the call")
         code, _ = await interrupt_and_time(cli)
         took = time.monotonic() - sent
         assert cli.stderr is not None

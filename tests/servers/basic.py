@@ -90,7 +90,8 @@ def build_server(
     async def slow(ctx: Context, seconds: float, progress_every: float = 0) -> str:
         """Sleep for `seconds`; when `progress_every` > 0, report progress that often.
 
-        With `BASIC_SLOW_STARTED` set, that file is written once the sleep begins (a test's event).
+        With `BASIC_SLOW_STARTED` set, that file is written once the sleep begins, and with `BASIC_SLOW_CANCELLED`
+        that one once the call is cancelled (a test's events).
         """
         if started := environ.get("BASIC_SLOW_STARTED"):
             await anyio.Path(started).write_text(f"{os.getpid()}\n", encoding="ascii")
@@ -107,6 +108,9 @@ def build_server(
             return f"slept {seconds} s"
         except anyio.get_cancelled_exc_class():
             cancelled.add()
+            if ended := environ.get("BASIC_SLOW_CANCELLED"):
+                with anyio.CancelScope(shield=True):  # the call is being cancelled: only a shielded wait runs
+                    await anyio.Path(ended).write_text(f"{os.getpid()}\n", encoding="ascii")
             raise
 
     @server.tool(annotations=READ_ONLY)

@@ -107,7 +107,7 @@ def check_keys(
     kind: SourceKind,
     path: Path,
     warnings: list[str],
-    separator: str | None = None,
+    separator: str,
 ) -> None:
     """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
 
@@ -123,9 +123,7 @@ def check_keys(
         if key in FIELDS or (form == "shared" and key in ("type", *EXCLUDED_TOOLS_KEYS)):
             continue
         # Another client's key whose nearest field means something else (`shared_tools`…) says what to write instead.
-        instead = _instead(fields, key, server_id=server_id, kind=kind, separator=separator or "__")
-        if instead and separator is None and key not in INCLUDED_TOOLS_KEYS:
-            instead += " (with `__`, the default tool_name_separator; write yours if you set another)"
+        instead = _instead(fields, key, server_id=server_id, kind=kind, separator=separator)
         if form == "shared":
             close = nearest(key, FIELDS)
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
