@@ -120,6 +120,48 @@ def test_cfg3_server_url_beside_url_is_said_to_be_ignored(cfg: Setup) -> None:
     assert mentioning(loaded, "ignoring the key 'serverUrl'", "`url` is set too")
 
 
+URL_KEY_SLIPS = {
+    "empty": ({"serverUrl": ""}, "serverUrl: is empty"),
+    "a number": ({"serverUrl": 5}, "serverUrl: must be a string, not a number"),
+    "another scheme": ({"serverUrl": "ftp://x.example/mcp"}, "serverUrl: must start with http:// or https://"),
+    "no host": ({"serverUrl": "https:///mcp"}, "serverUrl: has no host"),
+    "a password": ({"serverUrl": "https://u:p@x.example/mcp"}, "serverUrl: carries a user name or password"),
+    "beside a command": (
+        {"command": "node", "serverUrl": "https://x.example/mcp"},
+        "command, serverUrl: both are set; keep `command` for a local server or `serverUrl` for a remote one",
+    ),
+    "gemini's, empty": ({"httpUrl": ""}, "httpUrl: is empty"),
+    "gemini's, with stdio": (
+        {"httpUrl": "https://x.example/mcp", "type": "stdio"},
+        "but this entry has only `httpUrl`",
+    ),
+}
+
+
+@pytest.mark.parametrize(("entry", "said"), URL_KEY_SLIPS.values(), ids=URL_KEY_SLIPS.keys())
+def test_err1_a_bad_server_url_is_named_as_written(cfg: Setup, entry: dict[str, object], said: str) -> None:
+    """ERR-1, CFG-3: the entry fails naming the key the file has (Windsurf's `serverUrl`, Gemini CLI's `httpUrl`),
+    not `url`, which the file does not have; and a variable it lacks is said to be missing there."""
+    spec, _ = cfg.load_one(entry)
+    assert spec.state == "failed"
+    assert spec.problem is not None
+    assert said in spec.problem
+    assert "url:" not in spec.problem.replace("serverUrl:", "").replace("httpUrl:", "")
+    _, loaded = cfg.load_one({"serverUrl": "https://x.example/${MCP_PATH_PART}"})
+    assert mentioning(loaded, "${MCP_PATH_PART} in serverUrl is not set")
+
+
+def test_err1_import_names_a_bad_server_url_as_written(tmp_path: Path) -> None:
+    """ERR-1, CFG-3: `import` says what keeps the server from loading under the key the file has."""
+    path = tmp_path / "mcp_config.json"
+    path.write_text(json.dumps({"mcpServers": {"w": {"serverUrl": 5}, "g": {"httpUrl": ""}}}), encoding="utf-8")
+    problems = {(note.server, note.key): note.why for note in import_config(path, workspace=tmp_path).problems}
+    assert problems == {
+        ("w", "serverUrl"): "must be a string, not a number",
+        ("g", "httpUrl"): "is empty; give a value or remove the field",
+    }
+
+
 def test_pol4_windsurfs_disabled_tools_become_deny_rules_when_imported(tmp_path: Path) -> None:
     """POL-4, CAT-1: the tools a client leaves out are denied by their model-facing names, said under their own key."""
     config = import_config(sample(tmp_path, "windsurf"), workspace=tmp_path / "workspace")

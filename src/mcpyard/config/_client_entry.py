@@ -79,6 +79,11 @@ class ClientEntry:
     def said(self, key: str, why: str) -> None:
         self.notes.said(key, self.server, why)
 
+    def read_as(self, key: str, field_name: str) -> None:
+        """The client's `key` is read as mcpyard's `field_name`: messages about the field name the key."""
+        if key != field_name:
+            self.notes.written_as.setdefault(self.server, {})[field_name] = key
+
     def headers(self) -> dict[str, object]:
         headers = self.out.get("headers")
         if not isinstance(headers, dict):
@@ -126,6 +131,7 @@ def renamed(field_name: str) -> Handler:
 
     def handler(entry: ClientEntry, key: str, value: object) -> None:
         copy_value(entry, field_name, value)
+        entry.read_as(key, field_name)
         entry.said(key, f"is {field_name}")
 
     return handler
@@ -137,6 +143,7 @@ def server_url_key(entry: ClientEntry, key: str, value: object) -> None:
         entry.ignore(key, "`url` is set too, and is what mcpyard reads")
         return
     copy_value(entry, "url", value)
+    entry.read_as(key, "url")
     entry.said(key, "is url")
 
 

@@ -193,6 +193,7 @@ def _gemini_url(entry: ClientEntry, key: str, value: object) -> None:
         entry.ignore(key, "httpUrl is set too, and is what Gemini CLI and mcpyard use")
         return
     copy_value(entry, "url", value)
+    entry.read_as(key, "url")
     if key == "httpUrl":
         entry.out["transport"] = "streamable_http"
         entry.said(key, "is url, with transport streamable_http")
@@ -374,5 +375,5 @@ def gemini_choice(document: Mapping[str, object], servers: list[ImportedServer],
             chosen.append(server)
             continue
         notes.said("enabled", server.id, f"{off[server.id]}, so it is written enabled = false")
-        chosen.append(ImportedServer(server.id, {**server.fields, "enabled": False}))
+        chosen.append(ImportedServer(server.id, {**server.fields, "enabled": False}, server.written_as))
     return chosen

@@ -252,8 +252,10 @@ class FieldReader:
     too and adds a problem, so every problem of an entry is reported at once.
     """
 
-    def __init__(self, fields: Mapping[str, object]) -> None:
+    def __init__(self, fields: Mapping[str, object], written_as: Mapping[str, str] | None = None) -> None:
         self._fields = fields
+        self._written_as = written_as or {}
+        """Fields written under another client's name (`url` as `serverUrl`): messages name them so."""
         self.faults: list[tuple[str, str]] = []
         """Each problem: the field as messages name it, and what is wrong with it and the fix."""
 
@@ -264,7 +266,7 @@ class FieldReader:
 
     def bad(self, key: str, message: str) -> None:
         """Note a problem with the field `key` (as messages name it)."""
-        self.faults.append((key, message))
+        self.faults.append((self._written_as.get(key, key), message))
 
     def text(self, key: str) -> str | None:
         value = self._fields.get(key)

@@ -160,6 +160,7 @@ def translate(
             ImportedServer(
                 server_id,
                 translate_entry(written_by, server_id, fields, workspace=workspace, notes=notes, separator=separator),
+                notes.written_as.get(server_id, {}),
             )
             for server_id, fields in entries
         ]
@@ -219,7 +220,7 @@ def _problems(servers: list[ImportedServer], path: Path) -> tuple[ImportNote, ..
     return tuple(
         ImportNote(key, server.id, why)
         for server in servers
-        for key, why in value_problems(RawEntry(server.id, server.fields), context)
+        for key, why in value_problems(RawEntry(server.id, server.fields, server.written_as), context)
     )
 
 
@@ -323,7 +324,7 @@ def _own(
         translated = translate_entry(
             "mcpyard", server_id, fields, workspace=workspace, notes=notes, separator=separator, family="claude-desktop"
         )
-        servers.append(ImportedServer(server_id, translated))
+        servers.append(ImportedServer(server_id, translated, notes.written_as.get(server_id, {})))
     settings = {str(key): value for key, value in document.items() if key in SETTING_KEYS}
     return servers, settings
 

@@ -88,6 +88,8 @@ class ImportedServer:
 
     id: str
     fields: Mapping[str, object]
+    written_as: Mapping[str, str] = field(default_factory=dict)
+    """Fields its client wrote under another name, and that name (`url` → Windsurf's `serverUrl`)."""
 
     @property
     def transport(self) -> str | None:
@@ -214,6 +216,8 @@ class Notes:
     excluded: dict[str, tuple[str, tuple[str, ...]]] = field(default_factory=dict)
     """The tools each server's entry leaves out, by id, with the key that lists them: denied once it is known which
     servers are used (a rule names tools by prefix, which two servers may share)."""
+    written_as: dict[str, dict[str, str]] = field(default_factory=dict)
+    """Each server's fields its client wrote under another name, and that name (`url` → `serverUrl`), by id."""
 
     def said(self, key: str, server: str | None, why: str) -> None:
         note = ImportNote(key, server, why)

@@ -158,6 +158,8 @@ def _own_layer(
         foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=below)
         if foreign is not None:
             raw = split_source(foreign.document(), kind=kind, path=path, fmt="json")
+            written_as = {server.id: server.written_as for server in foreign.servers}  # messages name keys as written
+            raw.entries = tuple(replace(entry, written_as=written_as.get(entry.id, {})) for entry in raw.entries)
             raw.warnings.extend(note.warning(label) for note in foreign.ignored)
         else:
             raw = split_source(document, kind=kind, path=path, fmt=fmt)

@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 from typing import Literal
 
+from mcpyard.config._aliases import aliased
 from mcpyard.config._jsonc import strip_jsonc
 from mcpyard.config._model import SourceKind
 from mcpyard.config._names import describe_source, quote
@@ -44,9 +45,6 @@ CODEX_KEYS = frozenset(
     | {"profiles", "notify", "projects", "file_opener", "history", "tui"}
 )
 """Top-level keys only Codex writes in its config.toml (beside its [mcp_servers] tables)."""
-_SHARED_ALIASES = {"serverUrl": "url", "httpUrl": "url"}
-"""Keys other clients write for a field of the shared form (Windsurf's `serverUrl`, Gemini CLI's `httpUrl`), read as
-that field."""
 SLIP_CUTOFF = 0.75
 """How alike an unknown top-level key and one of ours must be for the file to be ours with a slip (`mdoe`: 0.75)
 rather than another program's settings (`version` is 0.67 like `permissions`)."""
@@ -84,6 +82,8 @@ class RawEntry:
 
     id: str
     fields: Mapping[str, object]
+    written_as: Mapping[str, str] = field(default_factory=dict)
+    """Fields written under another client's name, and that name (`url` → Windsurf's `serverUrl`), for messages."""
 
 
 @dataclass(slots=True)
@@ -376,25 +376,5 @@ def _shared_entries(value: object, label: str, path: Path) -> tuple[RawEntry, ..
                 source=path,
                 entry=server_id,
             )
-        entries.append(RawEntry(server_id, _aliased(item)))
+        entries.append(RawEntry(server_id, *aliased(item)))
     return tuple(entries)
-
-
-def _aliased(item: Mapping[str, object]) -> dict[str, object]:
-    """The entry with another client's name for a field read as the field, in place; unless the field is there too.
-
-    `disabled: true` (Cline's, Windsurf's, Roo's…) is read as `enabled: false`: a server another client was told
-    to leave off is never started here either. Gemini CLI's `httpUrl` is streamable HTTP (no SSE fallback),
-    unless the entry names its transport.
-    """
-    aliased: dict[str, object] = {}
-    for key, value in item.items():
-        if key == "disabled" and isinstance(value, bool) and "enabled" not in item:
-            aliased["enabled"] = not value
-        elif (alias := _SHARED_ALIASES.get(key)) is not None and alias not in item and alias not in aliased:
-            aliased[alias] = value
-            if key == "httpUrl" and "transport" not in item and "type" not in item:
-                aliased["transport"] = "streamable_http"
-        else:
-            aliased[key] = value
-    return aliased
