@@ -742,6 +742,9 @@ def test_err1_a_clients_settings_without_servers_says_so_in_one_line_cfg_2(
         ("cline_mcp_settings.json", "a Cline cline_mcp_settings.json"),
         ("mcp_settings.json", "a Roo Code MCP settings file"),
         (".roo/mcp.json", "a Roo Code MCP settings file"),
+        ("Claude/claude_desktop_config.json", "a Claude Desktop config"),
+        # Nothing marks it as one client's: named for its form, not as Claude Desktop's (read as before).
+        ("servers.json", "an mcpServers file (the form Claude Desktop, Cursor and others share)"),
     ],
 )
 def test_cfg2_cline_and_roo_code_files_are_named_for_their_client_and_read_as_the_shared_form(

@@ -46,6 +46,8 @@ FORMAT_NAMES: dict[ClientFormat, str] = {
     "opencode": "OpenCode opencode.json",
 }
 """How messages name each format."""
+SHARED_FORM_NAME = "mcpServers file (the form Claude Desktop, Cursor and others share)"
+"""How messages name a file in that form that no client's name or keys mark as its own."""
 
 
 def a_format(client: ClientFormat) -> str:
@@ -167,13 +169,17 @@ class ImportedConfig:
 
     @property
     def format_name(self) -> str:
-        """The format in words: `Gemini CLI settings.json`, `VS Code mcp.json`…"""
+        """The format in words: `Gemini CLI settings.json`, `VS Code mcp.json`…; an `mcpServers` file that nothing
+        marks as any one client's (its name, its folder, a key only one client writes) is named for the form."""
+        if self.format == "claude-desktop" and self.path.name != "claude_desktop_config.json":
+            return SHARED_FORM_NAME
         return FORMAT_NAMES[self.format]
 
     @property
     def a_format_name(self) -> str:
         """`format_name` with its article, as a sentence says it ("an OpenCode opencode.json")."""
-        return a_format(self.format)
+        name = self.format_name
+        return f"{'an' if name[0] in 'AEIOUm' else 'a'} {name}"
 
     def document(self) -> dict[str, object]:
         """mcpyard's own form as a JSON document: `servers` (a list, each with `id`) and the host settings."""
@@ -190,7 +196,7 @@ class ImportedConfig:
 
         text = own_text(self.document(), fmt)
         if fmt == "toml":
-            text = f"# mcpyard's own form, written by `mcpyard import` from {a_format(self.format)}\n\n{text}"
+            text = f"# mcpyard's own form, written by `mcpyard import` from {self.a_format_name}\n\n{text}"
         return text
 
     def to_json(self) -> dict[str, object]:
