@@ -7,15 +7,19 @@
 #   MCPYARD_HOST          the address to listen on (default 0.0.0.0)
 #   MCPYARD_PORT          the port to listen on (default 8760)
 #   MCPYARD_ORG_DEV       1: development only, registered servers may be plain http on this machine
+#   MCPYARD_DRAIN_SECONDS how long a replica told to stop goes on serving while /readyz says it is stopping
+#                         (default 3: deploy/haproxy.cfg takes it out within 1.5 s)
 #
-# Replicas migrating at once migrate once; the others wait for it. SIGTERM stops the replica after its
-# requests in flight end (at most 30 s): a load balancer has sent the next ones elsewhere by then.
+# Replicas migrating at once migrate once; the others wait for it. On SIGTERM the replica first answers
+# /readyz with 503 while it still serves what it is sent, so the load balancer takes it out; then it stops
+# listening, and stops once its requests in flight end (at most 30 s).
 set -eu
 : "${MCPYARD_ORG_DATABASE:?set MCPYARD_ORG_DATABASE to the shared database}"
 : "${MCPYARD_ORG_KEY:?set MCPYARD_ORG_KEY to the sealing key every replica shares}"
 MCPYARD="${MCPYARD:-mcpyard}"
 $MCPYARD org migrate
+DRAIN="${MCPYARD_DRAIN_SECONDS:-3}"
 if [ "${MCPYARD_ORG_DEV:-0}" = "1" ]; then
-  exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}" --dev
+  exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}" --drain "$DRAIN" --dev
 fi
-exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}"
+exec $MCPYARD org serve --host "${MCPYARD_HOST:-0.0.0.0}" --port "${MCPYARD_PORT:-8760}" --drain "$DRAIN"

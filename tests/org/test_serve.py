@@ -310,6 +310,53 @@ async def test_api5_sigterm_stops_the_service_in_order_and_it_exits_zero(home: H
     assert served.log[-1] == "mcpyard organization service stopped"
 
 
+async def test_api5_api8_with_a_drain_sigterm_first_takes_it_out_of_readiness_while_it_still_serves(
+    home: Home, database_url: str
+) -> None:
+    """API-5, API-8: behind a balancer, a replica told to stop says so on /readyz and goes on serving what it is
+    sent until its drain ends (a balancer closing connections it had just reused is what lost requests); a second
+    SIGTERM stops it at once; a drain runs out on its own."""
+    async with services(home, database_url, 1, "--dev", "--drain", "120") as [(served, service)]:
+        assert (await service.request("GET", "/readyz")).status_code == 200
+        served.process.send_signal(signal.SIGTERM)
+
+        async def not_ready() -> bool:
+            return (await service.request("GET", "/readyz")).status_code == 503
+
+        await eventually(not_ready, within=30, what="/readyz says the replica is stopping")
+        answer = (await service.request("GET", "/readyz")).json()
+        assert answer["status"] == "unavailable"
+        assert "stopping" in answer["checks"]["stopping"]
+        assert await service.get("/api/v1/servers") == [], "requests are still served while it drains"
+        assert (await service.request("GET", "/healthz")).status_code == 200
+        assert served.process.poll() is None
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(30) == 0
+    assert "stopping in 120 s" in served.text()
+    assert served.log[-1] == "mcpyard organization service stopped"
+    with spawned(home, database_url, "--dev", "--drain", "0.5") as served:
+        served.process.send_signal(signal.SIGTERM)
+        assert served.process.wait(30) == 0
+    assert "Traceback" not in served.text()
+
+
+@pytest.mark.parametrize(
+    ("args", "said"),
+    [
+        (("--drain", "-1"), "--drain takes 0 to 300 seconds, not -1"),
+        (("--drain", "86400"), "--drain takes 0 to 300 seconds, not 86400"),
+        (("--log-format", "xml"), "unknown log format 'xml': use text or json"),
+        (("--demo",), "--demo runs on a temporary database of its own; leave out --database"),
+    ],
+)
+async def test_api5_err1_an_option_out_of_bounds_is_one_line(home: Home, args: tuple[str, ...], said: str) -> None:
+    """API-5, ERR-1: refused before anything starts, in one line that says what it takes (it was a traceback)."""
+    done = await anyio.run_process(
+        _command(_environ(home), "sqlite:///unused.db", *args), cwd=home.workspace, check=False
+    )
+    assert (done.returncode, done.stderr.decode()) == (2, f"mcpyard: error: {said}\n")
+
+
 async def test_org4_org5_a_teammate_changed_or_deleted_through_one_process_is_so_at_once_on_the_other(
     home: Home, database_url: str, upstream: str
 ) -> None:

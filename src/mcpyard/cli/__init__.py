@@ -37,7 +37,8 @@ def _main(argv: list[str] | None, environ: Mapping[str, str] | None) -> int:
     from typer._click import exceptions as click
 
     from mcpyard.cli._app import app
-    from mcpyard.cli._common import using_environ
+    from mcpyard.cli._common import EXIT_USAGE, one_line, using_environ
+    from mcpyard.errors import McpyardError
 
     # Libraries below may log tracebacks of errors mcpyard already reports in one line;
     # the console shows mcpyard's own messages only.
@@ -60,6 +61,9 @@ def _main(argv: list[str] | None, environ: Mapping[str, str] | None) -> int:
     except click.ClickException as exc:
         sys.stderr.write(f"mcpyard: error: {exc.format_message()}\n")
         return exc.exit_code
+    except McpyardError as exc:  # an option a command checks itself, before its body runs: one line too (ERR-1)
+        sys.stderr.write(f"mcpyard: error: {one_line(str(exc))}\n")
+        return EXIT_USAGE
     return code if isinstance(code, int) else 0
 
 

@@ -36,6 +36,7 @@ __all__ = [
     "environ",
     "fail",
     "group_options",
+    "one_line",
     "open_host",
     "print_json",
     "run",
@@ -206,12 +207,16 @@ def show_status(page: Status, opts: Globals) -> None:
         render_status(page, opts.console(), rich=opts.rich)
 
 
-def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
-    """Print one readable error line on stderr and exit."""
+def one_line(message: str) -> str:
+    """A message as one readable line: control characters cleaned, lines joined."""
     from mcpyard.catalog import clean_text
 
-    line = " ".join(clean_text(message).split("\n"))
-    sys.stderr.write(f"mcpyard: error: {line}\n")
+    return " ".join(clean_text(message).split("\n"))
+
+
+def fail(message: str, code: int = EXIT_USAGE) -> NoReturn:
+    """Print one readable error line on stderr and exit."""
+    sys.stderr.write(f"mcpyard: error: {one_line(message)}\n")
     raise typer.Exit(code)
 
 

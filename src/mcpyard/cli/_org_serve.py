@@ -12,8 +12,9 @@ import logging
 import signal
 import socket
 import sys
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from functools import partial
+from types import FrameType
 from typing import TYPE_CHECKING, Annotated, Any
 
 import typer
@@ -29,6 +30,8 @@ __all__ = ["demo", "serve"]
 
 READY = "mcpyard organization service on "
 """What `serve` prints on standard error once it takes requests."""
+MAX_DRAIN_SECS = 300.0
+"""The longest `--drain`: an orchestrator kills a replica that takes longer to stop anyway."""
 
 
 @org_app.command("serve")
@@ -74,13 +77,23 @@ def serve(
     log_format: Annotated[
         str, typer.Option("--log-format", help="text, or json: one JSON object per line, one line per call.")
     ] = "text",
+    drain: Annotated[
+        float,
+        typer.Option(
+            "--drain",
+            help="Behind a load balancer: on SIGTERM, first answer /readyz with 503 for this many seconds while still "
+            "serving every request, so the balancer takes this replica out before it stops listening (give more than "
+            "the balancer's health-check interval times the failed checks it waits for).",
+        ),
+    ] = 0.0,
 ) -> None:
     """Serve the organization service: the web console at /, its JSON API under /api/v1 (documented at
     /api/v1/openapi.json).
 
     The database must be set up (`mcpyard org init`, `mcpyard org migrate`), except with `--demo`, which
-    makes one of its own and removes it when it stops. Ctrl-C or SIGTERM stops it; `--port 0` takes a free
-    port (the line it prints once it takes requests names it).
+    makes one of its own and removes it when it stops. Ctrl-C or SIGTERM stops it (after `--drain` seconds,
+    for SIGTERM; a second SIGTERM or Ctrl-C stops it at once); `--port 0` takes a free port (the line it prints
+    once it takes requests names it).
     """
     import warnings
 
@@ -91,6 +104,8 @@ def serve(
     if log_format not in ("text", "json"):
         raise UsageError(f"unknown log format {log_format!r}: use text or json")
     metrics = (metrics_host, metrics_port) if metrics_port is not None else None
+    if not 0 <= drain <= MAX_DRAIN_SECS:
+        raise UsageError(f"--drain takes 0 to {MAX_DRAIN_SECS:g} seconds, not {drain:g}")
     _operations(log_format)
 
     async def main() -> None:
@@ -110,7 +125,7 @@ def serve(
                     secure_cookies=False,
                     models=lambda org_id, name: model,
                 )
-                await _serve(org_app(settings), host, port, demo=demo, metrics=metrics)
+                await _serve(org_app(settings), host, port, demo=demo, metrics=metrics, drain=drain)
         else:
             local = dev
             settings = OrgSettings(
@@ -121,7 +136,7 @@ def serve(
                 secure_cookies=not local,
                 public_url=public,
             )
-            await _serve(org_app(settings), host, port, demo=None, metrics=metrics)
+            await _serve(org_app(settings), host, port, demo=None, metrics=metrics, drain=drain)
         _say("mcpyard organization service stopped")
 
     with warnings.catch_warnings():
@@ -198,21 +213,49 @@ def _stop_signals(stops: list[int]) -> Iterator[None]:
 
 
 async def _serve(
-    app: Any, host: str, port: int, *, demo: DemoConsole | None, metrics: tuple[str, int] | None = None
+    app: Any,
+    host: str,
+    port: int,
+    *,
+    demo: DemoConsole | None,
+    metrics: tuple[str, int] | None = None,
+    drain: float = 0.0,
 ) -> None:
     """Listen, open the service (database, schema, key), serve until Ctrl-C or SIGTERM, then close it all in order.
+
+    `drain`: on SIGTERM, `/readyz` says the replica is stopping for that many seconds while it goes on serving,
+    then it stops; another SIGTERM, or Ctrl-C, stops it at once.
 
     Raises:
         UsageError: it cannot listen on `host:port`.
         ConfigError: the database is not set up, or the key cannot be read.
     """
+    import asyncio
+
     import uvicorn
 
     from mcpyard.org import CALL_DEADLINE_SECS
+    from mcpyard.org.api import stop_being_ready
 
     signing_in: list[str] = []
+    loop = asyncio.get_running_loop()
 
     class Announcing(uvicorn.Server):
+        draining = False
+
+        def handle_exit(self, sig: int, frame: FrameType | None) -> None:
+            if drain <= 0 or sig != signal.SIGTERM or self.draining or self.should_exit:
+                super().handle_exit(sig, frame)
+                return
+            self.draining = True
+            stop_being_ready(app)  # the balancer sends no more requests once /readyz fails; these are served
+            loop.call_soon_threadsafe(self._drain, partial(uvicorn.Server.handle_exit, self, sig, frame))
+
+        def _drain(self, stop: Callable[[], None]) -> None:
+            """On the event loop (a signal handler must not write to standard error): say so, stop once drained."""
+            _say(f"stopping in {drain:g} s: /readyz says so, and what is sent meanwhile is served")
+            loop.call_later(drain, stop)
+
         async def startup(self, sockets: Any = None) -> None:
             await super().startup(sockets)
             if self.started:

@@ -2,7 +2,7 @@
 and the OpenAPI document built from them; the bounds on request bodies."""
 
 from mcpyard.org.api._body_limits import BodyLimits
-from mcpyard.org.api._health import health_routes
+from mcpyard.org.api._health import health_routes, stop_being_ready
 from mcpyard.org.api._metrics import metrics_app, metrics_routes
 from mcpyard.org.api._openapi import BODY_SCHEMAS, OPERATIONS, api_routes, openapi_document
 from mcpyard.org.api._operations import Running, error_response, opened
@@ -19,4 +19,5 @@ __all__ = [
     "metrics_routes",
     "openapi_document",
     "opened",
+    "stop_being_ready",
 ]

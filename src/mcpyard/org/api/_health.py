@@ -4,13 +4,16 @@
 answers, and the sealing key is usable and holds every key the stored secrets were sealed with (a
 replica started with an old key during a rotation is not ready). It also says whether the replica
 hears the others' announcements (PostgreSQL); a replica that does not still serves correctly (it
-reads the change counter before each call), so that alone never makes it unready.
+reads the change counter before each call), so that alone never makes it unready. A replica told
+to stop with a drain time (`mcpyard org serve --drain`) is not ready from then on, while it still
+serves every request it is sent: the load balancer takes it out before it stops listening.
 """
 
 from __future__ import annotations
 
 import anyio
 from sqlalchemy import select, text
+from starlette.applications import Starlette
 from starlette.requests import Request
 from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
@@ -20,11 +23,18 @@ from mcpyard.org.api._operations import running
 from mcpyard.org.services import CredentialSealer
 from mcpyard.org.store import Credential, ModelSetting, Question, reading
 
-__all__ = ["health_routes"]
+__all__ = ["health_routes", "stop_being_ready"]
 
 CHECK_SECONDS = 5.0
 """How long `/readyz` waits for the database before it says it is not ready."""
 _PROBE = b"mcpyard readiness probe"
+_STOPPING = "mcpyard_stopping"
+"""Where the app's state notes that the replica is stopping (`stop_being_ready`)."""
+
+
+def stop_being_ready(app: Starlette) -> None:
+    """From now on `/readyz` answers 503 (`stopping`): the replica is about to stop, and still serves meanwhile."""
+    setattr(app.state, _STOPPING, True)
 
 
 async def healthz(request: Request) -> Response:
@@ -33,6 +43,8 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
+    if getattr(request.app.state, _STOPPING, False):
+        return _answer({"stopping": "this replica is stopping; it serves what it is sent until it stops listening"})
     checks: dict[str, str] = {}
     try:
         service = running(request).service
