@@ -52,8 +52,12 @@ SHARED_FORM_NAME = "mcpServers file (the form Claude Desktop, Cursor and others 
 
 def a_format(client: ClientFormat) -> str:
     """The format's name with its article: "a Zed settings.json", "an OpenCode opencode.json"."""
-    name = FORMAT_NAMES[client]
-    return f"{'an' if name[0] in 'AEIOU' else 'a'} {name}"
+    return _with_article(FORMAT_NAMES[client])
+
+
+def _with_article(name: str) -> str:
+    """`name` after "a", or "an" where it is said with a vowel first ("an mcpyard config": em-cee-pee)."""
+    return f"{'an' if name[0] in 'AEIOUm' else 'a'} {name}"
 
 
 @dataclass(frozen=True, slots=True)
@@ -178,8 +182,7 @@ class ImportedConfig:
     @property
     def a_format_name(self) -> str:
         """`format_name` with its article, as a sentence says it ("an OpenCode opencode.json")."""
-        name = self.format_name
-        return f"{'an' if name[0] in 'AEIOUm' else 'a'} {name}"
+        return _with_article(self.format_name)
 
     def document(self) -> dict[str, object]:
         """mcpyard's own form as a JSON document: `servers` (a list, each with `id`) and the host settings."""
