@@ -78,7 +78,7 @@ class _Builder:
         self._context = context
         self._warnings = warnings
         self._where = describe_entry(raw.id, context.kind, context.path)
-        self.url_key = self._url = raw.written_as.get("url", "url")
+        self.url_key = raw.written_as.get("url", "url")
         """The URL's key as written (Windsurf's `serverUrl`, Gemini CLI's `httpUrl`): messages name it so."""
         self._problems: list[str] = []
         self._secrets: list[tuple[str, str]] = []
@@ -178,7 +178,7 @@ class _Builder:
         headers: tuple[tuple[str, str], ...],
         explicit: TransportName | None,
     ) -> ServerSpec:
-        expanded_url = self._plain(self._url, url)
+        expanded_url = self._plain(self.url_key, url)
         transport, fallback = self._check_url(expanded_url, explicit)
         oauth = read_oauth(
             self._raw.fields.get("oauth"), expand=self._expand, plain=self._plain, problems=self._problems
@@ -209,8 +209,8 @@ class _Builder:
         field and what is wrong; None when they agree."""
         command, url, explicit = values.command, values.url, values.explicit
         if command is not None and url is not None:
-            return f"command, {self._url}", (
-                f"both are set; keep `command` for a local server or `{self._url}` for a remote one"
+            return f"command, {self.url_key}", (
+                f"both are set; keep `command` for a local server or `{self.url_key}` for a remote one"
             )
         key, written = self._transport_key()
         if command is not None and explicit in _REMOTE:
@@ -220,7 +220,7 @@ class _Builder:
         if url is not None and command is None and explicit == "stdio":
             remote = "http, sse or ws" if key == "type" else "streamable_http, sse or websocket"
             return key, (
-                f"`{written}` starts a local process and needs `command`, but this entry has only `{self._url}`; "
+                f"`{written}` starts a local process and needs `command`, but this entry has only `{self.url_key}`; "
                 f"remove `{key}` or set it to {remote}"
             )
         return None
@@ -319,32 +319,32 @@ class _Builder:
         # The URL itself is never quoted in a message: it may carry a token in its query.
         transport: TransportName = explicit or "streamable_http"
         if not url:
-            self._problems.append(f"{self._url}: is empty after expansion; set the variables it uses")
+            self._problems.append(f"{self.url_key}: is empty after expansion; set the variables it uses")
             return transport, explicit is None
         if any(char.isspace() or not char.isprintable() for char in url):
-            self._problems.append(f"{self._url}: holds spaces or control characters; percent-encode them")
+            self._problems.append(f"{self.url_key}: holds spaces or control characters; percent-encode them")
             return transport, explicit is None
         try:
             parts = urlsplit(url)
             _ = parts.port
         except ValueError:
-            self._problems.append(f"{self._url}: is not a valid URL (check the host and the port)")
+            self._problems.append(f"{self.url_key}: is not a valid URL (check the host and the port)")
             return transport, explicit is None
         scheme = parts.scheme.lower()
         if explicit is None and scheme in ("ws", "wss"):
             transport = "websocket"
         if parts.username is not None or parts.password is not None or "@" in parts.netloc:
             self._problems.append(
-                f"{self._url}: carries a user name or password, which mcpyard refuses to send in a URL; "
+                f"{self.url_key}: carries a user name or password, which mcpyard refuses to send in a URL; "
                 "remove it and send the credential in `headers` (for example Authorization)"
             )
         schemes = ("ws", "wss") if transport == "websocket" else ("http", "https")
         if scheme not in schemes:
             wanted = "ws:// or wss://" if transport == "websocket" else "http:// or https://"
             also = "" if explicit else " (or ws:// or wss:// for a websocket)"
-            self._problems.append(f"{self._url}: must start with {wanted} for {transport}{also}")
+            self._problems.append(f"{self.url_key}: must start with {wanted} for {transport}{also}")
         elif not parts.hostname:
-            self._problems.append(f"{self._url}: has no host; write it as scheme://host[:port]/path")
+            self._problems.append(f"{self.url_key}: has no host; write it as scheme://host[:port]/path")
         return transport, explicit is None and transport == "streamable_http"
 
 

@@ -28,13 +28,11 @@ __all__ = ["health_routes", "stop_being_ready"]
 CHECK_SECONDS = 5.0
 """How long `/readyz` waits for the database before it says it is not ready."""
 _PROBE = b"mcpyard readiness probe"
-_STOPPING = "mcpyard_stopping"
-"""Where the app's state notes that the replica is stopping (`stop_being_ready`)."""
 
 
 def stop_being_ready(app: Starlette) -> None:
     """From now on `/readyz` answers 503 (`stopping`): the replica is about to stop, and still serves meanwhile."""
-    setattr(app.state, _STOPPING, True)
+    app.state.stopping = True
 
 
 async def healthz(request: Request) -> Response:
@@ -43,7 +41,7 @@ async def healthz(request: Request) -> Response:
 
 
 async def readyz(request: Request) -> Response:
-    if getattr(request.app.state, _STOPPING, False):
+    if getattr(request.app.state, "stopping", False):
         return _answer({"stopping": "this replica is stopping; it serves what it is sent until it stops listening"})
     checks: dict[str, str] = {}
     try:
