@@ -34,12 +34,14 @@ _ON_THE_TERMINAL = (
 
 
 class Terminal:
-    """`mcpyard ARGS` on a terminal of its own: standard input, output and error."""
+    """`mcpyard ARGS` on a terminal of its own: standard input, output and error; `ignoring_ctrl_c`: started with Ctrl-C
+    ignored, as a shell starts a background job."""
 
-    def __init__(self, home: Home, args: list[str]) -> None:
+    def __init__(self, home: Home, args: list[str], *, ignoring_ctrl_c: bool = False) -> None:
         self.leader, follower = os.openpty()
+        start = _ON_THE_TERMINAL.replace("SIG_DFL", "SIG_IGN") if ignoring_ctrl_c else _ON_THE_TERMINAL
         self.process = subprocess.Popen(
-            [sys.executable, "-c", _ON_THE_TERMINAL, sys.executable, "-m", "mcpyard", *args],
+            [sys.executable, "-c", start, sys.executable, "-m", "mcpyard", *args],
             stdin=follower,
             stdout=follower,
             stderr=follower,
@@ -203,3 +205,29 @@ def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_
     assert code == 0, f"still running {took:.1f} s after Ctrl-C: {said!r}"
     assert took < 1.0, f"mcpyard took {took:.2f} s to exit after Ctrl-C"
     assert left_of(wrapper, wrapper) == [], "every process was stopped before mcpyard exited"
+
+
+@pytest.mark.parametrize("face", ["shell", "chat"])
+def test_conn5_cli2_mod3_started_with_ctrl_c_ignored_the_shell_and_the_chat_go_on_ignoring_it(
+    home: Home, face: str
+) -> None:
+    """A shell starts a background job with Ctrl-C ignored: neither the prompt nor a call then ends on one (the prompt's
+    listener used to take it, and leave Python's default handler behind)."""
+    config = home.write_config({"basic": fixture_server("basic")})
+    with contextlib.ExitStack() as stack:
+        if face == "shell":
+            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
+        else:
+            endpoint = stack.enter_context(serve_model())
+            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
+            prompt = b"you> "
+        terminal = stack.enter_context(Terminal(home, args, ignoring_ctrl_c=True))
+        terminal.wait_for(prompt)
+        for _ in range(2):
+            typed = len(terminal.seen)
+            terminal.process.send_signal(signal.SIGINT)
+            terminal.type(b"/tools")
+            terminal.wait_for(b"basic__echo", after=typed)  # still there, and the prompt still reads what is typed
+            terminal.wait_for(prompt, after=typed)
+        terminal.type(b"/quit")
+        assert terminal.process.wait(timeout=READY_WITHIN_SECS) == 0, terminal.seen.decode(errors="replace")

@@ -15,7 +15,8 @@ T = TypeVar("T")
 
 async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> None:
     """Ctrl-C cancels what `session` runs (its `current` cancel scope), or else `everything`; started (`tg.start`)
-    once Ctrl-C is caught, so a prompt shown after it never meets the default handler.
+    once Ctrl-C is caught, so a prompt shown after it never meets the default handler. A process started with Ctrl-C
+    ignored is left ignoring it (listening would put Python's default handler in place once the prompt ends).
 
     `everything` is the scope around the host: left cancelled, the host stops its servers in a hurry,
     as on any other Ctrl-C (a server whose process outlives its input is not given its whole wait).
@@ -23,6 +24,10 @@ async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> 
     import anyio
 
     interrupts = signal.getsignal(signal.SIGINT)
+    if interrupts is signal.SIG_IGN:
+        # Started with Ctrl-C ignored (a background job, `nohup`): it stays ignored, at the prompt as in a call.
+        task_status.started()
+        await anyio.sleep_forever()
     caught = False
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:
