@@ -5,7 +5,7 @@ the document lists for that operation, and every body matches its schema (API-6,
 
 from __future__ import annotations
 
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Mapping, Sequence
 from typing import Any
 
 import anyio
@@ -100,9 +100,11 @@ def _check_operation(operation: Any, mode: GenerationMode, origin: str, ids: Map
     return check
 
 
-def _run(origin: str, token: str, ids: dict[str, dict[str, str]], shard: int) -> list[str]:
-    """Every `SHARDS`th operation from the `shard`th, in both modes (edits and deletions last); what failed, one entry
-    per operation and mode."""
+def _run(
+    origin: str, token: str, ids: dict[str, dict[str, str]], shard: int, modes: Sequence[GenerationMode]
+) -> list[str]:
+    """Every `SHARDS`th operation from the `shard`th, in `modes` (edits and deletions last); what failed, one entry per
+    operation and mode."""
     schema = schemathesis.openapi.from_url(f"{origin}/api/v1/openapi.json", timeout=30)
     # A header the configuration gives is sent as it is, in both modes: every request is the owner's.
     schema.config.update(headers={"Authorization": f"Bearer {token}"})
@@ -114,7 +116,7 @@ def _run(origin: str, token: str, ids: dict[str, dict[str, str]], shard: int) ->
     failures: list[str] = []
     for operation in operations[shard::SHARDS]:
         label = f"{operation.method.upper()} {operation.path}"
-        for mode in (GenerationMode.POSITIVE, GenerationMode.NEGATIVE):
+        for mode in modes:
             try:
                 _check_operation(operation, mode, origin, {**ids["*"], **ids.get(label, {})})()
             except Unsatisfiable:
@@ -141,7 +143,12 @@ async def test_api6_every_operation_answers_as_the_openapi_document_says(
     ):
         ids = await _real_ids(service, upstream, asking)
         origin = str(service.client.base_url).rstrip("/")
-        failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids, shard)
+        # Requests the document refuses are refused by the API's checks before any query: the negative mode runs on one
+        # database. The positive one runs on both (what PostgreSQL stores differs: a NUL in a text, say).
+        modes = [GenerationMode.POSITIVE]
+        if not database_url.startswith("postgresql"):
+            modes.append(GenerationMode.NEGATIVE)
+        failures = await anyio.to_thread.run_sync(_run, origin, service.org.owner_token, ids, shard, modes)
     assert not failures, "\n\n".join(failures)
 
 
