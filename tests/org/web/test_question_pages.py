@@ -145,3 +145,34 @@ async def test_org5_without_script_a_form_of_every_kind_is_answered_and_the_serv
         "topics": ["mcp", "ai"],
     }, "typed values as their kinds, the rest their defaults"
     assert console.errors() == []
+
+
+async def test_org5_what_an_admin_types_in_a_question_stays_while_the_inbox_updates_around_it(
+    model: ModelFixture, console: Console, asking: str
+) -> None:
+    """Another call arriving in the inbox while an admin fills a question's form: the inbox shows it without a reload,
+    and the fields already filled (a secret one too), and the one being typed in, are as the admin left them."""
+    await _asks(console, asking, model)
+    await console.api.add_member("admin@acme.test", "admin")
+    admin = await console.sign_in("admin@acme.test")
+    await admin.get_by_role("link", name="Inbox").click()
+    await expect(admin.locator("body[data-live=open]")).to_have_count(1)
+
+    first = {"message": "Your API key, please", "schema": KEY_FORM}
+    await call(console.api, "asks__ask_form", first, expect=202)
+    question = admin.get_by_role("article", name="Question from asks").filter(has_text="Your API key, please")
+    await question.get_by_label("label").fill("work")
+    key = question.get_by_label("API key")
+    await key.fill(TYPED[:8])
+
+    await call(console.api, "asks__ask_form", {"message": "Another key", "schema": KEY_FORM}, expect=202)
+    await expect(admin.get_by_role("article", name="Question from asks")).to_have_count(2)
+    await expect(question.get_by_label("label")).to_have_value("work")
+    await expect(key).to_have_value(TYPED[:8])
+    await expect(key).to_be_focused()
+    await key.press_sequentially(TYPED[8:])  # typing goes on where it was
+    await question.get_by_role("button", name="Send answer").click()
+    await expect(admin.get_by_role("status")).to_have_text("Answered: the call goes on with your answer.")
+    await console.look(admin)
+    assert not console.errors()
+    _never_shown(console, TYPED)

@@ -18,7 +18,7 @@ from playwright.async_api import Page, expect
 
 from mcpyard.secrets import forms_of
 from tests.model.openai_fixture import ModelFixture
-from tests.org._flows import TOKEN, by_tool, register, set_policy
+from tests.org._flows import TOKEN, by_tool, call, register, set_policy
 from tests.org.web._console import Console
 
 pytestmark = pytest.mark.anyio
@@ -281,3 +281,30 @@ async def test_org4_an_owner_changes_and_deletes_a_teammate_from_its_page_and_a_
     await expect(member.locator("#teammate-deleted")).to_be_visible()
     await expect(member.locator("main")).to_contain_text("(no message yet)")
     assert console.errors() == []
+
+
+async def test_org5_a_message_being_typed_stays_while_a_change_elsewhere_refreshes_the_conversation(
+    model: ModelFixture, console: Console, upstream: str
+) -> None:
+    """The conversation listens to the inbox too: another call waiting there (the owner's, through the API) fetches its
+    part again. Nothing in it changed, so nothing of it is replaced: the message being typed, and the focus, are as the
+    owner left them."""
+    tools = await _tools(console, upstream, model)
+    await console.api.post(
+        "/api/v1/teammates", {"name": "helper", "server_ids": [tools["lookup"]["server_id"]]}, expect=201
+    )
+    owner = await console.sign_in("owner@acme.test")
+    await owner.get_by_role("link", name="Teammates").click()
+    await owner.get_by_role("link", name="helper").click()
+    await owner.get_by_role("button", name="New conversation").click()
+    await expect(owner.locator("body[data-live=open]")).to_have_count(1)
+    message = owner.get_by_label("Message")
+    await message.fill("half a thou")
+
+    await call(console.api, "tools__write", {"note": "elsewhere"}, expect=202)
+    await expect(owner.locator("body[data-refreshed]")).to_have_count(1)
+    await expect(message).to_have_value("half a thou")
+    await expect(message).to_be_focused()
+    await message.press_sequentially("ght")
+    await expect(message).to_have_value("half a thought")
+    assert not console.errors()

@@ -13,6 +13,35 @@
     return { doc: new DOMParser().parseFromString(text, "text/html"), url: response.url };
   }
 
+  // What a person typed or chose in a form field: its form's action, its name (and a box's value) name it.
+  const fields = (root) => root.querySelectorAll("input[name], textarea[name], select[name]");
+  const fieldKey = (field) =>
+    [field.form ? field.form.getAttribute("action") : "", field.name, field.type === "checkbox" || field.type === "radio" ? field.value : ""].join("\n");
+  const changed = (field) => {
+    if (field.type === "checkbox" || field.type === "radio") return field.checked !== field.defaultChecked;
+    if (field.tagName === "SELECT") return Array.from(field.options).some((option) => option.selected !== option.defaultSelected);
+    return field.value !== field.defaultValue;
+  };
+
+  // A live part fetched again: left as it is when nothing in it changed (a click, a selection, the focus stay);
+  // otherwise replaced, with what the person had typed or chosen in its fields, and the focus, carried over.
+  function swap(now, next) {
+    if (now.innerHTML === next.innerHTML) return;
+    const typed = new Map();
+    for (const field of fields(now)) if (changed(field)) typed.set(fieldKey(field), field);
+    const active = document.activeElement;
+    const focused = active && active !== now && now.contains(active) && active.name ? fieldKey(active) : null;
+    now.innerHTML = next.innerHTML;
+    for (const field of fields(now)) {
+      if (field.disabled) continue;
+      const key = fieldKey(field);
+      const before = typed.get(key);
+      if (before && (field.type === "checkbox" || field.type === "radio")) field.checked = before.checked;
+      else if (before) field.value = before.value;
+      if (key === focused) field.focus();
+    }
+  }
+
   // Live parts: elements with data-live="topic …" and an id are fetched again when a topic changes.
   const live = Array.from(document.querySelectorAll("[data-live][id]"));
   let source = null;
@@ -29,7 +58,7 @@
       for (const id of ids) {
         const now = document.getElementById(id);
         const next = fetched.doc.getElementById(id);
-        if (now && next) now.innerHTML = next.innerHTML;
+        if (now && next) swap(now, next);
       }
       document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
     };
