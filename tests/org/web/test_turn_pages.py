@@ -14,7 +14,7 @@ from typing import Any
 
 import anyio
 import pytest
-from playwright.async_api import Page, expect
+from playwright.async_api import Page, Route, expect
 
 from mcpyard.secrets import forms_of
 from tests.model.openai_fixture import ModelFixture
@@ -307,4 +307,42 @@ async def test_org5_a_message_being_typed_stays_while_a_change_elsewhere_refresh
     await expect(message).to_be_focused()
     await message.press_sequentially("ght")
     await expect(message).to_have_value("half a thought")
+    assert not console.errors()
+
+
+async def test_org5_an_inbox_update_answered_late_never_puts_back_what_it_showed_before(
+    model: ModelFixture, console: Console, upstream: str
+) -> None:
+    """Two calls arrive in the inbox one after the other, and the page's fetch for the first is answered late (held
+    here until the second's fetch is answered, or 3 s): the inbox ends showing both. (Fetches overlapped: the late
+    answer was put in last, and the second call vanished from the page until the next change.)"""
+    await _tools(console, upstream, model)
+    owner = await console.sign_in("owner@acme.test")
+    await owner.get_by_role("link", name="Inbox").click()
+    await expect(owner.locator("body[data-live=open]")).to_have_count(1)
+    first_asked, second_answered = anyio.Event(), anyio.Event()
+    fetches = 0
+
+    async def hold_the_first(route: Route) -> None:
+        nonlocal fetches
+        fetches += 1
+        response = await route.fetch()
+        if fetches == 1:
+            first_asked.set()
+            with anyio.move_on_after(3):
+                await second_answered.wait()
+            await route.fulfill(response=response)
+        else:
+            await route.fulfill(response=response)
+            second_answered.set()
+
+    await owner.route(re.compile(r"/inbox$"), hold_the_first)
+    approvals = owner.get_by_role("article", name="Approval for tools__write")
+    await call(console.api, "tools__write", {"note": "alpha"}, expect=202)
+    with anyio.fail_after(20):
+        await first_asked.wait()
+    await call(console.api, "tools__write", {"note": "bravo"}, expect=202)
+    await expect(owner.locator("body[data-refreshed='2']")).to_have_count(1)
+    await expect(approvals.filter(has_text="bravo")).to_have_count(1)
+    await expect(approvals.filter(has_text="alpha")).to_have_count(1)
     assert not console.errors()

@@ -48,12 +48,27 @@
   if (live.length && window.EventSource) {
     const topics = Array.from(new Set(live.flatMap((el) => el.dataset.live.split(/\s+/)).filter(Boolean)));
     let pending = null;
+    let fetching = false;
     const wanted = new Set();
+    // One fetch at a time: an answer that took longer than a later one's would put back what the page showed before.
+    const later = () => {
+      if (wanted.size && !pending && !fetching) pending = setTimeout(refresh, 50);
+    };
     const refresh = async () => {
       pending = null;
+      fetching = true;
       const ids = Array.from(wanted);
       wanted.clear();
-      const fetched = await fetchPage(window.location.pathname + window.location.search);
+      let fetched = null;
+      try {
+        fetched = await fetchPage(window.location.pathname + window.location.search);
+      } catch (error) {
+        // No answer (the service restarting): fetched at the next change, or once the stream is back.
+        for (const id of ids) wanted.add(id);
+        return;
+      } finally {
+        fetching = false;
+      }
       if (!fetched) return;
       for (const id of ids) {
         const now = document.getElementById(id);
@@ -61,20 +76,21 @@
         if (now && next) swap(now, next);
       }
       document.body.dataset.refreshed = String(Number(document.body.dataset.refreshed || 0) + 1);
+      later();  // what changed while this one was fetched
     };
     source = new EventSource("/events?topics=" + encodeURIComponent(topics.join(",")));
     source.addEventListener("change", (event) => {
       for (const el of document.querySelectorAll("[data-live][id]")) {
         if (el.dataset.live.split(/\s+/).includes(event.data)) wanted.add(el.id);
       }
-      if (wanted.size && !pending) pending = setTimeout(refresh, 50);
+      later();
     });
     let opened = 0;
     source.addEventListener("open", () => {
       // After a reconnection, changes made while it was away were never announced: fetch everything once.
       if (opened++ > 0) {
         for (const el of document.querySelectorAll("[data-live][id]")) wanted.add(el.id);
-        if (wanted.size && !pending) pending = setTimeout(refresh, 50);
+        later();
       }
       document.body.dataset.live = "open";
     });
