@@ -14,6 +14,9 @@ import signal
 import subprocess
 import sys
 import time
+from collections.abc import Sequence
+from pathlib import Path
+from typing import Any
 
 import pytest
 
@@ -95,6 +98,17 @@ class Terminal:
         return self.process.poll(), took, self.seen[before:].decode(errors="replace")
 
 
+def _shell_or_chat(
+    stack: contextlib.ExitStack, face: str, config: Path, replies: Sequence[dict[str, Any]] = ()
+) -> tuple[list[str], bytes]:
+    """The arguments of `mcpyard shell` or of `mcpyard chat` (its model, answering `replies`, served until `stack`
+    closes), and the prompt it shows."""
+    if face == "shell":
+        return ["shell", "--mcp-config", str(config)], b"mcpyard> "
+    endpoint = stack.enter_context(serve_model(replies))
+    return ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"], b"you> "
+
+
 def test_conn5_gw1_ctrl_c_stops_the_stdio_gateway_on_a_terminal(home: Home) -> None:
     config = home.write_config({"basic": fixture_server("basic")})
     hello = {"protocolVersion": "2025-11-25", "capabilities": {}, "clientInfo": {"name": "t", "version": "1"}}
@@ -153,14 +167,8 @@ def test_conn5_cli2_mod3_a_question_given_up_with_its_call_takes_no_line_of_the_
     they are typed (a secret field's read turned echo off)."""
     config = home.write_config({"e": fixture_server("elicits")}, mode="auto")
     with contextlib.ExitStack() as stack:
-        if face == "shell":
-            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
-        else:
-            endpoint = stack.enter_context(
-                serve_model([{"text": "Signing in.", "tool_calls": [{"name": "e__sign_in", "arguments": {}}]}])
-            )
-            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
-            prompt = b"you> "
+        signing_in = [{"text": "Signing in.", "tool_calls": [{"name": "e__sign_in", "arguments": {}}]}]
+        args, prompt = _shell_or_chat(stack, face, config, signing_in)
         terminal = stack.enter_context(Terminal(home, args))
         terminal.wait_for(prompt)
         terminal.type(b"call e__sign_in" if face == "shell" else b"sign me in")
@@ -192,12 +200,7 @@ def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_
     the second kills it at once (it used to cut the stop short, and the wrapper then had 2 s more)."""
     config = home.write_config({"w": wrapped_basic(home, deaf=presses == "twice")}, mode="auto")
     with contextlib.ExitStack() as stack:
-        if face == "shell":
-            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
-        else:
-            endpoint = stack.enter_context(serve_model())
-            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
-            prompt = b"you> "
+        args, prompt = _shell_or_chat(stack, face, config)
         terminal = stack.enter_context(Terminal(home, args))
         terminal.wait_for(prompt)
         wrapper = read_pid(home.root / "wrapper.pid")
@@ -215,12 +218,7 @@ def test_conn5_cli2_mod3_started_with_ctrl_c_ignored_the_shell_and_the_chat_go_o
     listener used to take it, and leave Python's default handler behind)."""
     config = home.write_config({"basic": fixture_server("basic")})
     with contextlib.ExitStack() as stack:
-        if face == "shell":
-            args, prompt = ["shell", "--mcp-config", str(config)], b"mcpyard> "
-        else:
-            endpoint = stack.enter_context(serve_model())
-            args = ["chat", "--mcp-config", str(config), "--base-url", endpoint.base_url, "--model", "fixture-model"]
-            prompt = b"you> "
+        args, prompt = _shell_or_chat(stack, face, config)
         terminal = stack.enter_context(Terminal(home, args, ignoring_ctrl_c=True))
         terminal.wait_for(prompt)
         for _ in range(2):
