@@ -31,20 +31,21 @@ READY_WITHIN_SECS = 60.0
 
 _ON_THE_TERMINAL = (
     "import fcntl, os, signal, sys, termios; fcntl.ioctl(0, termios.TIOCSCTTY, 0); "
-    "signal.signal(signal.SIGINT, signal.SIG_DFL); os.execv(sys.argv[1], sys.argv[1:])"
+    "signal.signal(signal.SIGINT, getattr(signal, sys.argv[1])); os.execv(sys.argv[2], sys.argv[2:])"
 )
-"""Run as from a shell on a terminal: the terminal is the process's own (its session's), Ctrl-C at its default."""
+"""Run as from a shell on a terminal: the terminal is the process's own (its session's), Ctrl-C at the disposition its
+first argument names (`SIG_DFL`, `SIG_IGN`)."""
 
 
 class Terminal:
     """`mcpyard ARGS` on a terminal of its own: standard input, output and error; `ignoring_ctrl_c`: started with Ctrl-C
-    ignored, as a shell starts a background job."""
+    ignored, as by a parent's `trap '' INT`."""
 
     def __init__(self, home: Home, args: list[str], *, ignoring_ctrl_c: bool = False) -> None:
         self.leader, follower = os.openpty()
-        start = _ON_THE_TERMINAL.replace("SIG_DFL", "SIG_IGN") if ignoring_ctrl_c else _ON_THE_TERMINAL
+        ctrl_c = "SIG_IGN" if ignoring_ctrl_c else "SIG_DFL"
         self.process = subprocess.Popen(
-            [sys.executable, "-c", start, sys.executable, "-m", "mcpyard", *args],
+            [sys.executable, "-c", _ON_THE_TERMINAL, ctrl_c, sys.executable, "-m", "mcpyard", *args],
             stdin=follower,
             stdout=follower,
             stderr=follower,
@@ -214,8 +215,8 @@ def test_conn5_cli2_mod3_ctrl_c_at_the_prompt_stops_a_wrapper_that_outlives_its_
 def test_conn5_cli2_mod3_started_with_ctrl_c_ignored_the_shell_and_the_chat_go_on_ignoring_it(
     home: Home, face: str
 ) -> None:
-    """A shell starts a background job with Ctrl-C ignored: neither the prompt nor a call then ends on one (the prompt's
-    listener used to take it, and leave Python's default handler behind)."""
+    """Started with Ctrl-C ignored (a parent's `trap '' INT`), the prompt does not end on one (its listener used to take
+    it, and leave Python's default handler behind)."""
     config = home.write_config({"basic": fixture_server("basic")})
     with contextlib.ExitStack() as stack:
         args, prompt = _shell_or_chat(stack, face, config)

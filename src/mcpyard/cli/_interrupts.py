@@ -25,9 +25,9 @@ async def ctrl_c_cancels(session: Any, everything: Any, *, task_status: Any) -> 
 
     interrupts = signal.getsignal(signal.SIGINT)
     if interrupts is signal.SIG_IGN:
-        # Started with Ctrl-C ignored (a background job, `nohup`): it stays ignored, at the prompt as in a call.
+        # Started with Ctrl-C ignored (by a parent that ignores it: `trap '' INT`): it stays ignored, as in a call.
         task_status.started()
-        await anyio.sleep_forever()
+        return
     caught = False
     try:
         with anyio.open_signal_receiver(signal.SIGINT) as signals:

@@ -1,6 +1,8 @@
 // mcpyard console: makes the pages live. Every page works without this script (forms post and redirect).
 "use strict";
 (function () {
+  const FETCH_MS = 15000; // a live part's fetch given up after this (then tried again)
+  const RETRY_MS = 2000; // how soon a fetch that failed is tried again
   const csrf = () => (document.querySelector('meta[name="csrf-token"]') || {}).content || "";
 
   async function fetchPage(url, options) {
@@ -10,37 +12,57 @@
       return null;
     }
     const text = await response.text();
-    return { doc: new DOMParser().parseFromString(text, "text/html"), url: response.url };
+    return { doc: new DOMParser().parseFromString(text, "text/html"), url: response.url, ok: response.ok };
   }
 
-  // What a person typed or chose in a form field: its form's action, its name (and a box's value) name it.
-  const fields = (root) => root.querySelectorAll("input[name], textarea[name], select[name]");
+  // What a person typed or chose in a form field, named by its form's action, its name and (a box) its value.
+  // Hidden fields (the CSRF token) are never a person's: left out.
+  const fields = (root) =>
+    root.querySelectorAll("input[name]:not([type=hidden]), textarea[name], select[name]:not([multiple])");
+  const isBox = (field) => field.type === "checkbox" || field.type === "radio";
   const fieldKey = (field) =>
-    [field.form ? field.form.getAttribute("action") : "", field.name, field.type === "checkbox" || field.type === "radio" ? field.value : ""].join("\n");
+    [field.form ? field.form.getAttribute("action") : "", field.name, isBox(field) ? field.value : ""].join("\n");
   const changed = (field) => {
-    if (field.type === "checkbox" || field.type === "radio") return field.checked !== field.defaultChecked;
-    if (field.tagName === "SELECT") return Array.from(field.options).some((option) => option.selected !== option.defaultSelected);
+    if (isBox(field)) return field.checked !== field.defaultChecked;
+    if (field.tagName === "SELECT") {
+      const options = Array.from(field.options);
+      const chosen = options.find((option) => option.defaultSelected) || options[0];
+      return field.value !== (chosen ? chosen.value : "");
+    }
     return field.value !== field.defaultValue;
   };
 
   // A live part fetched again: left as it is when nothing in it changed (a click, a selection, the focus stay);
-  // otherwise replaced, with what the person had typed or chosen in its fields, and the focus, carried over.
+  // otherwise replaced, with what the person had typed or chosen in its fields, and the focus (caret too), carried.
   function swap(now, next) {
     if (now.innerHTML === next.innerHTML) return;
     const typed = new Map();
-    for (const field of fields(now)) if (changed(field)) typed.set(fieldKey(field), field);
+    for (const field of fields(now)) if (!field.matches(":disabled") && changed(field)) typed.set(fieldKey(field), field);
     const active = document.activeElement;
     const focused = active && active !== now && now.contains(active) && active.name ? fieldKey(active) : null;
+    const caret = focused ? [active.selectionStart, active.selectionEnd] : null;
     now.innerHTML = next.innerHTML;
     for (const field of fields(now)) {
-      if (field.disabled) continue;
+      if (field.matches(":disabled")) continue;
       const key = fieldKey(field);
       const before = typed.get(key);
-      if (before && (field.type === "checkbox" || field.type === "radio")) field.checked = before.checked;
+      if (before && isBox(field)) field.checked = before.checked;
       else if (before) field.value = before.value;
-      if (key === focused) field.focus();
+      if (key !== focused) continue;
+      field.focus({ preventScroll: true });
+      try {
+        if (caret[0] !== null && caret[0] !== undefined) field.setSelectionRange(caret[0], caret[1]);
+      } catch (error) {
+        // a field without a caret (a number, an email): the focus is enough
+      }
     }
   }
+
+  // Background posts (the conversation's composer) under way, and how many began: a live fetch begun before one is
+  // dropped, for the page the post brings back is newer.
+  let posting = 0;
+  let posts = 0;
+  let later = () => {};
 
   // Live parts: elements with data-live="topic …" and an id are fetched again when a topic changes.
   const live = Array.from(document.querySelectorAll("[data-live][id]"));
@@ -51,25 +73,34 @@
     let fetching = false;
     const wanted = new Set();
     // One fetch at a time: an answer that took longer than a later one's would put back what the page showed before.
-    const later = () => {
-      if (wanted.size && !pending && !fetching) pending = setTimeout(refresh, 50);
+    later = (wait = 50) => {
+      if (wanted.size && !pending && !fetching && !posting) pending = setTimeout(refresh, wait);
     };
     const refresh = async () => {
       pending = null;
       fetching = true;
       const ids = Array.from(wanted);
       wanted.clear();
+      const begun = posts;
       let fetched = null;
       try {
-        fetched = await fetchPage(window.location.pathname + window.location.search);
+        const here = window.location.pathname + window.location.search;
+        fetched = await fetchPage(here, { signal: AbortSignal.timeout(FETCH_MS) });
+        if (fetched && !fetched.ok) throw new Error("not answered");
       } catch (error) {
-        // No answer (the service restarting): fetched at the next change, or once the stream is back.
+        // No answer, or an error page (the service restarting): fetched again a little later.
         for (const id of ids) wanted.add(id);
-        return;
-      } finally {
         fetching = false;
+        later(RETRY_MS);
+        return;
       }
+      fetching = false;
       if (!fetched) return;
+      if (begun !== posts) {
+        for (const id of ids) wanted.add(id);  // a post began meanwhile: its page is newer than this one
+        later();
+        return;
+      }
       for (const id of ids) {
         const now = document.getElementById(id);
         const next = fetched.doc.getElementById(id);
@@ -121,6 +152,8 @@
       list.append(article);
     }
     for (const control of form.querySelectorAll("button, textarea")) control.disabled = true;
+    posting++;
+    posts++;
     try {
       const fetched = await fetchPage(form.action, {
         method: "POST",
@@ -136,6 +169,9 @@
       // No answer (the network, a closed tab elsewhere): post it the plain way, its fields enabled again.
       for (const control of form.querySelectorAll("button, textarea")) control.disabled = false;
       form.submit();
+    } finally {
+      posting--;
+      later();  // the changes announced while it was posted
     }
   });
 })();
