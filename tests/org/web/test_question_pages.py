@@ -91,7 +91,10 @@ async def test_org5_a_turn_waits_on_its_servers_question_an_admin_answers_it_fro
     await expect(member.get_by_label("Message")).to_be_enabled()
     await console.look(member, "conversation-answered")
     assert "%typed secret%" in json.dumps(model.tool_messages(-1)), "the echo of the key reaches the model as a label"
-    await member.get_by_role("link", name="Turn trace").click()
+    # Followed by its address: a click can land in the instant the live part holding the link is replaced.
+    trace_link = await member.get_by_role("link", name="Turn trace").get_attribute("href")
+    assert trace_link is not None
+    await member.goto(trace_link)
     await expect(member.locator("table.trace")).to_contain_text("asks__ask_form")
     await console.look(member)
     await console.look(admin)

@@ -107,7 +107,10 @@ async def test_org4_org5_a_members_turn_waits_on_an_ask_first_call_and_an_admin_
     await expect(member.get_by_label("Message")).to_be_enabled()
     assert await member.locator("main b").count() == 0
     await console.look(member, "conversation")
-    await member.get_by_role("link", name="Turn trace").click()
+    # Followed by its address: a click can land in the instant the live part holding the link is replaced.
+    trace_link = await member.get_by_role("link", name="Turn trace").get_attribute("href")
+    assert trace_link is not None
+    await member.goto(trace_link)
     trace = member.locator("table.trace tbody tr")
     await expect(trace).to_have_count(3)
     await expect(trace.nth(0)).to_contain_text("tools__lookup")
