@@ -23,7 +23,7 @@ from starlette.applications import Starlette
 
 from tests.org._service import PASSWORD, Service
 
-__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "SHOTS", "Chromium", "Console"]
+__all__ = ["CHROMIUM", "CHROMIUM_FLAGS", "SHOTS", "Chromium", "Console", "refreshed", "refreshes"]
 
 CHROMIUM = os.environ.get("MCPYARD_TEST_CHROMIUM", "/usr/bin/chromium")
 CHROMIUM_FLAGS = [
@@ -114,3 +114,13 @@ class Console:
 
     def errors(self) -> list[str]:
         return [item for item in self.seen if item.startswith("PAGE ERROR")]
+
+
+async def refreshes(page: Page) -> int:
+    """How many times the page's live parts were fetched again."""
+    return int(await page.evaluate("() => Number(document.body.dataset.refreshed || 0)"))
+
+
+async def refreshed(page: Page, times: int) -> None:
+    """Until the page's live parts were fetched again `times` times (or more)."""
+    await page.wait_for_function("n => Number(document.body.dataset.refreshed || 0) >= n", arg=times)

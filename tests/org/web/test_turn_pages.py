@@ -19,7 +19,7 @@ from playwright.async_api import Page, Route, expect
 from mcpyard.secrets import forms_of
 from tests.model.openai_fixture import ModelFixture
 from tests.org._flows import TOKEN, by_tool, call, register, set_policy
-from tests.org.web._console import Console
+from tests.org.web._console import Console, refreshed, refreshes
 
 pytestmark = pytest.mark.anyio
 
@@ -304,9 +304,9 @@ async def test_org5_a_message_being_typed_stays_while_a_change_elsewhere_refresh
     message = owner.get_by_label("Message")
     await message.fill("half a thou")
 
-    before = await _refreshes(owner)
+    before = await refreshes(owner)
     await call(console.api, "tools__write", {"note": "elsewhere"}, expect=202)
-    await _refreshed(owner, before + 1)
+    await refreshed(owner, before + 1)
     await expect(message).to_have_value("half a thou")
     await expect(message).to_be_focused()
     await message.press_sequentially("ght")
@@ -350,7 +350,7 @@ async def test_org5_an_inbox_update_answered_late_never_puts_back_what_it_showed
     # A stream of the page's own, beside the script's, counts the changes announced from now on.
     await owner.evaluate(_COUNT_CHANGES)
     await call(console.api, "tools__write", {"note": "bravo"}, expect=202)
-    await _refreshed(owner, 2)
+    await refreshed(owner, 2)
     await expect(approvals.filter(has_text="bravo")).to_have_count(1)
     await expect(approvals.filter(has_text="alpha")).to_have_count(1)
     assert not console.errors()
@@ -362,13 +362,3 @@ _COUNT_CHANGES = """() => new Promise((opened) => {
   source.addEventListener("change", () => { window.changesSeen += 1; });
   source.addEventListener("open", () => opened());
 })"""
-
-
-async def _refreshes(page: Page) -> int:
-    """How many times the page's live parts were fetched again."""
-    return int(await page.evaluate("() => Number(document.body.dataset.refreshed || 0)"))
-
-
-async def _refreshed(page: Page, times: int) -> None:
-    """Until the page's live parts were fetched again `times` times (or more)."""
-    await page.wait_for_function("n => Number(document.body.dataset.refreshed || 0) >= n", arg=times)

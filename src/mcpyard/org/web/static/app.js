@@ -32,8 +32,70 @@
     return field.value !== field.defaultValue;
   };
 
-  // A live part fetched again: left as it is when nothing in it changed (a click, a selection, the focus stay);
-  // otherwise replaced, with what the person had typed or chosen in its fields, and the focus (caret too), carried.
+  // Whether a node of the page may stay as the fetched `next`: the same kind of node; for an element the same tag,
+  // the same id, and without an id the same class; the same name, type, form action and address (a link that now
+  // goes elsewhere is a new link, a field that is now another field a new field), and a box's or an option's value.
+  const KEYS = ["id", "name", "type", "action", "href"];
+  const keeps = (node, next) =>
+    node.nodeType === next.nodeType &&
+    node.nodeName === next.nodeName &&
+    (node.nodeType !== Node.ELEMENT_NODE ||
+      (KEYS.every((key) => node.getAttribute(key) === next.getAttribute(key)) &&
+        (node.id || node.getAttribute("class") === next.getAttribute("class")) &&
+        (!(isBox(node) || node.nodeName === "OPTION") || node.getAttribute("value") === next.getAttribute("value"))));
+
+  // Makes `now` what `next` is, keeping in place every node that may stay (a button being pressed, a link being
+  // clicked, a field being typed in): its attributes and text set from `next`, its children made the same way.
+  // `ids`: the ids in the fetched part. An element is looked for further on (an item added before it leaves it in
+  // place), never past one that stays; text only where it stands.
+  function morph(now, next, ids) {
+    if (now.nodeType !== Node.ELEMENT_NODE) {
+      if (now.nodeValue !== next.nodeValue) now.nodeValue = next.nodeValue;
+      return;
+    }
+    for (const { name } of Array.from(now.attributes)) if (!next.hasAttribute(name)) now.removeAttribute(name);
+    for (const { name, value } of Array.from(next.attributes)) {
+      if (now.getAttribute(name) !== value) now.setAttribute(name, value);
+    }
+    const stays = (node) => node.nodeType === Node.ELEMENT_NODE && node.id && ids.has(node.id);
+    let at = now.firstChild;
+    const drop = (until) => {
+      while (at !== until) {
+        const gone = at;
+        at = at.nextSibling;
+        gone.remove();
+      }
+    };
+    for (const child of Array.from(next.childNodes)) {
+      while (at && at.nodeType === Node.ELEMENT_NODE && at.id && !ids.has(at.id)) drop(at.nextSibling);
+      let kept = at;
+      if (child.nodeType !== Node.ELEMENT_NODE) {
+        if (kept && !keeps(kept, child)) kept = null;
+      } else {
+        while (kept && !keeps(kept, child) && (child.id || !stays(kept))) kept = kept.nextSibling;
+        if (kept && !keeps(kept, child)) kept = null;
+      }
+      if (!kept) {
+        now.insertBefore(document.importNode(child, true), at);
+        continue;
+      }
+      drop(kept);
+      morph(kept, child, ids);
+      at = kept.nextSibling;
+    }
+    drop(null);
+  }
+
+  // A field kept in place whose server now renders it disabled shows the server's value, not what was typed.
+  const reset = (field) => {
+    if (isBox(field)) field.checked = field.defaultChecked;
+    else if (field.tagName === "SELECT") for (const option of field.options) option.selected = option.defaultSelected;
+    else field.value = field.defaultValue;
+  };
+
+  // A live part fetched again: left as it is when nothing in it changed; otherwise made like the new one with every
+  // node that may stay kept in place (a click, a selection, what was typed and the focus stay with it). What the
+  // person had typed or chosen in a field made anew, and the focus (caret too), is carried to its new field.
   function swap(now, next) {
     if (now.innerHTML === next.innerHTML) return;
     const typed = new Map();
@@ -41,14 +103,17 @@
     const active = document.activeElement;
     const focused = active && active !== now && now.contains(active) && active.name ? fieldKey(active) : null;
     const caret = focused ? [active.selectionStart, active.selectionEnd] : null;
-    now.innerHTML = next.innerHTML;
+    morph(now, next, new Set(Array.from(next.querySelectorAll("[id]"), (el) => el.id)));
     for (const field of fields(now)) {
-      if (field.matches(":disabled")) continue;
+      if (field.matches(":disabled")) {
+        if (typed.get(fieldKey(field)) === field) reset(field);
+        continue;
+      }
       const key = fieldKey(field);
       const before = typed.get(key);
-      if (before && isBox(field)) field.checked = before.checked;
-      else if (before) field.value = before.value;
-      if (key !== focused) continue;
+      if (before && before !== field && isBox(field)) field.checked = before.checked;
+      else if (before && before !== field) field.value = before.value;
+      if (key !== focused || field === document.activeElement) continue;
       field.focus({ preventScroll: true });
       try {
         if (caret[0] !== null && caret[0] !== undefined) field.setSelectionRange(caret[0], caret[1]);
