@@ -10,7 +10,7 @@ from __future__ import annotations
 
 import re
 
-__all__ = ["code_span", "text_of"]
+__all__ = ["code_span", "quoted", "text_of"]
 
 _ESCAPED = re.compile(r"\\(?=[\\`]|\Z)|`")
 _RUNS = re.compile(r"`+")
@@ -20,6 +20,11 @@ def text_of(words: str) -> str:
     """`words` as text inside a message: each backtick, and each backslash before a backtick, a backslash or the
     end, escaped with a backslash (the console shows them as they are, never as code)."""
     return _ESCAPED.sub(lambda found: "\\" + found.group(), words)
+
+
+def quoted(words: str) -> str:
+    """`words` in quotes, as Python's `repr` quotes them (a line break shows as `\\n`), and as text (`text_of`)."""
+    return text_of(repr(words))
 
 
 def code_span(words: str) -> str:

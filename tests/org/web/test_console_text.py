@@ -258,6 +258,18 @@ async def test_org5_org8_names_and_foreign_text_show_as_text_and_the_services_co
         assert created.status_code == 303, created.text
         shown = await _page(browser, created.headers["location"])
         assert '<p class="notice done" role="status">Ops `prod` bot is ready.</p>' in shown
+        for path, data, words in [
+            ("/teammates", {"name": "Ops `prod` bot"}, "a teammate named &#39;Ops `prod` bot&#39; exists already"),
+            (
+                "/members",
+                {"email": "`bad`", "role": "member", "password": "correct horse battery staple"},
+                "&#39;`bad`&#39; is not an email address",
+            ),
+        ]:
+            again = await browser.post(path, data={"csrf_token": match.group(1), **data})
+            assert again.status_code == 303, again.text
+            [notice] = re.findall(r'<p class="notice error" role="status">(.*?)</p>', await _page(browser, path))
+            assert notice.startswith(words), notice
         refused = await browser.post("/servers", data={"csrf_token": match.group(1), "a`<b>x</b>`b": "\x00"})
         assert refused.status_code == 303
         shown = await _page(browser, refused.headers["location"])

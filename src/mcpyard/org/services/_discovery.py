@@ -15,7 +15,7 @@ from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.catalog import definition_hash
-from mcpyard.org._words import text_of
+from mcpyard.org._words import quoted, text_of
 from mcpyard.org.services._events import clear_alert, raise_alert
 from mcpyard.org.services._service import OrgService
 from mcpyard.org.store import Policy, RegisteredServer, Tool, note_change, utcnow
@@ -51,7 +51,7 @@ async def connect_and_sync(svc: OrgService, org_id: str, server_id: str, *, reli
         server.refreshed_at = utcnow()
         if error is not None or snapshot is None:
             server.state, server.last_error = "failed", redactor.redact(error or "it did not connect")
-            message = f"server {text_of(repr(server.name))} failed: {text_of(server.last_error)}"
+            message = f"server {quoted(server.name)} failed: {text_of(server.last_error)}"
             await raise_alert(session, org_id, CONNECTION_ALERT, message, server_id=server_id)
             return
         version = redactor.redact(snapshot.protocol_version) if snapshot.protocol_version is not None else None

@@ -13,6 +13,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Invalid
 from mcpyard.org._caller import Caller, not_found
+from mcpyard.org._words import quoted
 from mcpyard.org.hosts import OrgHost, call_tags, conversation_key
 from mcpyard.org.services._call_results import Outcome, keep_connection_state, result_json
 from mcpyard.org.services._calls import org_call
@@ -120,7 +121,7 @@ async def _answer(
     if result.error is not None and result.error["code"] in ("unknown_tool", "server_unavailable"):
         async with svc.db.begin() as session:
             if (deleted := await _deleted_owner(session, caller.org_id, name)) is not None:
-                message = f"{name}: server {deleted!r} was deleted, so its tools cannot run"
+                message = f"{name}: server {quoted(deleted)} was deleted, so its tools cannot run"
                 refused = CallResult.refusal("server_deleted", message, tool=name)
                 return Outcome(result_json(refused, call_id))
     await keep_connection_state(svc, opened, caller.org_id, result)

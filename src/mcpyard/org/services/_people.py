@@ -17,6 +17,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from sqlalchemy.orm.attributes import set_committed_value
 
 from mcpyard.errors import UsageError
+from mcpyard.org._words import quoted, text_of
 from mcpyard.org.keys import (
     PRODUCTION_HASHING,
     PasswordHashing,
@@ -56,7 +57,7 @@ def normalize_email(email: str) -> str:
     """
     cleaned = email.strip().lower()
     if not _EMAIL.fullmatch(cleaned) or len(cleaned) > 320:
-        raise UsageError(f"{email.strip()[:80]!r} is not an email address")
+        raise UsageError(f"{quoted(email.strip()[:80])} is not an email address")
     return cleaned
 
 
@@ -69,7 +70,7 @@ def _organization_name(name: str) -> str:
 
 def _role(role: str) -> Role:
     if not is_role(role):
-        raise UsageError(f"{role[:40]!r} is not a role; use one of {', '.join(ROLES)}")
+        raise UsageError(f"{quoted(role[:40])} is not a role; use one of {', '.join(ROLES)}")
     return role
 
 
@@ -170,7 +171,7 @@ async def add_member(
     async with transaction(session):
         existing = await find_member(session, org_id=org_id, email=cleaned)
         if existing is not None and existing.removed_at is None:
-            raise UsageError(f"{cleaned} is already a member of this organization")
+            raise UsageError(f"{text_of(cleaned)} is already a member of this organization")
         if existing is not None:
             back = await session.scalar(
                 update(Member)
@@ -180,7 +181,7 @@ async def add_member(
                 .execution_options(populate_existing=True)
             )
             if back is None:
-                raise UsageError(f"{cleaned} is already a member of this organization")
+                raise UsageError(f"{text_of(cleaned)} is already a member of this organization")
             return back
         member = Member(
             id=new_id(),
@@ -192,7 +193,7 @@ async def add_member(
             created_at=utcnow(),
         )
         session.add(member)
-        await _flush(session, f"{cleaned} is already a member of this organization")
+        await _flush(session, f"{text_of(cleaned)} is already a member of this organization")
         return member
 
 

@@ -7,6 +7,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Conflict, Invalid
 from mcpyard.org._caller import ADMINS, Caller, not_found, require
+from mcpyard.org._words import quoted
 from mcpyard.org.services._events import audit
 from mcpyard.org.services._server_json import tool_detail_json, tool_json
 from mcpyard.org.services._service import OrgService
@@ -72,11 +73,11 @@ async def set_policy(
     async with svc.db.begin() as session:
         tool, server = await _tool(session, caller, tool_id)
         if tool.state == "removed":
-            raise Conflict("tool_removed", f"the server no longer lists {tool.name!r}; it cannot run")
+            raise Conflict("tool_removed", f"the server no longer lists {quoted(tool.name)}; it cannot run")
         if definition_hash != tool.definition_hash:
             raise Conflict(
                 "stale_hash",
-                f"{tool.name!r} is now at definition {tool.definition_hash[:12]}…, not the one you reviewed; "
+                f"{quoted(tool.name)} is now at definition {tool.definition_hash[:12]}…, not the one you reviewed; "
                 "read it again (GET /api/v1/tools/{id}) and set its policy for that one",
             )
         current = tool.policy

@@ -21,6 +21,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.errors import Conflict, Invalid, ServiceError
 from mcpyard.org._bodies import unknown_fields
 from mcpyard.org._caller import ADMINS, Caller, not_found, require
+from mcpyard.org._words import quoted
 from mcpyard.org.keys import same_origin
 from mcpyard.org.services._discovery import CONNECTION_ALERT, connect_and_sync
 from mcpyard.org.services._events import audit, clear_alert
@@ -80,7 +81,7 @@ async def _json(svc: OrgService, session: AsyncSession, server: RegisteredServer
 
 
 def _name_taken(name: str) -> ServiceError:
-    return Conflict("name_taken", f"a server named {name!r} is registered already; choose another name")
+    return Conflict("name_taken", f"a server named {quoted(name)} is registered already; choose another name")
 
 
 async def _free_name(session: AsyncSession, org_id: str, name: str) -> None:

@@ -5,7 +5,7 @@ from __future__ import annotations
 from sqlalchemy import select
 from sqlalchemy.ext.asyncio import AsyncSession
 
-from mcpyard.org._words import text_of
+from mcpyard.org._words import quoted, text_of
 from mcpyard.org.services._events import raise_alert
 from mcpyard.org.services._views import SelectionView
 from mcpyard.org.store import Assistant, Publication, Teammate, TeammateServer, Tool
@@ -55,7 +55,7 @@ async def mark_for_review(session: AsyncSession, org_id: str, server_id: str, se
     """Mark each assistant whose selection or publication uses the server as needing review; their ids."""
     marked: list[str] = []
     for assistant in await assistants_using(session, org_id, server_id):
-        why = f"the server {text_of(repr(server_name))} was deleted: review the selection and publish again"
+        why = f"the server {quoted(server_name)} was deleted: review the selection and publish again"
         assistant.needs_review, assistant.review_reason = True, why
         message = f"{text_of(assistant.name)}: {why}"
         await raise_alert(session, org_id, PUBLICATION_ALERT, message, assistant_id=assistant.id)

@@ -17,6 +17,7 @@ from sqlalchemy import delete, or_, select, update
 
 from mcpyard.errors import ConfigError, Gone
 from mcpyard.org._caller import Caller, not_found
+from mcpyard.org._words import quoted
 from mcpyard.org.keys import task_id_context
 from mcpyard.org.services._call_results import Outcome, result_json
 from mcpyard.org.services._leases import held_until
@@ -113,8 +114,8 @@ async def end_moved(svc: OrgService, row: TaskCall) -> None:
     """A long call whose server is no longer the one that made its task (deleted, or pointed elsewhere since): ended,
     its task id never sent anywhere."""
     words = (
-        f"server {row.server!r} changed (or was deleted) while {row.tool} ran as a task: its task is not asked for "
-        f"elsewhere; call {row.tool} again"
+        f"server {quoted(row.server)} changed (or was deleted) while {row.tool} ran as a task: its task is not asked "
+        f"for elsewhere; call {row.tool} again"
     )
     async with svc.db.begin() as session:
         await end_task_call(session, row.id, result_json(CallResult.refusal("task_lost", words, tool=row.tool), row.id))

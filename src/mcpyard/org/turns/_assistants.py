@@ -22,7 +22,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Conflict, Invalid, NotFound, TooMany
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
-from mcpyard.org._words import code_span, text_of
+from mcpyard.org._words import code_span, quoted, text_of
 from mcpyard.org.hosts import model_name
 from mcpyard.org.services import PUBLICATION_ALERT, Asker, OrgService, audit, clear_alert, held_until, raise_alert
 from mcpyard.org.store import Assistant, Conversation, Policy, Publication, RegisteredServer, Tool, TurnRow, why_not_now
@@ -150,7 +150,7 @@ async def create_assistant(svc: OrgService, caller: Caller, body: dict[str, Any]
         known = set(await session.scalars(select(Tool.id).where(Tool.org_id == caller.org_id, Tool.id.in_(tool_ids))))
         unknown = [item for item in tool_ids if item not in known]
         if unknown:
-            raise Invalid("unknown_tool", f"no tool with id {unknown[0]!r} in your organization")
+            raise Invalid("unknown_tool", f"no tool with id {quoted(unknown[0])} in your organization")
         assistant = Assistant(
             org_id=caller.org_id,
             name=name,

@@ -18,6 +18,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 
 from mcpyard.errors import Conflict, Invalid, ServiceError
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
+from mcpyard.org._words import quoted
 from mcpyard.org.services import OrgService, audit, result_json
 from mcpyard.org.store import (
     Approval,
@@ -129,7 +130,7 @@ async def update_teammate(svc: OrgService, caller: Caller, teammate_id: str, bod
                 select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name)
             )
             if taken is not None:
-                raise Conflict("name_taken", f"a teammate named {name!r} exists already; choose another name")
+                raise Conflict("name_taken", f"a teammate named {quoted(name)} exists already; choose another name")
             old["name"], new["name"], teammate.name = teammate.name, name, name
         if instructions is not None and instructions != teammate.instructions:
             old["instructions"], new["instructions"] = teammate.instructions, instructions

@@ -20,6 +20,7 @@ from sqlalchemy.ext.asyncio import AsyncSession
 from mcpyard.config import ToolSearchSettings
 from mcpyard.errors import Conflict
 from mcpyard.org._caller import ADMINS, Caller, not_found, require, text_field
+from mcpyard.org._words import quoted
 from mcpyard.org.hosts import conversation_key
 from mcpyard.org.rules import Subject
 from mcpyard.org.services import (
@@ -103,7 +104,7 @@ async def create_teammate(svc: OrgService, caller: Caller, body: dict[str, Any])
         live = await live_servers(session, caller.org_id, server_ids)
         taken = await session.scalar(select(Teammate.id).where(Teammate.org_id == caller.org_id, Teammate.name == name))
         if taken is not None:
-            raise Conflict("name_taken", f"a teammate named {name!r} exists already; choose another name")
+            raise Conflict("name_taken", f"a teammate named {quoted(name)} exists already; choose another name")
         teammate = Teammate(org_id=caller.org_id, name=name, instructions=instructions, model=model)
         session.add(teammate)
         await session.flush()

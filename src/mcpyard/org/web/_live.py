@@ -24,6 +24,7 @@ from starlette.responses import Response, StreamingResponse
 
 from mcpyard.errors import Invalid, TooMany
 from mcpyard.org._caller import Caller
+from mcpyard.org._words import quoted
 from mcpyard.org.services import COOKIE
 from mcpyard.org.store import Alert, Approval, CallRow, Conversation, Question, TurnRow, reading
 from mcpyard.org.web._pages import PageRoutes, Pages, Visit
@@ -50,7 +51,7 @@ def _topics(raw: str) -> list[str]:
         kind, _, ident = topic.partition(":")
         if topic in ("inbox", "alerts") or (kind == "conversation" and _ID.fullmatch(ident)):
             continue
-        raise Invalid("invalid_request", f"{topic[:40]!r} is not a topic (inbox, alerts, conversation:<id>)")
+        raise Invalid("invalid_request", f"{quoted(topic[:40])} is not a topic (inbox, alerts, conversation:<id>)")
     return topics
 
 
