@@ -6,7 +6,7 @@ import inspect
 import subprocess
 import sys
 from pathlib import Path
-from typing import get_args
+from typing import get_args, get_type_hints
 
 import mcpyard
 
@@ -56,6 +56,21 @@ def test_api1_mode_is_exported_as_the_type_of_host_opens_mode() -> None:
     assert mcpyard.Mode is mcpyard.config.Mode
     assert get_args(mcpyard.Mode) == ("read-only", "plan", "ask", "auto")
     assert inspect.signature(mcpyard.Host.open).parameters["mode"].annotation == "Mode | None"
+    assert get_type_hints(mcpyard.Host.open)["mode"] == mcpyard.Mode | None
+
+
+def test_api1_the_type_hints_of_the_public_names_resolve_at_run_time() -> None:
+    """What `typing.get_type_hints` (a validator, a documentation tool, a dependency injector) reads of the public
+    classes and of every public method of `Host` names real types, never a name only a type checker knew."""
+    for name in mcpyard.__all__:
+        value = getattr(mcpyard, name)
+        if inspect.isclass(value):
+            get_type_hints(value)
+    host = mcpyard.Host
+    for name, member in inspect.getmembers(host, callable):
+        if not name.startswith("_"):
+            get_type_hints(member)
+    assert get_type_hints(host.open)["approver"] == mcpyard.Approver | None
 
 
 def test_api1_the_library_page_names_every_public_name() -> None:

@@ -3,17 +3,14 @@
 from __future__ import annotations
 
 from fnmatch import fnmatchcase
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 from mcpyard._reading import HostReading
 from mcpyard._tools import FIND_TOOLS_INFO
+from mcpyard._view import HostView
 from mcpyard.model import ModelTools, ToolFormat, format_tool, host_prompt, tool_name
 from mcpyard.pipeline import FIND_TOOLS, READ_RESULT, over_budget
-from mcpyard.policy import PinPolicies
-
-if TYPE_CHECKING:
-    from mcpyard._view import HostView
-    from mcpyard.policy import Approver
+from mcpyard.policy import Approver, PinPolicies
 
 __all__ = ["ModelOffer"]
 

@@ -2,19 +2,15 @@
 
 from __future__ import annotations
 
-from typing import TYPE_CHECKING
-
 from mcpyard._status import Status, build_status
 from mcpyard._tools import READ_RESULT_INFO, ToolInfo, offered_tools
+from mcpyard._view import HostView, Publisher
+from mcpyard.catalog import Catalog
+from mcpyard.config import LoadedConfig, Mode
+from mcpyard.connect import ServerSnapshot
 from mcpyard.errors import StateError
-
-if TYPE_CHECKING:
-    from mcpyard._view import HostView, Publisher
-    from mcpyard.catalog import Catalog
-    from mcpyard.config import LoadedConfig, Mode
-    from mcpyard.connect import ServerSnapshot
-    from mcpyard.model import ToolFormatter
-    from mcpyard.pipeline import CallRecord, MemoryRecorder, Session
+from mcpyard.model import ToolFormatter
+from mcpyard.pipeline import CallRecord, MemoryRecorder, Session
 
 __all__ = ["HostReading"]
 

@@ -5,20 +5,17 @@ from __future__ import annotations
 import re
 from collections.abc import Awaitable, Callable, Iterator, Mapping
 from dataclasses import dataclass
-from typing import TYPE_CHECKING, Any
+from typing import Any
 
 import mcp_types as types
+from mcp import Client
 
 from mcpyard._reading import HostReading
+from mcpyard._servers import Servers
 from mcpyard._view import HostView
 from mcpyard.catalog import clean_and_redact, clean_and_redact_json, clean_text, sanitize_text, tool_name
 from mcpyard.connect import ServerSnapshot
 from mcpyard.errors import CallError
-
-if TYPE_CHECKING:
-    from mcp import Client
-
-    from mcpyard._servers import Servers
 
 __all__ = ["PromptInfo", "ResourceInfo", "ResourceReader", "TemplateInfo"]
 

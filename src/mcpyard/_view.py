@@ -11,21 +11,18 @@ from collections.abc import Awaitable, Callable, Mapping
 from dataclasses import dataclass, field
 from pathlib import Path
 from types import MappingProxyType
-from typing import TYPE_CHECKING, Any, Protocol, TypeVar
+from typing import Any, Protocol, TypeVar
 
 import anyio
 import mcp_types as types
+from mcp import Client
 
+from mcpyard._plan import Plan
 from mcpyard.catalog import Catalog, ServerTools, build_catalog, tool_name
 from mcpyard.config import HostSettings, ServerSpec
 from mcpyard.connect import InputRelay, LogFn, ProgressFn, ServerSnapshot
 from mcpyard.policy import PolicySource, Rules
 from mcpyard.secrets import Redactor
-
-if TYPE_CHECKING:
-    from mcp import Client
-
-    from mcpyard._plan import Plan
 
 T = TypeVar("T")
 

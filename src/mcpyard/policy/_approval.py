@@ -23,10 +23,6 @@ __all__ = [
 ]
 
 Answer = Literal["once", "session", "deny"]
-Approver = Callable[["ApprovalCard"], Awaitable[Answer]]
-"""Any `async (card) -> "once" | "session" | "deny"`: the console asks a person, the gateway refuses,
-the organization service parks the call in its inbox until someone answers."""
-
 PREVIEW_LIMIT = 2000
 NO_TERMINAL = "answer its card in `mcpyard shell`, or run `mcpyard call` on an interactive terminal"
 """Where a person can answer a card that a run without a terminal cannot show."""
@@ -111,6 +107,11 @@ class ApprovalCard:
         choices = "allow once / allow for this session / deny" if self.offers_session else "allow once / deny"
         out.append(f"answer: {choices}")
         return out
+
+
+Approver = Callable[[ApprovalCard], Awaitable[Answer]]
+"""Any `async (card) -> "once" | "session" | "deny"`: the console asks a person, the gateway refuses,
+the organization service parks the call in its inbox until someone answers."""
 
 
 def preview_arguments(arguments: Mapping[str, Any], files: Mapping[str, FileFacts] | None = None) -> str:
