@@ -69,7 +69,11 @@ def _main(argv: list[str] | None, environ: Mapping[str, str] | None) -> int:
 
 def console_main() -> None:
     """Entry point of the installed `mcpyard` script and of `python -m mcpyard`."""
-    code = main()
+    try:
+        code = main()
+    except KeyboardInterrupt:  # Ctrl-C while the console's own modules load, before any command began
+        sys.stderr.write("mcpyard: interrupted\n")
+        code = 130
     # Whatever is left goes with the process: a last collection over all of it would only delay the
     # exit (by about 0.3 s, most of the time Ctrl-C takes).
     gc.freeze()

@@ -184,7 +184,11 @@ def with_globals(command: Callable[Concatenate[Globals, P], T]) -> Callable[...,
         given = {p.name: kwargs.pop(p.name, p.default) for p in _GLOBAL_OPTIONS}
         if (outer := _GIVEN_TO_GROUP.get()) is not None:
             given = {name: value or outer[name] for name, value in given.items()}
-        return command(Globals(**given), *args, **kwargs)
+        try:
+            return command(Globals(**given), *args, **kwargs)
+        except KeyboardInterrupt:  # before its body ran (its modules loading): Typer would end it without a word
+            sys.stderr.write("mcpyard: interrupted\n")
+            raise typer.Exit(130) from None
 
     parameters = [*own, *_GLOBAL_OPTIONS]
     with_options.__signature__ = signature.replace(parameters=parameters)  # type: ignore[attr-defined]  # read by inspect
@@ -295,11 +299,16 @@ async def _start_every_server(host: Host, spinner: Any) -> None:
         tg.cancel_scope.cancel()
 
 
-def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False) -> T:
+def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False, host: bool = True) -> T:
     """Run a command's async body; turn mcpyard's errors into one line and exit code 2 (ERR-1).
 
     `fast_loop`: on uvloop where it is installed (the gateway, which lives on its event loop).
+    `host`: the body opens a host, whose modules are loaded first, while Ctrl-C still stops the command at once:
+    inside the event loop, a Ctrl-C pressed while they load (a second or two on a slow machine) waited for the
+    loading to end.
     """
+    if host:
+        importlib.import_module("mcpyard._host")
     import anyio
 
     options: dict[str, Any] = {}

@@ -124,7 +124,7 @@ def init(
         print(f"a new API token for {done.owner_email} (id {done.token_id}), shown this once:")
         print(done.api_token)
 
-    run(main)
+    run(main, host=False)
 
 
 @org_app.command("migrate")
@@ -143,7 +143,7 @@ def migrate(opts: Globals, database: DatabaseOption = None) -> None:
         else:
             print(f"the database {describe_url(url)} is at revision {revision}, the newest")
 
-    run(main)
+    run(main, host=False)
 
 
 @org_app.command("rotate-key")
@@ -178,7 +178,7 @@ def rotate_key(opts: Globals, database: DatabaseOption = None) -> None:
         if done.still_used:
             print(f"credentials written meanwhile still use {', '.join(done.still_used)}: run rotate-key again")
 
-    run(main)
+    run(main, host=False)
 
 
 @token_app.command("create")
@@ -213,7 +213,7 @@ def create_token(
         print(f"a new API token for {issued.email} in {issued.org_name!r} (id {issued.token_id}), shown this once:")
         print(issued.api_token)
 
-    run(main)
+    run(main, host=False)
 
 
 @token_app.command("revoke")
@@ -236,4 +236,4 @@ def revoke_token(
         else:
             print(f"revoked the API token {token_id}")
 
-    run(main)
+    run(main, host=False)
