@@ -182,3 +182,44 @@ def test_cfg2_servers_tables_keyed_by_id_in_the_user_config_say_how_toml_writes_
     assert "[[mcp.servers]] tables, each with an `id`" in caught.value.message
     assert "[mcp.mcpServers.<id>]" in caught.value.message
     assert "VS Code" not in caught.value.message
+
+
+CODEX_SETTINGS_ONLY = {
+    "a model alone": 'model = "o3"\n',
+    "a model and an approval policy": 'model = "o3"\napproval_policy = "never"\n',
+    "a model and a key of newer Codex": 'model = "gpt-5-codex"\nhide_agent_reasoning = true\n',
+    "a sandbox and its history": 'sandbox_mode = "read-only"\n\n[history]\npersistence = "none"\n',
+}
+
+
+@pytest.mark.parametrize("toml", list(CODEX_SETTINGS_ONLY.values()), ids=list(CODEX_SETTINGS_ONLY))
+def test_err1_cfg1_a_codex_config_toml_without_servers_is_named_so_wherever_it_is(home: Home, toml: str) -> None:
+    """ERR-1, CFG-1: Codex's config.toml holding only Codex's settings (a string `model`, `approval_policy`…) is
+    recognised by its keys as at ~/.codex/config.toml: `status --mcp-config` and `import` say, in the same one line
+    and with the same exit code, that it holds no MCP servers; never that `model` must be mcpyard's table."""
+    at_codex = write(home.root / ".codex" / "config.toml", toml)
+    elsewhere = write(home.root / "c1" / "config.toml", toml)
+    for command in (("status", "--mcp-config"), ("import",)):
+        lines: list[str] = []
+        for path in (at_codex, elsewhere):
+            done = run_mcpyard(home, *command, str(path))
+            assert done.returncode == 2, done.stdout
+            [line] = done.stderr.splitlines()
+            assert "is a Codex config.toml with no MCP servers in it" in line
+            assert "must be a table" not in line
+            assert "0 servers" not in done.stdout
+            lines.append(line.replace(str(path), "FILE"))
+        assert lines[0] == lines[1]
+
+
+def test_cfg8_mcpyards_model_table_or_a_string_model_beside_its_settings_is_still_mcpyards(cfg: Setup) -> None:
+    """CFG-8, MOD-3: only a string `model` with no setting of mcpyard's is Codex's: mcpyard's own `[model]` table in
+    a --mcp-config TOML loads, and `model = "o3"` beside `mode` is mcpyard's file with a wrong `model`."""
+    table = cfg.flag('[model]\nmodel = "llama3"\nbase_url = "http://127.0.0.1:11434/v1"\n', name="config.toml")
+    assert cfg.load(config_file=table).settings.model.model == "llama3"
+    assert import_config(table, workspace=cfg.workspace).format == "mcpyard"
+    slip = cfg.flag('mode = "ask"\nmodel = "o3"\n', name="slip.toml")
+    with pytest.raises(ConfigError) as caught:
+        cfg.load(config_file=slip)
+    assert caught.value.field == "model"
+    assert "must be a table" in caught.value.message

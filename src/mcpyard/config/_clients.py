@@ -21,14 +21,14 @@ from mcpyard.config._client_entry import (
 from mcpyard.config._fields import FIELDS
 from mcpyard.config._imported import ClientFormat, ImportedServer, Notes
 from mcpyard.config._names import (
-    APPROVED_TOOLS_KEYS,
-    EXCLUDED_TOOLS_KEYS,
-    INCLUDED_TOOLS_KEYS,
     NO_ALLOWLIST,
     allow_hint,
+    approves_tools,
     credential_header,
     deny_rules,
-    nearest,
+    leaves_out_tools,
+    nearest_field,
+    offers_only_tools,
     prefix_users,
     quote,
     tool_prefix,
@@ -108,12 +108,12 @@ def translate_entry(
     group = "shared" if keys in SHARED_FAMILY else keys
     handlers = _HANDLERS.get(group, {})
     for key, value in written.items():
-        handler = handlers.get(key) or _ANY_CLIENT.get(key)
+        handler = handlers.get(key) or _ANY_CLIENT.get(key) or (exclude_key if leaves_out_tools(key) else None)
         if handler is not None:
             handler(entry, key, value)
         elif key in _COPIED.get(group, ()):
             copy_value(entry, key, value)
-        elif key not in APPROVED_TOOLS_KEYS:  # said by `_finish`, which knows the tools' prefix
+        elif not approves_tools(key):  # said by `_finish`, which knows the tools' prefix
             entry.ignore(key, _REASONS.get(group, {}).get(key) or _unknown(key, group))
     _finish(entry)
     order = {name: index for index, name in enumerate(FIELDS)}
@@ -121,10 +121,10 @@ def translate_entry(
 
 
 def _unknown(key: str, group: str) -> str:
-    if key in INCLUDED_TOOLS_KEYS:
+    if offers_only_tools(key):
         return NO_ALLOWLIST
     if group == "shared":
-        close = nearest(key, FIELDS)
+        close = nearest_field(key, FIELDS)
         if close:
             return f"did you mean `{close}`? mcpyard does not read it"
     return "mcpyard has no equivalent; it does not read it"
@@ -133,16 +133,11 @@ def _unknown(key: str, group: str) -> str:
 def _finish(entry: ClientEntry) -> None:
     """What needs the whole entry: the tools it leaves out (denied by `deny_excluded`) or runs without asking (named
     with the entry's tool prefix), and oauth beside a credential header."""
-    for key in APPROVED_TOOLS_KEYS:
-        if key in entry.written:
-            hint = allow_hint(
-                entry.server,
-                entry.out.get("name"),
-                entry.written[key],
-                separator=entry.separator,
-                where="your user config",
-            )
-            entry.ignore(key, hint)
+    for key in [key for key in entry.written if approves_tools(key)]:
+        hint = allow_hint(
+            entry.server, entry.out.get("name"), entry.written[key], separator=entry.separator, where="your user config"
+        )
+        entry.ignore(key, hint)
     if entry.excluded:
         entry.notes.excluded[entry.server] = (entry.excluded_by, tuple(entry.excluded))
     headers = entry.out.get("headers")
@@ -316,9 +311,9 @@ _SHARED_HANDLERS: dict[str, Handler] = {
     "httpUrl": _shared_http_url,
     "trust": _gemini_trust,
 }
-_ANY_CLIENT: dict[str, Handler] = {"disabled": disabled_key, **dict.fromkeys(EXCLUDED_TOOLS_KEYS, exclude_key)}
-"""Keys read alike in every client's entry: a server left off, and a list of tools to leave out (POL-4), under any
-client's name for it, since people copy entries between clients."""
+_ANY_CLIENT: dict[str, Handler] = {"disabled": disabled_key}
+"""Keys read alike in every client's entry: `disabled`, a server left off. A list of tools to leave out is read alike
+too (POL-4), under any client's name for it (`leaves_out_tools`), since people copy entries between clients."""
 _HANDLERS: dict[str, dict[str, Handler]] = {
     "zed": {"command": _zed_command, "source": _zed_source},
     "opencode": OPENCODE_HANDLERS,

@@ -42,7 +42,8 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
     """Which client's file this is, by its keys and shape (and its file name where the shape alone cannot say).
 
     `servers` as a list is mcpyard's own form and `servers` as an object keyed by name is VS
-    Code's (`mcp.servers` in its settings.json); TOML `[mcp_servers.<id>]` tables are Codex's;
+    Code's (`mcp.servers` in its settings.json); TOML `[mcp_servers.<id>]` tables are Codex's, and so is a
+    TOML file without them or `mcp` whose top level has Codex's settings (`approval_policy`, a string `model`…);
     `mcpServers` is the client's whose file name or folder it has (claude_desktop_config.json,
     .mcp.json, mcp_config.json, .cursor/, .gemini/); elsewhere Gemini CLI's when an entry has a key
     only Gemini writes (`httpUrl`, `trust`, `includeTools`…), Windsurf's when one has `serverUrl`,
@@ -55,7 +56,7 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
             return "codex"
         if "mcp_servers" in document:
             return None
-        if _settings_of("codex", document, path):
+        if _settings_of("codex", document, path) or _codex_model(document):
             return "codex"
         return "mcpyard" if any(key in SETTING_KEYS for key in document) else None
     servers, shared = document.get("servers"), document.get("mcpServers")
@@ -93,6 +94,13 @@ def _placed(client: ClientFormat, path: Path | None) -> bool:
 def _settings_of(client: ClientFormat, document: Mapping[str, object], path: Path | None = None) -> bool:
     """A settings file of `client` with no servers in it: by its place, or a top-level key only that client writes."""
     return _placed(client, path) or any(key in _SETTINGS[client][1] for key in document)
+
+
+def _codex_model(document: Mapping[str, object]) -> bool:
+    """Codex's `model = "o3"`: mcpyard's own `model` is a table, so a string one, with no other setting of mcpyard's
+    nor its servers (`servers`, `mcpServers` written at the top), is Codex's settings."""
+    others = [key for key in document if key in (*SETTING_KEYS, "servers", "mcpServers") and key != "model"]
+    return isinstance(document.get("model"), str) and not others
 
 
 def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:

@@ -10,14 +10,15 @@ from typing import Literal
 
 from mcpyard.config._model import SourceKind, TransportName
 from mcpyard.config._names import (
-    APPROVED_TOOLS_KEYS,
-    EXCLUDED_TOOLS_KEYS,
-    INCLUDED_TOOLS_KEYS,
     NO_ALLOWLIST,
     allow_hint,
+    approves_tools,
     deny_hint,
     describe_entry,
+    leaves_out_tools,
     nearest,
+    nearest_field,
+    offers_only_tools,
     quote,
     tool_list,
     tool_prefix,
@@ -111,8 +112,9 @@ def check_keys(
 ) -> None:
     """Refuse an unknown field of the own form; warn once per unknown key of the shared form (CFG-3).
 
-    Another client's list of tools to leave out (`disabledTools`…) is left to `deny_hints` in the shared form,
-    which needs to know which servers are used; in the own form, the error names the deny rule to write (POL-4).
+    Another client's list of tools to leave out (`disabledTools`, `exclude_tools`, any word like disabled, excluded or
+    blocked before `tools`) is left to `deny_hints` in the shared form, which needs to know which servers are used; in
+    the own form, the error names the deny rule to write (POL-4).
     `separator`: the host's `tool_name_separator`, which rules name tools with (None: not known, `__` is written).
 
     Raises:
@@ -120,12 +122,12 @@ def check_keys(
     """
     where = describe_entry(server_id, kind, path)
     for key in fields:
-        if key in FIELDS or (form == "shared" and key in ("type", *EXCLUDED_TOOLS_KEYS)):
+        if key in FIELDS or (form == "shared" and (key == "type" or leaves_out_tools(key))):
             continue
         # Another client's key whose nearest field means something else (`shared_tools`…) says what to write instead.
         instead = _instead(fields, key, server_id=server_id, kind=kind, separator=separator)
         if form == "shared":
-            close = nearest(key, FIELDS)
+            close = nearest_field(key, FIELDS)
             guess = f"did you mean `{close}`? mcpyard does not read it" if close else "mcpyard does not read it"
             warnings.append(f"{where}: ignoring the key {quote(key)}; {instead or _SHARED_HINTS.get(key, guess)}")
             continue
@@ -136,7 +138,7 @@ def check_keys(
         elif instead:
             hint = f"; {instead}"
         else:
-            close = nearest(key, FIELDS)
+            close = nearest_field(key, FIELDS)
             hint = f"; did you mean `{close}`?" if close else f"; the fields are {', '.join(FIELDS)}"
         raise ConfigError(f"{where}: unknown field {quote(key)}{hint}", source=path, entry=server_id, field=key)
     oauth = fields.get("oauth")
@@ -157,7 +159,7 @@ def deny_hints(
     where = describe_entry(server_id, kind, path)
     hints: list[str] = []
     for key in fields:
-        if key not in EXCLUDED_TOOLS_KEYS:
+        if not leaves_out_tools(key):
             continue
         if used is None:
             hint = deny_hint(server_id, fields.get("name"), fields[key], separator=separator, where=_rules_file(kind))
@@ -176,12 +178,12 @@ def deny_hints(
 def _instead(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str | None:
     """What to write instead of another client's list of tools (POL-4, CFG-3); None for any other key."""
     where, name = _rules_file(kind), fields.get("name")
-    if key in EXCLUDED_TOOLS_KEYS:
+    if leaves_out_tools(key):
         hint = deny_hint(server_id, name, fields[key], separator=separator, where=where)
         return f"mcpyard leaves tools out with deny rules instead; {hint}"
-    if key in APPROVED_TOOLS_KEYS:
+    if approves_tools(key):
         return allow_hint(server_id, name, fields[key], separator=separator, where=where)
-    return NO_ALLOWLIST if key in INCLUDED_TOOLS_KEYS else None
+    return NO_ALLOWLIST if offers_only_tools(key) else None
 
 
 def _rules_file(kind: SourceKind) -> str:

@@ -21,7 +21,15 @@ from mcpyard.config._imported import (
     a_format,
 )
 from mcpyard.config._literal import secret_literals
-from mcpyard.config._names import EXCLUDED_TOOLS_KEYS, quote, tool_list
+from mcpyard.config._names import (
+    NO_ALLOWLIST,
+    allow_hint,
+    approves_tools,
+    leaves_out_tools,
+    offers_only_tools,
+    quote,
+    tool_list,
+)
 from mcpyard.config._opencode import opencode_servers, opencode_tools
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
 from mcpyard.config._vscode import (
@@ -312,12 +320,12 @@ def _own(
             raise ConfigError(f"{label}: entry {index} of `servers` needs an `id` of its own", source=path)
         seen.add(server_id)
         for key in item:
-            if key in EXCLUDED_TOOLS_KEYS and (tools := tool_list(item[key])) is not None:
+            if leaves_out_tools(key) and (tools := tool_list(item[key])) is not None:
                 # Denied below, as another client's list is; two such lists in one entry are both denied.
                 keys, listed = notes.excluded.get(server_id, ("", ()))
                 notes.excluded[server_id] = (f"{keys}, {key}" if keys else str(key), (*listed, *tools))
             elif key != "id" and key not in FIELDS:
-                notes.ignore(str(key), server_id, "not a field of mcpyard's own form; it is left out")
+                notes.ignore(str(key), server_id, _own_ignored(server_id, key, item, separator))
         servers.append(ImportedServer(server_id, {k: v for k, v in item.items() if k in FIELDS}))
     shared = container.get("mcpServers", {})
     for server_id, fields in _entries(shared, container="mcpServers", label=label, path=path):
@@ -327,6 +335,17 @@ def _own(
         servers.append(ImportedServer(server_id, translated, notes.written_as.get(server_id, {})))
     settings = {str(key): value for key, value in document.items() if key in SETTING_KEYS}
     return servers, settings
+
+
+def _own_ignored(server_id: str, key: str, item: Mapping[str, object], separator: str) -> str:
+    """Why a key of an own-form entry is left out: another client's list of tools says what mcpyard has instead."""
+    if offers_only_tools(key):
+        return NO_ALLOWLIST
+    if approves_tools(key):
+        return allow_hint(server_id, item.get("name"), item[key], separator=separator, where="your user config")
+    if leaves_out_tools(key):
+        return "must be a list of tool names; no tool is denied"
+    return "not a field of mcpyard's own form; it is left out"
 
 
 def _with_deny(permissions: object, rules: list[str]) -> object:

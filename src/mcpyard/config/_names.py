@@ -9,21 +9,22 @@ from pathlib import Path
 from mcpyard.config._model import SourceKind
 
 __all__ = [
-    "APPROVED_TOOLS_KEYS",
     "CREDENTIAL_VARIABLES",
-    "EXCLUDED_TOOLS_KEYS",
-    "INCLUDED_TOOLS_KEYS",
     "NO_ALLOWLIST",
     "SOURCE_LABELS",
     "allow_hint",
+    "approves_tools",
     "deny_hint",
     "deny_rules",
     "describe_entry",
     "describe_source",
     "is_credential_variable",
     "is_http_token",
+    "leaves_out_tools",
     "looks_secret",
     "nearest",
+    "nearest_field",
+    "offers_only_tools",
     "prefix_users",
     "quote",
     "source_words",
@@ -138,17 +139,74 @@ def describe_entry(server_id: str, kind: SourceKind, path: Path) -> str:
     return f"server {quote(server_id)} in {describe_source(kind, path)}"
 
 
-EXCLUDED_TOOLS_KEYS = ("disabledTools", "excludeTools", "excludedTools", "disabled_tools")
-"""Other clients' lists of a server's tools to leave out (Windsurf's, Gemini CLI's, Codex's…): deny rules here."""
-INCLUDED_TOOLS_KEYS = ("includeTools", "includedTools", "enabledTools", "enabled_tools")
-"""Other clients' lists of the only tools to offer (Gemini CLI's, Codex's…): mcpyard has none; deny the others."""
-APPROVED_TOOLS_KEYS = ("autoApprove", "alwaysAllow")
-"""Other clients' lists of tools to run without asking (Cline's, Roo's…): never taken over; `permissions.allow`."""
+_LEAVE_OUT_WORDS = frozenset(
+    {"disabled", "disable", "exclude", "excluded", "excludes", "disallowed", "disallow", "blocked", "block"}
+    | {"blocklist", "blocklisted", "blacklist", "blacklisted", "deny", "denied", "denylist", "denylisted", "ignored"}
+    | {"ignore", "hidden", "hide", "forbidden", "forbid", "banned", "ban", "skip", "skipped", "omit", "omitted"}
+    | {"remove", "removed"}
+)
+"""Words before `tools` in other clients' names for a list of a server's tools to leave out (`disabledTools`,
+`excludeTools`, `disabled_tools`, `disallowedTools`…): deny rules here (POL-4)."""
+_OFFER_ONLY_WORDS = frozenset(
+    {"enabled", "enable", "include", "included", "includes", "allowed", "allow", "allowlist", "allowlisted"}
+    | {"whitelist", "whitelisted", "only", "permitted", "permit", "selected", "select", "exposed", "expose"}
+    | {"visible", "keep", "kept"}
+)
+"""Words before `tools` in other clients' names for a list of the only tools to offer (`includeTools`,
+`enabled_tools`…): mcpyard has none; deny the others."""
+_APPROVE_WORDS = frozenset({"autoapprove", "autoapproved", "alwaysallow", "alwaysallowed", "autoallow", "autoallowed"})
+"""Other clients' names for a list of tools to run without asking (Cline's and Roo's `autoApprove`, `alwaysAllow`;
+`approved_tools`…): never taken over; `permissions.allow`."""
 NO_ALLOWLIST = (
     "mcpyard has no list of the only tools to offer from a server: all of its tools are offered, and a call "
     "still asks as your mode says; to block the others, add them to permissions.deny"
 )
-"""What to do instead of a list of `INCLUDED_TOOLS_KEYS`."""
+"""What to do instead of a list of the only tools to offer (`offers_only_tools`)."""
+
+
+def _folded(key: str) -> str:
+    """A key lower-cased and run together, however a client spells it: `excluded_tools`, `excludedTools`,
+    `Excluded-Tools` are all `excludedtools`."""
+    return key.casefold().replace("_", "").replace("-", "").replace(" ", "")
+
+
+def _list_word(key: str) -> str | None:
+    """What a key says of a list of tools: the words before `tools` (or `tool`), folded (`excluded_tools`:
+    `excluded`); None for a key that does not end so."""
+    folded = _folded(key)
+    for suffix in ("tools", "tool"):
+        if folded.endswith(suffix) and folded != suffix:
+            return folded.removesuffix(suffix)
+    return None
+
+
+def leaves_out_tools(key: str) -> bool:
+    """Whether `key` is another client's name for a list of a server's tools to leave out, however spelt: a word
+    like disabled, excluded, disallowed, blocked or denied before `tools` (POL-4)."""
+    return _list_word(key) in _LEAVE_OUT_WORDS
+
+
+def offers_only_tools(key: str) -> bool:
+    """Whether `key` is another client's name for a list of the only tools to offer, however spelt: a word like
+    enabled, included, allowed or only before `tools`."""
+    return _list_word(key) in _OFFER_ONLY_WORDS
+
+
+def approves_tools(key: str) -> bool:
+    """Whether `key` is another client's name for a list of tools to run without asking, however spelt
+    (`autoApprove`, `always_allow`, `approved_tools`…)."""
+    return _folded(key) in _APPROVE_WORDS or _list_word(key) in _APPROVE_WORDS | {"approved", "trusted"}
+
+
+def nearest_field(key: str, fields: Iterable[str]) -> str | None:
+    """`nearest`, for a field of a server entry: never a list of tools (`shared_tools`) for a key whose words before
+    `tools` are not that list's (`hidden_tools` leaves tools out; it is no slip of `shared_tools`, which shares them).
+    """
+    close = nearest(key, fields)
+    word = _list_word(key)
+    if close is None or word is None or not close.endswith("_tools"):
+        return close
+    return close if nearest(word, [close.removesuffix("_tools").replace("_", "")]) is not None else None
 
 
 def tool_list(value: object) -> list[str] | None:

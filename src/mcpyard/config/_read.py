@@ -42,7 +42,9 @@ SETTING_KEYS = (
 CODEX_KEYS = frozenset(
     {"approval_policy", "sandbox_mode", "sandbox_workspace_write", "shell_environment_policy", "model_provider"}
     | {"model_providers", "model_reasoning_effort", "model_reasoning_summary", "model_verbosity", "profile"}
-    | {"profiles", "notify", "projects", "file_opener", "history", "tui"}
+    | {"profiles", "notify", "projects", "file_opener", "history", "tui", "model_context_window", "review_model"}
+    | {"model_max_output_tokens", "model_auto_compact_token_limit", "hide_agent_reasoning", "show_raw_agent_reasoning"}
+    | {"disable_response_storage", "preferred_auth_method", "forced_login_method", "project_doc_max_bytes"}
 )
 """Top-level keys only Codex writes in its config.toml (beside its [mcp_servers] tables)."""
 SLIP_CUTOFF = 0.75
