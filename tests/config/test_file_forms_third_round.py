@@ -86,6 +86,13 @@ def test_cfg2_a_vscode_mcp_json_with_its_own_keys_only_loads_as_before(cfg: Setu
     assert import_config(cfg.flag(document, "mcp.json"), workspace=cfg.workspace).format == "vscode"
 
 
+def test_cfg2_a_vscode_mcp_json_with_no_server_yet_loads_empty_as_import_reads_it(cfg: Setup) -> None:
+    """`{"servers": {}}`: VS Code's file before its first server (the own form's `servers` is a list)."""
+    loaded = cfg.load(config_file=cfg.flag({"servers": {}}, "mcp.json"))
+    assert by_id(loaded) == {}
+    assert import_config(cfg.flag({"servers": {}}, "mcp.json"), workspace=cfg.workspace).format == "vscode"
+
+
 @pytest.mark.parametrize(
     "document",
     [

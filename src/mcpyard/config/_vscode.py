@@ -56,9 +56,11 @@ def vscode_marked(document: Mapping[str, object], path: Path) -> bool:
     placed = (path.parent.name, path.name) == (".vscode", "mcp.json")
     if placed or "inputs" in document or any((_KEYS | {"url"}) & set(entry) for entry in entries):
         return True
-    if not isinstance(servers, Mapping) or not servers or set(document) != {"servers"}:
+    if not isinstance(servers, Mapping) or set(document) != {"servers"}:
         return False
-    return all(isinstance(entry, Mapping) and "command" in entry and set(entry) <= _READ for entry in servers.values())
+    return all(  # no server at all: VS Code's file with none yet (the own form's `servers` is a list)
+        isinstance(entry, Mapping) and "command" in entry and set(entry) <= _READ for entry in servers.values()
+    )
 
 
 def own_form_slip(document: Mapping[str, object]) -> tuple[str, str | None] | None:
