@@ -61,8 +61,9 @@ async def test_conn5_err1_ctrl_c_while_the_modules_load_ends_the_command_at_once
         ended = time.monotonic()
     assert pressed, f"{loaded} was never loaded"
     said = [line for line in lines if not line.startswith("import time:")]
-    # 130, or ended by the signal itself: a compiled module that runs Python code while it loads (as Cython's do) may
-    # leave the interpreter thinking the interrupt went unhandled, and Python then ends so. A shell reads 130 both ways.
+    # 130, or ended by the signal itself: CPython 3.11 marks an interrupt that leaves an `exec` of source text (as
+    # `dataclasses` builds a class's methods while a module loads) as unhandled even once it is caught, and then ends
+    # the process by the signal. A shell reads 130 both ways.
     assert code in (130, -signal.SIGINT), said
     assert said[-1] == message, said
     assert not any("Traceback" in line for line in said), said
