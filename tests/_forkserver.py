@@ -243,7 +243,10 @@ def _watch(conn: socket.socket, pid: int) -> None:
             with contextlib.suppress(OSError):
                 conn.sendall(struct.pack("!i", os.waitstatus_to_exitcode(status)))
             return
-        signals = conn.recv(64)
+        try:
+            signals = conn.recv(64)
+        except ConnectionResetError:  # the launcher died with something unread: its kernel answered with a reset
+            signals = b""
         if not signals:  # the launcher was killed: so is its server
             os.kill(pid, signal.SIGKILL)
             os.waitpid(pid, 0)
