@@ -24,7 +24,9 @@ HttpTransport = Literal["streamable-http", "sse"]
 PATHS: dict[HttpTransport, str] = {"streamable-http": "/mcp", "sse": "/sse"}
 """The SDK's default endpoint path for each transport."""
 
-STARTUP_SECONDS = 20
+STARTUP_SECONDS = 60
+"""A bound, not a wait: a server says it listens as soon as it does; at the start of a full run, when every worker
+begins its longest tests at once, a gateway has taken more than 20 s to start."""
 STOP_SECONDS = 5
 _PORT_ATTEMPTS = 3
 
