@@ -7,7 +7,7 @@ from pathlib import Path
 
 from mcpyard.config._claude_user import is_claude_user_file
 from mcpyard.config._imported import ClientFormat
-from mcpyard.config._opencode import opencode_servers
+from mcpyard.config._opencode import opencode_marked, opencode_servers
 from mcpyard.config._read import CODEX_KEYS, SETTING_KEYS, Format
 from mcpyard.config._vscode import SETTINGS_KEYS, vscode_settings_servers
 
@@ -66,7 +66,11 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         return "claude-code-user"
     if servers is None and shared is None and isinstance(document.get("context_servers"), Mapping):
         return "zed"
-    if servers is None and shared is None and opencode_servers(document) is not None:
+    if (
+        servers is None
+        and shared is None
+        and (opencode_marked(document, path) or opencode_servers(document) is not None)
+    ):
         return "opencode"
     if servers is None and shared is None and vscode_settings_servers(document) is not None:
         return "vscode-settings"
@@ -82,7 +86,8 @@ def detect_format(document: Mapping[str, object], fmt: Format, path: Path | None
         return "mcpyard"
     if "mcpServers" in document:
         return _shared_client(document, shared if isinstance(shared, Mapping) else {}, path)
-    return None
+    # No servers in any form: a file where a client keeps its servers (a Cursor mcp.json of `{}`) is that client's.
+    return "vscode" if "inputs" in document else _by_place(path)
 
 
 def _placed(client: ClientFormat, path: Path | None) -> bool:
@@ -106,20 +111,8 @@ def _codex_model(document: Mapping[str, object]) -> bool:
 def _shared_client(document: Mapping[str, object], shared: Mapping[str, object], path: Path | None) -> ClientFormat:
     entries = [entry for entry in shared.values() if isinstance(entry, Mapping)]
     keys = {str(key) for entry in entries for key in entry}
-    name, folder = (path.name, path.parent.name) if path is not None else ("", "")
-    by_place: dict[tuple[str, str], ClientFormat] = {
-        ("claude_desktop_config.json", ""): "claude-desktop",
-        (".mcp.json", ""): "claude-code",
-        ("mcp_config.json", ""): "windsurf",
-        ("cline_mcp_settings.json", ""): "cline",
-        ("mcp_settings.json", ""): "roo-code",  # Roo Code's own (Cline's fork); its project file is .roo/mcp.json
-        ("", ".roo"): "roo-code",
-        ("", ".cursor"): "cursor",
-        ("", ".gemini"): "gemini",
-    }
-    for (file_name, folder_name), client in by_place.items():
-        if (file_name and name == file_name) or (folder_name and folder == folder_name):
-            return client
+    if (placed := _by_place(path)) is not None and placed != "vscode":
+        return placed
     # Only then Gemini's own keys: a Windsurf or Claude file with an entry copied from Gemini CLI stays theirs.
     if keys & _GEMINI_KEYS or _GEMINI_TOP & set(document) or isinstance(document.get("mcp"), Mapping):
         return "gemini"
@@ -132,6 +125,30 @@ def _shared_client(document: Mapping[str, object], shared: Mapping[str, object],
     if "type" in keys or "headersHelper" in keys:
         return "claude-code"
     return "claude-desktop"
+
+
+_BY_PLACE: dict[tuple[str, str], ClientFormat] = {
+    ("claude_desktop_config.json", ""): "claude-desktop",
+    (".mcp.json", ""): "claude-code",
+    ("mcp_config.json", ""): "windsurf",
+    ("cline_mcp_settings.json", ""): "cline",
+    ("mcp_settings.json", ""): "roo-code",  # Roo Code's own (Cline's fork); its project file is .roo/mcp.json
+    ("", ".roo"): "roo-code",
+    ("", ".cursor"): "cursor",
+    ("", ".gemini"): "gemini",
+    ("mcp.json", ".vscode"): "vscode",
+}
+"""Where each client keeps its servers: a file name, a folder, or both."""
+
+
+def _by_place(path: Path | None) -> ClientFormat | None:
+    """The client that keeps its servers in a file of this name or folder, if any."""
+    if path is None:
+        return None
+    for (name, folder), client in _BY_PLACE.items():
+        if name in ("", path.name) and folder in ("", path.parent.name):
+            return client
+    return None
 
 
 def _strings(value: object) -> list[str]:

@@ -88,7 +88,7 @@ def read_directly(
     """
     client = detect_format(document, fmt, path)
     _refuse_misread(document, client, fmt=fmt, path=path, label=label)
-    without_servers = client not in (None, "mcpyard") and _listed(client, document) is None
+    without_servers = client not in (None, "mcpyard") and _listed(client, document, path) is None
     if not without_servers and (
         client not in READ_DIRECTLY or (client == "vscode" and not vscode_marked(document, path))
     ):
@@ -142,7 +142,7 @@ def translate(
     if client is None:
         raise ConfigError(f"{label} {_UNKNOWN}", source=path)
     container = _CONTAINERS.get(client, "mcpServers")
-    listed = _listed(client, document)
+    listed = _listed(client, document, path)
     if client not in ("mcpyard", "claude-code-user") and listed is None:
         where = "[mcp_servers] tables" if container == "mcp_servers" else f"`{container}`"
         give = "VS Code keeps them in mcp.json beside it: give that file" if client == "vscode-settings" else ""
@@ -232,10 +232,10 @@ def _problems(servers: list[ImportedServer], path: Path) -> tuple[ImportNote, ..
     )
 
 
-def _listed(client: ClientFormat, document: Mapping[str, object]) -> object:
+def _listed(client: ClientFormat, document: Mapping[str, object], path: Path) -> object:
     """What holds the servers of `client`'s file (None: it has none; Claude Code's are gathered from the whole file)."""
     if client == "opencode":
-        return opencode_servers(document)
+        return opencode_servers(document, path)
     if client == "vscode-settings":
         return vscode_settings_servers(document)
     return document.get(_CONTAINERS.get(client, "mcpServers"))

@@ -9,27 +9,34 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping, Sequence
+from pathlib import Path
 
 from mcpyard.config._client_entry import ClientEntry, Handler, copy_value, disabled_key, oauth_key, renamed
 from mcpyard.config._imported import ImportedServer, Notes
 from mcpyard.config._names import deny_rules
 
-__all__ = ["OPENCODE_HANDLERS", "OPENCODE_REASONS", "opencode_servers", "opencode_tools"]
+__all__ = ["OPENCODE_HANDLERS", "OPENCODE_REASONS", "opencode_marked", "opencode_servers", "opencode_tools"]
 
 _KINDS = ("local", "remote")
+_FILES = ("opencode.json", "opencode.jsonc")
 
 
-def opencode_servers(document: Mapping[str, object]) -> Mapping[str, object] | None:
-    """The table of servers of an OpenCode config (`mcp.servers`, else `mcp`), or None when `document` is not one."""
+def opencode_marked(document: Mapping[str, object], path: Path | None = None) -> bool:
+    """Whether a file says it is OpenCode's, servers or not: by its `$schema` (opencode.ai) or its name."""
+    schema = document.get("$schema")
+    return (isinstance(schema, str) and "opencode.ai" in schema) or (path is not None and path.name in _FILES)
+
+
+def opencode_servers(document: Mapping[str, object], path: Path | None = None) -> Mapping[str, object] | None:
+    """The table of servers of an OpenCode config (`mcp.servers`, else `mcp`), or None when `document` is not one
+    (neither marked as OpenCode's nor holding an entry of its `type`s) or has no `mcp` table."""
     mcp = document.get("mcp")
     if not isinstance(mcp, Mapping):
         return None
     nested = mcp.get("servers")
     table = nested if isinstance(nested, Mapping) else mcp
-    schema = document.get("$schema")
-    marked = isinstance(schema, str) and "opencode.ai" in schema
     typed = any(isinstance(entry, Mapping) and entry.get("type") in _KINDS for entry in table.values())
-    return table if marked or typed else None
+    return table if typed or opencode_marked(document, path) else None
 
 
 def _type(entry: ClientEntry, key: str, value: object) -> None:

@@ -291,6 +291,8 @@ def split_source(document: Mapping[str, object], *, kind: SourceKind, path: Path
             warnings.append(f"{label}: ignoring the unknown top-level key {quote(key)}")
             continue
         raise ConfigError(_unknown_top_level(key, label, fmt, codex=codex), source=path, field=key)
+    if form is None and kind == "project" and not document:
+        return RawSource(kind=kind, path=path, form=None, entries=(), settings={})  # `{}`: a project with no servers
     if form is None and (kind == "project" or not settings):
         raise ConfigError(f"{label} has neither `servers` nor `mcpServers`; {_FORMS_HELP}", source=path)
     entries: tuple[RawEntry, ...] = ()
