@@ -341,6 +341,27 @@ async def test_mod2_the_scripted_model_drives_a_turn_with_no_endpoint(home: Home
     assert "t__lookup" in first_tools.names
 
 
+async def test_mod2_a_call_whose_id_an_earlier_call_had_still_gives_the_model_its_result(home: Home) -> None:
+    """MOD-2: ids repeat across replies and turns (the scripted model numbers every reply's calls from `call_1`, as
+    some models do): each reply's calls are answered by the answers after it, never taken as answered before."""
+    second_turn = ScriptedModel(
+        [reply("", ("t__lookup", {"city": "Oslo"})), reply("", ("t__lookup", {"city": "Bergen"})), reply("done")]
+    )
+    async with turns_host(home, mode="ask") as host:
+        with anyio.fail_after(30):
+            first = await run_turn(
+                host, ScriptedModel([reply("", ("t__lookup", {"city": "Lima"})), reply("ok")]), [Message.user("Lima?")]
+            )
+            turn = await run_turn(host, second_turn, [*first.state.messages, Message.user("Oslo, then Bergen?")])
+    assert turn.status == "done"
+    *_, (last_messages, _) = second_turn.requests
+    answers = [m.text for m in last_messages if m.role == "tool"]
+    assert len(answers) == 3, "one answer for every call, in each of the two turns"
+    assert ["Lima" in answers[0], "Oslo" in answers[1], "Bergen" in answers[2]] == [True, True, True], answers
+    at = [i for i, m in enumerate(last_messages) if m.role == "assistant" and m.tool_calls]
+    assert [last_messages[i + 1].role for i in at] == ["tool", "tool", "tool"], "each call answered right after it"
+
+
 async def test_mod2_anthropics_api_drives_a_turn_through_its_official_client(
     home: Home, endpoint: ModelFixture
 ) -> None:

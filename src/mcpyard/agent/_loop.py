@@ -312,10 +312,13 @@ class _Loop:
     def _answer_unanswered(self, why: str | None) -> None:
         """The last reply's results into the messages, in the order of its calls; with `why`, a refusal saying
         so for each call that has none (the model's API wants an answer to every call but a parked one)."""
-        last = next((m for m in reversed(self.state.messages) if m.role == "assistant"), None)
-        if last is None:
+        messages = self.state.messages
+        at = next((i for i in range(len(messages) - 1, -1, -1) if messages[i].role == "assistant"), None)
+        if at is None:
             return
-        answered = {m.tool_call_id for m in self.state.messages if m.role == "tool"}
+        last = messages[at]
+        # Only the answers after it: a model may give a call the id of one in an earlier reply ("call_1" every time).
+        answered = {m.tool_call_id for m in messages[at + 1 :] if m.role == "tool"}
         for call in last.tool_calls:
             if call.id in answered or call.id in self.state.waiting:
                 continue

@@ -74,7 +74,7 @@ def call(
         bool, typer.Option("--raw", help="Print exactly what the model reads (fenced), errors included.")
     ] = False,
 ) -> None:
-    """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 tool error, 2 refused).
+    """Connect, make one call through the pipeline, print the result (exit 0 ok, 1 failed at the server, 2 refused).
 
     The result goes to standard output; a refusal or an error to standard error, as one line
     `code: message` (a tool's error in the server's own words). On a terminal a card is shown and
