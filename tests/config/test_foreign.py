@@ -31,6 +31,12 @@ def imported(tmp_path: Path, name: str) -> ImportedConfig:
     return import_config(sample(tmp_path, name), workspace=tmp_path / "workspace")
 
 
+def workspace_of(tmp_path: Path, name: str) -> Path:
+    """What `${workspaceFolder}` is in the sample: the project holding its editor folder, else the workspace."""
+    editor_folder = Path(SAMPLES[name][0]).parts[0] in (".vscode", ".cursor")
+    return tmp_path / "from" if editor_folder else tmp_path / "workspace"
+
+
 def fields(config: ImportedConfig, server_id: str) -> dict[str, object]:
     return next(dict(server.fields) for server in config.servers if server.id == server_id)
 
@@ -120,7 +126,7 @@ def test_every_server_is_understood_with_its_transport_and_command_or_url_cfg_3(
     """CFG-3: each server keeps its id, gets its transport, and runs what the client would run."""
     config = imported(tmp_path, name)
     rows = [(s.id, s.transport, s.runs, s.url, s.enabled) for s in config.servers]
-    workspace = str(tmp_path / "workspace")
+    workspace = str(workspace_of(tmp_path, name))
     expected = [(i, t, r.replace("WORKSPACE", workspace) if r else r, u, e) for i, t, r, u, e in SERVERS[name]]
     assert rows == expected
 
@@ -232,9 +238,10 @@ def test_each_key_maps_onto_the_own_forms_field_and_references_stay_references_c
 
 
 def test_workspace_variables_become_the_workspace_and_editor_state_is_left_out_cfg_5(tmp_path: Path) -> None:
-    """CFG-5: `${workspaceFolder}` is the workspace it was read for; `${file}` has no meaning outside the editor."""
+    """CFG-5: `${workspaceFolder}` in a project's .vscode/mcp.json is that project; `${file}` has no meaning outside
+    the editor."""
     config = imported(tmp_path, "vscode")
-    assert fields(config, "files")["args"] == [f"{tmp_path / 'workspace'}/server.js", "--open", ""]
+    assert fields(config, "files")["args"] == [f"{tmp_path / 'from'}/server.js", "--open", ""]
     assert ("files", "args[2]") in {(note.server, note.key) for note in config.ignored}
 
 

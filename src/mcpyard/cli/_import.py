@@ -60,7 +60,8 @@ def import_file(
 
     Exit codes: 0 the file was read (whatever was ignored); 2 it could not be read, is in no
     format mcpyard knows, or could not be written. --mcp-config and --trust mean nothing here;
-    --workspace is what ${workspaceFolder} stands for.
+    ${workspaceFolder} stands for --workspace, or for the project whose .vscode or .cursor
+    folder holds the file.
     """
     from mcpyard._plan import resolve_workspace
     from mcpyard.config import import_config
@@ -68,7 +69,9 @@ def import_file(
 
     try:
         workspace = resolve_workspace(opts.workspace)
-        imported = import_config(file.expanduser(), workspace=workspace, separator=_separator(workspace))
+        imported = import_config(
+            file.expanduser(), workspace=workspace, separator=_separator(workspace), home=environ().get("HOME", "")
+        )
     except (ConfigError, UsageError) as exc:
         fail(str(exc))
     written = _write(imported, write, force=force) if write is not None else None

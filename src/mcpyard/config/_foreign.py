@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import os
 from collections.abc import Mapping
 from pathlib import Path
 
@@ -32,6 +33,7 @@ from mcpyard.config._names import (
 )
 from mcpyard.config._opencode import opencode_servers, opencode_tools
 from mcpyard.config._read import SETTING_KEYS, Format, RawEntry, read_document
+from mcpyard.config._variables import editor_workspace
 from mcpyard.config._vscode import (
     INPUTS_WHY,
     note_settings_mcp,
@@ -96,7 +98,7 @@ def read_directly(
     return translate(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=separator)
 
 
-def import_config(path: Path, *, workspace: Path, separator: str = "__") -> ImportedConfig:
+def import_config(path: Path, *, workspace: Path, separator: str = "__", home: str | None = None) -> ImportedConfig:
     """Read a config file of any MCP client mcpyard knows and translate it into mcpyard's own form.
 
     The format is read from the extension (`.toml`, else JSON), and the other one is tried when
@@ -104,14 +106,17 @@ def import_config(path: Path, *, workspace: Path, separator: str = "__") -> Impo
 
     Args:
         path: the file.
-        workspace: what `${workspaceFolder}` stands for in a VS Code or Cursor file.
+        workspace: what `${workspaceFolder}` stands for in a VS Code or Cursor file, but one in a project's
+            `.vscode` or `.cursor` folder, where it is that project.
         separator: the `tool_name_separator` the servers will run with: deny rules for the tools a
             client leaves out name them with it, as the model sees them.
+        home: the home folder (default: `HOME`): a `.cursor` folder there is Cursor's for every project.
 
     Raises:
         ConfigError: the file cannot be read or parsed, or holds no servers in a form mcpyard knows.
     """
     label = str(path)
+    workspace = editor_workspace(path, workspace, os.environ.get("HOME") if home is None else home)
     fmt: Format = "toml" if path.suffix.lower() == ".toml" else "json"
     try:
         document = read_document(path, fmt, kind="flag", label=label, comments=reads_comments(path))

@@ -17,6 +17,7 @@ from mcpyard.config._model import HostSettings, LoadedConfig, ServerSpec, Source
 from mcpyard.config._names import SOURCE_LABELS, describe_entry, describe_source, prefix_users, quote, tool_prefix
 from mcpyard.config._read import Form, Format, RawEntry, read_document, split_source
 from mcpyard.config._settings import SettingsPatch, merge_settings, read_settings
+from mcpyard.config._variables import editor_workspace
 from mcpyard.errors import ConfigError
 
 __all__ = ["PROJECT_FILE", "load_config"]
@@ -154,6 +155,7 @@ def _own_layer(
     label = describe_source(kind, path)
     below = separator or "__"
     if kind == "flag":
+        workspace = editor_workspace(path, workspace, environ.get("HOME"))
         document = read_document(path, fmt, kind=kind, suggest=True, comments=reads_comments(path))
         foreign = read_directly(document, fmt=fmt, path=path, workspace=workspace, label=label, separator=below)
         if foreign is not None:

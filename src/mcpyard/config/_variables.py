@@ -9,7 +9,7 @@ from pathlib import Path
 from mcpyard.config._imported import ClientFormat, Notes
 from mcpyard.config._names import quote
 
-__all__ = ["SECRET_NAME", "rewrite"]
+__all__ = ["SECRET_NAME", "editor_workspace", "rewrite"]
 
 SECRET_NAME = re.compile(r"[A-Za-z0-9_][A-Za-z0-9_.\-]*")
 """A name `${secret:NAME}` can read (CFG-5)."""
@@ -41,6 +41,23 @@ _EDITOR_ONLY = frozenset(
     }
 )
 _EDITOR_PREFIXES = ("config:", "command:", "extensionInstallFolder:")
+
+
+_EDITOR_FOLDERS = frozenset({".vscode", ".cursor"})
+"""Where an editor keeps a project's own MCP file: `${workspaceFolder}` in it is the folder holding this one."""
+
+
+def editor_workspace(path: Path, workspace: Path, home: str | None) -> Path:
+    """What `${workspaceFolder}` stands for in the file at `path`: the project whose `.vscode` or `.cursor` folder
+    holds it (the folder the editor opens with it, wherever mcpyard runs), else `workspace`; a `.cursor` folder in
+    the home folder `home` is Cursor's file for every project, whose variable is the workspace."""
+    folder = Path(os.path.abspath(path)).parent
+    if folder.name not in _EDITOR_FOLDERS:
+        return workspace
+    project = folder.parent
+    if home and os.path.realpath(project) == os.path.realpath(os.path.expanduser(home)):
+        return workspace
+    return project
 
 
 def rewrite(text: str, *, client: ClientFormat, workspace: Path, server: str, where: str, notes: Notes) -> str:
