@@ -352,3 +352,22 @@ def test_pol4_cli2_status_and_import_never_answer_a_list_of_tools_with_shared_to
         assert "shared_tools" not in done.stdout + done.stderr
         said = "denied in permissions.deny (b__add)" if leave_out else NO_ALLOWLIST
         assert said in done.stdout
+
+
+@pytest.mark.parametrize(
+    ("written", "denied"),
+    [("delete_note", ["g__delete_note"]), ([1, "delete_note", "", None, "wipe"], ["g__delete_note", "g__wipe"])],
+    ids=["one name, not a list", "a list with items that are no name"],
+)
+def test_pol4_cfg4_a_list_to_leave_out_written_wrong_still_denies_the_tools_it_names(
+    cfg: Setup, written: object, denied: list[str]
+) -> None:
+    """POL-4, CFG-4: Gemini CLI's `excludeTools` written as one name, or a list holding other things, never lets the
+    tools it names run: they are denied, by `--mcp-config` and by import, and what was left out is said."""
+    entry = {"command": PYTHON, "args": [BASIC], "excludeTools": written}
+    gemini = cfg.flag({"mcpServers": {"g": entry}}, name=".gemini/settings.json")
+    imported = import_config(gemini, workspace=cfg.workspace)
+    assert imported.settings == {"permissions": {"deny": denied}}
+    said = [note.why for note in imported.understood if note.key == "excludeTools"]
+    assert any("one name" in why or "left out" in why for why in said), said
+    assert list(cfg.load(config_file=gemini).settings.deny) == denied

@@ -188,7 +188,16 @@ def exclude_key(entry: ClientEntry, key: str, value: object) -> None:
     """A list of tools to leave out, whichever client's name it has: denied once the entry is read (POL-4)."""
     tools = tool_list(value)
     if tools is None:
-        entry.ignore(key, "must be a list of tool names; no tool is denied")
-        return
+        # Written wrong, it still says which tools to keep from running: those it names are denied (POL-4).
+        listed = [value] if isinstance(value, str) else value if isinstance(value, list) else []
+        tools = [tool for tool in listed if isinstance(tool, str) and tool]
+        left_out = len(listed) - len(tools)
+        if not tools:
+            entry.ignore(key, "must be a list of tool names; no tool is denied")
+            return
+        why = "is one name, not a list: read as a list of one"
+        if not isinstance(value, str):
+            why = f"must hold tool names only: {left_out} item(s) that are not are left out, the names are read"
+        entry.said(key, why)
     entry.excluded.extend(tools)
     entry.excluded_by = f"{entry.excluded_by}, {key}" if entry.excluded_by else key
