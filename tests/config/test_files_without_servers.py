@@ -81,3 +81,36 @@ def test_cfg6_a_project_mcp_json_of_an_empty_object_is_a_project_without_servers
     assert (loaded.servers, loaded.warnings) == ((), ())
     cfg.project({"theme": "x"})
     assert any("has neither `servers` nor `mcpServers`" in warning for warning in cfg.load().warnings)
+
+
+@pytest.mark.parametrize("suffix", [".toml", ".json"])
+def test_cfg2_cli4_an_editors_new_file_imported_is_written_as_a_file_that_reads_back_empty(
+    home: Home, suffix: str
+) -> None:
+    """CFG-2: VS Code's and Cursor's files as they first make them load with no servers and nothing to warn of, and
+    `import --write` of them writes a file that loads the same, in TOML and JSON alike."""
+    for name, document in (
+        (".vscode/mcp.json", {"servers": {}, "inputs": []}),
+        (".cursor/mcp.json", {"mcpServers": {}}),
+    ):
+        path = home.root / "app" / name
+        path.parent.mkdir(parents=True, exist_ok=True)
+        path.write_text(json.dumps(document), encoding="utf-8")
+        target = home.root / f"written-{path.parent.name}{suffix}"
+        for args in (("status", "--mcp-config", str(path)), ("import", str(path), "--write", str(target))):
+            done = run_mcpyard(home, *args)
+            assert done.returncode == 0, done.stderr
+            assert "warning" not in done.stdout + done.stderr, done.stdout + done.stderr
+        done = run_mcpyard(home, "status", "--mcp-config", str(target))
+        assert (done.returncode, done.stderr) == (0, ""), target.read_text(encoding="utf-8")
+        assert "no servers are configured" in done.stdout
+
+
+def test_cfg3_empty_lists_of_tools_another_client_writes_in_every_entry_say_nothing(cfg: Setup) -> None:
+    """CFG-3, POL-4: Cline writes `"autoApprove": []` in every entry; an empty list approves, leaves out or offers
+    nothing, so nothing is said of it, read as it is or imported."""
+    entry = {"command": "python3", "args": ["-V"], "autoApprove": [], "disabledTools": [], "alwaysAllow": []}
+    path = cfg.flag({"mcpServers": {"l": entry}}, name="cline_mcp_settings.json")
+    assert cfg.load(config_file=path).warnings == ()
+    imported = import_config(path, workspace=cfg.workspace)
+    assert (imported.ignored, imported.understood, imported.settings) == ((), (), {})

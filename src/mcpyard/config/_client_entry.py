@@ -186,6 +186,8 @@ def oauth_key(entry: ClientEntry, key: str, value: object) -> None:
 
 def exclude_key(entry: ClientEntry, key: str, value: object) -> None:
     """A list of tools to leave out, whichever client's name it has: denied once the entry is read (POL-4)."""
+    if value == []:
+        return  # leaves nothing out
     tools = tool_list(value)
     if tools is None:
         # Written wrong, it still says which tools to keep from running: those it names are denied (POL-4).

@@ -133,7 +133,7 @@ def _unknown(key: str, group: str) -> str:
 def _finish(entry: ClientEntry) -> None:
     """What needs the whole entry: the tools it leaves out (denied by `deny_excluded`) or runs without asking (named
     with the entry's tool prefix), and oauth beside a credential header."""
-    for key in [key for key in entry.written if approves_tools(key)]:
+    for key in [key for key, value in entry.written.items() if approves_tools(key) and value != []]:
         hint = allow_hint(
             entry.server, entry.out.get("name"), entry.written[key], separator=entry.separator, where="your user config"
         )

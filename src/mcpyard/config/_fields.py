@@ -122,7 +122,7 @@ def check_keys(
     """
     where = describe_entry(server_id, kind, path)
     for key in fields:
-        if key in FIELDS or (form == "shared" and (key == "type" or leaves_out_tools(key))):
+        if key in FIELDS or (form == "shared" and (key == "type" or leaves_out_tools(key) or _no_tools(key, fields))):
             continue
         # Another client's key whose nearest field means something else (`shared_tools`…) says what to write instead.
         instead = _instead(fields, key, server_id=server_id, kind=kind, separator=separator)
@@ -159,7 +159,7 @@ def deny_hints(
     where = describe_entry(server_id, kind, path)
     hints: list[str] = []
     for key in fields:
-        if not leaves_out_tools(key):
+        if not leaves_out_tools(key) or _no_tools(key, fields):
             continue
         if used is None:
             hint = deny_hint(server_id, fields.get("name"), fields[key], separator=separator, where=_rules_file(kind))
@@ -173,6 +173,11 @@ def deny_hints(
             )
         hints.append(f"{where}: ignoring the key {quote(key)}; {hint}")
     return hints
+
+
+def _no_tools(key: str, fields: Mapping[str, object]) -> bool:
+    """An empty list of tools of another client (Cline writes `"autoApprove": []` in every entry): nothing to say."""
+    return fields[key] == [] and (leaves_out_tools(key) or approves_tools(key) or offers_only_tools(key))
 
 
 def _instead(fields: Mapping[str, object], key: str, *, server_id: str, kind: SourceKind, separator: str) -> str | None:

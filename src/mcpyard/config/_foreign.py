@@ -289,7 +289,8 @@ def _top_level(client: ClientFormat, document: Mapping[str, object], container: 
         ):
             continue
         if client == "vscode" and key == "inputs":
-            notes.ignore(key, None, INPUTS_WHY)
+            if document[key] != []:  # VS Code's new file has an empty list: nothing to say
+                notes.ignore(key, None, INPUTS_WHY)
         elif client in SHARED_FAMILY:
             notes.ignore(key, None, "not an MCP server; mcpyard does not read it")
         else:

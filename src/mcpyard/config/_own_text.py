@@ -42,6 +42,8 @@ def _toml(document: Mapping[str, object]) -> str:
             lines.append("")
         lines.append("[[mcp.servers]]")
         _table(lines, ("mcp", "servers"), server if isinstance(server, Mapping) else {}, header=False)
+    if not servers:  # written out, so the file reads back as one with no servers yet
+        lines += ["", "[mcp]", "servers = []"] if lines else ["[mcp]", "servers = []"]
     return "\n".join(lines) + "\n"
 
 

@@ -92,6 +92,7 @@ def note_settings_mcp(document: Mapping[str, object], notes: Notes) -> None:
     mcp = document.get("mcp")
     for key in mcp if isinstance(mcp, Mapping) else ():
         if key == "inputs":
-            notes.ignore("mcp.inputs", None, INPUTS_WHY)
+            if mcp[key] != []:
+                notes.ignore("mcp.inputs", None, INPUTS_WHY)
         elif key != "servers":
             notes.ignore(f"mcp.{key}", None, "a setting of VS Code itself, not an MCP server; mcpyard does not read it")
