@@ -90,9 +90,10 @@ def vscode_settings_servers(document: Mapping[str, object]) -> object:
 def note_settings_mcp(document: Mapping[str, object], notes: Notes) -> None:
     """The keys of a settings.json's `mcp` section beside its servers."""
     mcp = document.get("mcp")
-    for key in mcp if isinstance(mcp, Mapping) else ():
+    section: Mapping[str, object] = mcp if isinstance(mcp, Mapping) else {}
+    for key, value in section.items():
         if key == "inputs":
-            if mcp[key] != []:
+            if value != []:
                 notes.ignore("mcp.inputs", None, INPUTS_WHY)
         elif key != "servers":
             notes.ignore(f"mcp.{key}", None, "a setting of VS Code itself, not an MCP server; mcpyard does not read it")
