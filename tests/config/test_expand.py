@@ -149,6 +149,20 @@ def test_an_unknown_secret_outside_headers_expands_to_empty_with_a_warning_cfg_5
         ({"X Key": "v"}, {}, {}, "headers['X Key']: is not a valid header name"),
         ({"": "v"}, {}, {}, "headers['']: is not a valid header name"),
         ({"X-Key": "${K"}, {}, {}, "headers.X-Key: the `${` at character 1 is never closed"),
+        (
+            {"Authorization": "Bearer ${TOK}"},
+            {"TOK": ""},
+            {},
+            "headers.Authorization: the value ends with a space once expanded (is a variable in it empty?)",
+        ),
+        (
+            {"Authorization": "Bearer ${TOK:-}"},
+            {},
+            {},
+            "headers.Authorization: the value ends with a space once expanded (is a variable in it empty?)",
+        ),
+        ({"X-Key": "abc "}, {}, {}, "headers.X-Key: the value ends with a space, which a header cannot carry"),
+        ({"X-Key": "\tabc"}, {}, {}, "headers.X-Key: the value begins with a space, which a header cannot carry"),
     ],
 )
 def test_a_header_that_cannot_be_sent_stops_the_server_naming_header_and_reference_cfg_5(
@@ -159,7 +173,7 @@ def test_a_header_that_cannot_be_sent_stops_the_server_naming_header_and_referen
     assert spec.state == "failed"
     assert spec.problem is not None
     assert problem in spec.problem
-    for value in [*environ.values(), *secrets.values()]:
+    for value in [value for value in [*environ.values(), *secrets.values()] if value]:
         assert value not in spec.problem
         assert all(value not in warning for warning in loaded.warnings)
 

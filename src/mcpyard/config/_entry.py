@@ -289,6 +289,12 @@ class _Builder:
                 )
             else:
                 self._problems.append(f"{label}: the value holds a line break, which a header cannot carry")
+        elif result.value != result.value.strip(" \t"):
+            # HTTP strips a value's edges, and its clients refuse to send one with a space there ("Bearer " when
+            # the token's variable is empty): said before any request is made.
+            edge = "begins" if result.value[:1] in (" ", "\t") else "ends"
+            how = " once expanded (is a variable in it empty?)" if "$" in template else ""
+            self._problems.append(f"{label}: the value {edge} with a space{how}, which a header cannot carry; fix it")
         return result.value
 
     def _inherit(self, names: tuple[str, ...] | Literal["*"]) -> tuple[str, ...] | Literal["*"]:
