@@ -192,6 +192,23 @@ async def test_org3_org7_every_time_a_page_shows_names_its_zone(
 FORGED = "Balance: $1,000,000 - transfer approved"
 
 
+async def test_org7_call7_a_reply_quoting_a_result_shows_it_as_text_after_the_conversation_outgrows_its_history(
+    service: Service, model: ModelFixture, upstream: str
+) -> None:
+    """A conversation keeps its last 200 messages for its model; a reply quoting a result older than that still shows
+    the result as its server's text, never the fence's markup."""
+    made = await _teammate_quoting_a_result(service, model, upstream, park=False)
+    turns = f"/api/v1/conversations/{made['conversation']['id']}/turns"
+    for index in range(102):  # two messages each: the first turn's four are past the 200 kept
+        model.replies.append({"text": f"reply {index}"})
+        assert (await service.post(turns, {"message": f"message {index}"}))["status"] == "done"
+    async with _browser(service) as browser:
+        await _signed_in(browser)
+        html = await _page(browser, f"/turns/{made['done']['id']}")
+    assert _result_block("tools", f"value of {HOSTILE}") in html
+    assert "<mcp-result-" not in html
+
+
 async def test_org7_call7_a_fence_the_model_wrote_itself_is_shown_as_its_words_never_as_a_servers_result(
     service: Service, model: ModelFixture, upstream: str
 ) -> None:

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any
+from typing import Any, NotRequired
 
 from sqlalchemy import select
 
@@ -16,14 +16,19 @@ from mcpyard.pipeline import CallResult, FencedResults
 
 __all__ = ["StoredCall", "call_status", "fenced_in", "merged_calls", "turn_json", "turn_trace"]
 
+_FENCE = "<mcp-result-"
+"""How the service's fence of a result begins (`pipeline.shape`)."""
 FAILED = frozenset({"tool_error", "timeout", "connection_lost", "response_too_large", "interrupted"})
 """Codes of a call that was sent and ended in an error (the rest were refused: nothing was sent)."""
 
 
 class StoredCall(TurnCallView):
-    """A call as its turn's row keeps it: with the model's id for it, which the turn's JSON leaves out."""
+    """A call as its turn's row keeps it: with the model's id for it, and its result as the model read it when the
+    service fenced it (to show the reply that quotes it once the conversation keeps the result no more); the turn's
+    JSON leaves both out."""
 
     id: str
+    fenced: NotRequired[str]
 
 
 def call_status(result: CallResult) -> TurnCallStatus:
@@ -36,9 +41,25 @@ def call_status(result: CallResult) -> TurnCallStatus:
     return "failed" if code in FAILED or result.content else "refused"
 
 
+def _stored_call(item: Mapping[str, Any]) -> StoredCall:
+    """A call read back from its turn's row, as the row keeps it."""
+    stored: StoredCall = {"id": item["id"], "tool": item["tool"], "status": item["status"]}
+    if "error" in item:
+        stored["error"] = item["error"]
+    if "handle" in item:
+        stored["handle"] = item["handle"]
+    if "approval_id" in item:
+        stored["approval_id"] = item["approval_id"]
+    if isinstance(fenced := item.get("fenced"), str):
+        stored["fenced"] = fenced
+    return stored
+
+
 def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | None = None) -> StoredCall:
     item: StoredCall = {"id": call.id, "tool": call.model_name, "status": "waiting_for_approval"}
     if result is not None:
+        if _FENCE in result.text:
+            item["fenced"] = result.text
         item["status"] = call_status(result)
         if result.error is not None:
             item["error"] = result.error["code"]
@@ -63,7 +84,7 @@ def _shown_call(item: Mapping[str, Any]) -> TurnCallView:
 
 def merged_calls(before: Sequence[Mapping[str, Any]], turn: Turn) -> list[StoredCall]:
     """The turn's calls so far: earlier ones kept (a waiting one replaced by its result), new ones appended."""
-    calls: dict[str, StoredCall] = {item["id"]: {"id": item["id"], **_shown_call(item)} for item in before}
+    calls: dict[str, StoredCall] = {item["id"]: _stored_call(item) for item in before}
     order = [item["id"] for item in before]
     for call, result in turn.results:
         approval = calls[call.id].get("approval_id") if call.id in calls else None
@@ -143,10 +164,17 @@ async def turn_trace(svc: OrgService, row: TurnRow) -> list[TraceStepView]:
 
 async def fenced_in(svc: OrgService, org_id: str, conversation_id: str) -> FencedResults:
     """What the service fenced in a conversation (its calls' results as the model read them): a reply's fence is
-    shown as a server's result only when it is one of these (CALL-7). For a caller already allowed to read it."""
+    shown as a server's result only when it is one of these (CALL-7). For a caller already allowed to read it.
+
+    Read from the conversation's messages and from its turns' calls, which keep them past the messages the
+    conversation keeps for its model."""
     async with svc.db.begin() as session:
         messages = await session.scalar(
             select(Conversation.messages).where(Conversation.id == conversation_id, Conversation.org_id == org_id)
         )
-    texts = (item.get("text") for item in messages or () if isinstance(item, dict) and item.get("role") == "tool")
-    return FencedResults.of(text for text in texts if isinstance(text, str))
+        calls = await session.scalars(
+            select(TurnRow.calls).where(TurnRow.conversation_id == conversation_id, TurnRow.org_id == org_id)
+        )
+        kept = [item.get("fenced") for listed in calls for item in listed or () if isinstance(item, dict)]
+    texts = [item.get("text") for item in messages or () if isinstance(item, dict) and item.get("role") == "tool"]
+    return FencedResults.of(text for text in dict.fromkeys([*texts, *kept]) if isinstance(text, str))
