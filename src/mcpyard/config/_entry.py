@@ -7,7 +7,7 @@ from pathlib import Path
 from typing import Literal, NamedTuple
 from urllib.parse import urlsplit, urlunsplit
 
-from mcpyard.config._expand import Expander, Expansion
+from mcpyard.config._expand import Expander, Expansion, TemplateError, parse_template
 from mcpyard.config._fields import FieldReader, env_label, name_label
 from mcpyard.config._model import DEFAULT_MAX_FILE_BYTES, ServerSpec, SourceKind, TransportName
 from mcpyard.config._names import credential_header, describe_entry, is_credential_variable, is_http_token
@@ -60,7 +60,25 @@ def value_problems(raw: RawEntry, context: EntryContext) -> list[tuple[str, str]
     wrong = {key for key, _ in read.faults}
     if values.command is None and values.url is None and not wrong & {"command", builder.url_key}:
         mismatch = ("command, url", NO_TRANSPORT)
-    return [*read.faults, *([mismatch] if mismatch is not None else [])]
+    return [*read.faults, *([mismatch] if mismatch is not None else []), *_malformed(values, builder.url_key)]
+
+
+def _malformed(values: _Values, url_key: str) -> list[tuple[str, str]]:
+    """Each value that expansion would refuse as written (a `${` never closed, a reference of no kind mcpyard
+    reads), with why: found without expanding anything."""
+    labelled = [("command", values.command), (url_key, values.url), ("cwd", values.cwd)]
+    labelled += [(f"args[{index}]", arg) for index, arg in enumerate(values.args)]
+    labelled += [(env_label("env", key), value) for key, value in values.env]
+    labelled += [(env_label("headers", key), value) for key, value in values.headers]
+    malformed: list[tuple[str, str]] = []
+    for label, template in labelled:
+        if template is None or "${" not in template:
+            continue
+        try:
+            parse_template(template)
+        except TemplateError as exc:
+            malformed.append((label, str(exc)))
+    return malformed
 
 
 def build_spec(raw: RawEntry, context: EntryContext, warnings: list[str]) -> ServerSpec:
@@ -311,8 +329,12 @@ class _Builder:
             kept.append(name)
         return tuple(kept)
 
+    def _said(self, field: str) -> bool:
+        """Whether a problem with `field` was found already (a malformed template expands to empty)."""
+        return any(problem.startswith(f"{field}: ") for problem in self._problems)
+
     def _check_process_strings(self, spec: ServerSpec) -> None:
-        if not spec.command:
+        if not spec.command and not self._said("command"):
             self._problems.append("command: is empty after expansion; set the variables it uses")
         labelled = [("command", spec.command or ""), ("cwd", spec.cwd or "")]
         labelled += [(f"args[{index}]", arg) for index, arg in enumerate(spec.args)]
@@ -325,7 +347,8 @@ class _Builder:
         # The URL itself is never quoted in a message: it may carry a token in its query.
         transport: TransportName = explicit or "streamable_http"
         if not url:
-            self._problems.append(f"{self.url_key}: is empty after expansion; set the variables it uses")
+            if not self._said(self.url_key):
+                self._problems.append(f"{self.url_key}: is empty after expansion; set the variables it uses")
             return transport, explicit is None
         if any(char.isspace() or not char.isprintable() for char in url):
             self._problems.append(f"{self.url_key}: holds spaces or control characters; percent-encode them")
