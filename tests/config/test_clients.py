@@ -759,3 +759,21 @@ def test_cfg2_cline_and_roo_code_files_are_named_for_their_client_and_read_as_th
     assert imported.settings["permissions"] == {"deny": ["e__b"]}
     [approved] = [note for note in imported.ignored if note.key == "alwaysAllow"]
     assert 'permissions.allow = ["e__a"]' in approved.why
+
+
+def test_cfg3_clines_and_roo_codes_keys_are_read_in_their_units(cfg: Setup) -> None:
+    """CFG-3: Cline's `transportType` (its name for `type` before it) is the transport, and Cline's and Roo Code's
+    `timeout` is in seconds: the call timeout; a `timeout` in a file of a client whose unit is not known is said."""
+    cline = {"legacy": {"url": "http://127.0.0.1:9/sse", "transportType": "sse", "timeout": 90}}
+    [server] = import_config(
+        cfg.flag({"mcpServers": cline}, name="cline_mcp_settings.json"), workspace=cfg.workspace
+    ).servers
+    assert (server.transport, server.fields.get("call_timeout_secs")) == ("sse", 90)
+    roo = write(
+        cfg.root / "app" / ".roo" / "mcp.json", json.dumps({"mcpServers": {"r": {"command": "n", "timeout": 5}}})
+    )
+    assert import_config(roo, workspace=cfg.workspace).servers[0].fields["call_timeout_secs"] == 5
+    claude = cfg.flag({"mcpServers": {"c": {"command": "n", "timeout": 5}}}, name=".mcp.json")
+    imported = import_config(claude, workspace=cfg.workspace)
+    assert "call_timeout_secs" not in imported.servers[0].fields
+    assert [note.key for note in imported.ignored] == ["timeout"]

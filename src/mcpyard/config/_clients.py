@@ -214,6 +214,17 @@ def _gemini_timeout(entry: ClientEntry, key: str, value: object) -> None:
     entry.said(key, f"{value} ms is call_timeout_secs {entry.out['call_timeout_secs']}")
 
 
+def _shared_timeout(entry: ClientEntry, key: str, value: object) -> None:
+    """Cline and Roo Code give a server's `timeout` in seconds; other clients' files say nothing of its unit."""
+    if entry.client not in ("cline", "roo-code"):
+        entry.ignore(key, _REASONS["shared"]["timeout"])
+    elif isinstance(value, bool) or not isinstance(value, int | float) or value <= 0:
+        entry.ignore(key, "must be a number of seconds greater than 0; the call timeout stays 60 s")
+    else:
+        entry.out["call_timeout_secs"] = value
+        entry.said(key, f"{value} s is call_timeout_secs {value}")
+
+
 def _gemini_trust(entry: ClientEntry, key: str, value: object) -> None:
     if value is False:
         return
@@ -305,6 +316,8 @@ def _zed_source(entry: ClientEntry, key: str, value: object) -> None:
 
 _SHARED_HANDLERS: dict[str, Handler] = {
     "type": type_key,
+    "transportType": type_key,  # Cline's name for it before `type`
+    "timeout": _shared_timeout,
     "oauth": oauth_key,
     "auth": oauth_key,
     "serverUrl": server_url_key,
