@@ -94,3 +94,14 @@ async def test_conn2_a_program_not_found_is_said_so_when_command_is_one_word(hom
         [server] = host.status().servers
     assert server.reason is not None
     assert server.reason.startswith("command not found: 'no-such-program-here' (is it installed and on PATH?")
+
+
+async def test_conn2_a_command_written_from_the_home_folder_with_a_tilde_says_to_write_home(home: Home) -> None:
+    """CONN-2, ERR-1: no shell starts a server, so `~/bin/tool` is a folder named `~`: the message says so."""
+    path = home.root / "claude_desktop_config.json"
+    path.write_text(json.dumps({"mcpServers": {"notes": {"command": "~/bin/no-such-tool"}}}), encoding="utf-8")
+    async with home.open(path) as host:
+        [server] = host.status().servers
+    assert server.reason is not None
+    assert "`~` is not your home folder in `command`" in server.reason
+    assert "write ${HOME} in its place" in server.reason

@@ -58,6 +58,11 @@ def describe_failure(exc: BaseException, *, command: str | None = None, url: str
                 f"command not found: {command!r}: `command` holds the program and its arguments in one string; "
                 "put the program alone in `command` and each argument in `args`"
             )
+        if command.startswith("~"):  # no shell runs the command: nothing reads `~` as the home folder
+            return (
+                f"command not found: {command!r}: `~` is not your home folder in `command` (no shell starts the "
+                "server); write ${HOME} in its place"
+            )
         return f"command not found: {command!r} (is it installed and on PATH? check `command`)"
     if isinstance(exc, PermissionError) and command is not None:
         return f"cannot run {command!r}: permission denied (is it executable?)"
