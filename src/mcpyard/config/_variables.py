@@ -55,7 +55,7 @@ def editor_workspace(path: Path, workspace: Path, home: str | None) -> Path:
     if folder.name not in _EDITOR_FOLDERS:
         return workspace
     project = folder.parent
-    if home and os.path.realpath(project) == os.path.realpath(os.path.expanduser(home)):
+    if folder.name == ".cursor" and home and os.path.realpath(project) == os.path.realpath(os.path.expanduser(home)):
         return workspace
     return project
 
