@@ -777,3 +777,20 @@ def test_cfg3_clines_and_roo_codes_keys_are_read_in_their_units(cfg: Setup) -> N
     imported = import_config(claude, workspace=cfg.workspace)
     assert "call_timeout_secs" not in imported.servers[0].fields
     assert [note.key for note in imported.ignored] == ["timeout"]
+
+
+def test_cfg3_a_windsurf_entry_copied_into_a_file_read_as_gemini_clis_keeps_its_url(cfg: Setup) -> None:
+    """CFG-3: one entry with Gemini CLI's `httpUrl` makes the file Gemini's; another copied from Windsurf keeps its
+    `serverUrl` as its url (streamable HTTP, falling back to SSE), never "no equivalent"."""
+    path = cfg.flag(
+        {"mcpServers": {"w": {"serverUrl": "https://w.invalid/mcp"}, "g": {"httpUrl": "https://g.invalid/mcp"}}},
+        name="mix.json",
+    )
+    imported = import_config(path, workspace=cfg.workspace)
+    assert imported.format == "gemini"
+    assert {server.id: server.fields.get("url") for server in imported.servers} == {
+        "w": "https://w.invalid/mcp",
+        "g": "https://g.invalid/mcp",
+    }
+    spec = by_id(cfg.load(config_file=path))["w"]
+    assert (spec.url, spec.transport, spec.sse_fallback) == ("https://w.invalid/mcp", "streamable_http", True)

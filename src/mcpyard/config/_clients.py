@@ -336,6 +336,7 @@ _HANDLERS: dict[str, dict[str, Handler]] = {
         "type": type_key,
         "url": _gemini_url,
         "httpUrl": _gemini_url,
+        "serverUrl": server_url_key,  # Windsurf's, in an entry copied from its file
         "timeout": _gemini_timeout,
         "trust": _gemini_trust,
         "oauth": oauth_key,
