@@ -67,6 +67,8 @@ def test_the_user_config_is_toml_in_either_form_cfg_1_cfg_2(cfg: Setup, toml: st
         ("f.json", '{"servers": [], "mcpServers": {}}', "both `servers` and `mcpServers`"),
         ("f.toml", "[mcp]\nservers = []\n[mcp.mcpServers]\n", "both `servers` and `mcpServers`"),
         ("f.json", '{"mcp_servers": {}}', "unknown top-level key 'mcp_servers'; did you mean `mcpServers`?"),
+        ("f.json", '{"MCPServers": {}}', "unknown top-level key 'MCPServers'; did you mean `mcpServers`?"),
+        ("f.json", '{"SERVERS": []}', "unknown top-level key 'SERVERS'; did you mean `servers`?"),
         ("f.json", "{}", "neither `servers` nor `mcpServers`"),
         ("f.toml", "# servers go here\n", "neither `servers` nor `mcpServers`"),
         ("f.toml", "", "is empty, so it holds no servers"),

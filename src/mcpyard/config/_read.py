@@ -322,7 +322,16 @@ def _known_top_level(fmt: Format) -> list[str]:
 def _close_to_known(key: str, fmt: Format) -> bool:
     """Whether `key` reads as a slip of a top-level key of ours (or is one misplaced)."""
     known = _known_top_level(fmt)
-    return key in ("servers", "mcpServers") or bool(difflib.get_close_matches(key, known, n=1, cutoff=SLIP_CUTOFF))
+    return key in ("servers", "mcpServers") or _nearest_top_level(key, known, SLIP_CUTOFF) is not None
+
+
+def _nearest_top_level(key: str, known: list[str], cutoff: float) -> str | None:
+    """The known key `key` is a slip of: the same but for case (`MCPServers`), else the closest spelling."""
+    by_case = {name.lower(): name for name in known}
+    if key.lower() in by_case:
+        return by_case[key.lower()]
+    close = difflib.get_close_matches(key, known, n=1, cutoff=cutoff)
+    return close[0] if close else None
 
 
 def _unknown_top_level(key: str, label: str, fmt: Format, *, codex: bool) -> str:
@@ -331,8 +340,8 @@ def _unknown_top_level(key: str, label: str, fmt: Format, *, codex: bool) -> str
     if codex:
         return f"{label}: unknown top-level key {quote(key)}; {_CODEX_HELP}"
     known = _known_top_level(fmt)
-    close = difflib.get_close_matches(key, known, n=1)
-    hint = f"; did you mean `{close[0]}`?" if close else f"; the known keys are {', '.join(known)}"
+    close = _nearest_top_level(key, known, 0.6)  # difflib's own cutoff
+    hint = f"; did you mean `{close}`?" if close else f"; the known keys are {', '.join(known)}"
     return f"{label}: unknown top-level key {quote(key)}{hint}"
 
 
