@@ -139,6 +139,28 @@ async def test_gw4_http_gateway_with_a_bearer_token_refuses_requests_without_it(
             assert "\n42\n" in text_of(result)
 
 
+async def test_gw4_serve_on_port_0_says_the_port_the_system_chose(home: Home) -> None:
+    """GW-4: `--port 0` listens where the system says; the line announcing the gateway gives that address."""
+    config = str(home.write_config({"basic": fixture_server("basic")}))
+    command = mcpyard_command(home.environ, "serve", "--transport", "http", "--port", "0", "--mcp-config", config)
+    async with await anyio.open_process([*command, "--share-all"], env=home.environ) as process:
+        try:
+            assert process.stderr is not None
+            said = b""
+            with anyio.fail_after(60):
+                while GATEWAY_LISTENING.encode() not in said or not said.endswith(b"\n"):
+                    said += await process.stderr.receive()
+            found = re.search(r"mcpyard gateway on (http://127\.0\.0\.1:(\d+)/mcp)", said.decode())
+            assert found is not None, said
+            assert found[2] != "0"
+            async with Client(streamable_http_client(found[1])) as client:
+                assert "basic__add" in {tool.name for tool in (await client.list_tools()).tools}
+        finally:
+            process.send_signal(signal.SIGTERM)
+            with anyio.fail_after(30):
+                await process.wait()
+
+
 def test_gw4_serve_refuses_a_missing_token_secret_in_one_line(home: Home) -> None:
     import subprocess
 

@@ -100,12 +100,13 @@ def serve(
                 await serve_stdio(gateway)
             else:
 
-                def announce() -> None:
+                def announce(listening: int) -> None:
                     # Once listening: a port that cannot be had is one line, with nothing before it.
                     for said in (warning, gateway.task_file.warning if gateway.task_file is not None else None):
                         if said is not None:
                             _say(f"mcpyard: warning: {said}", log_format)
-                    _say(f"mcpyard gateway on http://{host}:{port}/mcp", log_format)
+                    where = f"[{host}]" if ":" in host else host
+                    _say(f"mcpyard gateway on http://{where}:{listening}/mcp", log_format)
 
                 await serve_http(gateway, host=host, port=port, token=token, on_listening=announce, handle_signals=True)
 

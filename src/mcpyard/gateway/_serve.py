@@ -92,13 +92,14 @@ async def serve_http(
     host: str,
     port: int,
     token: str | None = None,
-    on_listening: Callable[[], None] | None = None,
+    on_listening: Callable[[int], None] | None = None,
     handle_signals: bool = False,
 ) -> None:
     """Serve streamable HTTP at `http://HOST:PORT/mcp` (stateful, SSE responses) until cancelled, with
     `/healthz`, `/readyz` and `/metrics` beside it.
 
-    `on_listening` is called once requests are taken. `handle_signals`: stop gracefully on
+    `on_listening` is called once requests are taken, with the port taken (the one the system chose for port 0).
+    `handle_signals`: stop gracefully on
     SIGINT (then raise KeyboardInterrupt) or SIGTERM (then return); only from the main thread.
     """
     import uvicorn
@@ -161,7 +162,7 @@ async def serve_http(
                 with anyio.fail_after(20):
                     while not server.started:  # noqa: ASYNC110  # uvicorn offers no event to wait on
                         await anyio.sleep(0.01)
-                on_listening()
+                on_listening(sock.getsockname()[1])
             try:
                 await anyio.sleep_forever()
             finally:
