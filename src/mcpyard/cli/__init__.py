@@ -56,7 +56,9 @@ def _main(argv: list[str] | None, environ: Mapping[str, str] | None) -> int:
         sys.stderr.write(f"mcpyard: error: {exc.format_message()}{where}\n")
         return 2
     except typer.Abort:
-        sys.stderr.write("mcpyard: interrupted\n")
+        from mcpyard.cli._said import say_interrupted
+
+        say_interrupted()
         return 130
     except click.ClickException as exc:
         sys.stderr.write(f"mcpyard: error: {exc.format_message()}\n")
@@ -72,7 +74,16 @@ def console_main() -> None:
     try:
         code = main()
     except KeyboardInterrupt:  # Ctrl-C while the console's own modules load, before any command began
-        sys.stderr.write("mcpyard: interrupted\n")
+        from mcpyard.cli._said import say_interrupted
+
+        say_interrupted()
+        code = 130
+    except Exception as exc:
+        from mcpyard.cli._said import interrupt_inside, say_interrupted
+
+        if not interrupt_inside(exc):
+            raise
+        say_interrupted()
         code = 130
     # Whatever is left goes with the process: a last collection over all of it would only delay the
     # exit (by about 0.3 s, most of the time Ctrl-C takes).

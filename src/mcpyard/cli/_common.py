@@ -21,6 +21,7 @@ from typing import TYPE_CHECKING, Annotated, Any, Concatenate, NoReturn, ParamSp
 import typer
 
 from mcpyard.cli._interrupts import CtrlC
+from mcpyard.cli._said import interrupt_inside, say_interrupted
 from mcpyard.errors import ConfigError, McpyardError, StateError, UsageError
 
 if TYPE_CHECKING:
@@ -187,7 +188,12 @@ def with_globals(command: Callable[Concatenate[Globals, P], T]) -> Callable[...,
         try:
             return command(Globals(**given), *args, **kwargs)
         except KeyboardInterrupt:  # before its body ran (its modules loading): Typer would end it without a word
-            sys.stderr.write("mcpyard: interrupted\n")
+            say_interrupted()
+            raise typer.Exit(130) from None
+        except Exception as exc:
+            if not interrupt_inside(exc):
+                raise
+            say_interrupted()
             raise typer.Exit(130) from None
 
     parameters = [*own, *_GLOBAL_OPTIONS]
@@ -343,5 +349,5 @@ def run(main: Callable[[], Awaitable[T]], *, fast_loop: bool = False, host: bool
 
 
 def _interrupted() -> NoReturn:
-    sys.stderr.write("mcpyard: interrupted; every server was stopped\n")
+    say_interrupted("every server was stopped")
     raise typer.Exit(130) from None
