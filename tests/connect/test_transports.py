@@ -87,21 +87,23 @@ async def test_conn2_a_whole_command_line_written_into_command_is_named_as_one(h
     assert "put the program alone in `command` and each argument in `args`" in server.reason
 
 
-async def test_conn2_a_program_not_found_is_said_so_when_command_is_one_word(home: Home) -> None:
+async def _reason_for(home: Home, command: str) -> str:
+    """Why a Claude Desktop server running `command` failed to start."""
     path = home.root / "claude_desktop_config.json"
-    path.write_text(json.dumps({"mcpServers": {"notes": {"command": "no-such-program-here"}}}), encoding="utf-8")
+    path.write_text(json.dumps({"mcpServers": {"notes": {"command": command}}}), encoding="utf-8")
     async with home.open(path) as host:
         [server] = host.status().servers
     assert server.reason is not None
-    assert server.reason.startswith("command not found: 'no-such-program-here' (is it installed and on PATH?")
+    return server.reason
+
+
+async def test_conn2_a_program_not_found_is_said_so_when_command_is_one_word(home: Home) -> None:
+    reason = await _reason_for(home, "no-such-program-here")
+    assert reason.startswith("command not found: 'no-such-program-here' (is it installed and on PATH?")
 
 
 async def test_conn2_a_command_written_from_the_home_folder_with_a_tilde_says_to_write_home(home: Home) -> None:
     """CONN-2, ERR-1: no shell starts a server, so `~/bin/tool` is a folder named `~`: the message says so."""
-    path = home.root / "claude_desktop_config.json"
-    path.write_text(json.dumps({"mcpServers": {"notes": {"command": "~/bin/no-such-tool"}}}), encoding="utf-8")
-    async with home.open(path) as host:
-        [server] = host.status().servers
-    assert server.reason is not None
-    assert "`~` is not your home folder in `command`" in server.reason
-    assert "write ${HOME} in its place" in server.reason
+    reason = await _reason_for(home, "~/bin/no-such-tool")
+    assert "`~` is not your home folder in `command`" in reason
+    assert "write ${HOME} in its place" in reason

@@ -3,7 +3,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from typing import Any, NotRequired
+from typing import Any, Literal, NotRequired
 
 from sqlalchemy import select
 
@@ -16,6 +16,9 @@ from mcpyard.pipeline import CallResult, FencedResults
 
 __all__ = ["StoredCall", "call_status", "fenced_in", "merged_calls", "turn_json", "turn_trace"]
 
+_SHOWN: tuple[Literal["error", "handle", "approval_id"], ...] = ("error", "handle", "approval_id")
+"""What a turn shows of a call beside its tool and status, when it has it."""
+_KEPT: tuple[Literal["error", "handle", "approval_id", "fenced"], ...] = (*_SHOWN, "fenced")
 _FENCE = "<mcp-result-"
 """How the service's fence of a result begins (`pipeline.shape`)."""
 FAILED = frozenset({"tool_error", "timeout", "connection_lost", "response_too_large", "interrupted"})
@@ -44,14 +47,9 @@ def call_status(result: CallResult) -> TurnCallStatus:
 def _stored_call(item: Mapping[str, Any]) -> StoredCall:
     """A call read back from its turn's row, as the row keeps it."""
     stored: StoredCall = {"id": item["id"], "tool": item["tool"], "status": item["status"]}
-    if "error" in item:
-        stored["error"] = item["error"]
-    if "handle" in item:
-        stored["handle"] = item["handle"]
-    if "approval_id" in item:
-        stored["approval_id"] = item["approval_id"]
-    if isinstance(fenced := item.get("fenced"), str):
-        stored["fenced"] = fenced
+    for key in _KEPT:
+        if isinstance(value := item.get(key), str):
+            stored[key] = value
     return stored
 
 
@@ -71,14 +69,11 @@ def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | Non
 
 
 def _shown_call(item: Mapping[str, Any]) -> TurnCallView:
-    """A call read back from its turn's row, as the turn shows it: all but the model's id for it."""
+    """A call read back from its turn's row, as the turn shows it: all but the model's id for it and its result."""
     shown: TurnCallView = {"tool": item["tool"], "status": item["status"]}
-    if "error" in item:
-        shown["error"] = item["error"]
-    if "handle" in item:
-        shown["handle"] = item["handle"]
-    if "approval_id" in item:
-        shown["approval_id"] = item["approval_id"]
+    for key in _SHOWN:
+        if isinstance(value := item.get(key), str):
+            shown[key] = value
     return shown
 
 
