@@ -1,5 +1,5 @@
-"""The line Ctrl-C ends a command with, and a Ctrl-C a library wrapped in an error of its own (standard library only:
-loaded by the console's entry point, before anything else of it)."""
+"""The line Ctrl-C ends a command with, and a Ctrl-C a library wrapped in an error of its own (the standard library
+only, so it loads at once even when Ctrl-C came before the console's own modules did)."""
 
 from __future__ import annotations
 
