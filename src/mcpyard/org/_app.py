@@ -142,6 +142,15 @@ def _session_key(sealer: Sealer) -> bytes:
     return hmac.new(keyring.keys[keyring.current], b"mcpyard org session cookies", hashlib.sha256).digest()
 
 
+_SQLITE_REASONS = ("database is locked", "database table is locked", "disk I/O error", "unable to open database file")
+"""SQLite's own words for why it refused, which hold no value of the request: said on the log beside the class."""
+
+
+def _sqlite_reason(exc: Exception) -> str:
+    reason = str(getattr(exc, "orig", "") or "")
+    return f": {reason}" if reason in _SQLITE_REASONS else ""
+
+
 def _wants_page(request: Request) -> bool:
     """A browser asking for a page (not a program calling the API)."""
     path = request.url.path
@@ -283,7 +292,7 @@ def org_app(settings: OrgSettings) -> Starlette:
     async def database_away(request: Request, exc: Exception) -> Response:
         # The database dropped or refused the connection (restarting, failing over): the request is not served,
         # nothing of it was acknowledged, and the next one may well be. One line on the log, no traceback.
-        _log.warning("a request found the database away (%s)", type(exc).__name__)
+        _log.warning("a request found the database away (%s%s)", type(exc).__name__, _sqlite_reason(exc))
         away = Unavailable(
             "database_unavailable",
             "the database did not answer (it may be restarting); nothing was done: try again in a moment",
