@@ -207,6 +207,8 @@ async def test_org7_call7_a_reply_quoting_a_result_shows_it_as_text_after_the_co
         html = await _page(browser, f"/turns/{made['done']['id']}")
     assert _result_block("tools", f"value of {HOSTILE}") in html
     assert "<mcp-result-" not in html
+    shown = await service.get(f"/api/v1/turns/{made['done']['id']}")
+    assert [set(call) for call in shown["calls"]] == [{"tool", "status"}], "what a turn keeps of a result is not shown"
 
 
 async def test_org7_call7_a_fence_the_model_wrote_itself_is_shown_as_its_words_never_as_a_servers_result(

@@ -19,8 +19,6 @@ __all__ = ["StoredCall", "call_status", "fenced_in", "merged_calls", "turn_json"
 _SHOWN: tuple[Literal["error", "handle", "approval_id"], ...] = ("error", "handle", "approval_id")
 """What a turn shows of a call beside its tool and status, when it has it."""
 _KEPT: tuple[Literal["error", "handle", "approval_id", "fenced"], ...] = (*_SHOWN, "fenced")
-_FENCE = "<mcp-result-"
-"""How the service's fence of a result begins (`pipeline.shape`)."""
 FAILED = frozenset({"tool_error", "timeout", "connection_lost", "response_too_large", "interrupted"})
 """Codes of a call that was sent and ended in an error (the rest were refused: nothing was sent)."""
 
@@ -56,7 +54,7 @@ def _stored_call(item: Mapping[str, Any]) -> StoredCall:
 def _call_json(call: ToolCall, result: CallResult | None, approval_id: str | None = None) -> StoredCall:
     item: StoredCall = {"id": call.id, "tool": call.model_name, "status": "waiting_for_approval"}
     if result is not None:
-        if _FENCE in result.text:
+        if FencedResults.of((result.text,)).bodies:  # the service fenced it: a reply may quote it
             item["fenced"] = result.text
         item["status"] = call_status(result)
         if result.error is not None:
